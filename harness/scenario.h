@@ -1,0 +1,59 @@
+// The scenario value (SCENARIO-FORMAT.md, version 1): one agent run's script, runtime settings and
+// expectations. Hand-written, generated and shrunk scenarios are all this one type; scenario_io
+// reads it from and writes it to JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_server/script.h"
+
+namespace harness {
+
+/// Reference-runtime settings as written in the file; unset fields take the runtime's defaults.
+struct RuntimeSettings {
+  std::optional<std::string> model;
+  std::optional<int> max_attempts;
+  std::optional<std::vector<double>> backoff_s;
+  std::optional<std::string> fallback_model;
+  std::optional<double> idle_timeout_s;
+  std::vector<std::string> defects;         ///< defect names (validated against the catalogue)
+  std::optional<std::string> consumer;      ///< "headless" (default) or "subagent"; an extension
+  bool operator==(const RuntimeSettings&) const = default;
+};
+
+struct ExpectedExecution {
+  std::string name;
+  std::optional<nlohmann::json> args;
+  int count = 0;
+  bool operator==(const ExpectedExecution&) const = default;
+};
+
+struct Expect {
+  std::optional<std::string> outcome;   ///< "completed" | "failed"
+  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request
+  std::optional<std::string> final_text;
+  std::optional<std::vector<ExpectedExecution>> executions;
+  std::optional<int> requests;
+  std::optional<double> waited_s;
+  bool operator==(const Expect&) const = default;
+};
+
+struct Scenario {
+  int schema = 1;
+  std::string name;
+  std::string description;
+  std::vector<std::string> tags;
+  std::vector<std::string> catches;
+  std::string prompt;
+  RuntimeSettings runtime;
+  mock::Script script;   ///< provider + turns
+  Expect expect;
+  std::string source_path;  ///< file it was loaded from ("" for generated); not serialised
+  bool operator==(const Scenario&) const = default;
+};
+
+}  // namespace harness

@@ -1,0 +1,102 @@
+// The fault catalogue: one struct per fault kind (fields carry their units in their names), its
+// stable snake_case name, doc line and JSON form. `hiccup faults` prints the catalogue; the scenario
+// loader decodes faults in two phases (kind, then the kind's fields) through fault_from_json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mock {
+
+// `after_event` = how many events are fully delivered before the fault; nullopt = all of them.
+
+/// Close the connection (TCP FIN) without the chunked terminator, `delay_ms` after the last write.
+struct DisconnectFault {
+  std::optional<int> after_event;
+  int delay_ms = 0;
+  bool operator==(const DisconnectFault&) const = default;
+};
+/// Wait `idle_ms` (client idle on read), then abort with TCP RST.
+struct ResetFault {
+  std::optional<int> after_event;
+  int idle_ms = 200;
+  bool operator==(const ResetFault&) const = default;
+};
+/// End the HTTP response cleanly (chunked terminator) without the provider's terminal event.
+struct EndFault {
+  std::optional<int> after_event;
+  bool operator==(const EndFault&) const = default;
+};
+/// Send only the first `bytes` bytes of the next frame, then close (FIN).
+struct CutFault {
+  std::optional<int> after_event;
+  int bytes = 1;
+  bool operator==(const CutFault&) const = default;
+};
+/// Send the provider's in-stream error with HTTP-like `status` (e.g. 503, 529), then end cleanly.
+struct ErrorEventFault {
+  std::optional<int> after_event;
+  int status = 503;
+  bool operator==(const ErrorEventFault&) const = default;
+};
+/// Send one undecodable frame (valid SSE framing, invalid JSON), then go on.
+struct MalformedFault {
+  std::optional<int> after_event;
+  bool operator==(const MalformedFault&) const = default;
+};
+/// Send nothing for `seconds` (virtual seconds in-process; scaled real time over HTTP), then go on.
+struct StallFault {
+  std::optional<int> after_event;
+  double seconds = 0;
+  bool operator==(const StallFault&) const = default;
+};
+
+using Fault = std::variant<DisconnectFault, ResetFault, EndFault, CutFault, ErrorEventFault,
+                           MalformedFault, StallFault>;
+
+/// One field of a fault kind, for `hiccup faults` and the loader.
+struct FaultFieldInfo {
+  std::string_view name;     ///< JSON key, e.g. "idle_ms"
+  std::string_view type;     ///< "integer" or "number"
+  std::string_view doc;      ///< one line, with the default
+};
+
+/// One catalogue entry.
+struct FaultKindInfo {
+  std::string_view name;  ///< stable snake_case name, e.g. "reset"
+  std::string_view doc;   ///< one-line effect
+  std::vector<FaultFieldInfo> fields;
+};
+
+/// Every fault kind, in catalogue order (the order of the Fault variant).
+const std::vector<FaultKindInfo>& fault_catalogue();
+
+/// The catalogue name of `fault`'s kind.
+std::string_view fault_name(const Fault& fault);
+
+/// `after_event` resolved against an attempt with `event_count` events (nullopt → event_count,
+/// clamped to [0, event_count]).
+int fault_after_event(const Fault& fault, std::size_t event_count);
+
+/// The fault's JSON form: `{"kind": NAME, FIELD: VALUE, ...}`; fields at their default are
+/// written too except an unset `after_event`.
+nlohmann::json fault_to_json(const Fault& fault);
+
+/// A problem found while decoding; `pointer` is a JSON pointer relative to the document root.
+struct DecodeProblem {
+  std::string pointer;
+  std::string message;  ///< lower-case, "expected …, found …" style, no trailing period
+};
+
+/// Decodes `j` (found at JSON pointer `pointer`) into a fault: first `kind`, then that kind's
+/// fields (unknown fields are problems, wrong types are problems, negative values are problems).
+/// On any problem returns nullopt and appends to `problems`.
+std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string& pointer,
+                                     std::vector<DecodeProblem>& problems);
+
+}  // namespace mock

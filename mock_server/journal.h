@@ -1,0 +1,54 @@
+// The journal: one entry per request the mock server answered, in arrival order. It is the
+// server's testimony for the invariant checkers: what was asked, what was played, which fault
+// fired, what reached the client, and whether the request was valid as the real API would judge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mock {
+
+/// A function call the client received in full during one attempt.
+struct DeliveredCall {
+  std::string name;
+  nlohmann::json args = nlohmann::json::object();
+  std::string id;      ///< as sent; empty when none was sent
+  int call_index = 0;  ///< position among the attempt's calls, from 0
+  bool operator==(const DeliveredCall&) const = default;
+};
+
+struct JournalEntry {
+  std::size_t index = 0;       ///< arrival order, from 0
+  std::string method;
+  std::string target;          ///< path and query
+  std::string model;           ///< model from the path ("" when none)
+  bool streaming = false;      ///< streamGenerateContent vs generateContent
+  int turn = -1;               ///< turn index (model turns in the request's history); -1 if not parsed
+  int attempt = -1;            ///< attempt index within the turn; -1 when not matched to the script
+  int script_attempt = -1;     ///< which scripted attempt was played (the last repeats); -1 if none
+  nlohmann::json contents;     ///< the request's `contents` array as received (null if unparsable)
+  int response_status = 0;     ///< HTTP status answered
+  std::string played;          ///< "stream", "status", "unscripted", "rejected", "not-found", "bad-request"
+  std::string fault;           ///< fault kind name that fired, "" for none
+  bool validated = true;       ///< false when the request was rejected as invalid (HTTP 400)
+  std::string rejection;       ///< the exact 400 message when rejected
+  /// Issues found against the journal itself, each "code: detail": `unscripted-request`,
+  /// `response-for-undelivered-call` (a function response for a call no completed attempt delivered).
+  std::vector<std::string> issues;
+  // Filled by ScriptEngine::settle:
+  bool settled = false;
+  int events_delivered = 0;            ///< script events fully delivered
+  bool completed = false;              ///< terminal stop/max_tokens frame delivered: the turn is done
+  std::vector<DeliveredCall> delivered_calls;
+  std::string delivered_text;          ///< text parts delivered, concatenated
+};
+
+using Journal = std::vector<JournalEntry>;
+
+/// JSON form of one entry (for reports and `hiccup serve --journal`).
+nlohmann::json journal_entry_to_json(const JournalEntry& entry);
+
+}  // namespace mock

@@ -1,0 +1,74 @@
+// The script the mock model server plays: turns of attempts, each an HTTP error or a stream of
+// events with at most one fault. This is the server's view of a scenario (harness::Scenario holds
+// one); it is provider-neutral: gemini_format turns events into the provider's SSE frames.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_server/faults.h"
+
+namespace mock {
+
+/// Finish reasons of SCENARIO-FORMAT.md; mapped per provider (Gemini: STOP, MAX_TOKENS, SAFETY,
+/// MALFORMED_FUNCTION_CALL; WIRE-FORMATS.md).
+enum class FinishReason { kStop, kMaxTokens, kContentFilter, kMalformedCall };
+
+/// Scenario spelling of a finish reason: "stop", "max_tokens", "content_filter", "malformed_call".
+std::string_view finish_name(FinishReason reason);
+/// Inverse of finish_name; nullopt for an unknown name.
+std::optional<FinishReason> finish_from_name(std::string_view name);
+
+/// `{ "text": "…" }`: one text part.
+struct TextEvent {
+  std::string text;
+  bool operator==(const TextEvent&) const = default;
+};
+
+/// `{ "call": { "name", "args", "id"? } }`: one complete function call. `args` is a JSON object.
+/// `id` empty means "none sent" (Gemini's default).
+struct CallEvent {
+  std::string name;
+  nlohmann::json args = nlohmann::json::object();
+  std::string id;
+  bool operator==(const CallEvent&) const = default;
+};
+
+/// `{ "finish": "stop" }`: the terminal event.
+struct FinishEvent {
+  FinishReason reason = FinishReason::kStop;
+  bool operator==(const FinishEvent&) const = default;
+};
+
+using Event = std::variant<TextEvent, CallEvent, FinishEvent>;
+
+/// One attempt: either `status` (an HTTP error before any stream, body in the provider's error
+/// envelope, optional Retry-After in seconds) or a stream of `events` (HTTP 200) with an optional
+/// fault and optional slicing of the stream into writes of at most `slice_bytes` bytes.
+struct Attempt {
+  std::optional<int> status;
+  std::optional<double> retry_after_s;
+  std::vector<Event> events;
+  std::optional<Fault> fault;
+  std::optional<int> slice_bytes;
+  bool operator==(const Attempt&) const = default;
+};
+
+/// One model turn: its attempts in order; the last one repeats when they are used up.
+struct Turn {
+  std::vector<Attempt> attempts;
+  bool operator==(const Turn&) const = default;
+};
+
+/// The whole script of one run. `provider` is the wire format ("gemini").
+struct Script {
+  std::string provider = "gemini";
+  std::vector<Turn> turns;
+  bool operator==(const Script&) const = default;
+};
+
+}  // namespace mock

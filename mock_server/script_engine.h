@@ -1,0 +1,96 @@
+// The pure core of the mock server: (script, request) → a plan of actions, plus the journal.
+// No sockets, no clocks: the HTTP adapter (http_server) and the in-process transport
+// (harness/memory_transport) both execute plans and report back how far delivery got, so both
+// paths share every decision. Matching follows SCENARIO-FORMAT.md "Matching requests to the script".
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "mock_server/journal.h"
+#include "mock_server/script.h"
+
+namespace mock {
+
+/// An incoming HTTP request as the engine sees it. `target` is path plus query
+/// (e.g. "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse").
+struct Request {
+  std::string method;  ///< "POST", "GET", "HEAD"
+  std::string target;
+  std::string body;
+};
+
+/// Write `bytes` as one send on the wire (one HTTP chunk when streaming).
+/// `events_done` = how many script events are fully delivered once this write is delivered;
+/// `terminal` = this write completes the attempt's terminal (stop/max_tokens) frame.
+struct WriteAction {
+  std::string bytes;
+  int events_done = 0;
+  bool terminal = false;
+};
+/// Send nothing for `seconds` virtual seconds (a `stall` fault). Over HTTP the adapter sleeps
+/// seconds × its scale and ends the pause early when the client hangs up.
+struct StallAction {
+  double seconds = 0;
+};
+using Action = std::variant<WriteAction, StallAction>;
+
+/// How a streamed response ends after its actions.
+enum class Ending {
+  kTerminator,  ///< chunked terminator: a clean HTTP end
+  kFin,         ///< close (TCP FIN) without the chunked terminator, after `ending_delay_ms`
+  kReset,       ///< abort with TCP RST after `ending_delay_ms` (the client idles on read)
+};
+
+/// What to answer one request with. For `streaming` plans the status is 200 and the body is
+/// `actions` in order, then `ending`; otherwise `body` is the whole response (error envelopes,
+/// non-streaming `generateContent`) and, if `ending` is not kTerminator, the connection is
+/// dropped that way instead of answering (a fault on a non-streaming request).
+struct Plan {
+  std::size_t journal_index = 0;  ///< the journal entry to settle with ScriptEngine::settle
+  int status = 200;
+  std::string content_type = "application/json";
+  bool streaming = false;
+  std::string body;
+  std::vector<Action> actions;
+  Ending ending = Ending::kTerminator;
+  int ending_delay_ms = 0;
+};
+
+/// How far a plan got on the wire, reported by whoever executed it.
+struct Delivery {
+  int actions_done = 0;        ///< actions fully executed (a write counts when sent in full)
+  bool client_gone = false;    ///< the client hung up or stopped reading before the end
+};
+
+/// Plays one script for one run. Thread-safe: the HTTP adapter calls it from pool threads.
+class ScriptEngine {
+ public:
+  explicit ScriptEngine(Script script);
+
+  /// Validates `request`, matches it to the script, journals it and returns the plan.
+  /// Never throws on bad input: malformed bodies get a 400 in the provider's envelope, unknown
+  /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`).
+  Plan respond(const Request& request);
+
+  /// Records how far the plan for `journal_index` was delivered; fills the entry's delivered
+  /// calls/text and `completed`. Calling it again overwrites (the last report wins).
+  void settle(std::size_t journal_index, const Delivery& delivery);
+
+  /// A copy of the journal so far.
+  Journal journal() const;
+
+  const Script& script() const { return script_; }
+
+ private:
+  Script script_;
+  mutable std::mutex mu_;
+  Journal journal_;
+  std::vector<int> answered_per_turn_;  // attempt counters, indexed by turn index
+};
+
+}  // namespace mock

@@ -1,0 +1,40 @@
+// The seeded-defect catalogue: each defect is one switch consulted at exactly one site in the
+// runtime and reproduces a known bug of real agent runtimes. `hiccup defects` prints the catalogue;
+// the kill matrix expects the suite and exploration to catch every one.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+namespace rut {
+
+enum class Defect {
+  kKeepCallsOnRetry,       ///< a consumer keeps the failed attempt's calls when Retry fires
+  kEagerExecution,         ///< calls run as they stream, before the turn commits
+  kContentFilterAsSuccess, ///< a content-filter finish ends the turn as a (possibly empty) success
+  kCommitIncompleteStream, ///< a stream that ends cleanly without its terminal event counts as complete
+  kKeepRejectedTurn,       ///< after a 400 the rejected turn stays in history
+  kNoPairingGuard,         ///< no pre-send guard dropping function responses without a matching call
+  kUnboundedRetry,         ///< retries ignore max_attempts
+  kRetryNonRetryable,      ///< 400/401/403/404 are retried like 503
+  kIgnoreRetryAfter,       ///< waits use the schedule only, ignoring Retry-After / RetryInfo
+  kKeepPartialText,        ///< a failed attempt's text stays in the shown output
+  kRestartRunOnFailure,    ///< a failed run is started again from the prompt, re-running tools
+};
+
+struct DefectInfo {
+  Defect defect;
+  std::string_view name;  ///< stable kebab-case name, e.g. "keep-calls-on-retry"
+  std::string_view doc;   ///< one line: the bug it reproduces
+};
+
+/// Every defect, in enum order.
+const std::vector<DefectInfo>& defect_catalogue();
+std::string_view defect_name(Defect defect);
+std::optional<Defect> defect_from_name(std::string_view name);
+
+using DefectSet = std::set<Defect>;
+
+}  // namespace rut

@@ -1,0 +1,69 @@
+// The reference agent runtime's public face: its settings, the result of one run, and the entry
+// point. One run = one prompt driven to an outcome: stream a turn, commit it when its stream
+// completes, execute its committed calls, send their function responses, until a turn has no calls
+// or the run fails. The policy is DESIGN.md's "reference runtime's correct policy", pinned further
+// in docs/POLICY.md; seeded defects (defects.h) bend it at one site each.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime_under_test/defects.h"
+#include "runtime_under_test/env.h"
+
+namespace rut {
+
+/// Who consumes the streaming turn's events; both handle Retry explicitly.
+enum class ConsumerKind { kHeadless, kSubagent };
+
+/// Settings of one run (SCENARIO-FORMAT.md "Runtime"). Seconds are virtual seconds.
+struct Config {
+  std::string model = "gemini-2.5-flash";
+  int max_attempts = 4;                        ///< attempts per turn, first included (>= 1)
+  std::vector<double> backoff_s = {10, 20, 60};  ///< wait before retry n; the last step repeats
+  std::optional<std::string> fallback_model;   ///< model for the one retry after a content filter
+  double idle_timeout_s = 60;                  ///< a stream silent this long has failed
+  DefectSet defects;
+  ConsumerKind consumer = ConsumerKind::kHeadless;
+  int max_turns = 32;                          ///< safety cap on model turns per run
+};
+
+/// One simulated tool execution: the ledger of side effects.
+struct LedgerEntry {
+  std::string name;
+  nlohmann::json args = nlohmann::json::object();
+  int request_seq = 0;   ///< which request (0-based, in send order) delivered the call
+  int call_index = 0;    ///< the call's position among that attempt's calls
+  std::string call_id;   ///< id as delivered, or the runtime's own when none was sent
+  bool operator==(const LedgerEntry&) const = default;
+};
+
+/// The outcome of one run plus everything the harness needs to judge it.
+struct RunResult {
+  bool completed = false;
+  /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter" or
+  /// "invalid_request" (SCENARIO-FORMAT.md "Expect").
+  std::string error;
+  std::string error_message;     ///< human-readable, for reports
+  std::string final_text;        ///< text of the last model turn as shown to the user
+  std::string shown_output;      ///< all text shown to the user during the run, in order
+  std::vector<LedgerEntry> ledger;
+  /// Runtime events in order, each a JSON object with "type" in: "request" {seq, turn, attempt,
+  /// model}, "content" {text}, "tool_call" {name, args, id}, "retry" {turn, attempt, error,
+  /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "execute"
+  /// {name, args, request_seq, call_index}, "outcome" {completed, error}.
+  std::vector<nlohmann::json> events;
+  nlohmann::json final_history = nlohmann::json::array();  ///< history `contents` at the end
+  int requests = 0;              ///< requests sent
+  double waited_s = 0;           ///< virtual seconds spent in backoff (not idle timeouts)
+};
+
+/// Runs `prompt` to an outcome against whatever `transport` reaches. Deterministic: same inputs,
+/// same result. Exceptions thrown by the transport or clock (e.g. a harness cap) propagate.
+RunResult run_agent(const Config& config, const std::string& prompt, IClock& clock,
+                    IRandom& random, ITransport& transport);
+
+}  // namespace rut
