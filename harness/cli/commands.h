@@ -1,0 +1,27 @@
+// The `hiccup` subcommands. Each takes its arguments after the subcommand name and returns the
+// process exit code: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
+// 4 determinism mismatch (explore --check-determinism).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace harness::cli {
+
+inline constexpr int kExitPassed = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInvalidInput = 3;
+inline constexpr int kExitNondeterministic = 4;
+
+using Args = std::vector<std::string>;
+
+int run_command(const Args& args);
+int explore_command(const Args& args);
+int lint_command(const Args& args);
+int serve_command(const Args& args);
+int defects_command(const Args& args);
+int faults_command(const Args& args);
+int invariants_command(const Args& args);
+
+}  // namespace harness::cli

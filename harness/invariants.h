@@ -1,0 +1,54 @@
+// The invariant checkers (DESIGN.md "The invariants"): named checks over the scenario, the
+// runtime's result and the server's journal, each returning violations as data. Plus the checks of
+// a scenario's `expect` fields, reported as `expect.<field>` violations.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario.h"
+#include "mock_server/journal.h"
+#include "runtime_under_test/runtime.h"
+
+namespace harness {
+
+/// One broken promise. `invariant` is a catalogue name or "expect.<field>"; `request` is the
+/// journal index it points at (-1 when none), with that request's turn and attempt.
+struct Violation {
+  std::string invariant;
+  std::string message;  ///< says what was expected, what was seen, and where
+  int request = -1;
+  int turn = -1;
+  int attempt = -1;
+  bool operator==(const Violation&) const = default;
+};
+
+nlohmann::json violation_to_json(const Violation& v);
+
+struct InvariantInfo {
+  std::string_view name;
+  std::string_view doc;
+};
+
+/// The seven invariants, in DESIGN.md order.
+const std::vector<InvariantInfo>& invariant_catalogue();
+
+/// What the checkers look at. `cap_message` is non-empty when the run hit a harness cap.
+struct Evidence {
+  const Scenario& scenario;
+  const rut::RunResult& run;
+  const mock::Journal& journal;
+  int max_attempts = 4;
+  std::string cap_message;
+};
+
+/// Every invariant, in catalogue order.
+std::vector<Violation> check_invariants(const Evidence& evidence);
+
+/// Every `expect` field present in the scenario.
+std::vector<Violation> check_expect(const Evidence& evidence);
+
+}  // namespace harness

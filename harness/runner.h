@@ -1,0 +1,55 @@
+// The runner: plays one scenario against the reference runtime, over real HTTP on 127.0.0.1 (a
+// mock server per run on an ephemeral port) or in-process (memory transport, no sockets), then
+// judges it: every invariant, every `expect` field, a transcript and its digest. Runs never hang:
+// requests and virtual time are capped, and reaching a cap is a `bounded-retries` violation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/invariants.h"
+#include "harness/scenario.h"
+#include "mock_server/journal.h"
+#include "runtime_under_test/runtime.h"
+
+namespace harness {
+
+enum class TransportKind { kHttp, kMemory };
+
+/// "http" / "memory"; transport_from_name returns false for anything else.
+std::string_view transport_name(TransportKind kind);
+bool transport_from_name(std::string_view name, TransportKind& out);
+
+struct RunOptions {
+  TransportKind transport = TransportKind::kHttp;
+  std::vector<std::string> extra_defects;  ///< added to the scenario's runtime.defects
+  int max_requests = 64;                   ///< cap on model requests per run
+  double max_virtual_s = 3600;             ///< cap on virtual time per run (seconds)
+  double stall_ms_per_s = 20;              ///< HTTP only: real ms per virtual second (stalls, idle timeout)
+  int max_delay_ms = 5;                    ///< HTTP only: cap on delay_ms / idle_ms for the reference runtime
+  std::uint64_t seed = 1;                  ///< the runtime's random source seed
+};
+
+/// Everything one run produced and its verdict.
+struct CaseResult {
+  Scenario scenario;
+  rut::RunResult run;
+  mock::Journal journal;
+  std::vector<Violation> violations;   ///< invariants and expect.<field> failures
+  nlohmann::json transcript;           ///< the deterministic record (transport-independent)
+  std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()
+  bool cap_reached = false;
+  double wall_ms = 0;                  ///< wall time of the run (reporting only)
+  bool passed() const { return violations.empty(); }
+};
+
+/// Runs `scenario` with `options`. Throws std::runtime_error only when the harness itself fails
+/// (e.g. the mock server cannot bind); unknown defect names are the loader's job.
+CaseResult run_scenario(const Scenario& scenario, const RunOptions& options);
+
+/// The runtime settings a scenario asks for, plus `extra_defects`.
+rut::Config runtime_config(const Scenario& scenario, const std::vector<std::string>& extra_defects);
+
+}  // namespace harness

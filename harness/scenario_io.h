@@ -1,0 +1,61 @@
+// Reading, validating and writing scenario files (SCENARIO-FORMAT.md, version 1). The loader never
+// throws: it collects every problem of a file, each with the file, an RFC 6901 JSON pointer and a
+// lower-case message, so a scenario author sees all mistakes at once. The writer emits the stable
+// field order of SCENARIO-FORMAT.md's example, so parse(write(s)) == s.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario.h"
+
+namespace harness {
+
+/// One input error: `file` as given, `pointer` an RFC 6901 JSON pointer into the document ("" =
+/// the whole file), `message` lower-case, saying what was expected and what was found, no trailing
+/// period.
+struct LoadProblem {
+  std::string file;
+  std::string pointer;
+  std::string message;
+  bool operator==(const LoadProblem&) const = default;
+};
+
+/// `error: FILE: POINTER: MESSAGE` (the pointer part is omitted when the pointer is "").
+std::string format_problem(const LoadProblem& problem);
+
+/// The result of loading one file: `scenario` is set iff `problems` is empty.
+struct LoadResult {
+  std::optional<Scenario> scenario;
+  std::vector<LoadProblem> problems;
+};
+
+/// Parses and validates scenario JSON text (`//` comments allowed). `file` is only used to label
+/// problems and is stored as the scenario's `source_path`. Never throws.
+[[nodiscard]] LoadResult parse_scenario(std::string_view text, const std::string& file);
+
+/// Reads `path` and parses it; an unreadable file gives one problem with pointer "". Never throws.
+[[nodiscard]] LoadResult load_scenario_file(const std::string& path);
+
+/// The scenario's JSON form, keys in SCENARIO-FORMAT.md order (schema, name, description, tags,
+/// catches, provider, prompt, runtime, turns, expect); empty or unset optional fields are omitted.
+/// Returned as an ordered_json so the key order survives dumping.
+[[nodiscard]] nlohmann::ordered_json scenario_to_json(const Scenario& scenario);
+
+/// scenario_to_json pretty-printed with a 2-space indent and a trailing newline.
+[[nodiscard]] std::string write_scenario(const Scenario& scenario);
+
+/// Expands `paths` into scenario files: a file is taken as given; a folder is searched recursively
+/// for `*.json` files, which are appended sorted by path. A missing path appends a problem (pointer
+/// "") to `problems` and is skipped.
+[[nodiscard]] std::vector<std::string> collect_scenario_files(const std::vector<std::string>& paths,
+                                                              std::vector<LoadProblem>& problems);
+
+/// RFC 6901 escaping of one reference token ("~" → "~0", "/" → "~1").
+std::string pointer_escape(std::string_view token);
+
+}  // namespace harness
