@@ -1,0 +1,69 @@
+// A small argument reader shared by the subcommands: flags with values (`--seed 7` or
+// `--seed=7`), repeatable flags, positionals, and usage errors as values (exit code 2).
+#pragma once
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness::cli {
+
+class ArgReader {
+ public:
+  explicit ArgReader(const std::vector<std::string>& args) : args_(args) {}
+
+  bool done() const { return i_ >= args_.size(); }
+  /// The current argument; advances.
+  std::string take() { return args_[i_++]; }
+  /// Peek without advancing.
+  const std::string& peek() const { return args_[i_]; }
+
+  /// If the current argument is `flag` or `flag=VALUE`, consumes it and its value into `value`.
+  /// A missing value sets error(). Returns true when the flag matched.
+  bool value(const std::string& flag, std::string& value) {
+    const std::string& a = args_[i_];
+    if (a == flag) {
+      if (i_ + 1 >= args_.size()) {
+        error_ = flag + " needs a value";
+        ++i_;
+        return true;
+      }
+      value = args_[i_ + 1];
+      i_ += 2;
+      return true;
+    }
+    if (a.rfind(flag + "=", 0) == 0) {
+      value = a.substr(flag.size() + 1);
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+
+  /// Whether the current argument is exactly `flag` (consumed when it is).
+  bool flag(const std::string& name) {
+    if (args_[i_] != name) return false;
+    ++i_;
+    return true;
+  }
+
+  const std::string& error() const { return error_; }
+  void set_error(std::string e) { if (error_.empty()) error_ = std::move(e); }
+
+ private:
+  const std::vector<std::string>& args_;
+  std::size_t i_ = 0;
+  std::string error_;
+};
+
+/// Parses a whole non-negative integer; nullopt on anything else.
+template <typename T>
+std::optional<T> parse_number(const std::string& s) {
+  T v{};
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace harness::cli

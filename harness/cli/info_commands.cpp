@@ -1,0 +1,70 @@
+// `hiccup defects`, `hiccup faults`, `hiccup invariants`: print the catalogues.
+#include <iomanip>
+#include <iostream>
+
+#include "harness/cli/commands.h"
+#include "harness/invariants.h"
+#include "mock_server/faults.h"
+#include "runtime_under_test/defects.h"
+
+namespace harness::cli {
+namespace {
+
+bool wants_help(const Args& args, const char* usage) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return true;
+    }
+  }
+  return false;
+}
+
+int reject_args(const Args& args, const char* usage) {
+  if (args.empty()) return -1;
+  std::cerr << "error: unexpected argument \"" << args.front() << "\"\n" << usage;
+  return kExitUsage;
+}
+
+}  // namespace
+
+int defects_command(const Args& args) {
+  constexpr const char* kUsage =
+      "usage: hiccup defects\n  lists the reference runtime's seeded defects (use with --defect NAME)\n";
+  if (wants_help(args, kUsage)) return kExitPassed;
+  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  for (const rut::DefectInfo& d : rut::defect_catalogue()) {
+    std::cout << std::left << std::setw(26) << d.name << d.doc << '\n';
+  }
+  return kExitPassed;
+}
+
+int faults_command(const Args& args) {
+  constexpr const char* kUsage =
+      "usage: hiccup faults\n  lists the fault kinds a scenario attempt may carry, with their fields\n";
+  if (wants_help(args, kUsage)) return kExitPassed;
+  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  for (const mock::FaultKindInfo& f : mock::fault_catalogue()) {
+    std::cout << std::left << std::setw(13) << f.name << f.doc << '\n';
+    std::cout << "             " << std::setw(13) << "after_event"
+              << "integer  events fully delivered before the fault (default: all)\n";
+    for (const mock::FaultFieldInfo& field : f.fields) {
+      if (field.name == "after_event") continue;
+      std::cout << "             " << std::setw(13) << field.name << std::setw(9) << field.type << field.doc << '\n';
+    }
+  }
+  return kExitPassed;
+}
+
+int invariants_command(const Args& args) {
+  constexpr const char* kUsage =
+      "usage: hiccup invariants\n  lists the invariants every run is checked against\n";
+  if (wants_help(args, kUsage)) return kExitPassed;
+  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  for (const InvariantInfo& i : invariant_catalogue()) {
+    std::cout << std::left << std::setw(21) << i.name << i.doc << '\n';
+  }
+  return kExitPassed;
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,56 @@
+// `hiccup`: the command-line entry point; dispatches to one subcommand per file in harness/cli/.
+#include <iostream>
+#include <map>
+
+#include "harness/cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(hiccup: deterministic fault-injection test harness for streaming agent runtimes
+
+usage: hiccup COMMAND [OPTIONS]
+
+commands:
+  run PATH...        run scenario files (or folders of *.json) against the reference runtime
+  explore            property-based exploration: generated fault schedules, shrunk counterexamples
+  lint PATH...       validate scenario files without running them
+  serve SCENARIO     run the mock model server standalone for any client; prints the base URL
+  defects            list the reference runtime's seeded defects
+  faults             list the fault catalogue with its fields
+  invariants         list the invariants every run is checked against
+
+`hiccup COMMAND --help` explains each command.
+exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
+            4 determinism mismatch (explore --check-determinism)
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace harness::cli;
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return kExitPassed;
+  }
+  const Args args(argv + 2, argv + argc);
+  static const std::map<std::string, int (*)(const Args&)> kCommands = {
+      {"run", run_command},         {"explore", explore_command},       {"lint", lint_command},
+      {"serve", serve_command},     {"defects", defects_command},       {"faults", faults_command},
+      {"invariants", invariants_command}};
+  auto it = kCommands.find(command);
+  if (it == kCommands.end()) {
+    std::cerr << "error: unknown command \"" << command << "\"\n\n" << kUsage;
+    return kExitUsage;
+  }
+  try {
+    return it->second(args);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitFailed;
+  }
+}

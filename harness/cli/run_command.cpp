@@ -1,0 +1,199 @@
+// `hiccup run` (play scenario files against the reference runtime and judge them, optionally
+// with each defect a scenario `catches`: the suite's kill matrix) and `hiccup lint`.
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "harness/cli/args.h"
+#include "harness/cli/commands.h"
+#include "harness/report/report.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "runtime_under_test/defects.h"
+
+namespace harness::cli {
+namespace {
+
+constexpr const char* kRunUsage = R"(usage: hiccup run PATH... [OPTIONS]
+
+Runs scenario files (or folders, searched recursively for *.json) against the reference runtime,
+checks every invariant and every expect field, and writes reports.
+
+options:
+  --defect NAME        switch a seeded defect on for every scenario (repeatable; see `hiccup defects`)
+  --catches            kill matrix: also run each scenario once per defect in its `catches`;
+                       such a run passes when its verdict fails (the defect was caught)
+  --tag TAG            run only scenarios with this tag (repeatable: any of them)
+  --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
+  --report-dir DIR     where junit.xml and summary.json go (default: reports)
+  --seed N             the runtime's random seed (default 1)
+  -h, --help           this text
+
+exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
+)";
+
+constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...
+
+Validates scenario files (or folders of *.json) without running them: one line per problem,
+`error: FILE: /json/pointer: what was expected, what was found`.
+
+exit codes: 0 all valid, 2 usage error, 3 invalid input
+)";
+
+/// Loads every scenario under `paths`; prints problems; returns false when any.
+bool load_all(const std::vector<std::string>& paths, std::vector<Scenario>& out) {
+  std::vector<LoadProblem> problems;
+  const std::vector<std::string> files = collect_scenario_files(paths, problems);
+  std::map<std::string, std::string> names;
+  for (const std::string& file : files) {
+    LoadResult r = load_scenario_file(file);
+    for (LoadProblem& p : r.problems) problems.push_back(std::move(p));
+    if (!r.scenario) continue;
+    auto [it, fresh] = names.emplace(r.scenario->name, file);
+    if (!fresh) {
+      problems.push_back({file, "/name", "name \"" + r.scenario->name + "\" is already used by " + it->second});
+      continue;
+    }
+    out.push_back(std::move(*r.scenario));
+  }
+  if (files.empty() && problems.empty()) problems.push_back({"", "", "no scenario files found"});
+  for (const LoadProblem& p : problems) std::cerr << format_problem(p) << '\n';
+  return problems.empty();
+}
+
+std::string classname_of(const Scenario& s) {
+  const std::filesystem::path p(s.source_path);
+  const std::string folder = p.parent_path().filename().string();
+  return "hiccup." + (folder.empty() ? std::string("scenarios") : folder);
+}
+
+ReportCase to_report_case(const CaseResult& r, std::string name, std::string classname) {
+  ReportCase c;
+  c.name = std::move(name);
+  c.classname = std::move(classname);
+  c.passed = r.passed();
+  c.violations = r.violations;
+  c.digest = r.digest;
+  c.wall_ms = r.wall_ms;
+  c.extra = {{"requests", r.run.requests}, {"waited_s", r.run.waited_s},
+             {"outcome", r.run.completed ? "completed" : "failed"}};
+  if (!r.run.error.empty()) c.extra["error"] = r.run.error;
+  if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
+  return c;
+}
+
+}  // namespace
+
+int run_command(const Args& args) {
+  ArgReader in(args);
+  std::vector<std::string> paths, defects, tags;
+  std::string report_dir = "reports", transport = "http", seed_text = "1", v;
+  bool catches = false;
+  while (!in.done()) {
+    if (in.flag("--help") || in.flag("-h")) {
+      std::cout << kRunUsage;
+      return kExitPassed;
+    }
+    if (in.value("--defect", v)) defects.push_back(v);
+    else if (in.value("--tag", v)) tags.push_back(v);
+    else if (in.value("--report-dir", report_dir) || in.value("--transport", transport) ||
+             in.value("--seed", seed_text)) {
+    } else if (in.flag("--catches")) catches = true;
+    else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
+    else paths.push_back(in.take());
+  }
+  RunOptions options;
+  const auto seed = parse_number<std::uint64_t>(seed_text);
+  if (!seed) in.set_error("--seed expects a whole number, found \"" + seed_text + "\"");
+  if (!transport_from_name(transport, options.transport)) {
+    in.set_error("--transport expects http or memory, found \"" + transport + "\"");
+  }
+  if (paths.empty()) in.set_error("no PATH given");
+  if (!in.error().empty()) {
+    std::cerr << "error: " << in.error() << "\n\n" << kRunUsage;
+    return kExitUsage;
+  }
+  options.seed = *seed;
+  for (const std::string& d : defects) {
+    if (!rut::defect_from_name(d)) {
+      std::cerr << "error: --defect: unknown defect \"" << d << "\" (see `hiccup defects`)\n";
+      return kExitInvalidInput;
+    }
+  }
+  options.extra_defects = defects;
+
+  std::vector<Scenario> scenarios;
+  if (!load_all(paths, scenarios)) return kExitInvalidInput;
+  if (!tags.empty()) {
+    std::erase_if(scenarios, [&](const Scenario& s) {
+      for (const auto& t : s.tags) {
+        if (std::find(tags.begin(), tags.end(), t) != tags.end()) return false;
+      }
+      return true;
+    });
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(report_dir, ec);
+  if (ec) {
+    std::cerr << "error: " << report_dir << ": cannot create the report directory: " << ec.message() << '\n';
+    return kExitInvalidInput;
+  }
+  FanoutListener report;
+  report.add(make_console_listener(std::cout));
+  report.add(make_junit_listener(report_dir + "/junit.xml"));
+  report.add(make_summary_listener(report_dir + "/summary.json"));
+  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects});
+
+  RunTotals totals;
+  auto record = [&](const ReportCase& c) {
+    (c.passed ? totals.passed : totals.failed) += 1;
+    totals.wall_ms += c.wall_ms;
+    report.case_ended(c);
+  };
+  for (const Scenario& s : scenarios) {
+    const CaseResult r = run_scenario(s, options);
+    record(to_report_case(r, s.name, classname_of(s)));
+    if (!catches) continue;
+    for (const std::string& defect : s.catches) {
+      RunOptions with = options;
+      with.extra_defects.push_back(defect);
+      const CaseResult k = run_scenario(s, with);
+      ReportCase c = to_report_case(k, s.name + " catches " + defect, "hiccup.kill-matrix");
+      c.passed = !k.passed();
+      c.extra["caught_by"] = nlohmann::json::array();
+      for (const Violation& viol : k.violations) c.extra["caught_by"].push_back(viol.invariant);
+      if (!c.passed) c.detail = "defect " + defect + " survived: the verdict passed with it switched on";
+      c.violations.clear();
+      record(c);
+    }
+  }
+  report.run_ended(totals);
+  return totals.failed == 0 ? kExitPassed : kExitFailed;
+}
+
+int lint_command(const Args& args) {
+  std::vector<std::string> paths;
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kLintUsage;
+      return kExitPassed;
+    }
+    if (a.rfind("-", 0) == 0) {
+      std::cerr << "error: unknown option \"" << a << "\"\n\n" << kLintUsage;
+      return kExitUsage;
+    }
+    paths.push_back(a);
+  }
+  if (paths.empty()) {
+    std::cerr << "error: no PATH given\n\n" << kLintUsage;
+    return kExitUsage;
+  }
+  std::vector<Scenario> scenarios;
+  if (!load_all(paths, scenarios)) return kExitInvalidInput;
+  std::cout << scenarios.size() << " scenario file(s) valid\n";
+  return kExitPassed;
+}
+
+}  // namespace harness::cli

@@ -1,0 +1,396 @@
+// The seven invariant checkers and the expect checks; see invariants.h. Each checker reads the
+// server's journal (what was really asked and delivered) and the runtime's result (what it did),
+// never the runtime's internals, so the same checks judge any runtime.
+#include "harness/invariants.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+Violation make(std::string_view invariant, std::string message, const mock::JournalEntry* e = nullptr) {
+  Violation v{std::string(invariant), std::move(message)};
+  if (e != nullptr) {
+    v.request = static_cast<int>(e->index);
+    v.turn = e->turn;
+    v.attempt = e->attempt;
+  }
+  return v;
+}
+
+std::string where(const mock::JournalEntry& e) {
+  std::ostringstream out;
+  out << "request " << e.index << " (turn " << e.turn << ", attempt " << e.attempt << ")";
+  return out.str();
+}
+
+/// The scripted attempt an entry played, or nullptr.
+const mock::Attempt* played_attempt(const Scenario& s, const mock::JournalEntry& e) {
+  if (e.turn < 0 || e.script_attempt < 0) return nullptr;
+  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return nullptr;
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
+  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
+/// The finish event among the events the entry delivered, if any.
+std::optional<mock::FinishReason> delivered_finish(const Scenario& s, const mock::JournalEntry& e) {
+  const mock::Attempt* a = played_attempt(s, e);
+  if (a == nullptr) return std::nullopt;
+  for (int i = 0; i < e.events_delivered && i < static_cast<int>(a->events.size()); ++i) {
+    if (const auto* f = std::get_if<mock::FinishEvent>(&a->events[static_cast<std::size_t>(i)])) return f->reason;
+  }
+  return std::nullopt;
+}
+
+/// A model content reduced to what must match the server's delivery: text concatenated, calls.
+struct ModelTurn {
+  std::string text;
+  std::vector<std::pair<std::string, json>> calls;
+  bool operator==(const ModelTurn&) const = default;
+};
+
+ModelTurn from_content(const json& content) {
+  ModelTurn t;
+  if (!content.contains("parts") || !content["parts"].is_array()) return t;
+  for (const json& part : content["parts"]) {
+    if (part.contains("text") && part["text"].is_string()) t.text += part["text"].get<std::string>();
+    if (part.contains("functionCall") && part["functionCall"].is_object()) {
+      const json& fc = part["functionCall"];
+      t.calls.emplace_back(fc.value("name", ""), fc.value("args", json::object()));
+    }
+  }
+  return t;
+}
+
+ModelTurn from_delivery(const mock::JournalEntry& e) {
+  ModelTurn t;
+  t.text = e.delivered_text;
+  for (const auto& c : e.delivered_calls) t.calls.emplace_back(c.name, c.args);
+  return t;
+}
+
+std::string describe(const ModelTurn& t) {
+  json j = json::object();
+  j["text"] = t.text;
+  j["calls"] = json::array();
+  for (const auto& [name, args] : t.calls) j["calls"].push_back({{"name", name}, {"args", args}});
+  return j.dump();
+}
+
+void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
+  std::map<std::pair<int, int>, std::vector<int>> runs;  // (turn, call index) → request seqs
+  for (const rut::LedgerEntry& l : ev.run.ledger) {
+    if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
+      out.push_back(make("at-most-once", "tool \"" + l.name + "\" ran for request " +
+                                             std::to_string(l.request_seq) + ", which the server never saw"));
+      continue;
+    }
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
+    if (!e.completed) {
+      out.push_back(make("at-most-once",
+                         "tool \"" + l.name + "\" " + l.args.dump() + " ran from " + where(e) +
+                             ", an attempt that did not complete (its call is indeterminate, not committed)",
+                         &e));
+    }
+    runs[{e.turn, l.call_index}].push_back(l.request_seq);
+  }
+  for (const auto& [key, seqs] : runs) {
+    if (seqs.size() <= 1) continue;
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(seqs.back())];
+    std::string from;
+    for (int s : seqs) from += (from.empty() ? "" : ", ") + std::to_string(s);
+    const auto& name = e.delivered_calls.size() > static_cast<std::size_t>(key.second)
+                           ? e.delivered_calls[static_cast<std::size_t>(key.second)].name
+                           : std::string("?");
+    out.push_back(make("at-most-once",
+                       "call " + std::to_string(key.second) + " (\"" + name + "\") of turn " +
+                           std::to_string(key.first) + " ran " + std::to_string(seqs.size()) +
+                           " times, expected at most once (delivered by requests " + from + ")",
+                       &e));
+  }
+}
+
+void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
+  for (const mock::JournalEntry& e : ev.journal) {
+    if (!e.validated) out.push_back(make("pairing", where(e) + " was rejected: " + e.rejection, &e));
+    for (const std::string& issue : e.issues) {
+      if (issue.rfind("response-for-undelivered-call", 0) == 0) {
+        out.push_back(make("pairing", where(e) + ": " + issue, &e));
+      }
+    }
+  }
+}
+
+void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
+  std::map<int, const mock::JournalEntry*> committed;  // turn → latest completed entry so far
+  for (const mock::JournalEntry& e : ev.journal) {
+    for (const std::string& issue : e.issues) {
+      if (issue.rfind("unscripted-request", 0) == 0) {
+        out.push_back(make("history-integrity", where(e) + ": " + issue, &e));
+      }
+    }
+    if (e.contents.is_array()) {
+      const json& contents = e.contents;
+      const bool prompt_first = !contents.empty() && contents[0].value("role", "") == "user" &&
+                                contents[0].contains("parts") && contents[0]["parts"].is_array() &&
+                                !contents[0]["parts"].empty() &&
+                                contents[0]["parts"][0].value("text", "") == ev.scenario.prompt;
+      if (!prompt_first) {
+        out.push_back(make("history-integrity", where(e) + " does not start with the prompt as a user turn", &e));
+      }
+      int model_index = 0;
+      for (const json& content : contents) {
+        if (content.value("role", "") != "model") continue;
+        auto it = committed.find(model_index);
+        if (it == committed.end()) {
+          out.push_back(make("history-integrity",
+                             where(e) + " carries model turn " + std::to_string(model_index) +
+                                 ", but no attempt for that turn completed: a phantom or partial turn",
+                             &e));
+        } else {
+          const ModelTurn seen = from_content(content);
+          const ModelTurn expected = from_delivery(*it->second);
+          if (!(seen == expected)) {
+            out.push_back(make("history-integrity",
+                               where(e) + ": model turn " + std::to_string(model_index) +
+                                   " differs from what request " + std::to_string(it->second->index) +
+                                   " delivered: expected " + describe(expected) + ", found " + describe(seen),
+                               &e));
+          }
+        }
+        ++model_index;
+      }
+    }
+    if (e.completed && e.turn >= 0) committed[e.turn] = &e;
+  }
+  for (const mock::JournalEntry& e : ev.journal) {
+    if (e.response_status == 400 && e.contents.is_array() && !e.contents.empty() &&
+        ev.run.final_history == e.contents) {
+      out.push_back(make("history-integrity",
+                         "the runtime's final history still holds the content of " + where(e) +
+                             ", which the server rejected with 400",
+                         &e));
+    }
+  }
+}
+
+bool non_retryable_status(int status) {
+  return status == 400 || status == 401 || status == 403 || status == 404;
+}
+
+void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) {
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (!e.validated) {
+      out.push_back(make("no-rejected-request", where(e) + " was rejected as invalid: " + e.rejection, &e));
+    }
+    if (e.response_status != 400 || !e.contents.is_array()) continue;
+    for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
+      if (ev.journal[k].contents == e.contents) {
+        out.push_back(make("no-rejected-request",
+                           where(ev.journal[k]) + " repeats " + where(e) + ", which was answered 400",
+                           &ev.journal[k]));
+        break;
+      }
+    }
+  }
+}
+
+void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
+  if (!ev.cap_message.empty()) out.push_back(make("bounded-retries", ev.cap_message));
+  std::map<int, int> per_turn;
+  std::set<int> reported;
+  for (const mock::JournalEntry& e : ev.journal) {
+    if (e.turn < 0 || e.played == "rejected") continue;
+    if (++per_turn[e.turn] > ev.max_attempts && reported.insert(e.turn).second) {
+      out.push_back(make("bounded-retries",
+                         where(e) + " exceeds the budget of " + std::to_string(ev.max_attempts) +
+                             " attempts for turn " + std::to_string(e.turn),
+                         &e));
+    }
+  }
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (!non_retryable_status(e.response_status) || e.turn < 0) continue;
+    for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
+      if (ev.journal[k].turn == e.turn) {
+        out.push_back(make("bounded-retries",
+                           where(ev.journal[k]) + " retries turn " + std::to_string(e.turn) + " after " +
+                               where(e) + " was answered " + std::to_string(e.response_status) +
+                               ", which is not retryable",
+                           &ev.journal[k]));
+        break;
+      }
+    }
+  }
+  // Waits honour Retry-After: each retry event follows the request it retries.
+  int last_seq = -1;
+  for (const json& event : ev.run.events) {
+    const std::string type = event.value("type", "");
+    if (type == "request") last_seq = event.value("seq", -1);
+    if (type != "retry" || last_seq < 0 || static_cast<std::size_t>(last_seq) >= ev.journal.size()) continue;
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(last_seq)];
+    const mock::Attempt* a = played_attempt(ev.scenario, e);
+    if (a == nullptr || !a->status || !a->retry_after_s || e.played != "status") continue;
+    const double wait = event.value("wait_s", 0.0);
+    if (wait + 1e-9 < *a->retry_after_s) {
+      std::ostringstream msg;
+      msg << "the retry after " << where(e) << " waited " << wait << " s, but the server asked for "
+          << *a->retry_after_s << " s (Retry-After / RetryInfo)";
+      out.push_back(make("bounded-retries", msg.str(), &e));
+    }
+  }
+}
+
+void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
+  if (!ev.cap_message.empty()) return;
+  if (ev.run.completed) {
+    const mock::JournalEntry* last = ev.journal.empty() ? nullptr : &ev.journal.back();
+    if (last == nullptr) {
+      out.push_back(make("honest-outcome", "the run reports success without any request"));
+    } else if (!last->completed) {
+      const auto finish = delivered_finish(ev.scenario, *last);
+      std::string why = "its stream never delivered a stop or max_tokens finish";
+      if (finish && *finish == mock::FinishReason::kContentFilter) why = "it ended with a content-filter finish";
+      if (finish && *finish == mock::FinishReason::kMalformedCall) why = "it ended with a malformed-call finish";
+      out.push_back(make("honest-outcome",
+                         "the run reports success, but its last attempt, " + where(*last) +
+                             ", did not complete: " + why,
+                         last));
+    }
+    if (!ev.run.error.empty()) {
+      out.push_back(make("honest-outcome", "the run reports success and the error \"" + ev.run.error + "\""));
+    }
+    return;
+  }
+  static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
+                                                "invalid_request"};
+  if (!kErrors.contains(ev.run.error)) {
+    out.push_back(make("honest-outcome", "the run failed without a clear error: \"" + ev.run.error + "\""));
+  }
+}
+
+void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
+  if (!ev.cap_message.empty()) return;
+  std::string expected;
+  const mock::JournalEntry* last_completed = nullptr;
+  for (const mock::JournalEntry& e : ev.journal) {
+    if (!e.completed) continue;
+    expected += e.delivered_text;
+    last_completed = &e;
+  }
+  if (ev.run.shown_output != expected) {
+    out.push_back(make("clean-output", "shown output should hold only completed attempts' text " +
+                                           json(expected).dump() + ", found " + json(ev.run.shown_output).dump()));
+  }
+  if (ev.run.completed && last_completed != nullptr && ev.run.final_text != last_completed->delivered_text) {
+    out.push_back(make("clean-output", "final text should be " + json(last_completed->delivered_text).dump() +
+                                           " (" + where(*last_completed) + "), found " +
+                                           json(ev.run.final_text).dump(),
+                       last_completed));
+  }
+}
+
+}  // namespace
+
+json violation_to_json(const Violation& v) {
+  json j = {{"invariant", v.invariant}, {"message", v.message}};
+  if (v.request >= 0) j["request"] = v.request;
+  if (v.turn >= 0) j["turn"] = v.turn;
+  if (v.attempt >= 0) j["attempt"] = v.attempt;
+  return j;
+}
+
+const std::vector<InvariantInfo>& invariant_catalogue() {
+  static const std::vector<InvariantInfo> kCatalogue = {
+      {"at-most-once", "no tool call executes more than once, and no call from an attempt that did not complete is ever executed"},
+      {"pairing", "every request has valid call/response pairing, and every function response refers to a call delivered in a completed attempt"},
+      {"history-integrity", "every request's history equals the committed turns so far: no duplicated, dropped, phantom or partial turns"},
+      {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
+      {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After"},
+      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success; the run ends with a clear outcome"},
+      {"clean-output", "text shown to the user contains only committed attempts' text"},
+  };
+  return kCatalogue;
+}
+
+std::vector<Violation> check_invariants(const Evidence& ev) {
+  std::vector<Violation> out;
+  check_at_most_once(ev, out);
+  check_pairing(ev, out);
+  check_history_integrity(ev, out);
+  check_no_rejected_request(ev, out);
+  check_bounded_retries(ev, out);
+  check_honest_outcome(ev, out);
+  check_clean_output(ev, out);
+  return out;
+}
+
+std::vector<Violation> check_expect(const Evidence& ev) {
+  std::vector<Violation> out;
+  const Expect& x = ev.scenario.expect;
+  const rut::RunResult& r = ev.run;
+  const std::string outcome = r.completed ? "completed" : "failed";
+  if (x.outcome && *x.outcome != outcome) {
+    out.push_back(make("expect.outcome", "expected outcome " + *x.outcome + ", found " + outcome +
+                                             (r.error.empty() ? "" : " (" + r.error + ")")));
+  }
+  if (x.error && *x.error != r.error) {
+    out.push_back(make("expect.error", "expected error " + *x.error + ", found " +
+                                           (r.error.empty() ? std::string("none") : r.error)));
+  }
+  if (x.final_text && *x.final_text != r.final_text) {
+    out.push_back(make("expect.final_text", "expected final text " + json(*x.final_text).dump() + ", found " +
+                                                json(r.final_text).dump()));
+  }
+  if (x.executions) {
+    std::vector<std::pair<std::pair<std::string, json>, int>> seen;  // (name, args) → count, in order
+    for (const rut::LedgerEntry& l : r.ledger) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) {
+        return s.first.first == l.name && s.first.second == l.args;
+      });
+      if (it == seen.end()) seen.push_back({{l.name, l.args}, 1});
+      else ++it->second;
+    }
+    std::vector<bool> matched(seen.size(), false);
+    for (const ExpectedExecution& want : *x.executions) {
+      int count = 0;
+      for (std::size_t i = 0; i < seen.size(); ++i) {
+        if (seen[i].first.first == want.name && (!want.args || *want.args == seen[i].first.second)) {
+          count += seen[i].second;
+          matched[i] = true;
+        }
+      }
+      if (count != want.count) {
+        out.push_back(make("expect.executions",
+                           "expected tool \"" + want.name + "\"" + (want.args ? " " + want.args->dump() : "") +
+                               " to run " + std::to_string(want.count) + " time(s), it ran " +
+                               std::to_string(count)));
+      }
+    }
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (!matched[i]) {
+        out.push_back(make("expect.executions", "tool \"" + seen[i].first.first + "\" " + seen[i].first.second.dump() +
+                                                    " ran " + std::to_string(seen[i].second) +
+                                                    " time(s), expected 0 (not listed)"));
+      }
+    }
+  }
+  if (x.requests && *x.requests != r.requests) {
+    out.push_back(make("expect.requests", "expected " + std::to_string(*x.requests) + " requests, found " +
+                                              std::to_string(r.requests)));
+  }
+  if (x.waited_s && std::abs(*x.waited_s - r.waited_s) > 1e-6) {
+    std::ostringstream msg;
+    msg << "expected " << *x.waited_s << " s of backoff, found " << r.waited_s << " s";
+    out.push_back(make("expect.waited_s", msg.str()));
+  }
+  return out;
+}
+
+}  // namespace harness

@@ -1,0 +1,43 @@
+// In-process execution of mock::Plan values; see memory_transport.h.
+#include "harness/memory_transport.h"
+
+#include <variant>
+
+namespace harness {
+
+rut::TransportResult MemoryTransport::post(const rut::HttpRequest& request,
+                                           const std::function<bool(std::string_view)>& on_body) {
+  const mock::Plan plan = engine_.respond(mock::Request{"POST", request.target, request.body});
+  if (!plan.streaming) {
+    if (plan.ending != mock::Ending::kTerminator) {
+      engine_.settle(plan.journal_index, mock::Delivery{0, true});
+      return {0, rut::TransportEnd::kConnectionLost};
+    }
+    const bool more = plan.body.empty() || on_body(plan.body);
+    engine_.settle(plan.journal_index, mock::Delivery{0, !more});
+    return {plan.status, more ? rut::TransportEnd::kComplete : rut::TransportEnd::kCancelled};
+  }
+  int done = 0;
+  for (const mock::Action& action : plan.actions) {
+    if (const auto* write = std::get_if<mock::WriteAction>(&action)) {
+      const bool more = on_body(write->bytes);
+      ++done;  // the write reached the client in full, whatever it does next
+      if (!more) {
+        engine_.settle(plan.journal_index, mock::Delivery{done, true});
+        return {plan.status, rut::TransportEnd::kCancelled};
+      }
+    } else {
+      const auto& stall = std::get<mock::StallAction>(action);
+      if (stall.seconds >= request.idle_timeout_s) {
+        engine_.settle(plan.journal_index, mock::Delivery{done, true});
+        return {plan.status, rut::TransportEnd::kIdleTimeout};
+      }
+      ++done;
+    }
+  }
+  engine_.settle(plan.journal_index, mock::Delivery{done, false});
+  return {plan.status, plan.ending == mock::Ending::kTerminator ? rut::TransportEnd::kComplete
+                                                                 : rut::TransportEnd::kConnectionLost};
+}
+
+}  // namespace harness

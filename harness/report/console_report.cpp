@@ -1,0 +1,45 @@
+// The console listener: streams one line per case, indented violation lines, and the closing
+// `N passed, N failed` line that CI log readers look for.
+#include <iomanip>
+
+#include "harness/report/report.h"
+
+namespace harness {
+namespace {
+
+class ConsoleListener final : public ReportListener {
+ public:
+  explicit ConsoleListener(std::ostream& out) : out_(out) {}
+  void run_starting(const RunInfo& info) override {
+    out_ << "hiccup " << info.command << ": seed " << info.seed << ", transport " << info.transport;
+    if (!info.defects.empty()) {
+      out_ << ", defects";
+      for (const auto& d : info.defects) out_ << ' ' << d;
+    }
+    out_ << '\n';
+  }
+  void case_ended(const ReportCase& c) override {
+    out_ << (c.passed ? "PASS " : "FAIL ") << c.name << "  (" << std::fixed << std::setprecision(1)
+         << c.wall_ms << " ms)\n";
+    for (const Violation& v : c.violations) {
+      out_ << "    " << v.invariant;
+      if (v.request >= 0) out_ << " [request " << v.request << ", turn " << v.turn << ", attempt " << v.attempt << "]";
+      out_ << ": " << v.message << '\n';
+    }
+    if (!c.passed && !c.detail.empty()) out_ << "    " << c.detail << '\n';
+  }
+  void run_ended(const RunTotals& t) override {
+    out_ << t.passed << " passed, " << t.failed << " failed" << std::endl;
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportListener> make_console_listener(std::ostream& out) {
+  return std::make_unique<ConsoleListener>(out);
+}
+
+}  // namespace harness

@@ -1,0 +1,42 @@
+// The summary.json listener: cumulative, written at run end; the machine-readable verdict of a
+// run (seed, digests, violations per case).
+#include <fstream>
+
+#include "harness/report/report.h"
+
+namespace harness {
+namespace {
+
+class SummaryListener final : public ReportListener {
+ public:
+  explicit SummaryListener(std::string path) : path_(std::move(path)) {}
+  void run_starting(const RunInfo& info) override { info_ = info; }
+  void case_ended(const ReportCase& c) override {
+    nlohmann::json j = {{"name", c.name}, {"classname", c.classname}, {"passed", c.passed},
+                        {"digest", c.digest}, {"wall_ms", c.wall_ms}};
+    j["violations"] = nlohmann::json::array();
+    for (const Violation& v : c.violations) j["violations"].push_back(violation_to_json(v));
+    if (!c.detail.empty()) j["detail"] = c.detail;
+    for (const auto& [k, v] : c.extra.items()) j[k] = v;
+    cases_.push_back(std::move(j));
+  }
+  void run_ended(const RunTotals& t) override {
+    nlohmann::json j = {{"schema", 1},       {"command", info_.command},   {"seed", info_.seed},
+                        {"transport", info_.transport}, {"defects", info_.defects}, {"passed", t.passed},
+                        {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
+    std::ofstream(path_) << j.dump(2) << '\n';
+  }
+
+ private:
+  std::string path_;
+  RunInfo info_;
+  nlohmann::json cases_ = nlohmann::json::array();
+};
+
+}  // namespace
+
+std::unique_ptr<ReportListener> make_summary_listener(std::string path) {
+  return std::make_unique<SummaryListener>(std::move(path));
+}
+
+}  // namespace harness

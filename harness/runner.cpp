@@ -1,0 +1,140 @@
+// One scenario run, judged; see runner.h.
+#include "harness/runner.h"
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+
+#include "harness/memory_transport.h"
+#include "harness/transcript.h"
+#include "mock_server/http_server.h"
+#include "mock_server/script_engine.h"
+#include "runtime_under_test/http_transport.h"
+
+namespace harness {
+namespace {
+
+/// Thrown through the runtime when a run reaches a harness cap.
+struct CapReached : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Counts requests and stops the run at the cap.
+class CappedTransport final : public rut::ITransport {
+ public:
+  CappedTransport(rut::ITransport& inner, int max_requests) : inner_(inner), max_(max_requests) {}
+  rut::TransportResult post(const rut::HttpRequest& request,
+                            const std::function<bool(std::string_view)>& on_body) override {
+    if (sent_ >= max_) {
+      throw CapReached("the run reached the cap of " + std::to_string(max_) +
+                       " requests: retries are unbounded");
+    }
+    ++sent_;
+    return inner_.post(request, on_body);
+  }
+  int sent() const { return sent_; }
+
+ private:
+  rut::ITransport& inner_;
+  int max_;
+  int sent_ = 0;
+};
+
+/// A virtual clock that stops the run at the virtual-time cap.
+class CappedClock final : public rut::IClock {
+ public:
+  explicit CappedClock(double max_s) : max_(max_s) {}
+  double now_s() const override { return now_; }
+  void sleep_s(double seconds) override {
+    now_ += seconds;
+    if (now_ > max_) {
+      throw CapReached("the run reached the cap of " + std::to_string(static_cast<long long>(max_)) +
+                       " virtual seconds");
+    }
+  }
+
+ private:
+  double max_;
+  double now_ = 0;
+};
+
+}  // namespace
+
+std::string_view transport_name(TransportKind kind) {
+  return kind == TransportKind::kHttp ? "http" : "memory";
+}
+
+bool transport_from_name(std::string_view name, TransportKind& out) {
+  if (name == "http") out = TransportKind::kHttp;
+  else if (name == "memory") out = TransportKind::kMemory;
+  else return false;
+  return true;
+}
+
+rut::Config runtime_config(const Scenario& scenario, const std::vector<std::string>& extra_defects) {
+  rut::Config c;
+  const RuntimeSettings& r = scenario.runtime;
+  if (r.model) c.model = *r.model;
+  if (r.max_attempts) c.max_attempts = *r.max_attempts;
+  if (r.backoff_s) c.backoff_s = *r.backoff_s;
+  c.fallback_model = r.fallback_model;
+  if (r.idle_timeout_s) c.idle_timeout_s = *r.idle_timeout_s;
+  if (r.consumer && *r.consumer == "subagent") c.consumer = rut::ConsumerKind::kSubagent;
+  for (const auto* names : {&r.defects, &extra_defects}) {
+    for (const std::string& name : *names) {
+      if (auto d = rut::defect_from_name(name)) c.defects.insert(*d);
+    }
+  }
+  return c;
+}
+
+CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  CaseResult result;
+  result.scenario = scenario;
+  const rut::Config config = runtime_config(scenario, options.extra_defects);
+
+  mock::ScriptEngine engine(scenario.script);
+  std::unique_ptr<mock::MockHttpServer> server;
+  std::unique_ptr<rut::ITransport> inner;
+  if (options.transport == TransportKind::kHttp) {
+    mock::ServerOptions server_options;
+    server_options.stall_ms_per_s = options.stall_ms_per_s;
+    server_options.max_delay_ms = options.max_delay_ms;
+    server = std::make_unique<mock::MockHttpServer>(engine, server_options);
+    const int port = server->start();
+    inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, options.stall_ms_per_s);
+  } else {
+    inner = std::make_unique<MemoryTransport>(engine);
+  }
+  CappedTransport transport(*inner, options.max_requests);
+  CappedClock clock(options.max_virtual_s);
+  rut::SplitMix64 random(options.seed);
+
+  std::string cap_message;
+  try {
+    result.run = rut::run_agent(config, scenario.prompt, clock, random, transport);
+  } catch (const CapReached& cap) {
+    cap_message = cap.what();
+    result.cap_reached = true;
+    result.run = rut::RunResult{};
+    result.run.error = "cap";
+    result.run.error_message = cap_message;
+    result.run.requests = transport.sent();
+    result.run.waited_s = clock.now_s();
+  }
+  inner.reset();
+  if (server) server->stop();
+  result.journal = engine.journal();
+
+  const Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};
+  result.violations = check_invariants(evidence);
+  for (Violation& v : check_expect(evidence)) result.violations.push_back(std::move(v));
+  result.transcript = make_transcript(scenario, result.run, result.journal);
+  result.digest = transcript_digest(result.transcript);
+  result.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace harness
