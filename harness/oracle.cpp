@@ -1,0 +1,154 @@
+// The oracle's model of docs/POLICY.md: each attempt is classified (completes, retryable failure,
+// content filter, or terminal failure) by walking its events up to its fault, then the per-turn
+// retry loop applies the budget, the backoff schedule with Retry-After and the one fallback.
+#include "harness/oracle.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace harness {
+namespace {
+
+/// What one attempt amounts to under the policy.
+struct AttemptOutcome {
+  enum Kind { kComplete, kRetryable, kContentFilter, kInvalidRequest, kNonRetryable } kind;
+  double retry_after_s = 0;                 ///< only status attempts carry one
+  std::vector<mock::CallEvent> calls;       ///< delivered before the finish (kComplete only)
+  std::string text;                         ///< delivered before the finish (kComplete only)
+};
+
+bool retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
+         status == 529;
+}
+
+AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s) {
+  AttemptOutcome out{AttemptOutcome::kRetryable, 0, {}, {}};
+  if (a.status) {
+    if (retryable_status(*a.status)) {
+      out.kind = AttemptOutcome::kRetryable;
+      out.retry_after_s = a.retry_after_s.value_or(0);
+    } else if (*a.status == 400) {
+      out.kind = AttemptOutcome::kInvalidRequest;
+    } else {
+      out.kind = AttemptOutcome::kNonRetryable;
+    }
+    return out;
+  }
+  const std::size_t n = a.events.size();
+  const std::size_t fault_at =
+      a.fault ? static_cast<std::size_t>(mock::fault_after_event(*a.fault, n)) : n + 1;
+  for (std::size_t i = 0; i <= n; ++i) {
+    if (i == fault_at) {
+      if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
+        if (stall->seconds >= idle_timeout_s) return {AttemptOutcome::kRetryable, 0, {}, {}};
+        // a shorter stall is only a delay
+      } else if (std::holds_alternative<mock::MalformedFault>(*a.fault)) {
+        return {AttemptOutcome::kRetryable, 0, {}, {}};  // undecodable_frame
+      } else {
+        return {AttemptOutcome::kRetryable, 0, {}, {}};  // connection_lost / stream_error / incomplete
+      }
+    }
+    if (i == n) break;
+    const auto& e = a.events[i];
+    if (const auto* t = std::get_if<mock::TextEvent>(&e)) {
+      out.text += t->text;
+    } else if (const auto* c = std::get_if<mock::CallEvent>(&e)) {
+      out.calls.push_back(*c);
+    } else {
+      switch (std::get<mock::FinishEvent>(e).reason) {
+        case mock::FinishReason::kStop:
+        case mock::FinishReason::kMaxTokens:
+          out.kind = AttemptOutcome::kComplete;
+          return out;
+        case mock::FinishReason::kContentFilter:
+          return {AttemptOutcome::kContentFilter, 0, {}, {}};
+        case mock::FinishReason::kMalformedCall:
+          return {AttemptOutcome::kRetryable, 0, {}, {}};
+      }
+    }
+  }
+  return {AttemptOutcome::kRetryable, 0, {}, {}};  // incomplete_stream: no terminal event
+}
+
+}  // namespace
+
+OracleResult predict(const Scenario& s) {
+  const int max_attempts = s.runtime.max_attempts.value_or(4);
+  const std::vector<double> backoff =
+      s.runtime.backoff_s.value_or(std::vector<double>{10, 20, 60});
+  const double idle_timeout_s = s.runtime.idle_timeout_s.value_or(60);
+  const bool has_fallback = s.runtime.fallback_model.has_value();
+  const auto& turns = s.script.turns;
+
+  OracleResult r;
+  auto record = [&](const mock::CallEvent& c) {
+    auto it = std::find_if(r.executions.begin(), r.executions.end(), [&](const auto& x) {
+      return x.name == c.name && x.args == c.args;
+    });
+    if (it != r.executions.end()) ++it->count;
+    else r.executions.push_back({c.name, c.args, 1});
+  };
+  auto fail = [&](std::string error) {
+    r.completed = false;
+    r.error = std::move(error);
+    return r;
+  };
+
+  // Bounded by the runtime's own turn cap; a correct run past the script gets 500s and fails.
+  for (std::size_t t = 0; t < 64; ++t) {
+    int used = 0;                 // attempts of this turn, all models
+    std::size_t server_index = 0; // the server's attempt counter for this turn index
+    bool fallback_used = false;
+    for (;;) {
+      ++r.requests;
+      ++used;
+      AttemptOutcome o{AttemptOutcome::kRetryable, 0, {}, {}};  // unscripted: HTTP 500
+      if (t < turns.size() && !turns[t].attempts.empty()) {
+        const auto& attempts = turns[t].attempts;
+        const auto& a = attempts[std::min(server_index, attempts.size() - 1)];
+        ++server_index;
+        o = classify(a, idle_timeout_s);
+      }
+      if (o.kind == AttemptOutcome::kComplete) {
+        r.final_text = o.text;
+        if (o.calls.empty()) {
+          r.completed = true;
+          r.error.clear();
+          return r;
+        }
+        for (const auto& c : o.calls) record(c);
+        break;  // next turn
+      }
+      if (o.kind == AttemptOutcome::kInvalidRequest) return fail("invalid_request");
+      if (o.kind == AttemptOutcome::kNonRetryable) return fail("non_retryable");
+      if (o.kind == AttemptOutcome::kContentFilter) {
+        if (has_fallback && !fallback_used && used < max_attempts) {
+          fallback_used = true;  // immediate retry on the fallback model, no wait
+          continue;
+        }
+        return fail("content_filter");
+      }
+      // retryable
+      if (used >= max_attempts) return fail("retries_exhausted");
+      const int n = used;  // retry n precedes attempt n + 1
+      double step = backoff.empty() ? 0 : backoff[std::min<std::size_t>(n - 1, backoff.size() - 1)];
+      r.waited_s += std::max(step, o.retry_after_s);
+    }
+  }
+  return fail("retries_exhausted");
+}
+
+Expect oracle_expect(const Scenario& s) {
+  OracleResult r = predict(s);
+  Expect e;
+  e.outcome = r.completed ? "completed" : "failed";
+  if (!r.completed) e.error = r.error;
+  if (r.completed) e.final_text = r.final_text;
+  e.executions = r.executions;
+  e.requests = r.requests;
+  e.waited_s = r.waited_s;
+  return e;
+}
+
+}  // namespace harness

@@ -1,0 +1,673 @@
+// Scenario loader and writer: two-phase validation of SCENARIO-FORMAT.md (shape of every field, then
+// cross-field rules such as a fault's after_event against its attempt's events), pointer-precise
+// problems, and the stable-order writer.
+#include "harness/scenario_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "runtime_under_test/defects.h"
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+std::string type_of(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer " + j.dump();
+    case json::value_t::number_float: return "number " + j.dump();
+    case json::value_t::string: {
+      std::string s = j.get<std::string>();
+      if (s.size() > 40) s = s.substr(0, 40) + "…";
+      return "string " + json(s).dump();
+    }
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "a binary value";
+  }
+}
+
+std::string quote(std::string_view s) { return json(std::string(s)).dump(); }
+
+bool valid_name(const std::string& s) {
+  if (s.empty()) return false;
+  auto lower_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!lower_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return lower_digit(c) || c == '-'; });
+}
+
+std::string known_defects() {
+  std::string out;
+  for (const auto& info : rut::defect_catalogue()) {
+    if (!out.empty()) out += ", ";
+    out += info.name;
+  }
+  return out;
+}
+
+/// Collects problems for one document; every check takes the value and its pointer.
+class Validator {
+ public:
+  explicit Validator(std::string file) : file_(std::move(file)) {}
+
+  std::vector<LoadProblem> problems;
+
+  void problem(const std::string& pointer, std::string message) {
+    problems.push_back({file_, pointer, std::move(message)});
+  }
+
+  static std::string at(const std::string& base, std::string_view key) {
+    return base + "/" + pointer_escape(key);
+  }
+  static std::string at(const std::string& base, std::size_t index) {
+    return base + "/" + std::to_string(index);
+  }
+
+  /// Reports keys of `obj` not in `allowed`.
+  void only_keys(const json& obj, const std::string& pointer,
+                 std::initializer_list<std::string_view> allowed) {
+    for (const auto& [key, value] : obj.items()) {
+      (void)value;
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list;
+        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        problem(at(pointer, key), "unknown field " + quote(key) + " (known: " + list + ")");
+      }
+    }
+  }
+
+  bool is_object(const json& j, const std::string& pointer) {
+    if (j.is_object()) return true;
+    problem(pointer, "expected an object, found " + type_of(j));
+    return false;
+  }
+  bool is_array(const json& j, const std::string& pointer) {
+    if (j.is_array()) return true;
+    problem(pointer, "expected an array, found " + type_of(j));
+    return false;
+  }
+
+  std::optional<std::string> string(const json& j, const std::string& pointer) {
+    if (j.is_string()) return j.get<std::string>();
+    problem(pointer, "expected a string, found " + type_of(j));
+    return std::nullopt;
+  }
+
+  std::optional<std::string> nonempty_string(const json& j, const std::string& pointer) {
+    auto s = string(j, pointer);
+    if (s && s->empty()) {
+      problem(pointer, "expected a non-empty string, found \"\"");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  std::optional<long long> integer(const json& j, const std::string& pointer, long long lo,
+                                   long long hi) {
+    std::string range = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+    if (hi >= (1LL << 30)) range = "an integer >= " + std::to_string(lo);
+    if (j.is_number_unsigned()) {
+      auto v = j.get<unsigned long long>();
+      if (v > static_cast<unsigned long long>(hi)) {
+        problem(pointer, "expected " + range + ", found " + type_of(j));
+        return std::nullopt;
+      }
+      if (static_cast<long long>(v) < lo) {
+        problem(pointer, "expected " + range + ", found " + type_of(j));
+        return std::nullopt;
+      }
+      return static_cast<long long>(v);
+    }
+    if (j.is_number_integer()) {
+      auto v = j.get<long long>();
+      if (v < lo || v > hi) {
+        problem(pointer, "expected " + range + ", found " + type_of(j));
+        return std::nullopt;
+      }
+      return v;
+    }
+    problem(pointer, "expected " + range + ", found " + type_of(j));
+    return std::nullopt;
+  }
+
+  /// A number >= lo (strictly greater when `strict`).
+  std::optional<double> number(const json& j, const std::string& pointer, double lo, bool strict) {
+    std::string lo_s = lo == std::floor(lo) ? std::to_string(static_cast<long long>(lo)) : json(lo).dump();
+    std::string range = std::string("a number ") + (strict ? "> " : ">= ") + lo_s;
+    if (!j.is_number()) {
+      problem(pointer, "expected " + range + ", found " + type_of(j));
+      return std::nullopt;
+    }
+    double v = j.get<double>();
+    if (!std::isfinite(v) || (strict ? v <= lo : v < lo)) {
+      problem(pointer, "expected " + range + ", found " + type_of(j));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<std::vector<std::string>> string_array(const json& j, const std::string& pointer) {
+    if (!is_array(j, pointer)) return std::nullopt;
+    std::vector<std::string> out;
+    bool ok = true;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      auto s = string(j[i], at(pointer, i));
+      if (s) out.push_back(*s); else ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  std::vector<std::string> defect_names(const json& j, const std::string& pointer) {
+    std::vector<std::string> out;
+    if (!is_array(j, pointer)) return out;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      auto s = string(j[i], at(pointer, i));
+      if (!s) continue;
+      if (!rut::defect_from_name(*s)) {
+        problem(at(pointer, i), "unknown defect " + quote(*s) + " (known: " + known_defects() + ")");
+        continue;
+      }
+      out.push_back(*s);
+    }
+    return out;
+  }
+
+  // ---- sections -------------------------------------------------------------------------------
+
+  void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
+    if (!is_object(j, p)) return;
+    only_keys(j, p, {"model", "max_attempts", "backoff_s", "fallback_model", "idle_timeout_s",
+                     "defects", "consumer"});
+    if (j.contains("model")) rt.model = string(j["model"], at(p, "model"));
+    if (j.contains("max_attempts")) {
+      if (auto v = integer(j["max_attempts"], at(p, "max_attempts"), 1, 100))
+        rt.max_attempts = static_cast<int>(*v);
+    }
+    if (j.contains("backoff_s")) {
+      const auto& b = j["backoff_s"];
+      std::string bp = at(p, "backoff_s");
+      if (is_array(b, bp)) {
+        std::vector<double> steps;
+        bool ok = true;
+        for (std::size_t i = 0; i < b.size(); ++i) {
+          if (auto v = number(b[i], at(bp, i), 0, false)) steps.push_back(*v); else ok = false;
+        }
+        if (ok) rt.backoff_s = steps;
+      }
+    }
+    if (j.contains("fallback_model"))
+      rt.fallback_model = nonempty_string(j["fallback_model"], at(p, "fallback_model"));
+    if (j.contains("idle_timeout_s"))
+      rt.idle_timeout_s = number(j["idle_timeout_s"], at(p, "idle_timeout_s"), 0, true);
+    if (j.contains("defects")) rt.defects = defect_names(j["defects"], at(p, "defects"));
+    if (j.contains("consumer")) {
+      if (auto s = string(j["consumer"], at(p, "consumer"))) {
+        if (*s == "headless" || *s == "subagent") rt.consumer = *s;
+        else problem(at(p, "consumer"), "expected \"headless\" or \"subagent\", found " + quote(*s));
+      }
+    }
+  }
+
+  std::optional<mock::Event> event(const json& j, const std::string& p) {
+    if (!is_object(j, p)) return std::nullopt;
+    only_keys(j, p, {"text", "call", "finish"});
+    int kinds = static_cast<int>(j.contains("text")) + static_cast<int>(j.contains("call")) +
+                static_cast<int>(j.contains("finish"));
+    if (kinds != 1) {
+      problem(p, "expected exactly one of \"text\", \"call\", \"finish\", found " +
+                     std::to_string(kinds));
+      return std::nullopt;
+    }
+    if (j.contains("text")) {
+      auto s = string(j["text"], at(p, "text"));
+      if (!s) return std::nullopt;
+      return mock::TextEvent{*s};
+    }
+    if (j.contains("finish")) {
+      auto s = string(j["finish"], at(p, "finish"));
+      if (!s) return std::nullopt;
+      auto reason = mock::finish_from_name(*s);
+      if (!reason) {
+        problem(at(p, "finish"), "unknown finish reason " + quote(*s) +
+                                     " (known: stop, max_tokens, content_filter, malformed_call)");
+        return std::nullopt;
+      }
+      return mock::FinishEvent{*reason};
+    }
+    const auto& c = j["call"];
+    std::string cp = at(p, "call");
+    if (!is_object(c, cp)) return std::nullopt;
+    only_keys(c, cp, {"name", "args", "id"});
+    mock::CallEvent call;
+    bool ok = true;
+    if (!c.contains("name")) {
+      problem(cp, "missing required field \"name\"");
+      ok = false;
+    } else if (auto s = nonempty_string(c["name"], at(cp, "name"))) {
+      call.name = *s;
+    } else {
+      ok = false;
+    }
+    if (c.contains("args")) {
+      if (is_object(c["args"], at(cp, "args"))) call.args = c["args"]; else ok = false;
+    }
+    if (c.contains("id")) {
+      if (auto s = string(c["id"], at(cp, "id"))) call.id = *s; else ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return call;
+  }
+
+  void attempt(const json& j, const std::string& p, mock::Attempt& a) {
+    if (!is_object(j, p)) return;
+    only_keys(j, p, {"status", "retry_after_s", "events", "fault", "slice_bytes"});
+    bool has_status = j.contains("status");
+    bool has_events = j.contains("events");
+    if (has_status && has_events) {
+      problem(p, "expected either \"status\" or \"events\", found both");
+      return;
+    }
+    if (!has_status && !has_events) {
+      problem(p, "expected either \"status\" or \"events\", found neither");
+      return;
+    }
+    if (has_status) {
+      if (auto v = integer(j["status"], at(p, "status"), 400, 599)) a.status = static_cast<int>(*v);
+      if (j.contains("retry_after_s"))
+        a.retry_after_s = number(j["retry_after_s"], at(p, "retry_after_s"), 0, false);
+      for (auto key : {"fault", "slice_bytes"}) {
+        if (j.contains(key))
+          problem(at(p, key), std::string("field \"") + key +
+                                  "\" needs a stream attempt (\"events\"), found \"status\"");
+      }
+      return;
+    }
+    if (j.contains("retry_after_s"))
+      problem(at(p, "retry_after_s"),
+              "field \"retry_after_s\" needs a status attempt (\"status\"), found \"events\"");
+    const auto& ev = j["events"];
+    std::string ep = at(p, "events");
+    if (is_array(ev, ep)) {
+      for (std::size_t i = 0; i < ev.size(); ++i) {
+        if (auto e = event(ev[i], at(ep, i))) a.events.push_back(*e);
+      }
+    }
+    if (j.contains("slice_bytes")) {
+      if (auto v = integer(j["slice_bytes"], at(p, "slice_bytes"), 1, 1 << 30))
+        a.slice_bytes = static_cast<int>(*v);
+    }
+    if (j.contains("fault")) {
+      std::string fp = at(p, "fault");
+      std::vector<mock::DecodeProblem> decode;
+      std::optional<mock::Fault> fault;
+      try {
+        fault = mock::fault_from_json(j["fault"], fp, decode);
+      } catch (const std::exception& e) {
+        decode.push_back({fp, std::string("cannot decode fault: ") + e.what()});
+      }
+      for (auto& d : decode) problem(d.pointer, d.message);
+      if (fault && decode.empty()) {
+        auto after = std::visit([](const auto& f) { return f.after_event; }, *fault);
+        std::size_t count = ev.is_array() ? ev.size() : 0;
+        if (after && (*after < 0 || static_cast<std::size_t>(*after) > count)) {
+          problem(at(fp, "after_event"), "expected an integer in 0.." + std::to_string(count) +
+                                             " (the attempt's event count), found integer " +
+                                             std::to_string(*after));
+        } else {
+          a.fault = fault;
+        }
+      }
+    }
+  }
+
+  void turns(const json& j, const std::string& p, std::vector<mock::Turn>& out) {
+    if (!is_array(j, p)) return;
+    if (j.empty()) {
+      problem(p, "expected a non-empty array of turns, found an empty array");
+      return;
+    }
+    for (std::size_t t = 0; t < j.size(); ++t) {
+      std::string tp = at(p, t);
+      const auto& tj = j[t];
+      mock::Turn turn;
+      if (is_object(tj, tp)) {
+        only_keys(tj, tp, {"attempts"});
+        if (!tj.contains("attempts")) {
+          problem(tp, "missing required field \"attempts\"");
+        } else {
+          const auto& aj = tj["attempts"];
+          std::string ap = at(tp, "attempts");
+          if (is_array(aj, ap)) {
+            if (aj.empty()) problem(ap, "expected a non-empty array of attempts, found an empty array");
+            for (std::size_t i = 0; i < aj.size(); ++i) {
+              mock::Attempt a;
+              attempt(aj[i], at(ap, i), a);
+              turn.attempts.push_back(std::move(a));
+            }
+          }
+        }
+      }
+      out.push_back(std::move(turn));
+    }
+  }
+
+  void expect(const json& j, const std::string& p, Expect& e) {
+    if (!is_object(j, p)) return;
+    only_keys(j, p, {"outcome", "error", "final_text", "executions", "requests", "waited_s"});
+    if (j.contains("outcome")) {
+      if (auto s = string(j["outcome"], at(p, "outcome"))) {
+        if (*s == "completed" || *s == "failed") e.outcome = *s;
+        else problem(at(p, "outcome"), "expected \"completed\" or \"failed\", found " + quote(*s));
+      }
+    }
+    if (j.contains("error")) {
+      if (auto s = string(j["error"], at(p, "error"))) {
+        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable",
+                                                      "content_filter", "invalid_request"};
+        if (kErrors.count(*s)) e.error = *s;
+        else
+          problem(at(p, "error"),
+                  "unknown error " + quote(*s) +
+                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request)");
+      }
+    }
+    if (j.contains("final_text")) e.final_text = string(j["final_text"], at(p, "final_text"));
+    if (j.contains("executions")) {
+      const auto& xj = j["executions"];
+      std::string xp = at(p, "executions");
+      if (is_array(xj, xp)) {
+        std::vector<ExpectedExecution> list;
+        for (std::size_t i = 0; i < xj.size(); ++i) {
+          std::string ip = at(xp, i);
+          const auto& x = xj[i];
+          if (!is_object(x, ip)) continue;
+          only_keys(x, ip, {"name", "args", "count"});
+          ExpectedExecution ex;
+          if (!x.contains("name")) problem(ip, "missing required field \"name\"");
+          else if (auto s = nonempty_string(x["name"], at(ip, "name"))) ex.name = *s;
+          if (x.contains("args") && is_object(x["args"], at(ip, "args"))) ex.args = x["args"];
+          if (!x.contains("count")) problem(ip, "missing required field \"count\"");
+          else if (auto v = integer(x["count"], at(ip, "count"), 0, 1 << 30))
+            ex.count = static_cast<int>(*v);
+          list.push_back(std::move(ex));
+        }
+        e.executions = std::move(list);
+      }
+    }
+    if (j.contains("requests")) {
+      if (auto v = integer(j["requests"], at(p, "requests"), 0, 1 << 30))
+        e.requests = static_cast<int>(*v);
+    }
+    if (j.contains("waited_s")) e.waited_s = number(j["waited_s"], at(p, "waited_s"), 0, false);
+  }
+
+  void document(const json& root, Scenario& s) {
+    if (!root.is_object()) {
+      problem("", "expected a scenario object at the top level, found " + type_of(root));
+      return;
+    }
+    only_keys(root, "", {"schema", "name", "description", "tags", "catches", "provider", "prompt",
+                         "runtime", "turns", "expect"});
+    if (!root.contains("schema")) {
+      problem("", "missing required field \"schema\" (expected 1)");
+    } else if (!root["schema"].is_number_integer() || root["schema"].get<long long>() != 1) {
+      problem("/schema", "expected schema 1, found " + type_of(root["schema"]));
+    }
+    if (!root.contains("name")) {
+      problem("", "missing required field \"name\"");
+    } else if (auto n = string(root["name"], "/name")) {
+      if (valid_name(*n)) s.name = *n;
+      else problem("/name", "expected a name matching [a-z0-9][a-z0-9-]*, found " + quote(*n));
+    }
+    if (root.contains("description")) {
+      if (auto d = string(root["description"], "/description")) s.description = *d;
+    }
+    if (root.contains("tags")) {
+      if (auto t = string_array(root["tags"], "/tags")) s.tags = *t;
+    }
+    if (root.contains("catches")) s.catches = defect_names(root["catches"], "/catches");
+    if (root.contains("provider")) {
+      if (auto pv = string(root["provider"], "/provider")) {
+        if (*pv == "gemini") {
+          s.script.provider = *pv;
+        } else if (*pv == "openai-chat" || *pv == "openai-responses" || *pv == "anthropic") {
+          problem("/provider", "provider not supported yet: " + quote(*pv) + " (supported: gemini)");
+        } else {
+          problem("/provider", "unknown provider " + quote(*pv) + " (known: gemini)");
+        }
+      }
+    }
+    if (!root.contains("prompt")) {
+      problem("", "missing required field \"prompt\"");
+    } else if (auto pr = string(root["prompt"], "/prompt")) {
+      s.prompt = *pr;
+    }
+    if (root.contains("runtime")) runtime(root["runtime"], "/runtime", s.runtime);
+    if (!root.contains("turns")) problem("", "missing required field \"turns\"");
+    else turns(root["turns"], "/turns", s.script.turns);
+    if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
+  }
+
+ private:
+  std::string file_;
+};
+
+/// Integral values print as integers (10, not 10.0).
+json number_json(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) return static_cast<long long>(v);
+  return v;
+}
+
+nlohmann::ordered_json to_ordered(const json& j) {
+  return nlohmann::ordered_json::parse(j.dump());
+}
+
+nlohmann::ordered_json event_json(const mock::Event& e) {
+  nlohmann::ordered_json out;
+  if (const auto* t = std::get_if<mock::TextEvent>(&e)) {
+    out["text"] = t->text;
+  } else if (const auto* c = std::get_if<mock::CallEvent>(&e)) {
+    nlohmann::ordered_json call;
+    call["name"] = c->name;
+    call["args"] = to_ordered(c->args);
+    if (!c->id.empty()) call["id"] = c->id;
+    out["call"] = call;
+  } else {
+    out["finish"] = std::string(mock::finish_name(std::get<mock::FinishEvent>(e).reason));
+  }
+  return out;
+}
+
+nlohmann::ordered_json fault_json(const mock::Fault& f) {
+  json raw = mock::fault_to_json(f);
+  nlohmann::ordered_json out;
+  out["kind"] = raw.value("kind", std::string(mock::fault_name(f)));
+  for (const auto& [key, value] : raw.items()) {
+    if (key == "kind") continue;
+    out[key] = value.is_number_float() ? to_ordered(number_json(value.get<double>()))
+                                       : to_ordered(value);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string pointer_escape(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string format_problem(const LoadProblem& problem) {
+  std::string out = "error: " + problem.file + ": ";
+  if (!problem.pointer.empty()) out += problem.pointer + ": ";
+  return out + problem.message;
+}
+
+LoadResult parse_scenario(std::string_view text, const std::string& file) {
+  LoadResult result;
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    result.problems.push_back(
+        {file, "", "invalid json at byte " + std::to_string(e.byte) + ": " + what});
+    return result;
+  } catch (const std::exception& e) {
+    result.problems.push_back({file, "", std::string("invalid json: ") + e.what()});
+    return result;
+  }
+  Scenario s;
+  Validator v(file);
+  try {
+    v.document(root, s);
+  } catch (const std::exception& e) {
+    v.problem("", std::string("internal loader error: ") + e.what());
+  }
+  result.problems = std::move(v.problems);
+  if (result.problems.empty()) {
+    s.source_path = file;
+    result.scenario = std::move(s);
+  }
+  return result;
+}
+
+LoadResult load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    LoadResult r;
+    r.problems.push_back({path, "", "cannot read file"});
+    return r;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) {
+    LoadResult r;
+    r.problems.push_back({path, "", "cannot read file"});
+    return r;
+  }
+  return parse_scenario(buf.str(), path);
+}
+
+nlohmann::ordered_json scenario_to_json(const Scenario& s) {
+  using oj = nlohmann::ordered_json;
+  oj out;
+  out["schema"] = s.schema;
+  out["name"] = s.name;
+  if (!s.description.empty()) out["description"] = s.description;
+  if (!s.tags.empty()) out["tags"] = s.tags;
+  if (!s.catches.empty()) out["catches"] = s.catches;
+  out["provider"] = s.script.provider;
+  out["prompt"] = s.prompt;
+
+  const auto& rt = s.runtime;
+  oj runtime = oj::object();
+  if (rt.model) runtime["model"] = *rt.model;
+  if (rt.max_attempts) runtime["max_attempts"] = *rt.max_attempts;
+  if (rt.backoff_s) {
+    oj steps = oj::array();
+    for (double d : *rt.backoff_s) steps.push_back(to_ordered(number_json(d)));
+    runtime["backoff_s"] = steps;
+  }
+  if (rt.fallback_model) runtime["fallback_model"] = *rt.fallback_model;
+  if (rt.idle_timeout_s) runtime["idle_timeout_s"] = to_ordered(number_json(*rt.idle_timeout_s));
+  if (!rt.defects.empty()) runtime["defects"] = rt.defects;
+  if (rt.consumer) runtime["consumer"] = *rt.consumer;
+  if (!runtime.empty()) out["runtime"] = runtime;
+
+  oj turns = oj::array();
+  for (const auto& turn : s.script.turns) {
+    oj attempts = oj::array();
+    for (const auto& a : turn.attempts) {
+      oj aj;
+      if (a.status) {
+        aj["status"] = *a.status;
+        if (a.retry_after_s) aj["retry_after_s"] = to_ordered(number_json(*a.retry_after_s));
+      } else {
+        oj events = oj::array();
+        for (const auto& e : a.events) events.push_back(event_json(e));
+        aj["events"] = events;
+        if (a.fault) aj["fault"] = fault_json(*a.fault);
+        if (a.slice_bytes) aj["slice_bytes"] = *a.slice_bytes;
+      }
+      attempts.push_back(aj);
+    }
+    oj tj;
+    tj["attempts"] = attempts;
+    turns.push_back(tj);
+  }
+  out["turns"] = turns;
+
+  const auto& e = s.expect;
+  oj expect = oj::object();
+  if (e.outcome) expect["outcome"] = *e.outcome;
+  if (e.error) expect["error"] = *e.error;
+  if (e.final_text) expect["final_text"] = *e.final_text;
+  if (e.executions) {
+    oj list = oj::array();
+    for (const auto& x : *e.executions) {
+      oj xj;
+      xj["name"] = x.name;
+      if (x.args) xj["args"] = to_ordered(*x.args);
+      xj["count"] = x.count;
+      list.push_back(xj);
+    }
+    expect["executions"] = list;
+  }
+  if (e.requests) expect["requests"] = *e.requests;
+  if (e.waited_s) expect["waited_s"] = to_ordered(number_json(*e.waited_s));
+  if (!expect.empty()) out["expect"] = expect;
+  return out;
+}
+
+std::string write_scenario(const Scenario& s) { return scenario_to_json(s).dump(2) + "\n"; }
+
+std::vector<std::string> collect_scenario_files(const std::vector<std::string>& paths,
+                                                std::vector<LoadProblem>& problems) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+      if (ec) {
+        problems.push_back({path, "", "cannot read folder: " + ec.message()});
+        continue;
+      }
+      for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        std::error_code ec2;
+        if (it->is_regular_file(ec2) && it->path().extension() == ".json")
+          found.push_back(it->path().generic_string());
+      }
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(path, ec)) {
+      out.push_back(path);
+    } else {
+      problems.push_back({path, "", "no such file or folder"});
+    }
+  }
+  return out;
+}
+
+}  // namespace harness

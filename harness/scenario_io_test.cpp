@@ -1,0 +1,344 @@
+// Tests of the scenario loader and writer: each kind of problem names the right JSON pointer and
+// message, several problems are collected at once, garbage never throws, and parse(write(s)) == s
+// for every fault kind and finish reason.
+#include "harness/scenario_io.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using harness::LoadProblem;
+using harness::parse_scenario;
+
+namespace {
+
+const char* kMinimal = R"({
+  "schema": 1, "name": "ok", "prompt": "hi",
+  "turns": [ { "attempts": [ { "events": [ { "text": "hello" }, { "finish": "stop" } ] } ] } ]
+})";
+
+/// Parses `minimal` with `patch` merged in (JSON merge patch) and returns its problems.
+std::vector<LoadProblem> problems_with(const std::string& patch) {
+  auto j = nlohmann::json::parse(kMinimal);
+  j.merge_patch(nlohmann::json::parse(patch));
+  return parse_scenario(j.dump(), "x.json").problems;
+}
+
+/// True when some problem has `pointer` and a message containing `needle`.
+bool has(const std::vector<LoadProblem>& ps, const std::string& pointer, const std::string& needle) {
+  for (const auto& p : ps) {
+    if (p.pointer == pointer && p.message.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string dump(const std::vector<LoadProblem>& ps) {
+  std::string out;
+  for (const auto& p : ps) out += harness::format_problem(p) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a minimal scenario loads with defaults") {
+  auto r = parse_scenario(kMinimal, "x.json");
+  INFO(dump(r.problems));
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.scenario);
+  CHECK(r.scenario->name == "ok");
+  CHECK(r.scenario->script.provider == "gemini");
+  CHECK(r.scenario->source_path == "x.json");
+  REQUIRE(r.scenario->script.turns.size() == 1);
+  CHECK(r.scenario->script.turns[0].attempts[0].events.size() == 2);
+}
+
+TEST_CASE("comments are allowed") {
+  auto r = parse_scenario(std::string("// a comment\n") + kMinimal, "x.json");
+  CHECK(r.problems.empty());
+}
+
+TEST_CASE("format_problem prints file, pointer and message") {
+  CHECK(harness::format_problem({"s/x.json", "/turns/0", "expected an object, found null"}) ==
+        "error: s/x.json: /turns/0: expected an object, found null");
+  CHECK(harness::format_problem({"s/x.json", "", "cannot read file"}) ==
+        "error: s/x.json: cannot read file");
+}
+
+TEST_CASE("json syntax errors report the position") {
+  auto r = parse_scenario("{\n  \"schema\": 1,\n  oops }", "x.json");
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer.empty());
+  CHECK(r.problems[0].message.find("line 3") != std::string::npos);
+  CHECK(r.problems[0].message.find("byte") != std::string::npos);
+  CHECK_FALSE(r.scenario);
+}
+
+TEST_CASE("top-level problems") {
+  CHECK(has(problems_with(R"({"schema": 2})"), "/schema", "expected schema 1, found integer 2"));
+  CHECK(has(problems_with(R"({"name": "Bad_Name"})"), "/name", "[a-z0-9][a-z0-9-]*"));
+  CHECK(has(problems_with(R"({"name": "-x"})"), "/name", "found \"-x\""));
+  CHECK(has(problems_with(R"({"prompt": null})"), "", "missing required field \"prompt\""));
+  CHECK(has(problems_with(R"({"prompt": 3})"), "/prompt", "expected a string, found integer 3"));
+  CHECK(has(problems_with(R"({"provider": "anthropic"})"), "/provider", "provider not supported yet"));
+  CHECK(has(problems_with(R"({"provider": "foo"})"), "/provider", "unknown provider \"foo\""));
+  CHECK(has(problems_with(R"({"turns": []})"), "/turns", "non-empty"));
+  CHECK(has(problems_with(R"({"turns": {}})"), "/turns", "expected an array, found an object"));
+  CHECK(has(problems_with(R"({"foo": 1})"), "/foo", "unknown field \"foo\""));
+  CHECK(has(problems_with(R"({"a/b~c": 1})"), "/a~1b~0c", "unknown field \"a/b~c\""));
+  CHECK(has(problems_with(R"({"tags": ["a", 2]})"), "/tags/1", "expected a string"));
+  CHECK(has(problems_with(R"({"catches": ["keep-calls-on-retry", "nope"]})"), "/catches/1",
+            "unknown defect \"nope\" (known: keep-calls-on-retry"));
+  CHECK(has(parse_scenario("[1]", "x.json").problems, "", "expected a scenario object"));
+  CHECK(has(parse_scenario(R"({"name":"x","prompt":"p","turns":[{"attempts":[{"events":[]}]}]})",
+                           "x.json").problems,
+            "", "missing required field \"schema\""));
+}
+
+TEST_CASE("attempt problems") {
+  auto turns = [](const std::string& attempt) {
+    return problems_with(R"({"turns": [ { "attempts": [ )" + attempt + R"( ] } ]})");
+  };
+  CHECK(has(turns(R"({"status": 503, "events": []})"), "/turns/0/attempts/0", "found both"));
+  CHECK(has(turns(R"({})"), "/turns/0/attempts/0", "found neither"));
+  CHECK(has(turns(R"({"status": 200})"), "/turns/0/attempts/0/status",
+            "expected an integer in 400..599, found integer 200"));
+  CHECK(has(turns(R"({"status": "503"})"), "/turns/0/attempts/0/status", "found string \"503\""));
+  CHECK(has(turns(R"({"status": 429, "retry_after_s": -1})"), "/turns/0/attempts/0/retry_after_s",
+            "expected a number >= 0"));
+  CHECK(has(turns(R"({"status": 503, "fault": {"kind": "end"}})"), "/turns/0/attempts/0/fault",
+            "needs a stream attempt"));
+  CHECK(has(turns(R"({"events": [], "retry_after_s": 3})"), "/turns/0/attempts/0/retry_after_s",
+            "needs a status attempt"));
+  CHECK(has(turns(R"({"events": [], "slice_bytes": 0})"), "/turns/0/attempts/0/slice_bytes",
+            "expected an integer >= 1, found integer 0"));
+  CHECK(has(turns(R"({"events": [], "bogus": 0})"), "/turns/0/attempts/0/bogus", "unknown field"));
+  CHECK(has(problems_with(R"({"turns": [ { "attempts": [] } ]})"), "/turns/0/attempts", "non-empty"));
+  CHECK(has(problems_with(R"({"turns": [ {} ]})"), "/turns/0", "missing required field \"attempts\""));
+  CHECK(has(problems_with(R"({"turns": [ { "attempts": [], "x": 1 } ]})"), "/turns/0/x",
+            "unknown field"));
+}
+
+TEST_CASE("event problems") {
+  auto events = [](const std::string& list) {
+    return problems_with(R"({"turns": [ { "attempts": [ { "events": )" + list + R"( } ] } ]})");
+  };
+  const std::string e0 = "/turns/0/attempts/0/events/0";
+  CHECK(has(events(R"([{"text": "a", "finish": "stop"}])"), e0, "exactly one of"));
+  CHECK(has(events(R"([{}])"), e0, "exactly one of"));
+  CHECK(has(events(R"([3])"), e0, "expected an object, found integer 3"));
+  CHECK(has(events(R"([{"text": 1}])"), e0 + "/text", "expected a string"));
+  CHECK(has(events(R"([{"finish": "done"}])"), e0 + "/finish", "unknown finish reason \"done\""));
+  CHECK(has(events(R"([{"call": {"args": {}}}])"), e0 + "/call", "missing required field \"name\""));
+  CHECK(has(events(R"([{"call": {"name": ""}}])"), e0 + "/call/name", "non-empty string"));
+  CHECK(has(events(R"([{"call": {"name": "x", "args": []}}])"), e0 + "/call/args",
+            "expected an object, found an array"));
+  CHECK(has(events(R"([{"call": {"name": "x", "id": 4}}])"), e0 + "/call/id", "expected a string"));
+  CHECK(has(events(R"([{"call": {"name": "x", "what": 4}}])"), e0 + "/call/what", "unknown field"));
+  CHECK(has(events(R"([{"text": "a", "extra": 1}])"), e0 + "/extra", "unknown field"));
+}
+
+TEST_CASE("fault problems come from the fault decoder with their pointers") {
+  auto fault = [](const std::string& f, const std::string& events = "[{\"text\":\"a\"}]") {
+    return problems_with(R"({"turns": [ { "attempts": [ { "events": )" + events +
+                         R"(, "fault": )" + f + R"( } ] } ]})");
+  };
+  const std::string fp = "/turns/0/attempts/0/fault";
+  CHECK(has(fault(R"({"kind": "resett"})"), fp + "/kind", "unknown fault \"resett\" (known: "));
+  CHECK(has(fault(R"({"kind": "reset", "after_event": 2})"), fp + "/after_event",
+            "expected an integer in 0..1"));
+  CHECK(has(fault(R"({"kind": "stall"})"), fp, "seconds"));
+  CHECK(has(fault(R"({"kind": "reset", "zzz": 1})"), fp + "/zzz", "unknown field"));
+  CHECK(fault(R"({"kind": "reset", "after_event": 1})").empty());
+  CHECK(fault(R"({"kind": "reset", "after_event": 0})", "[]").empty());
+}
+
+TEST_CASE("runtime and expect problems") {
+  CHECK(has(problems_with(R"({"runtime": {"max_attempts": 0}})"), "/runtime/max_attempts",
+            "expected an integer in 1..100, found integer 0"));
+  CHECK(has(problems_with(R"({"runtime": {"max_attempts": 101}})"), "/runtime/max_attempts", "101"));
+  CHECK(has(problems_with(R"({"runtime": {"backoff_s": [1, -2]}})"), "/runtime/backoff_s/1",
+            "expected a number >= 0"));
+  CHECK(has(problems_with(R"({"runtime": {"idle_timeout_s": 0}})"), "/runtime/idle_timeout_s",
+            "expected a number > 0"));
+  CHECK(has(problems_with(R"({"runtime": {"model": 1}})"), "/runtime/model", "expected a string"));
+  CHECK(has(problems_with(R"({"runtime": {"fallback_model": false}})"), "/runtime/fallback_model",
+            "expected a string, found false"));
+  CHECK(has(problems_with(R"({"runtime": {"defects": ["eager-execution", "x"]}})"),
+            "/runtime/defects/1", "unknown defect \"x\""));
+  CHECK(has(problems_with(R"({"runtime": {"consumer": "gui"}})"), "/runtime/consumer",
+            "expected \"headless\" or \"subagent\", found \"gui\""));
+  CHECK(has(problems_with(R"({"runtime": {"max_attempt": 3}})"), "/runtime/max_attempt",
+            "unknown field \"max_attempt\""));
+  CHECK(has(problems_with(R"({"expect": {"outcome": "ok"}})"), "/expect/outcome", "found \"ok\""));
+  CHECK(has(problems_with(R"({"expect": {"error": "boom"}})"), "/expect/error", "unknown error"));
+  CHECK(has(problems_with(R"({"expect": {"final_text": 1}})"), "/expect/final_text", "string"));
+  CHECK(has(problems_with(R"({"expect": {"executions": [{"name": "x"}]}})"), "/expect/executions/0",
+            "missing required field \"count\""));
+  CHECK(has(problems_with(R"({"expect": {"executions": [{"name": "x", "count": -1}]}})"),
+            "/expect/executions/0/count", "expected an integer >= 0"));
+  CHECK(has(problems_with(R"({"expect": {"executions": [{"name": "x", "count": 1, "args": 3}]}})"),
+            "/expect/executions/0/args", "expected an object"));
+  CHECK(has(problems_with(R"({"expect": {"requests": -1}})"), "/expect/requests", ">= 0"));
+  CHECK(has(problems_with(R"({"expect": {"waited_s": "10"}})"), "/expect/waited_s", "number"));
+  CHECK(has(problems_with(R"({"expect": {"x": 1}})"), "/expect/x", "unknown field"));
+}
+
+TEST_CASE("several problems are collected at once") {
+  auto ps = problems_with(
+      R"({"schema": 3, "name": "BAD", "runtime": {"max_attempts": 0, "consumer": 1},
+          "turns": [ { "attempts": [ { "status": 99 },
+                                     { "events": [ {"finish": "nah"} ], "fault": {"kind": "resett"} } ] } ],
+          "expect": {"outcome": "meh"}})");
+  INFO(dump(ps));
+  CHECK(ps.size() >= 7);
+  CHECK(has(ps, "/schema", ""));
+  CHECK(has(ps, "/name", ""));
+  CHECK(has(ps, "/runtime/max_attempts", ""));
+  CHECK(has(ps, "/runtime/consumer", ""));
+  CHECK(has(ps, "/turns/0/attempts/0/status", ""));
+  CHECK(has(ps, "/turns/0/attempts/1/events/0/finish", ""));
+  CHECK(has(ps, "/turns/0/attempts/1/fault/kind", "unknown fault \"resett\""));
+  CHECK(has(ps, "/expect/outcome", ""));
+  for (const auto& p : ps) {
+    CHECK(p.file == "x.json");
+    CHECK_FALSE(p.message.empty());
+    CHECK(p.message.back() != '.');
+  }
+}
+
+TEST_CASE("garbage, truncation and wrong types never throw") {
+  std::string full = R"({"schema": 1, "name": "a", "prompt": "p", "runtime": {"backoff_s": [1]},
+    "turns": [{"attempts": [{"events": [{"call": {"name": "x", "args": {"a": 1}}},
+    {"finish": "stop"}], "fault": {"kind": "cut", "bytes": 3}}]}],
+    "expect": {"executions": [{"name": "x", "count": 1}]}})";
+  for (std::size_t n = 0; n <= full.size(); ++n) {
+    auto r = parse_scenario(full.substr(0, n), "t.json");
+    if (n < full.size()) CHECK_FALSE(r.scenario);
+  }
+  CHECK(parse_scenario(full, "t.json").problems.empty());
+  const char* values[] = {"null", "true", "1", "-1", "1.5", "\"s\"", "[]", "{}", "[null]",
+                          "[{}]", "[[]]", "{\"kind\":1}", "1e400", "18446744073709551615"};
+  const char* keys[] = {"schema", "name", "prompt", "provider", "tags", "catches", "runtime",
+                        "turns", "expect", "description"};
+  for (auto* k : keys) {
+    for (auto* v : values) {
+      auto j = std::string("{\"schema\":1,\"name\":\"a\",\"prompt\":\"p\",\"turns\":[{\"attempts\":"
+                           "[{\"events\":[]}]}],\"") + k + "\":" + v + "}";
+      CHECK_NOTHROW(parse_scenario(j, "t.json"));
+    }
+  }
+  for (auto* v : values) {
+    for (auto* where : {"events", "status", "fault", "slice_bytes", "retry_after_s"}) {
+      auto j = std::string("{\"schema\":1,\"name\":\"a\",\"prompt\":\"p\",\"turns\":[{\"attempts\":[{\"") +
+               where + "\":" + v + "}]}]}";
+      CHECK_NOTHROW(parse_scenario(j, "t.json"));
+    }
+  }
+  std::string bytes;
+  for (int i = 0; i < 512; ++i) bytes += static_cast<char>((i * 7919) % 256);
+  CHECK_NOTHROW(parse_scenario(bytes, "t.json"));
+  CHECK_FALSE(parse_scenario(bytes, "t.json").problems.empty());
+}
+
+TEST_CASE("an unreadable file is one problem") {
+  auto r = harness::load_scenario_file("/nonexistent/nope.json");
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer.empty());
+  CHECK(r.problems[0].file == "/nonexistent/nope.json");
+}
+
+TEST_CASE("round trip: parse(write(s)) == s for every fault kind and finish reason") {
+  harness::Scenario s;
+  s.name = "round-trip";
+  s.description = "all the things";
+  s.tags = {"a", "b"};
+  s.catches = {"keep-calls-on-retry", "eager-execution"};
+  s.prompt = "Go.";
+  s.runtime.model = "m1";
+  s.runtime.max_attempts = 5;
+  s.runtime.backoff_s = std::vector<double>{1.5, 0, 20};
+  s.runtime.fallback_model = "m2";
+  s.runtime.idle_timeout_s = 2.5;
+  s.runtime.defects = {"unbounded-retry"};
+  s.runtime.consumer = "subagent";
+  std::vector<mock::Fault> faults = {
+      mock::DisconnectFault{1, 30},     mock::ResetFault{std::nullopt, 200}, mock::EndFault{0},
+      mock::CutFault{2, 5},             mock::ErrorEventFault{1, 529},       mock::MalformedFault{},
+      mock::StallFault{1, 0.5},         mock::StallFault{std::nullopt, 20}};
+  mock::Turn turn;
+  for (const auto& f : faults) {
+    mock::Attempt a;
+    a.events = {mock::TextEvent{"Hi ~/"}, mock::CallEvent{"shell", {{"command", "ls"}, {"n", 2}}, "c1"},
+                mock::FinishEvent{mock::FinishReason::kMaxTokens}};
+    a.fault = f;
+    turn.attempts.push_back(a);
+  }
+  mock::Attempt status;
+  status.status = 429;
+  status.retry_after_s = 30;
+  turn.attempts.push_back(status);
+  mock::Attempt plain;
+  plain.status = 503;
+  turn.attempts.push_back(plain);
+  for (auto r : {mock::FinishReason::kStop, mock::FinishReason::kContentFilter,
+                 mock::FinishReason::kMalformedCall}) {
+    mock::Attempt a;
+    a.events = {mock::CallEvent{"t", nlohmann::json::object(), ""}, mock::FinishEvent{r}};
+    a.slice_bytes = 7;
+    turn.attempts.push_back(a);
+  }
+  mock::Attempt empty;
+  turn.attempts.push_back(empty);
+  s.script.turns = {turn, turn};
+  s.expect.outcome = "failed";
+  s.expect.error = "retries_exhausted";
+  s.expect.final_text = "";
+  s.expect.executions = std::vector<harness::ExpectedExecution>{
+      {"shell", nlohmann::json{{"command", "ls"}}, 2}, {"t", std::nullopt, 0}};
+  s.expect.requests = 8;
+  s.expect.waited_s = 12.5;
+
+  std::string text = harness::write_scenario(s);
+  auto r = parse_scenario(text, "rt.json");
+  INFO(text << dump(r.problems));
+  REQUIRE(r.problems.empty());
+  r.scenario->source_path.clear();
+  CHECK(*r.scenario == s);
+  CHECK(harness::write_scenario(*r.scenario) == text);
+  // key order follows SCENARIO-FORMAT.md
+  CHECK(text.find("\"schema\"") < text.find("\"name\""));
+  CHECK(text.find("\"prompt\"") < text.find("\"runtime\""));
+  CHECK(text.find("\"turns\"") < text.find("\"expect\""));
+  CHECK(text.find("\"kind\": \"disconnect\"") != std::string::npos);
+}
+
+TEST_CASE("minimal scenarios are written without optional fields") {
+  auto r = parse_scenario(kMinimal, "x.json");
+  REQUIRE(r.scenario);
+  auto j = harness::scenario_to_json(*r.scenario);
+  CHECK_FALSE(j.contains("runtime"));
+  CHECK_FALSE(j.contains("expect"));
+  CHECK_FALSE(j.contains("tags"));
+  CHECK(j["provider"] == "gemini");
+}
+
+TEST_CASE("collect_scenario_files expands folders sorted and reports missing paths") {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / "hiccup_collect_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "b");
+  fs::create_directories(dir / "a");
+  for (auto p : {"b/z.json", "a/y.json", "a/notes.md", "x.json"}) std::ofstream(dir / p) << "{}";
+  std::vector<LoadProblem> problems;
+  auto files = harness::collect_scenario_files(
+      {(dir / "x.json").string(), dir.string(), (dir / "missing").string()}, problems);
+  REQUIRE(files.size() == 4);
+  CHECK(files[0] == (dir / "x.json").string());
+  CHECK(files[1].find("a/y.json") != std::string::npos);
+  CHECK(files[2].find("b/z.json") != std::string::npos);
+  CHECK(files[3].find("x.json") != std::string::npos);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].file == (dir / "missing").string());
+  fs::remove_all(dir);
+}
