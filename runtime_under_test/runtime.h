@@ -28,7 +28,11 @@ struct Config {
   double idle_timeout_s = 60;                  ///< a stream silent this long has failed
   DefectSet defects;
   ConsumerKind consumer = ConsumerKind::kHeadless;
-  int max_turns = 32;                          ///< safety cap on model turns per run
+  int max_turns = 32;                          ///< safety cap on model turns per run; beyond
+                                               ///< it the run fails with error "max_turns"
+  /// Tool names declared in each request's `tools[0].functionDeclarations` (open object schema);
+  /// empty (default): no `tools` member. Any called name executes either way.
+  std::vector<std::string> tool_names;
 };
 
 /// One simulated tool execution: the ledger of side effects.

@@ -1,0 +1,69 @@
+// The agent loop and run_agent (see agent_loop.h, runtime.h).
+#include "runtime_under_test/agent_loop.h"
+
+#include "runtime_under_test/consumers.h"
+#include "runtime_under_test/model_client.h"
+#include "runtime_under_test/retry_coordinator.h"
+#include "runtime_under_test/streaming_turn.h"
+#include "runtime_under_test/tool_scheduler.h"
+
+namespace rut {
+
+LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClock& clock,
+                           ITransport& transport, History& history, RunLog& log) {
+  history.clear();
+  history.add_user_text(prompt);
+  ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names);
+  RetryCoordinator coordinator(config);
+  ToolScheduler scheduler(config.defects, log);
+  std::unique_ptr<IAgentConsumer> consumer =
+      make_consumer(config.consumer, config.defects, scheduler, log);
+  StreamingTurn turn(config, client, coordinator, history, clock, log);
+
+  for (int t = 0; t < config.max_turns; ++t) {
+    consumer->begin_turn();
+    TurnOutcome outcome = turn.run(*consumer);
+    if (!outcome.committed) {
+      // After a 400 the rejected user content (prompt or function responses) leaves history.
+      if (outcome.last_error == ErrorCode::kInvalidRequest &&
+          !config.defects.contains(Defect::kKeepRejectedTurn)) {
+        history.remove_last_user_content();
+      }
+      return {false, outcome.run_error, outcome.message};
+    }
+    CompletedTurn done = consumer->complete_turn();
+    if (!done.had_calls) return {true, "", ""};
+    history.add_function_responses(done.responses);
+  }
+  return {false, "max_turns",
+          "the run reached max_turns (" + std::to_string(config.max_turns) + ") model turns"};
+}
+
+RunResult run_agent(const Config& config, const std::string& prompt, IClock& clock,
+                    IRandom& random, ITransport& transport) {
+  (void)random;  // the policy draws no jitter
+  RunLog log;
+  History history;
+  LoopOutcome outcome = run_agent_loop(config, prompt, clock, transport, history, log);
+  if (!outcome.completed && config.defects.contains(Defect::kRestartRunOnFailure)) {
+    // defect: start over from the prompt with fresh history; completed tools run again
+    log.add({{"type", "restart"}, {"error", outcome.error}});
+    outcome = run_agent_loop(config, prompt, clock, transport, history, log);
+  }
+  log.add({{"type", "outcome"}, {"completed", outcome.completed}, {"error", outcome.error}});
+
+  RunResult result;
+  result.completed = outcome.completed;
+  result.error = outcome.error;
+  result.error_message = outcome.message;
+  result.final_text = log.final_text;
+  result.shown_output = std::move(log.shown_output);
+  result.ledger = std::move(log.ledger);
+  result.events = std::move(log.events);
+  result.final_history = history.contents();
+  result.requests = log.requests;
+  result.waited_s = log.waited_s;
+  return result;
+}
+
+}  // namespace rut

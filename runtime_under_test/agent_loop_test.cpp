@@ -1,0 +1,227 @@
+// End-to-end tests of run_agent against FakeTransport: turns, retries in virtual time, budget,
+// fallback, history commits, the tool ledger, both consumers, determinism.
+#include "runtime_under_test/runtime.h"
+
+#include <catch2/catch.hpp>
+
+#include "runtime_under_test/fake_transport.h"
+
+namespace rut {
+
+using namespace rut::test;
+
+namespace {
+
+struct Run {
+  RunResult result;
+  FakeTransport transport;
+  double clock_s = 0;
+};
+
+Run run(const Config& config, std::vector<std::vector<FakeResponse>> turns) {
+  Run r{{}, FakeTransport(std::move(turns)), 0};
+  VirtualClock clock;
+  SplitMix64 random(7);
+  r.result = run_agent(config, "do it", clock, random, r.transport);
+  r.clock_s = clock.now_s();
+  return r;
+}
+
+Config with_consumer(ConsumerKind kind) {
+  Config c;
+  c.consumer = kind;
+  return c;
+}
+
+FakeResponse call_turn(const std::string& name, TransportEnd end = TransportEnd::kComplete,
+                       bool finish = true) {
+  std::vector<std::string> chunks = {call_frame(name, {{"target", "prod"}})};
+  if (finish) chunks.push_back(finish_frame());
+  return stream(chunks, end);
+}
+
+FakeResponse lost_after_call(const std::string& name) {
+  return stream({text_frame("partial "), call_frame(name, {{"target", "prod"}})},
+                TransportEnd::kConnectionLost);
+}
+
+}  // namespace
+
+TEST_CASE("a turn without calls completes the run with its text") {
+  auto kind = GENERATE(ConsumerKind::kHeadless, ConsumerKind::kSubagent);
+  auto r = run(with_consumer(kind), {{text_turn("done")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.error.empty());
+  CHECK(r.result.final_text == "done");
+  CHECK(r.result.shown_output == "done");
+  CHECK(r.result.requests == 1);
+  CHECK(r.result.final_history.size() == 2);
+  auto headers = r.transport.requests[0].headers;
+  CHECK(std::find(headers.begin(), headers.end(),
+                  std::pair<std::string, std::string>{"x-goog-api-key", "hiccup"}) !=
+        headers.end());
+}
+
+TEST_CASE("committed calls execute once and their responses go into the next request") {
+  auto kind = GENERATE(ConsumerKind::kHeadless, ConsumerKind::kSubagent);
+  auto r = run(with_consumer(kind), {{call_turn("deploy")}, {text_turn("deployed")}});
+  CHECK(r.result.completed);
+  REQUIRE(r.result.ledger.size() == 1);
+  CHECK(r.result.ledger[0] == LedgerEntry{"deploy", {{"target", "prod"}}, 0, 0, "call-0-0"});
+  json c = r.transport.contents(1);
+  REQUIRE(c.size() == 3);
+  CHECK(c[2]["parts"][0]["functionResponse"]["name"] == "deploy");
+  CHECK(c[2]["parts"][0]["functionResponse"]["response"]["output"] == "deploy: ok");
+  CHECK(r.result.final_text == "deployed");
+  REQUIRE(r.result.final_history.size() == 4);
+  CHECK(r.result.final_history[2] == c[2]);
+}
+
+TEST_CASE("retry discards calls and text of the failed attempt") {
+  auto kind = GENERATE(ConsumerKind::kHeadless, ConsumerKind::kSubagent);
+  auto r = run(with_consumer(kind),
+               {{lost_after_call("deploy"), call_turn("deploy")}, {text_turn("ok")}});
+  CHECK(r.result.completed);
+  REQUIRE(r.result.ledger.size() == 1);
+  CHECK(r.result.ledger[0].request_seq == 1);
+  CHECK(r.result.requests == 3);
+  CHECK(r.result.waited_s == 10);
+  CHECK(r.result.shown_output == "ok");
+  // the committed model turn holds only the completed attempt's parts
+  json model = r.result.final_history[1];
+  CHECK(model["parts"].size() == 1);
+  CHECK(model["parts"][0]["functionCall"]["name"] == "deploy");
+}
+
+TEST_CASE("history commits only complete turns") {
+  auto r = run(Config{}, {{stream({text_frame("half")}, TransportEnd::kConnectionLost),
+                           text_turn("whole")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.final_history[1]["parts"] == json::array({{{"text", "whole"}}}));
+  CHECK(r.transport.contents(1).size() == 1);  // the retry resent only the prompt
+  CHECK(r.result.shown_output == "whole");
+}
+
+TEST_CASE("backoff waits 10, 20, 60 virtual seconds between attempts") {
+  auto r = run(Config{}, {{status(503, "UNAVAILABLE"), status(503, "UNAVAILABLE"),
+                           status(503, "UNAVAILABLE"), text_turn("ok")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.requests == 4);
+  CHECK(r.result.waited_s == 90);
+  CHECK(r.clock_s == 90);
+}
+
+TEST_CASE("a wait honours RetryInfo when it exceeds the backoff step") {
+  auto r = run(Config{}, {{status(429, "RESOURCE_EXHAUSTED", 30), text_turn("ok")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.waited_s == 30);
+}
+
+TEST_CASE("retries stop at max_attempts with retries_exhausted") {
+  Config c;
+  c.max_attempts = 4;
+  auto r = run(c, {{status(503, "UNAVAILABLE")}});
+  CHECK_FALSE(r.result.completed);
+  CHECK(r.result.error == "retries_exhausted");
+  CHECK(r.result.requests == 4);
+  CHECK(r.result.waited_s == 90);  // no wait after the last attempt
+}
+
+TEST_CASE("an idle timeout costs idle_timeout_s but is not a wait") {
+  auto r = run(Config{}, {{stream({text_frame("a")}, TransportEnd::kIdleTimeout), text_turn("b")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.waited_s == 10);
+  CHECK(r.clock_s == 70);
+}
+
+TEST_CASE("a 400 fails the run and removes the rejected content from history") {
+  auto r = run(Config{}, {{status(400, "INVALID_ARGUMENT")}});
+  CHECK(r.result.error == "invalid_request");
+  CHECK(r.result.requests == 1);
+  CHECK(r.result.final_history.empty());
+}
+
+TEST_CASE("401, 403 and 404 fail the run as non_retryable without retry") {
+  auto code = GENERATE(401, 403, 404);
+  auto r = run(Config{}, {{status(code, "X"), text_turn("never")}});
+  CHECK(r.result.error == "non_retryable");
+  CHECK(r.result.requests == 1);
+  CHECK(r.result.waited_s == 0);
+}
+
+TEST_CASE("content filter retries once on the fallback model without waiting") {
+  Config c;
+  c.fallback_model = "fallback-model";
+  auto r = run(c, {{call_turn("deploy")}, {stream({finish_frame("SAFETY")}), text_turn("ok")}});
+  CHECK(r.result.completed);
+  CHECK(r.result.waited_s == 0);
+  REQUIRE(r.result.requests == 3);
+  CHECK(r.transport.requests[0].target.find("gemini-2.5-flash") != std::string::npos);
+  CHECK(r.transport.requests[2].target ==
+        "/v1beta/models/fallback-model:streamGenerateContent?alt=sse");
+}
+
+TEST_CASE("the next turn starts on the configured model after a fallback") {
+  Config c;
+  c.fallback_model = "fb";
+  auto r = run(c, {{stream({finish_frame("SAFETY")}), call_turn("deploy")}, {text_turn("ok")}});
+  CHECK(r.result.completed);
+  CHECK(r.transport.requests[1].target.find("/fb:") != std::string::npos);
+  CHECK(r.transport.requests[2].target.find("gemini-2.5-flash") != std::string::npos);
+}
+
+TEST_CASE("a second content filter in a turn fails the run with content_filter") {
+  Config c;
+  c.fallback_model = "fb";
+  auto r = run(c, {{stream({finish_frame("SAFETY")})}});
+  CHECK(r.result.error == "content_filter");
+  CHECK(r.result.requests == 2);
+}
+
+TEST_CASE("content filter without fallback fails the run, never success") {
+  auto r = run(Config{}, {{stream({text_frame("x"), finish_frame("SAFETY")})}});
+  CHECK_FALSE(r.result.completed);
+  CHECK(r.result.error == "content_filter");
+  CHECK(r.result.requests == 1);
+  CHECK(r.result.shown_output.empty());
+}
+
+TEST_CASE("content filter fallback without budget fails with content_filter") {
+  Config c;
+  c.fallback_model = "fb";
+  c.max_attempts = 1;
+  auto r = run(c, {{stream({finish_frame("SAFETY")}), text_turn("ok")}});
+  CHECK(r.result.error == "content_filter");
+  CHECK(r.result.requests == 1);
+}
+
+TEST_CASE("max_turns caps a run whose turns always call tools") {
+  Config c;
+  c.max_turns = 3;
+  auto r = run(c, {{call_turn("a")}, {call_turn("a")}, {call_turn("a")}, {call_turn("a")}});
+  CHECK(r.result.error == "max_turns");
+  CHECK(r.result.requests == 3);
+}
+
+TEST_CASE("events record requests with turn and attempt, and the run is deterministic") {
+  Config c;
+  auto turns = std::vector<std::vector<FakeResponse>>{
+      {lost_after_call("deploy"), status(429, "RESOURCE_EXHAUSTED", 30), call_turn("deploy")},
+      {text_turn("ok")}};
+  auto a = run(c, turns);
+  auto b = run(c, turns);
+  CHECK(a.result.events == b.result.events);
+  CHECK(a.result.ledger == b.result.ledger);
+  std::vector<json> requests;
+  for (const json& e : a.result.events) {
+    if (e["type"] == "request") requests.push_back(e);
+  }
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[2] == json{{"type", "request"}, {"seq", 2}, {"turn", 0}, {"attempt", 2},
+                            {"model", "gemini-2.5-flash"}});
+  CHECK(requests[3]["turn"] == 1);
+  CHECK(a.result.events.back() == json{{"type", "outcome"}, {"completed", true}, {"error", ""}});
+  CHECK(a.result.waited_s == 40);
+}
+
+}  // namespace rut

@@ -1,0 +1,49 @@
+// The seeded-defect catalogue (see defects.h). Each defect's one consulting site is grep-able as
+// `defects.contains(Defect::kX)` / `defects_.contains(Defect::kX)` in the runtime's sources.
+#include "runtime_under_test/defects.h"
+
+namespace rut {
+
+const std::vector<DefectInfo>& defect_catalogue() {
+  static const std::vector<DefectInfo> catalogue = {
+      {Defect::kKeepCallsOnRetry, "keep-calls-on-retry",
+       "a consumer keeps the failed attempt's calls on Retry: they run too and get a second response"},
+      {Defect::kEagerExecution, "eager-execution",
+       "calls run as they stream, before the turn commits, so a failed attempt's calls run"},
+      {Defect::kContentFilterAsSuccess, "content-filter-as-success",
+       "a SAFETY/RECITATION finish is treated like STOP and ends as a (possibly empty) success"},
+      {Defect::kCommitIncompleteStream, "commit-incomplete-stream",
+       "a stream that ends cleanly without its terminal frame is committed as complete"},
+      {Defect::kKeepRejectedTurn, "keep-rejected-turn",
+       "after a 400 the rejected user content stays in history"},
+      {Defect::kNoPairingGuard, "no-pairing-guard",
+       "no pre-send guard: function responses without a matching call are sent"},
+      {Defect::kUnboundedRetry, "unbounded-retry",
+       "retries ignore max_attempts and go on forever"},
+      {Defect::kRetryNonRetryable, "retry-non-retryable",
+       "400/401/403/404 are retried like 503"},
+      {Defect::kIgnoreRetryAfter, "ignore-retry-after",
+       "waits use the backoff schedule only, ignoring Retry-After / RetryInfo"},
+      {Defect::kKeepPartialText, "keep-partial-text",
+       "a failed attempt's partial text stays in the buffer and is shown with the retry's text"},
+      {Defect::kRestartRunOnFailure, "restart-run-on-failure",
+       "a failed run starts again from the prompt with fresh history, re-running completed tools"},
+  };
+  return catalogue;
+}
+
+std::string_view defect_name(Defect defect) {
+  for (const DefectInfo& info : defect_catalogue()) {
+    if (info.defect == defect) return info.name;
+  }
+  return "unknown";
+}
+
+std::optional<Defect> defect_from_name(std::string_view name) {
+  for (const DefectInfo& info : defect_catalogue()) {
+    if (info.name == name) return info.defect;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rut

@@ -1,0 +1,116 @@
+// Gemini wire codec (see gemini_codec.h).
+#include "runtime_under_test/gemini_codec.h"
+
+#include <charconv>
+
+namespace rut {
+
+using nlohmann::json;
+
+std::string stream_target(std::string_view model) {
+  return "/v1beta/models/" + std::string(model) + ":streamGenerateContent?alt=sse";
+}
+
+std::string build_request_body(const json& contents, const std::vector<std::string>& tool_names) {
+  json body = {{"contents", contents}};
+  if (!tool_names.empty()) {
+    json decls = json::array();
+    for (const auto& name : tool_names) {
+      decls.push_back({{"name", name},
+                       {"description", "simulated tool " + name},
+                       {"parameters", {{"type", "object"}}}});
+    }
+    body["tools"] = json::array({{{"functionDeclarations", decls}}});
+  }
+  return body.dump();
+}
+
+std::optional<double> parse_duration_s(std::string_view text) {
+  if (text.size() < 2 || text.back() != 's') return std::nullopt;
+  text.remove_suffix(1);
+  try {
+    std::size_t used = 0;
+    std::string s(text);
+    double value = std::stod(s, &used);
+    if (used != s.size() || value < 0) return std::nullopt;
+    return value;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::optional<GeminiError> parse_error(std::string_view body) {
+  json parsed = json::parse(body, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("error") || !parsed["error"].is_object()) {
+    return std::nullopt;
+  }
+  const json& e = parsed["error"];
+  GeminiError out;
+  if (e.contains("code") && e["code"].is_number_integer()) out.code = e["code"].get<int>();
+  if (e.contains("message") && e["message"].is_string()) out.message = e["message"];
+  if (e.contains("status") && e["status"].is_string()) out.status = e["status"];
+  if (e.contains("details") && e["details"].is_array()) {
+    for (const json& d : e["details"]) {
+      if (d.is_object() && d.value("@type", "") == "type.googleapis.com/google.rpc.RetryInfo" &&
+          d.contains("retryDelay") && d["retryDelay"].is_string()) {
+        if (auto s = parse_duration_s(d["retryDelay"].get<std::string>())) out.retry_after_s = *s;
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<GeminiFrame> parse_frame(std::string_view data) {
+  json parsed = json::parse(data, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  GeminiFrame frame;
+  if (parsed.contains("error")) {
+    frame.is_error = true;
+    if (auto e = parse_error(data)) frame.error_message = e->message;
+    return frame;
+  }
+  if (!parsed.contains("candidates") || !parsed["candidates"].is_array() ||
+      parsed["candidates"].empty()) {
+    return frame;  // e.g. a usage-only frame
+  }
+  const json& cand = parsed["candidates"][0];
+  if (!cand.is_object()) return std::nullopt;
+  if (cand.contains("content") && cand["content"].is_object() &&
+      cand["content"].contains("parts") && cand["content"]["parts"].is_array()) {
+    for (const json& p : cand["content"]["parts"]) {
+      if (!p.is_object()) continue;
+      if (p.contains("functionCall") && p["functionCall"].is_object()) {
+        const json& fc = p["functionCall"];
+        FunctionCall call;
+        call.name = fc.value("name", "");
+        if (fc.contains("args") && fc["args"].is_object()) call.args = fc["args"];
+        if (fc.contains("id") && fc["id"].is_string()) call.id = fc["id"].get<std::string>();
+        frame.parts.push_back({std::nullopt, std::move(call)});
+      } else if (p.contains("text") && p["text"].is_string() && !p.value("thought", false)) {
+        frame.parts.push_back({p["text"].get<std::string>(), std::nullopt});
+      }
+    }
+  }
+  if (cand.contains("finishReason") && cand["finishReason"].is_string()) {
+    frame.finish_reason = cand["finishReason"].get<std::string>();
+  }
+  return frame;
+}
+
+json part_to_json(const ModelPart& part) {
+  if (part.call) {
+    json fc = {{"name", part.call->name}, {"args", part.call->args}};
+    if (part.call->id) fc["id"] = *part.call->id;
+    return {{"functionCall", fc}};
+  }
+  return {{"text", part.text.value_or("")}};
+}
+
+json function_response_json(const FunctionCall& call, const json& response) {
+  json fr = {{"name", call.name}};
+  if (call.id) fr["id"] = *call.id;
+  fr["response"] = response;
+  return {{"functionResponse", fr}};
+}
+
+}  // namespace rut

@@ -1,0 +1,62 @@
+// Tests of the runtime's Gemini codec: targets, bodies, frames, error envelopes.
+#include "runtime_under_test/gemini_codec.h"
+
+#include <catch2/catch.hpp>
+
+namespace rut {
+
+using nlohmann::json;
+
+TEST_CASE("codec builds the streaming target and request body") {
+  CHECK(stream_target("gemini-2.5-flash") ==
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+  json contents = json::array({{{"role", "user"}, {"parts", json::array({{{"text", "hi"}}})}}});
+  json body = json::parse(build_request_body(contents, {}));
+  CHECK(body["contents"] == contents);
+  CHECK_FALSE(body.contains("tools"));
+  body = json::parse(build_request_body(contents, {"deploy"}));
+  CHECK(body["tools"][0]["functionDeclarations"][0]["name"] == "deploy");
+}
+
+TEST_CASE("codec parses text, function calls and finish reason of a frame") {
+  auto f = parse_frame(
+      R"({"candidates":[{"content":{"role":"model","parts":[{"text":"a"},)"
+      R"({"functionCall":{"name":"deploy","args":{"env":"prod"},"id":"c1"}}]},)"
+      R"("finishReason":"STOP","index":0}],"usageMetadata":{}})");
+  REQUIRE(f);
+  REQUIRE(f->parts.size() == 2);
+  CHECK(*f->parts[0].text == "a");
+  CHECK(f->parts[1].call->name == "deploy");
+  CHECK(f->parts[1].call->args == json{{"env", "prod"}});
+  CHECK(*f->parts[1].call->id == "c1");
+  CHECK(*f->finish_reason == "STOP");
+}
+
+TEST_CASE("codec reports an undecodable frame as nullopt") {
+  CHECK_FALSE(parse_frame("{not json"));
+  CHECK_FALSE(parse_frame("[1,2]"));
+  CHECK(parse_frame(R"({"usageMetadata":{}})"));
+}
+
+TEST_CASE("codec reads error envelopes and RetryInfo delays") {
+  auto e = parse_error(
+      R"({"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[)"
+      R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}})");
+  REQUIRE(e);
+  CHECK(e->code == 429);
+  CHECK(e->status == "RESOURCE_EXHAUSTED");
+  CHECK(e->retry_after_s == 30);
+  CHECK(parse_duration_s("1.5s") == 1.5);
+  CHECK_FALSE(parse_duration_s("30"));
+  CHECK_FALSE(parse_error("hello"));
+}
+
+TEST_CASE("codec echoes call ids in function responses only when the call had one") {
+  FunctionCall with_id{"deploy", json::object(), "c1"};
+  FunctionCall without{"deploy", json::object(), std::nullopt};
+  CHECK(function_response_json(with_id, {{"output", "deploy: ok"}})["functionResponse"]["id"] ==
+        "c1");
+  CHECK_FALSE(function_response_json(without, {})["functionResponse"].contains("id"));
+}
+
+}  // namespace rut

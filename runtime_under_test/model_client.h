@@ -1,0 +1,79 @@
+// One model attempt: send a request through ITransport, decode the SSE stream, hand out the
+// attempt's parts as they arrive, and end with success (a STOP / MAX_TOKENS terminal frame) or
+// exactly one ErrorCode from docs/POLICY.md. Retry decisions are not made here (retry_coordinator.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime_under_test/defects.h"
+#include "runtime_under_test/env.h"
+#include "runtime_under_test/gemini_codec.h"
+
+namespace rut {
+
+/// Why an attempt failed (docs/POLICY.md "An attempt"). Each entry states its retry class.
+enum class ErrorCode {
+  kHttp429,          ///< status 429. Retryable: wait max(backoff step, RetryInfo delay)
+  kHttp5xx,          ///< status 500, 502, 503, 504, 529. Retryable with backoff
+  kInvalidRequest,   ///< status 400. Not retryable: run error "invalid_request"; the rejected
+                     ///< user content is removed from history
+  kHttpClientError,  ///< any other status >= 400 (401, 403, 404, 501…). Not retryable: "non_retryable"
+  kConnectionLost,   ///< FIN or RST before the terminal frame. Retryable; the attempt's calls are
+                     ///< indeterminate and must never execute
+  kConnectFailed,    ///< no connection at all. Retryable
+  kIdleTimeout,      ///< nothing arrived for idle_timeout_s. Retryable (the timeout is not a wait)
+  kStreamError,      ///< an in-stream `{"error":{...}}` object. Retryable
+  kUndecodableFrame, ///< a `data:` frame whose JSON does not parse. Retryable
+  kIncompleteStream, ///< clean end without a terminal frame, or a finish reason outside the
+                     ///< policy's table (e.g. OTHER). Retryable
+  kMalformedCall,    ///< finish MALFORMED_FUNCTION_CALL. Retryable
+  kContentFilter,    ///< finish SAFETY or RECITATION. Special: one retry on the fallback model if
+                     ///< set, else run error "content_filter"; never retried unchanged
+};
+
+/// Snake-case name as in docs/POLICY.md, e.g. "http_429", "connection_lost".
+std::string_view error_code_name(ErrorCode code);
+
+/// The end of one attempt.
+struct AttemptResult {
+  bool ok = false;                     ///< the terminal frame arrived with STOP / MAX_TOKENS
+  std::string finish_reason;           ///< Gemini finish reason when one arrived, else ""
+  std::optional<ErrorCode> error;      ///< set iff !ok
+  std::string message;                 ///< human-readable detail of the failure
+  int status = 0;                      ///< HTTP status (0 when no response head)
+  double retry_after_s = 0;            ///< RetryInfo delay of a status failure; else 0
+  std::vector<ModelPart> parts;        ///< every part delivered, in order (committed when ok)
+};
+
+/// Runs single attempts. Holds no per-attempt state between calls.
+class ModelClient {
+ public:
+  /// `tool_names` are declared in each request's `tools`; may be empty.
+  ModelClient(ITransport& transport, IClock& clock, const DefectSet& defects,
+              double idle_timeout_s, std::vector<std::string> tool_names = {});
+
+  /// Builds the request for `contents` on `model`: streaming target, `x-goog-api-key: hiccup`,
+  /// `Content-Type: application/json`.
+  [[nodiscard]] HttpRequest make_request(const nlohmann::json& contents,
+                                         std::string_view model) const;
+
+  /// Sends `request` and streams it; `on_part` sees each delivered part as soon as its frame is
+  /// decoded (parts of a failing attempt included: the caller discards them on Retry). Stops
+  /// reading at the first terminal frame, failure frame or undecodable frame. On kIdleTimeout the
+  /// clock advances by idle_timeout_s. Transport exceptions propagate.
+  [[nodiscard]] AttemptResult run(const HttpRequest& request,
+                                  const std::function<void(const ModelPart&)>& on_part);
+
+ private:
+  ITransport& transport_;
+  IClock& clock_;
+  const DefectSet& defects_;
+  double idle_timeout_s_;
+  std::vector<std::string> tool_names_;
+};
+
+}  // namespace rut

@@ -1,0 +1,59 @@
+// Incremental SSE decoder (see sse_decoder.h).
+#include "runtime_under_test/sse_decoder.h"
+
+#include <nlohmann/json.hpp>
+
+namespace rut {
+
+bool is_bare_error_object(std::string_view text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() && parsed.contains("error");
+}
+
+void SseDecoder::feed(std::string_view bytes, std::vector<SseFrame>& out) {
+  for (char c : bytes) {
+    if (c != '\n') {
+      pending_.push_back(c);
+      continue;
+    }
+    std::string_view text = pending_;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    line(text, out);
+    pending_.clear();
+  }
+}
+
+void SseDecoder::finish(std::vector<SseFrame>& out) {
+  std::string_view text = pending_;
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  if (!text.empty() && is_bare_error_object(text)) {
+    out.push_back({SseFrame::Kind::kErrorObject, std::string(text)});
+  }
+  pending_.clear();
+  data_.clear();
+  has_data_ = false;
+}
+
+void SseDecoder::line(std::string_view text, std::vector<SseFrame>& out) {
+  if (text.empty()) {
+    if (has_data_) out.push_back({SseFrame::Kind::kData, data_});
+    data_.clear();
+    has_data_ = false;
+    return;
+  }
+  if (text.front() == ':') return;  // comment
+  if (text.starts_with("data:")) {
+    text.remove_prefix(5);
+    if (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (has_data_) data_.push_back('\n');
+    data_.append(text);
+    has_data_ = true;
+    return;
+  }
+  if (text.front() == '{' && is_bare_error_object(text)) {
+    out.push_back({SseFrame::Kind::kErrorObject, std::string(text)});
+  }
+  // other fields (event:, id:, retry:) and junk lines are ignored
+}
+
+}  // namespace rut

@@ -1,0 +1,81 @@
+// One model turn as an event stream (see streaming_turn.h).
+#include "runtime_under_test/streaming_turn.h"
+
+#include "runtime_under_test/pairing_guard.h"
+
+namespace rut {
+
+using nlohmann::json;
+
+TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
+  coordinator_.start_turn();
+  const int turn = history_.model_turns();
+  while (true) {
+    if (!config_.defects.contains(Defect::kNoPairingGuard)) {
+      const int dropped = apply_pairing_guard(history_.mutable_contents());
+      if (dropped > 0) log_.add({{"type", "guard"}, {"turn", turn}, {"dropped", dropped}});
+    }
+    const int attempt = coordinator_.attempt();
+    const int seq = log_.requests;
+    HttpRequest request = client_.make_request(history_.contents(), coordinator_.model());
+    log_.add({{"type", "request"},
+              {"seq", seq},
+              {"turn", turn},
+              {"attempt", attempt},
+              {"model", coordinator_.model()}});
+    ++log_.requests;
+
+    int call_index = 0;
+    AttemptResult result = client_.run(request, [&](const ModelPart& part) {
+      if (part.text) {
+        log_.add({{"type", "content"}, {"text", *part.text}, {"seq", seq}, {"turn", turn},
+                  {"attempt", attempt}});
+        consumer.on_content({*part.text, seq, attempt});
+      } else if (part.call) {
+        log_.add({{"type", "tool_call"},
+                  {"name", part.call->name},
+                  {"args", part.call->args},
+                  {"id", part.call->id ? json(*part.call->id) : json(nullptr)},
+                  {"seq", seq},
+                  {"call_index", call_index},
+                  {"turn", turn},
+                  {"attempt", attempt}});
+        consumer.on_tool_call_request({PendingCall{*part.call, seq, call_index, false}, attempt});
+        ++call_index;
+      }
+    });
+
+    if (result.ok) {
+      history_.commit_model_turn(result.parts);
+      log_.add({{"type", "finished"}, {"reason", result.finish_reason}, {"turn", turn},
+                {"attempt", attempt}});
+      log_.add({{"type", "commit"}, {"turn", turn}, {"seq", seq}});
+      consumer.on_finished({result.finish_reason});
+      return {true, "", "", std::nullopt};
+    }
+
+    const ErrorCode code = result.error.value_or(ErrorCode::kIncompleteStream);
+    RetryDecision decision = coordinator_.on_failure(result);
+    if (!decision.retry) {
+      std::string message = std::string(error_code_name(code)) + ": " + result.message +
+                            " (turn " + std::to_string(turn) + ", attempt " +
+                            std::to_string(attempt) + ")";
+      log_.add({{"type", "error"}, {"code", decision.run_error}, {"message", message},
+                {"attempt_error", error_code_name(code)}, {"turn", turn}, {"attempt", attempt}});
+      consumer.on_error({decision.run_error, message});
+      return {false, decision.run_error, message, code};
+    }
+    log_.add({{"type", "retry"},
+              {"turn", turn},
+              {"attempt", attempt},
+              {"error", error_code_name(code)},
+              {"message", result.message},
+              {"wait_s", decision.wait_s},
+              {"model", decision.model}});
+    consumer.on_retry({attempt, code, decision.wait_s, decision.model});
+    if (decision.wait_s > 0) clock_.sleep_s(decision.wait_s);
+    log_.waited_s += decision.wait_s;
+  }
+}
+
+}  // namespace rut

@@ -1,0 +1,84 @@
+// One model turn as an event stream (gemini-cli's GeminiChat/Turn shape): attempts are sent until
+// one completes or the retry coordinator stops; consumers see Content, ToolCallRequest, Retry,
+// Finished and Error events. History gets the model content only when an attempt completes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runtime_under_test/history.h"
+#include "runtime_under_test/model_client.h"
+#include "runtime_under_test/retry_coordinator.h"
+#include "runtime_under_test/run_log.h"
+#include "runtime_under_test/tool_scheduler.h"
+
+namespace rut {
+
+/// A text part of the current attempt.
+struct ContentEvent {
+  std::string text;
+  int request_seq = 0;
+  int attempt = 0;
+};
+/// A function call of the current attempt (not committed yet).
+struct ToolCallRequestEvent {
+  PendingCall call;
+  int attempt = 0;
+};
+/// The current attempt failed and another follows after `wait_s`: discard what it produced.
+struct RetryEvent {
+  int attempt = 0;          ///< index of the attempt that failed
+  ErrorCode error = ErrorCode::kIncompleteStream;
+  double wait_s = 0;        ///< virtual seconds before the next attempt
+  std::string model;        ///< model of the next attempt
+};
+/// The current attempt completed and its content is committed.
+struct FinishedEvent {
+  std::string reason;       ///< Gemini finish reason ("" under commit-incomplete-stream)
+};
+/// The turn failed; the run ends with `code`.
+struct ErrorEvent {
+  std::string code;         ///< run error: "retries_exhausted", "non_retryable", …
+  std::string message;
+};
+
+/// Receives a turn's events in order.
+class ITurnConsumer {
+ public:
+  virtual ~ITurnConsumer() = default;
+  virtual void on_content(const ContentEvent& event) = 0;
+  virtual void on_tool_call_request(const ToolCallRequestEvent& event) = 0;
+  virtual void on_retry(const RetryEvent& event) = 0;
+  virtual void on_finished(const FinishedEvent& event) = 0;
+  virtual void on_error(const ErrorEvent& event) = 0;
+};
+
+/// How a turn ended.
+struct TurnOutcome {
+  bool committed = false;
+  std::string run_error;                ///< when !committed
+  std::string message;                  ///< when !committed
+  std::optional<ErrorCode> last_error;  ///< the last attempt's error, when !committed
+};
+
+class StreamingTurn {
+ public:
+  StreamingTurn(const Config& config, ModelClient& client, RetryCoordinator& coordinator,
+                History& history, IClock& clock, RunLog& log)
+      : config_(config), client_(client), coordinator_(coordinator), history_(history),
+        clock_(clock), log_(log) {}
+
+  /// Runs the turn: before each request the pairing guard filters history; between attempts
+  /// waits via IClock::sleep_s. Transport exceptions propagate.
+  [[nodiscard]] TurnOutcome run(ITurnConsumer& consumer);
+
+ private:
+  const Config& config_;
+  ModelClient& client_;
+  RetryCoordinator& coordinator_;
+  History& history_;
+  IClock& clock_;
+  RunLog& log_;
+};
+
+}  // namespace rut

@@ -1,0 +1,45 @@
+// The tool scheduler (docs/POLICY.md "Tools"): executes calls of a committed turn, in call order,
+// once each. Tools are simulated: each execution appends one LedgerEntry and returns
+// `{"output":"NAME: ok"}`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime_under_test/defects.h"
+#include "runtime_under_test/gemini_codec.h"
+#include "runtime_under_test/run_log.h"
+
+namespace rut {
+
+/// A call seen in the stream, with where it came from.
+struct PendingCall {
+  FunctionCall call;
+  int request_seq = 0;     ///< the request whose attempt delivered it
+  int call_index = 0;      ///< position among that attempt's calls
+  bool executed = false;   ///< already executed (only under the eager-execution defect)
+};
+
+/// The runtime's own id for a call delivered without one: "call-SEQ-INDEX".
+std::string own_call_id(const PendingCall& call);
+
+class ToolScheduler {
+ public:
+  ToolScheduler(const DefectSet& defects, RunLog& log) : defects_(defects), log_(log) {}
+
+  /// A call just streamed (its turn has not committed). Correct policy: nothing happens.
+  void on_streamed_call(PendingCall& call);
+
+  /// Executes `calls` (a committed turn's, in call order), skipping any already executed, and
+  /// returns one functionResponse part per call, in order.
+  [[nodiscard]] std::vector<nlohmann::json> run_committed(std::vector<PendingCall>& calls);
+
+ private:
+  void execute(PendingCall& call);
+  const DefectSet& defects_;
+  RunLog& log_;
+};
+
+}  // namespace rut
