@@ -1,0 +1,41 @@
+// The oracle: an independent model of the reference runtime's CORRECT policy (docs/POLICY.md),
+// written apart from runtime_under_test/. Given a scenario it predicts the run's outcome, ledger,
+// request count and backoff time without any network or runtime; defects are ignored. The
+// explorer uses it for generated scenarios and the suite's tests cross-check hand-written expects.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/scenario.h"
+
+namespace harness {
+
+/// The predicted result of one correct run.
+struct OracleResult {
+  bool completed = false;
+  /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter" or
+  /// "invalid_request".
+  std::string error;
+  /// Text of the last committed turn (its text events up to the finish, concatenated); when the
+  /// run completed this is the final turn's text; "" when no turn committed.
+  std::string final_text;
+  /// Executed tool calls aggregated by (name, args) with counts, in first-execution order; `args`
+  /// always set.
+  std::vector<ExpectedExecution> executions;
+  int requests = 0;       ///< total model requests sent
+  double waited_s = 0;    ///< total virtual seconds of backoff (idle timeouts excluded)
+  bool operator==(const OracleResult&) const = default;
+};
+
+/// Predicts the correct run of `scenario` (its runtime settings with SCENARIO-FORMAT.md defaults:
+/// max_attempts 4, backoff_s [10, 20, 60], idle_timeout_s 60, no fallback). A request past the
+/// last scripted turn is modelled as the server's HTTP 500 (retryable). Pure; never throws on a
+/// validated scenario.
+[[nodiscard]] OracleResult predict(const Scenario& scenario);
+
+/// predict() as an Expect with every field set: outcome, error (only when failed), final_text
+/// (only when completed), executions, requests, waited_s.
+[[nodiscard]] Expect oracle_expect(const Scenario& scenario);
+
+}  // namespace harness
