@@ -31,7 +31,9 @@ struct JournalEntry {
   int script_attempt = -1;     ///< which scripted attempt was played (the last repeats); -1 if none
   nlohmann::json contents;     ///< the request's `contents` array as received (null if unparsable)
   int response_status = 0;     ///< HTTP status answered
-  std::string played;          ///< "stream", "status", "unscripted", "rejected", "not-found", "bad-request"
+  /// "stream", "status", "unscripted", "rejected" (pairing 400), "bad-request" (unparsable or
+  /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200)
+  std::string played;
   std::string fault;           ///< fault kind name that fired, "" for none
   bool validated = true;       ///< false when the request was rejected as invalid (HTTP 400)
   std::string rejection;       ///< the exact 400 message when rejected

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -61,7 +62,9 @@ struct Plan {
   int ending_delay_ms = 0;
 };
 
-/// How far a plan got on the wire, reported by whoever executed it.
+/// How far a plan got on the wire, reported by whoever executed it. For a streaming plan only
+/// `actions_done` counts (a StallAction counts once its pause ran to the end); a non-streaming
+/// body counts as delivered unless `client_gone`.
 struct Delivery {
   int actions_done = 0;        ///< actions fully executed (a write counts when sent in full)
   bool client_gone = false;    ///< the client hung up or stopped reading before the end
@@ -70,7 +73,13 @@ struct Delivery {
 /// Plays one script for one run. Thread-safe: the HTTP adapter calls it from pool threads.
 class ScriptEngine {
  public:
-  explicit ScriptEngine(Script script);
+  /// Optional hook called with (turn index, attempt index, a copy of the scripted attempt) just
+  /// before that attempt is played; it may edit the copy (the external-agent runner substitutes
+  /// its ledger placeholder per served attempt). The journal's delivered calls/text come from the
+  /// edited copy. Empty (default): the script is played as written.
+  using AttemptRewriter = std::function<void(int turn, int attempt, Attempt& played)>;
+
+  explicit ScriptEngine(Script script, AttemptRewriter rewriter = {});
 
   /// Validates `request`, matches it to the script, journals it and returns the plan.
   /// Never throws on bad input: malformed bodies get a 400 in the provider's envelope, unknown
@@ -87,9 +96,32 @@ class ScriptEngine {
   const Script& script() const { return script_; }
 
  private:
+  // What settle needs to know about one answered request, parallel to journal_.
+  struct ActionInfo {
+    bool write = false;
+    int events_done = 0;
+    bool terminal = false;
+  };
+  struct PlanRecord {
+    int turn = -1;                    // script turn played, -1 for none
+    int script_attempt = -1;          // script attempt played, -1 for none
+    std::vector<ActionInfo> actions;  // streaming plans
+    bool has_body_events = false;     // non-streaming 200 body carrying events
+    int body_events = 0;              // events in that body
+    bool body_completed = false;      // the body carries a stop/max_tokens finish
+    std::optional<Attempt> rewritten; // the attempt as played when a rewriter edited it
+  };
+
+  Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);
+  Plan plan_attempt(const Attempt& attempt, bool streaming, JournalEntry& entry,
+                    PlanRecord& record) const;
+  void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
+
   Script script_;
+  AttemptRewriter rewriter_;
   mutable std::mutex mu_;
   Journal journal_;
+  std::vector<PlanRecord> records_;     // parallel to journal_
   std::vector<int> answered_per_turn_;  // attempt counters, indexed by turn index
 };
 

@@ -1,0 +1,255 @@
+// The fault catalogue and the JSON form of faults (two-phase decoding: kind, then fields).
+#include "mock_server/faults.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mock {
+namespace {
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string json_type_name(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return "boolean";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned: return "integer";
+    case nlohmann::json::value_t::number_float: return "number";
+    case nlohmann::json::value_t::string: return "string";
+    case nlohmann::json::value_t::array: return "array";
+    case nlohmann::json::value_t::object: return "object";
+    default: return "value";
+  }
+}
+
+std::string known_kinds() {
+  std::string out;
+  for (const auto& k : fault_catalogue()) {
+    if (!out.empty()) out += ", ";
+    out += k.name;
+  }
+  return out;
+}
+
+// Reads the fields of one fault object. Each reader records a problem and returns false on error.
+class FieldReader {
+ public:
+  FieldReader(const nlohmann::json& j, const std::string& pointer,
+              std::vector<DecodeProblem>& problems)
+      : j_(j), pointer_(pointer), problems_(problems) {}
+
+  void problem(const std::string& key, std::string message) {
+    problems_.push_back({key.empty() ? pointer_ : pointer_ + "/" + escape_pointer_token(key),
+                         std::move(message)});
+    ok_ = false;
+  }
+
+  /// Integer field >= `min`; absent leaves `out` untouched unless `required`.
+  void integer(const std::string& key, int min, bool required, int& out, bool* present = nullptr) {
+    seen_.push_back(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) problem("", "missing required field \"" + key + "\"");
+      return;
+    }
+    if (!it->is_number_integer()) {
+      problem(key, "expected integer, found " + json_type_name(*it));
+      return;
+    }
+    const auto v = it->get<long long>();
+    if (v < min || v > 1'000'000'000) {
+      problem(key, "expected an integer >= " + std::to_string(min) + ", found " + it->dump());
+      return;
+    }
+    out = static_cast<int>(v);
+    if (present) *present = true;
+  }
+
+  void number(const std::string& key, double min, bool required, double& out) {
+    seen_.push_back(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) problem("", "missing required field \"" + key + "\"");
+      return;
+    }
+    if (!it->is_number()) {
+      problem(key, "expected number, found " + json_type_name(*it));
+      return;
+    }
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v < min) {
+      problem(key, "expected a number >= " + nlohmann::json(min).dump() + ", found " + it->dump());
+      return;
+    }
+    out = v;
+  }
+
+  void after_event(std::optional<int>& out) {
+    int v = 0;
+    bool present = false;
+    integer("after_event", 0, false, v, &present);
+    if (present) out = v;
+  }
+
+  void reject_unknown(std::string_view kind) {
+    for (const auto& [key, value] : j_.items()) {
+      if (key == "kind") continue;
+      if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) continue;
+      problem(key, "unknown field \"" + key + "\" for fault \"" + std::string(kind) + "\"");
+    }
+  }
+
+  bool ok() const { return ok_; }
+
+ private:
+  const nlohmann::json& j_;
+  const std::string& pointer_;
+  std::vector<DecodeProblem>& problems_;
+  std::vector<std::string> seen_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+const std::vector<FaultKindInfo>& fault_catalogue() {
+  static const FaultFieldInfo kAfter{
+      "after_event", "integer", "events fully delivered before the fault (default: all of them)"};
+  static const std::vector<FaultKindInfo> kCatalogue = {
+      {"disconnect", "close the connection (TCP FIN) without the chunked terminator",
+       {kAfter, {"delay_ms", "integer", "milliseconds to wait before closing (default 0)"}}},
+      {"reset", "wait while the client idles on read, then abort the connection with TCP RST",
+       {kAfter, {"idle_ms", "integer", "milliseconds of silence before the RST (default 200)"}}},
+      {"end", "end the HTTP response cleanly without the provider's terminal event", {kAfter}},
+      {"cut", "send only the first bytes of the next frame, then close (TCP FIN)",
+       {kAfter, {"bytes", "integer", "bytes of the next frame to send (required, >= 1)"}}},
+      {"error_event", "send the provider's in-stream error, then end the response",
+       {kAfter, {"status", "integer", "HTTP-like status of the error, e.g. 503 or 529 (default 503)"}}},
+      {"malformed", "send one undecodable frame (valid SSE framing, invalid JSON), then go on",
+       {kAfter}},
+      {"stall", "send nothing for a while (virtual time in-process, scaled over HTTP), then go on",
+       {kAfter, {"seconds", "number", "virtual seconds of silence (required, >= 0)"}}},
+  };
+  return kCatalogue;
+}
+
+std::string_view fault_name(const Fault& fault) {
+  return fault_catalogue()[fault.index()].name;
+}
+
+int fault_after_event(const Fault& fault, std::size_t event_count) {
+  const auto after = std::visit([](const auto& f) { return f.after_event; }, fault);
+  const int count = static_cast<int>(event_count);
+  if (!after) return count;
+  return std::clamp(*after, 0, count);
+}
+
+nlohmann::json fault_to_json(const Fault& fault) {
+  nlohmann::json j = nlohmann::json::object();
+  j["kind"] = std::string(fault_name(fault));
+  std::visit([&](const auto& f) { if (f.after_event) j["after_event"] = *f.after_event; }, fault);
+  if (auto* f = std::get_if<DisconnectFault>(&fault)) j["delay_ms"] = f->delay_ms;
+  if (auto* f = std::get_if<ResetFault>(&fault)) j["idle_ms"] = f->idle_ms;
+  if (auto* f = std::get_if<CutFault>(&fault)) j["bytes"] = f->bytes;
+  if (auto* f = std::get_if<ErrorEventFault>(&fault)) j["status"] = f->status;
+  if (auto* f = std::get_if<StallFault>(&fault)) j["seconds"] = f->seconds;
+  return j;
+}
+
+std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string& pointer,
+                                     std::vector<DecodeProblem>& problems) {
+  // Phase 1: the envelope and its kind.
+  if (!j.is_object()) {
+    problems.push_back({pointer, "expected object, found " + json_type_name(j)});
+    return std::nullopt;
+  }
+  auto kind_it = j.find("kind");
+  if (kind_it == j.end()) {
+    problems.push_back({pointer, "missing required field \"kind\""});
+    return std::nullopt;
+  }
+  if (!kind_it->is_string()) {
+    problems.push_back({pointer + "/kind", "expected string, found " + json_type_name(*kind_it)});
+    return std::nullopt;
+  }
+  const std::string kind = kind_it->get<std::string>();
+  const auto& cat = fault_catalogue();
+  auto info = std::find_if(cat.begin(), cat.end(), [&](const auto& k) { return k.name == kind; });
+  if (info == cat.end()) {
+    problems.push_back(
+        {pointer + "/kind", "unknown fault \"" + kind + "\" (known: " + known_kinds() + ")"});
+    return std::nullopt;
+  }
+
+  // Phase 2: the kind's fields.
+  FieldReader r(j, pointer, problems);
+  Fault fault;
+  switch (info - cat.begin()) {
+    case 0: {
+      DisconnectFault f;
+      r.after_event(f.after_event);
+      r.integer("delay_ms", 0, false, f.delay_ms);
+      fault = f;
+      break;
+    }
+    case 1: {
+      ResetFault f;
+      r.after_event(f.after_event);
+      r.integer("idle_ms", 0, false, f.idle_ms);
+      fault = f;
+      break;
+    }
+    case 2: {
+      EndFault f;
+      r.after_event(f.after_event);
+      fault = f;
+      break;
+    }
+    case 3: {
+      CutFault f;
+      r.after_event(f.after_event);
+      r.integer("bytes", 1, true, f.bytes);
+      fault = f;
+      break;
+    }
+    case 4: {
+      ErrorEventFault f;
+      r.after_event(f.after_event);
+      r.integer("status", 100, false, f.status);
+      if (r.ok() && f.status > 599) r.problem("status", "expected an HTTP status (100-599), found " +
+                                                            std::to_string(f.status));
+      fault = f;
+      break;
+    }
+    case 5: {
+      MalformedFault f;
+      r.after_event(f.after_event);
+      fault = f;
+      break;
+    }
+    default: {
+      StallFault f;
+      r.after_event(f.after_event);
+      r.number("seconds", 0, true, f.seconds);
+      fault = f;
+      break;
+    }
+  }
+  r.reject_unknown(kind);
+  if (!r.ok()) return std::nullopt;
+  return fault;
+}
+
+}  // namespace mock

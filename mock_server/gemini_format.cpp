@@ -1,0 +1,222 @@
+// The Gemini wire format: frames, envelopes and request summaries (see gemini_format.h).
+#include "mock_server/gemini_format.h"
+
+#include <cmath>
+
+namespace mock::gemini {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::string_view kModelsPrefix = "/v1beta/models/";
+
+ojson usage_metadata() {
+  ojson u = ojson::object();
+  u["promptTokenCount"] = 8;
+  u["candidatesTokenCount"] = 1;
+  u["totalTokenCount"] = 9;
+  return u;
+}
+
+ojson response_shell(ojson candidate, const FrameContext& ctx) {
+  ojson r = ojson::object();
+  r["candidates"] = ojson::array({std::move(candidate)});
+  r["usageMetadata"] = usage_metadata();
+  r["modelVersion"] = ctx.model;
+  r["responseId"] = ctx.response_id;
+  return r;
+}
+
+ojson model_content(ojson parts) {
+  ojson c = ojson::object();
+  c["role"] = "model";
+  c["parts"] = std::move(parts);
+  return c;
+}
+
+ojson part_for(const Event& event) {
+  if (auto* t = std::get_if<TextEvent>(&event)) return ojson{{"text", t->text}};
+  const auto& c = std::get<CallEvent>(event);
+  ojson call = ojson::object();
+  call["name"] = c.name;
+  call["args"] = c.args.is_null() ? ojson::object() : ojson::parse(c.args.dump());
+  if (!c.id.empty()) call["id"] = c.id;
+  return ojson{{"functionCall", std::move(call)}};
+}
+
+bool finish_has_content(FinishReason r) {
+  return r == FinishReason::kStop || r == FinishReason::kMaxTokens;
+}
+
+}  // namespace
+
+std::optional<Target> parse_target(std::string_view target) {
+  const auto q = target.find('?');
+  std::string_view path = target.substr(0, q);
+  if (path.substr(0, kModelsPrefix.size()) != kModelsPrefix) return std::nullopt;
+  path.remove_prefix(kModelsPrefix.size());
+  const auto colon = path.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  const std::string_view model = path.substr(0, colon);
+  const std::string_view method = path.substr(colon + 1);
+  if (model.find('/') != std::string_view::npos) return std::nullopt;
+  if (method == "streamGenerateContent") return Target{std::string(model), true};
+  if (method == "generateContent") return Target{std::string(model), false};
+  return std::nullopt;
+}
+
+std::string_view status_name(int status) {
+  switch (status) {
+    case 400: return "INVALID_ARGUMENT";
+    case 401: return "UNAUTHENTICATED";
+    case 403: return "PERMISSION_DENIED";
+    case 404: return "NOT_FOUND";
+    case 429: return "RESOURCE_EXHAUSTED";
+    case 500: return "INTERNAL";
+    case 502:
+    case 503:
+    case 529: return "UNAVAILABLE";
+    case 504: return "DEADLINE_EXCEEDED";
+    default: return "UNKNOWN";
+  }
+}
+
+std::string_view default_message(int status) {
+  switch (status) {
+    case 400: return "Request contains an invalid argument.";
+    case 401: return "API key not valid. Please pass a valid API key.";
+    case 403: return "The caller does not have permission";
+    case 404: return "Requested entity was not found.";
+    case 429: return "Resource has been exhausted (e.g. check quota).";
+    case 500: return "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting";
+    case 502: return "The service is currently unavailable.";
+    case 503:
+    case 529: return "The model is overloaded. Please try again later.";
+    case 504: return "Deadline expired before operation could complete.";
+    default: return "The request failed.";
+  }
+}
+
+std::string retry_delay(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) seconds = 0;
+  if (seconds == std::floor(seconds) && seconds < 1e15) {
+    return std::to_string(static_cast<long long>(seconds)) + "s";
+  }
+  return nlohmann::json(seconds).dump() + "s";
+}
+
+ojson error_envelope(int status, std::string_view message, std::optional<double> retry_after_s) {
+  ojson e = ojson::object();
+  e["code"] = status;
+  e["message"] = std::string(message);
+  e["status"] = std::string(status_name(status));
+  if (retry_after_s) {
+    ojson info = ojson::object();
+    info["@type"] = "type.googleapis.com/google.rpc.RetryInfo";
+    info["retryDelay"] = retry_delay(*retry_after_s);
+    e["details"] = ojson::array({std::move(info)});
+  }
+  return ojson{{"error", std::move(e)}};
+}
+
+std::string error_body(int status, std::string_view message, std::optional<double> retry_after_s) {
+  return error_envelope(status, message, retry_after_s).dump();
+}
+
+std::string response_id(std::size_t journal_index) {
+  return "hiccup-" + std::to_string(journal_index);
+}
+
+std::string_view finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return "STOP";
+    case FinishReason::kMaxTokens: return "MAX_TOKENS";
+    case FinishReason::kContentFilter: return "SAFETY";
+    case FinishReason::kMalformedCall: return "MALFORMED_FUNCTION_CALL";
+  }
+  return "STOP";
+}
+
+ojson event_response(const Event& event, const FrameContext& ctx) {
+  ojson cand = ojson::object();
+  if (auto* f = std::get_if<FinishEvent>(&event)) {
+    if (finish_has_content(f->reason)) cand["content"] = model_content(ojson::array());
+    cand["finishReason"] = std::string(finish_reason_name(f->reason));
+  } else {
+    cand["content"] = model_content(ojson::array({part_for(event)}));
+  }
+  cand["index"] = 0;
+  return response_shell(std::move(cand), ctx);
+}
+
+std::string sse_frame(const ojson& response) { return "data: " + response.dump() + "\r\n\r\n"; }
+
+std::string event_frame(const Event& event, const FrameContext& ctx) {
+  return sse_frame(event_response(event, ctx));
+}
+
+std::string malformed_frame() { return "data: {\"candidates\":[{\r\n\r\n"; }
+
+std::string stream_error_chunk(int status) {
+  return error_body(status, default_message(status)) + "\n";
+}
+
+ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx) {
+  ojson parts = ojson::array();
+  std::optional<FinishReason> finish;
+  for (const auto& e : events) {
+    if (auto* f = std::get_if<FinishEvent>(&e)) {
+      if (!finish) finish = f->reason;
+    } else {
+      parts.push_back(part_for(e));
+    }
+  }
+  ojson cand = ojson::object();
+  const bool blocked = finish && !finish_has_content(*finish) && parts.empty();
+  if (!blocked) cand["content"] = model_content(std::move(parts));
+  if (finish) cand["finishReason"] = std::string(finish_reason_name(*finish));
+  cand["index"] = 0;
+  return response_shell(std::move(cand), ctx);
+}
+
+std::vector<ContentSummary> summarize_contents(const nlohmann::json& contents) {
+  std::vector<ContentSummary> out;
+  if (!contents.is_array()) return out;
+  for (const auto& c : contents) {
+    ContentSummary s;
+    s.role = "user";
+    if (!c.is_object()) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    if (auto r = c.find("role"); r != c.end() && r->is_string()) s.role = r->get<std::string>();
+    auto parts = c.find("parts");
+    if (parts != c.end() && parts->is_array()) {
+      for (const auto& p : *parts) {
+        if (!p.is_object()) continue;
+        auto str = [](const nlohmann::json& o, const char* key) {
+          auto it = o.find(key);
+          return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        if (auto fc = p.find("functionCall"); fc != p.end() && fc->is_object()) {
+          CallPart call{str(*fc, "name"), str(*fc, "id"), nlohmann::json::object()};
+          if (auto a = fc->find("args"); a != fc->end()) call.args = *a;
+          s.calls.push_back(std::move(call));
+        }
+        if (auto fr = p.find("functionResponse"); fr != p.end() && fr->is_object()) {
+          s.responses.push_back({str(*fr, "name"), str(*fr, "id")});
+        }
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+int turn_index(const nlohmann::json& contents) {
+  int n = 0;
+  for (const auto& s : summarize_contents(contents)) n += s.role == "model" ? 1 : 0;
+  return n;
+}
+
+}  // namespace mock::gemini

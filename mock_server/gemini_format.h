@@ -1,0 +1,107 @@
+// The Gemini wire format (WIRE-FORMATS.md, "Gemini"): request targets and bodies, SSE frames of
+// GenerateContentResponse for script events, the error envelope with RetryInfo, the in-stream
+// error object and the non-streaming generateContent body. Pure functions, no I/O.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_server/script.h"
+
+namespace mock::gemini {
+
+/// What a request target names: `/v1beta/models/{model}:streamGenerateContent[?alt=sse]`
+/// (streaming = true) or `/v1beta/models/{model}:generateContent` (streaming = false).
+struct Target {
+  std::string model;
+  bool streaming = false;
+};
+
+/// Parses a request target (path plus optional query); nullopt when it names no Gemini
+/// generate method.
+std::optional<Target> parse_target(std::string_view target);
+
+/// Google RPC status name for an HTTP status: 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED,
+/// 403 PERMISSION_DENIED, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, 500 INTERNAL,
+/// 502/503/529 UNAVAILABLE, 504 DEADLINE_EXCEEDED; "UNKNOWN" otherwise.
+std::string_view status_name(int status);
+
+/// The API's usual message for an HTTP status (e.g. 503: "The model is overloaded. Please try
+/// again later.").
+std::string_view default_message(int status);
+
+/// `retryDelay` spelling of a delay in seconds: whole seconds as "30s", else e.g. "1.5s".
+std::string retry_delay(double seconds);
+
+/// The error envelope `{"error":{"code","message","status","details"?}}`; with `retry_after_s`
+/// the details hold one `type.googleapis.com/google.rpc.RetryInfo` with its `retryDelay`.
+nlohmann::ordered_json error_envelope(int status, std::string_view message,
+                                      std::optional<double> retry_after_s = std::nullopt);
+
+/// error_envelope(...) serialised on one line: the HTTP body of an error answer.
+std::string error_body(int status, std::string_view message,
+                       std::optional<double> retry_after_s = std::nullopt);
+
+/// Deterministic `responseId` for the response to journal entry `journal_index`.
+std::string response_id(std::size_t journal_index);
+
+/// Per-response values every frame carries.
+struct FrameContext {
+  std::string model;        ///< echoed as `modelVersion` (the requested model)
+  std::string response_id;  ///< `responseId`
+};
+
+/// Gemini finish reason for a scenario finish: STOP, MAX_TOKENS, SAFETY, MALFORMED_FUNCTION_CALL.
+std::string_view finish_reason_name(FinishReason reason);
+
+/// One GenerateContentResponse for one event: text → parts [{text}], call → parts
+/// [{functionCall:{name,args,id?}}], finish STOP/MAX_TOKENS → empty parts plus finishReason,
+/// finish SAFETY/MALFORMED_FUNCTION_CALL → a candidate with no content (blocked output).
+nlohmann::ordered_json event_response(const Event& event, const FrameContext& ctx);
+
+/// One SSE frame: "data: " + one-line JSON + "\r\n\r\n" (no event:/id: lines).
+std::string sse_frame(const nlohmann::ordered_json& response);
+
+/// sse_frame(event_response(event, ctx)).
+std::string event_frame(const Event& event, const FrameContext& ctx);
+
+/// An undecodable frame with valid SSE framing: `data: {"candidates":[{` + "\r\n\r\n".
+std::string malformed_frame();
+
+/// The in-stream error the official SDK recognises: a bare `{"error":{…}}` object + "\n"
+/// (not a data: line), written as its own chunk.
+std::string stream_error_chunk(int status);
+
+/// The non-streaming generateContent body: one GenerateContentResponse whose single candidate
+/// holds all parts of `events` in order and the finishReason of the first finish (if any).
+nlohmann::ordered_json merged_response(const std::vector<Event>& events, const FrameContext& ctx);
+
+/// A function call part found in a request's history.
+struct CallPart {
+  std::string name;
+  std::string id;  ///< "" when absent
+  nlohmann::json args = nlohmann::json::object();
+};
+/// A function response part found in a request's history.
+struct ResponsePart {
+  std::string name;
+  std::string id;  ///< "" when absent
+};
+/// One `contents[i]` reduced to what matching and pairing need. A missing role counts as user.
+struct ContentSummary {
+  std::string role;
+  std::vector<CallPart> calls;
+  std::vector<ResponsePart> responses;
+};
+
+/// Summaries of a `contents` array (non-object entries and parts are skipped).
+std::vector<ContentSummary> summarize_contents(const nlohmann::json& contents);
+
+/// The turn index of a request: the number of `role:"model"` contents.
+int turn_index(const nlohmann::json& contents);
+
+}  // namespace mock::gemini

@@ -1,0 +1,123 @@
+// Tests of the Gemini wire format: exact frame bytes, envelopes, request summaries.
+#include <catch2/catch.hpp>
+
+#include "mock_server/gemini_format.h"
+
+namespace g = mock::gemini;
+using nlohmann::json;
+
+namespace {
+const g::FrameContext kCtx{"gemini-2.5-flash", "hiccup-0"};
+const std::string kTail =
+    R"("usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":1,"totalTokenCount":9},)"
+    R"("modelVersion":"gemini-2.5-flash","responseId":"hiccup-0"})";
+}  // namespace
+
+TEST_CASE("a text event is one data frame with a text part") {
+  CHECK(g::event_frame(mock::TextEvent{"Hi \"there\""}, kCtx) ==
+        R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hi \"there\""}]},"index":0}],)" +
+            kTail + "\r\n\r\n");
+}
+
+TEST_CASE("a call event is a functionCall part, with id only when set") {
+  CHECK(g::event_frame(mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kCtx) ==
+        R"(data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"ls"}}}]},"index":0}],)" +
+            kTail + "\r\n\r\n");
+  CHECK(g::event_frame(mock::CallEvent{"shell", json::object(), "c1"}, kCtx) ==
+        R"(data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"shell","args":{},"id":"c1"}}]},"index":0}],)" +
+            kTail + "\r\n\r\n");
+}
+
+TEST_CASE("finish frames: STOP and MAX_TOKENS carry empty parts, SAFETY is a blocked output") {
+  CHECK(g::event_frame(mock::FinishEvent{mock::FinishReason::kStop}, kCtx) ==
+        R"(data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"STOP","index":0}],)" +
+            kTail + "\r\n\r\n");
+  CHECK(g::event_frame(mock::FinishEvent{mock::FinishReason::kMaxTokens}, kCtx).find(
+            R"("finishReason":"MAX_TOKENS")") != std::string::npos);
+  CHECK(g::event_frame(mock::FinishEvent{mock::FinishReason::kContentFilter}, kCtx) ==
+        R"(data: {"candidates":[{"finishReason":"SAFETY","index":0}],)" + kTail + "\r\n\r\n");
+  CHECK(g::event_frame(mock::FinishEvent{mock::FinishReason::kMalformedCall}, kCtx) ==
+        R"(data: {"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL","index":0}],)" + kTail +
+            "\r\n\r\n");
+}
+
+TEST_CASE("frames have no event or id lines and exactly one data line") {
+  const std::string f = g::event_frame(mock::TextEvent{"a\nb"}, kCtx);
+  CHECK(f.rfind("data: ", 0) == 0);
+  CHECK(f.find('\n') == f.size() - 3);
+  CHECK(f.find("event:") == std::string::npos);
+}
+
+TEST_CASE("the error envelope uses Google status names") {
+  CHECK(g::error_body(503, g::default_message(503)) ==
+        R"({"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}})");
+  CHECK(g::status_name(400) == "INVALID_ARGUMENT");
+  CHECK(g::status_name(401) == "UNAUTHENTICATED");
+  CHECK(g::status_name(403) == "PERMISSION_DENIED");
+  CHECK(g::status_name(404) == "NOT_FOUND");
+  CHECK(g::status_name(429) == "RESOURCE_EXHAUSTED");
+  CHECK(g::status_name(500) == "INTERNAL");
+  CHECK(g::status_name(502) == "UNAVAILABLE");
+  CHECK(g::status_name(504) == "DEADLINE_EXCEEDED");
+  CHECK(g::status_name(529) == "UNAVAILABLE");
+}
+
+TEST_CASE("retry_after_s becomes a RetryInfo retryDelay in the body") {
+  CHECK(g::error_body(429, "quota", 30.0) ==
+        R"({"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}})");
+  CHECK(g::retry_delay(1.5) == "1.5s");
+  CHECK(g::retry_delay(0) == "0s");
+  CHECK(g::retry_delay(60) == "60s");
+}
+
+TEST_CASE("the in-stream error is a bare error object line and the malformed frame is bad JSON") {
+  CHECK(g::stream_error_chunk(529) ==
+        R"({"error":{"code":529,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}})"
+        "\n");
+  CHECK(g::malformed_frame() == "data: {\"candidates\":[{\r\n\r\n");
+  CHECK(json::parse(g::malformed_frame().substr(6), nullptr, false).is_discarded());
+}
+
+TEST_CASE("the non-streaming body merges all parts into one candidate") {
+  const std::vector<mock::Event> events = {mock::TextEvent{"a"}, mock::CallEvent{"t", json::object(), ""},
+                                           mock::FinishEvent{}};
+  const auto r = json::parse(g::merged_response(events, kCtx).dump());
+  CHECK(r["candidates"][0]["content"]["parts"] ==
+        json::parse(R"([{"text":"a"},{"functionCall":{"name":"t","args":{}}}])"));
+  CHECK(r["candidates"][0]["finishReason"] == "STOP");
+  CHECK(r["modelVersion"] == "gemini-2.5-flash");
+  const auto blocked = json::parse(
+      g::merged_response({mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx).dump());
+  CHECK_FALSE(blocked["candidates"][0].contains("content"));
+}
+
+TEST_CASE("request targets name the model and the method") {
+  auto t = g::parse_target("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse");
+  REQUIRE(t);
+  CHECK(t->model == "gemini-2.5-pro");
+  CHECK(t->streaming);
+  t = g::parse_target("/v1beta/models/gemini-2.5-flash:generateContent");
+  REQUIRE(t);
+  CHECK_FALSE(t->streaming);
+  CHECK_FALSE(g::parse_target("/v1beta/models/x:countTokens"));
+  CHECK_FALSE(g::parse_target("/v1/chat/completions"));
+  CHECK_FALSE(g::parse_target("/v1beta/models/:generateContent"));
+}
+
+TEST_CASE("the turn index counts model contents and summaries find calls and responses") {
+  const auto contents = json::parse(R"([
+    {"role":"user","parts":[{"text":"go"}]},
+    {"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"a","args":{"x":1},"id":"i1"}},{"functionCall":{"name":"b","args":{}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"a","id":"i1","response":{}}},{"functionResponse":{"name":"b","response":{}}}]}
+  ])");
+  CHECK(g::turn_index(contents) == 1);
+  const auto s = g::summarize_contents(contents);
+  REQUIRE(s.size() == 3);
+  REQUIRE(s[1].calls.size() == 2);
+  CHECK(s[1].calls[0].id == "i1");
+  CHECK(s[1].calls[0].args == json{{"x", 1}});
+  CHECK(s[1].calls[1].id.empty());
+  REQUIRE(s[2].responses.size() == 2);
+  CHECK(s[2].responses[1].name == "b");
+  CHECK(g::response_id(7) != g::response_id(8));
+}

@@ -1,0 +1,326 @@
+// Loopback tests of MockHttpServer: byte-exact streams, envelopes, FIN and RST endings, scaled
+// stalls, keep-alive and prompt shutdown. Delays are capped to a few milliseconds.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include <httplib.h>
+
+#include "mock_server/gemini_format.h"
+#include "mock_server/http_server.h"
+
+namespace g = mock::gemini;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kStream = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+const std::string kUnary = "/v1beta/models/gemini-2.5-flash:generateContent";
+const std::string kBody = R"({"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]})";
+
+const mock::Event kText = mock::TextEvent{"Deploying."};
+const mock::Event kCall = mock::CallEvent{"shell", json{{"command", "./deploy.sh"}}, ""};
+const mock::Event kStop = mock::FinishEvent{mock::FinishReason::kStop};
+
+mock::Script one_attempt(std::vector<mock::Event> events, std::optional<mock::Fault> fault = {}) {
+  mock::Attempt a;
+  a.events = std::move(events);
+  a.fault = std::move(fault);
+  mock::Script s;
+  s.turns.push_back(mock::Turn{{a}});
+  return s;
+}
+
+std::string frame(const mock::Event& e, std::size_t journal_index = 0) {
+  return g::event_frame(e, {"gemini-2.5-flash", g::response_id(journal_index)});
+}
+
+mock::ServerOptions fast_options() {
+  mock::ServerOptions o;
+  o.max_delay_ms = 10;
+  o.stall_ms_per_s = 1;
+  return o;
+}
+
+httplib::Client client_for(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_tcp_nodelay(true);
+  c.set_read_timeout(5, 0);
+  return c;
+}
+
+/// Waits (up to 2 s) until journal entry `index` is settled and returns it.
+mock::JournalEntry settled(const mock::ScriptEngine& engine, std::size_t index) {
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < deadline) {
+    const auto j = engine.journal();
+    if (j.size() > index && j[index].settled) return j[index];
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  FAIL("journal entry " << index << " was not settled");
+  return {};
+}
+
+/// What a raw socket client saw: all bytes until EOF or an error, and the errno (0 on EOF).
+struct RawResult {
+  std::string data;
+  bool eof = false;
+  int error = 0;
+};
+
+/// Sends one HTTP request on a fresh socket and reads until EOF, an error or `timeout_ms`.
+/// `close_after` > 0: hang up once that many bytes arrived.
+RawResult raw_post(int port, const std::string& target, const std::string& body,
+                   std::size_t close_after = 0, int timeout_ms = 3000) {
+  RawResult r;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string req = "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                          "Content-Type: application/json\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body;
+  REQUIRE(send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()));
+  char buf[4096];
+  while (true) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      r.data.append(buf, static_cast<std::size_t>(n));
+      if (close_after > 0 && r.data.size() >= close_after) break;
+      continue;
+    }
+    if (n == 0) {
+      r.eof = true;
+    } else {
+      r.error = errno;
+    }
+    break;
+  }
+  close(fd);
+  return r;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a full stream arrives byte-exact as chunked SSE and settles as completed") {
+  mock::ScriptEngine engine(one_attempt({kText, kCall, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int port = server.start();
+  CHECK(server.base_url() == "http://127.0.0.1:" + std::to_string(port));
+  auto cli = client_for(port);
+  cli.set_keep_alive(true);
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->body == frame(kText) + frame(kCall) + frame(kStop));
+  CHECK(res->get_header_value("Content-Type") == "text/event-stream");
+  CHECK(res->get_header_value("Transfer-Encoding") == "chunked");
+  CHECK(res->get_header_value("Connection") != "close");
+  const auto e = settled(engine, 0);
+  CHECK(e.completed);
+  CHECK(e.events_delivered == 3);
+  CHECK(e.delivered_calls.size() == 1);
+}
+
+TEST_CASE("a status attempt is answered with the Gemini error envelope over HTTP") {
+  mock::Attempt a;
+  a.status = 503;
+  a.retry_after_s = 2;
+  mock::Script s;
+  s.turns.push_back(mock::Turn{{a}});
+  mock::ScriptEngine engine(s);
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 503);
+  CHECK(res->body == g::error_body(503, g::default_message(503), 2.0));
+  CHECK(res->get_header_value("Content-Type") == "application/json");
+  auto nf = cli.Post("/v1/messages", "{}", "application/json");
+  REQUIRE(nf);
+  CHECK(nf->status == 404);
+  auto head = cli.Head("/");
+  REQUIRE(head);
+  CHECK(head->status == 200);
+}
+
+TEST_CASE("disconnect closes with FIN and no chunked terminator") {
+  mock::ScriptEngine engine(one_attempt({kText, kCall, kStop}, mock::DisconnectFault{1, 5}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int port = server.start();
+  const auto r = raw_post(port, kStream, kBody);
+  CHECK(r.eof);
+  CHECK(r.error == 0);
+  CHECK(r.data.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(r.data.find(frame(kText)) != std::string::npos);
+  CHECK(r.data.find(frame(kCall)) == std::string::npos);
+  CHECK(ends_with(r.data, frame(kText) + "\r\n"));  // the chunk, then nothing: no "0\r\n\r\n"
+  CHECK(r.data.find("Connection: close") == std::string::npos);
+
+  auto cli = client_for(port);
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  CHECK_FALSE(res);  // the client sees a read error, not a response
+  const auto e = settled(engine, 0);
+  CHECK(e.events_delivered == 1);
+  CHECK_FALSE(e.completed);
+  CHECK(e.fault == "disconnect");
+}
+
+TEST_CASE("reset aborts with RST after the idle pause and the client sees ECONNRESET") {
+  mock::ScriptEngine engine(one_attempt({kText, kCall, kStop}, mock::ResetFault{2, 5000}));
+  mock::MockHttpServer server(engine, fast_options());  // idle capped to 10 ms
+  const int port = server.start();
+  const auto started = Clock::now();
+  const auto r = raw_post(port, kStream, kBody);
+  CHECK(Clock::now() - started < std::chrono::seconds(2));
+  CHECK_FALSE(r.eof);
+  CHECK(r.error == ECONNRESET);
+  CHECK(r.data.find(frame(kText) + frame(kCall)) != std::string::npos);
+
+  auto cli = client_for(port);
+  CHECK_FALSE(cli.Post(kStream.c_str(), kBody, "application/json"));
+  const auto e = settled(engine, 0);
+  CHECK(e.events_delivered == 2);
+  CHECK(e.delivered_calls.size() == 1);
+  CHECK_FALSE(e.completed);
+}
+
+TEST_CASE("cut sends a partial frame, then FIN") {
+  mock::ScriptEngine engine(one_attempt({kText, kCall, kStop}, mock::CutFault{1, 12}));
+  mock::MockHttpServer server(engine, fast_options());
+  const auto r = raw_post(server.start(), kStream, kBody);
+  CHECK(r.eof);
+  CHECK(ends_with(r.data, "c\r\n" + frame(kCall).substr(0, 12) + "\r\n"));
+}
+
+TEST_CASE("error_event and malformed faults arrive as their own chunks over HTTP") {
+  mock::Attempt a;
+  a.events = {kText, kStop};
+  a.fault = mock::ErrorEventFault{1, 529};
+  mock::Attempt b = a;
+  b.fault = mock::MalformedFault{1};
+  mock::Script s;
+  s.turns.push_back(mock::Turn{{a, b}});
+  mock::ScriptEngine engine(s);
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->body == frame(kText) + g::stream_error_chunk(529));
+  res = cli.Post(kStream.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->body == frame(kText, 1) + g::malformed_frame() + frame(kStop, 1));
+}
+
+TEST_CASE("a stall sleeps its scaled time over HTTP, then the stream goes on") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::StallFault{1, 40}));
+  auto options = fast_options();
+  options.stall_ms_per_s = 3;  // 40 virtual seconds = 120 ms
+  mock::MockHttpServer server(engine, options);
+  auto cli = client_for(server.start());
+  const auto started = Clock::now();
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  const auto elapsed = Clock::now() - started;
+  REQUIRE(res);
+  CHECK(res->body == frame(kText) + frame(kStop));
+  CHECK(elapsed >= std::chrono::milliseconds(110));
+  CHECK(elapsed < std::chrono::milliseconds(1000));
+  CHECK(settled(engine, 0).completed);
+}
+
+TEST_CASE("a stall ends early when the client hangs up, and nothing after it counts") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::StallFault{1, 100000}));
+  auto options = fast_options();
+  options.stall_ms_per_s = 1;  // 100 s of real time if the hang-up went unnoticed
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const std::string first = frame(kText);
+  const auto r = raw_post(port, kStream, kBody, /*close_after=*/1);
+  (void)r;
+  const auto e = settled(engine, 0);
+  CHECK_FALSE(e.completed);
+  CHECK(e.events_delivered <= 1);
+  const auto started = Clock::now();
+  server.stop();
+  CHECK(Clock::now() - started < std::chrono::seconds(1));
+}
+
+TEST_CASE("generateContent with a fault before the finish drops the connection") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::DisconnectFault{1, 0}));
+  mock::MockHttpServer server(engine, fast_options());
+  const auto r = raw_post(server.start(), kUnary, kBody);
+  CHECK(r.eof);
+  CHECK(r.data.empty());
+  CHECK_FALSE(settled(engine, 0).completed);
+}
+
+TEST_CASE("generateContent with a clean attempt answers one JSON body") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  auto res = cli.Post(kUnary.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(json::parse(res->body)["candidates"][0]["content"]["parts"][0]["text"] == "Deploying.");
+  CHECK(settled(engine, 0).completed);
+}
+
+TEST_CASE("keep-alive: consecutive requests on one client reuse the connection") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  cli.set_keep_alive(true);
+  std::atomic<int> sockets{0};
+  cli.set_socket_options([&sockets](int) { ++sockets; });
+  for (int i = 0; i < 7; ++i) {  // beyond httplib's default of 5 requests per connection
+    auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Connection") != "close");
+  }
+  CHECK(sockets == 1);
+}
+
+TEST_CASE("stop returns promptly with an idle keep-alive connection open") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  cli.set_keep_alive(true);
+  REQUIRE(cli.Post(kStream.c_str(), kBody, "application/json"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the worker is now idle on read
+  const auto started = Clock::now();
+  server.stop();
+  CHECK(Clock::now() - started < std::chrono::milliseconds(1000));
+  server.stop();  // a second stop is harmless
+}
+
+TEST_CASE("start throws a clear error when the port is taken") {
+  mock::ScriptEngine engine(one_attempt({kStop}));
+  mock::MockHttpServer first(engine, fast_options());
+  const int port = first.start();
+  auto options = fast_options();
+  options.port = port;
+  mock::MockHttpServer second(engine, options);
+  CHECK_THROWS_WITH(second.start(), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port)));
+}

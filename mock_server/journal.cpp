@@ -1,0 +1,38 @@
+// JSON form of journal entries.
+#include "mock_server/journal.h"
+
+namespace mock {
+
+nlohmann::json journal_entry_to_json(const JournalEntry& e) {
+  nlohmann::json calls = nlohmann::json::array();
+  for (const auto& c : e.delivered_calls) {
+    nlohmann::json call = {{"name", c.name}, {"args", c.args}, {"call_index", c.call_index}};
+    if (!c.id.empty()) call["id"] = c.id;
+    calls.push_back(std::move(call));
+  }
+  nlohmann::json j = {
+      {"index", e.index},
+      {"method", e.method},
+      {"target", e.target},
+      {"model", e.model},
+      {"streaming", e.streaming},
+      {"turn", e.turn},
+      {"attempt", e.attempt},
+      {"script_attempt", e.script_attempt},
+      {"contents", e.contents},
+      {"response_status", e.response_status},
+      {"played", e.played},
+      {"fault", e.fault},
+      {"validated", e.validated},
+      {"rejection", e.rejection},
+      {"issues", e.issues},
+      {"settled", e.settled},
+      {"events_delivered", e.events_delivered},
+      {"completed", e.completed},
+      {"delivered_calls", std::move(calls)},
+      {"delivered_text", e.delivered_text},
+  };
+  return j;
+}
+
+}  // namespace mock

@@ -1,0 +1,24 @@
+// Scenario spellings of finish reasons.
+#include "mock_server/script.h"
+
+namespace mock {
+
+std::string_view finish_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kMaxTokens: return "max_tokens";
+    case FinishReason::kContentFilter: return "content_filter";
+    case FinishReason::kMalformedCall: return "malformed_call";
+  }
+  return "stop";
+}
+
+std::optional<FinishReason> finish_from_name(std::string_view name) {
+  for (auto r : {FinishReason::kStop, FinishReason::kMaxTokens, FinishReason::kContentFilter,
+                 FinishReason::kMalformedCall}) {
+    if (finish_name(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace mock

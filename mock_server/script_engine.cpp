@@ -1,0 +1,365 @@
+// The script engine: routing, validation, matching, plan building and settling (see
+// script_engine.h). Everything here is pure and deterministic; the mutex only serialises callers.
+#include "mock_server/script_engine.h"
+
+#include <algorithm>
+
+#include "mock_server/gemini_format.h"
+#include "mock_server/request_validator.h"
+
+namespace mock {
+namespace {
+
+bool is_terminal(const Event& e) {
+  auto* f = std::get_if<FinishEvent>(&e);
+  return f && (f->reason == FinishReason::kStop || f->reason == FinishReason::kMaxTokens);
+}
+
+/// Faults after which nothing more of the attempt is delivered.
+bool stops_delivery(const Fault& f) {
+  return !std::holds_alternative<MalformedFault>(f) && !std::holds_alternative<StallFault>(f);
+}
+
+std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
+
+/// Accumulates a byte run (frames no fault separates) and turns it into WriteActions, sliced
+/// into writes of at most `slice` bytes when set.
+class StreamBuilder {
+ public:
+  explicit StreamBuilder(std::optional<int> slice) : slice_(slice) {}
+
+  void add_frame(const std::string& bytes, bool terminal) {
+    run_ += bytes;
+    marks_.push_back({run_.size(), terminal});
+  }
+  void add_bytes(const std::string& bytes) { run_ += bytes; }
+
+  void flush() {
+    if (run_.empty()) return;
+    const std::size_t step =
+        slice_ && *slice_ > 0 ? static_cast<std::size_t>(*slice_) : run_.size();
+    std::size_t mark = 0;
+    for (std::size_t off = 0; off < run_.size(); off += step) {
+      const std::size_t end = std::min(off + step, run_.size());
+      WriteAction w{run_.substr(off, end - off), events_, false};
+      while (mark < marks_.size() && marks_[mark].end <= end) {
+        w.terminal = w.terminal || marks_[mark].terminal;
+        w.events_done = ++events_;
+        ++mark;
+      }
+      actions_.push_back(std::move(w));
+    }
+    run_.clear();
+    marks_.clear();
+  }
+
+  void stall(double seconds) {
+    flush();
+    actions_.push_back(StallAction{seconds});
+  }
+
+  std::vector<Action> take() {
+    flush();
+    return std::move(actions_);
+  }
+
+ private:
+  struct Mark {
+    std::size_t end;
+    bool terminal;
+  };
+  std::optional<int> slice_;
+  std::string run_;
+  std::vector<Mark> marks_;
+  int events_ = 0;
+  std::vector<Action> actions_;
+};
+
+}  // namespace
+
+ScriptEngine::ScriptEngine(Script script, AttemptRewriter rewriter)
+    : script_(std::move(script)), rewriter_(std::move(rewriter)) {}
+
+Plan ScriptEngine::respond(const Request& request) {
+  std::lock_guard lock(mu_);
+  JournalEntry entry;
+  entry.index = journal_.size();
+  entry.method = request.method;
+  entry.target = request.target;
+  PlanRecord record;
+  Plan plan = respond_locked(request, entry, record);
+  plan.journal_index = entry.index;
+  entry.response_status = plan.status;
+  journal_.push_back(std::move(entry));
+  records_.push_back(std::move(record));
+  return plan;
+}
+
+Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
+                                  PlanRecord& record) {
+  Plan plan;
+  const std::string path = path_of(request.target);
+  if ((request.method == "HEAD" || request.method == "GET") && path == "/") {
+    entry.played = "preflight";
+    plan.status = 200;
+    plan.content_type = "text/plain";
+    return plan;
+  }
+  const auto target = gemini::parse_target(request.target);
+  if (request.method != "POST" || !target) {
+    entry.played = "not-found";
+    plan.status = 404;
+    plan.body = gemini::error_body(404, gemini::default_message(404));
+    return plan;
+  }
+  entry.model = target->model;
+  entry.streaming = target->streaming;
+
+  nlohmann::json body;
+  if (auto rejection = gemini::validate_request(request.body, &body)) {
+    // Keep what we can parse for the record.
+    auto j = nlohmann::json::parse(request.body, nullptr, false);
+    if (j.is_object() && j.contains("contents")) {
+      entry.contents = j["contents"];
+      if (entry.contents.is_array()) entry.turn = gemini::turn_index(entry.contents);
+    }
+    const bool pairing = rejection->message == gemini::kResponseCountMessage ||
+                         rejection->message == gemini::kCallTurnOrderMessage;
+    entry.played = pairing ? "rejected" : "bad-request";
+    entry.validated = false;
+    entry.rejection = rejection->message;
+    plan.status = rejection->status;
+    plan.body = gemini::error_body(rejection->status, rejection->message);
+    return plan;
+  }
+  entry.contents = body["contents"];
+  const int turn = gemini::turn_index(entry.contents);
+  entry.turn = turn;
+  check_responses(entry.contents, entry);
+
+  if (turn >= static_cast<int>(script_.turns.size()) ||
+      script_.turns[static_cast<std::size_t>(turn)].attempts.empty()) {
+    const std::string detail = "turn " + std::to_string(turn) + " is past the script's last turn (" +
+                               std::to_string(script_.turns.size()) + " turns)";
+    entry.played = "unscripted";
+    entry.issues.push_back("unscripted-request: " + detail);
+    plan.status = 500;
+    plan.body = gemini::error_body(500, "unscripted request: " + detail);
+    return plan;
+  }
+  if (answered_per_turn_.size() <= static_cast<std::size_t>(turn)) {
+    answered_per_turn_.resize(static_cast<std::size_t>(turn) + 1, 0);
+  }
+  const auto& attempts = script_.turns[static_cast<std::size_t>(turn)].attempts;
+  const int attempt = answered_per_turn_[static_cast<std::size_t>(turn)]++;
+  const int played = std::min(attempt, static_cast<int>(attempts.size()) - 1);
+  entry.attempt = attempt;
+  entry.script_attempt = played;
+  record.turn = turn;
+  record.script_attempt = played;
+  if (rewriter_) {
+    record.rewritten = attempts[static_cast<std::size_t>(played)];
+    rewriter_(turn, attempt, *record.rewritten);
+  }
+  const Attempt& a = record.rewritten ? *record.rewritten : attempts[static_cast<std::size_t>(played)];
+
+  if (a.status) {
+    entry.played = "status";
+    plan.status = *a.status;
+    plan.body = gemini::error_body(*a.status, gemini::default_message(*a.status), a.retry_after_s);
+    return plan;
+  }
+  entry.played = "stream";
+  return plan_attempt(a, target->streaming, entry, record);
+}
+
+Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& entry,
+                                PlanRecord& record) const {
+  Plan plan;
+  const gemini::FrameContext ctx{entry.model, gemini::response_id(entry.index)};
+  const int n = static_cast<int>(a.events.size());
+  const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
+
+  if (!streaming) {
+    // generateContent: all events in one body, unless the fault stops delivery before a finish.
+    const int upto = a.fault && stops_delivery(*a.fault) ? at : n;
+    const bool has_finish = std::any_of(a.events.begin(), a.events.begin() + upto,
+                                        [](const Event& e) { return std::holds_alternative<FinishEvent>(e); });
+    if (a.fault && stops_delivery(*a.fault) && !has_finish) {
+      entry.fault = std::string(fault_name(*a.fault));
+      plan.streaming = false;
+      plan.status = 200;
+      if (auto* r = std::get_if<ResetFault>(&*a.fault)) {
+        plan.ending = Ending::kReset;
+        plan.ending_delay_ms = r->idle_ms;
+      } else {
+        plan.ending = Ending::kFin;
+        if (auto* d = std::get_if<DisconnectFault>(&*a.fault)) plan.ending_delay_ms = d->delay_ms;
+      }
+      return plan;
+    }
+    const std::vector<Event> delivered(a.events.begin(), a.events.begin() + upto);
+    plan.status = 200;
+    plan.body = gemini::merged_response(delivered, ctx).dump();
+    record.has_body_events = true;
+    record.body_events = upto;
+    record.body_completed = std::any_of(delivered.begin(), delivered.end(), is_terminal);
+    return plan;
+  }
+
+  plan.status = 200;
+  plan.streaming = true;
+  plan.content_type = "text/event-stream";
+  StreamBuilder out(a.slice_bytes);
+  bool seen_terminal = false;
+  for (int i = 0; i <= n; ++i) {
+    if (a.fault && i == at) {
+      entry.fault = std::string(fault_name(*a.fault));
+      const Fault& f = *a.fault;
+      bool stop = true;
+      if (auto* d = std::get_if<DisconnectFault>(&f)) {
+        plan.ending = Ending::kFin;
+        plan.ending_delay_ms = d->delay_ms;
+      } else if (auto* r = std::get_if<ResetFault>(&f)) {
+        plan.ending = Ending::kReset;
+        plan.ending_delay_ms = r->idle_ms;
+      } else if (std::holds_alternative<EndFault>(f)) {
+        plan.ending = Ending::kTerminator;
+      } else if (auto* c = std::get_if<CutFault>(&f)) {
+        if (i < n) {
+          const std::string frame = gemini::event_frame(a.events[static_cast<std::size_t>(i)], ctx);
+          const std::size_t len =
+              std::min(static_cast<std::size_t>(std::max(c->bytes, 1)), frame.size() - 1);
+          out.flush();
+          out.add_bytes(frame.substr(0, len));
+          out.flush();
+        }
+        plan.ending = Ending::kFin;
+      } else if (auto* e = std::get_if<ErrorEventFault>(&f)) {
+        out.flush();
+        out.add_bytes(gemini::stream_error_chunk(e->status));
+        out.flush();
+        plan.ending = Ending::kTerminator;
+      } else if (std::holds_alternative<MalformedFault>(f)) {
+        out.flush();
+        out.add_bytes(gemini::malformed_frame());
+        out.flush();
+        stop = false;
+      } else if (auto* s = std::get_if<StallFault>(&f)) {
+        out.stall(s->seconds);
+        stop = false;
+      }
+      if (stop) break;
+    }
+    if (i == n) break;
+    const Event& e = a.events[static_cast<std::size_t>(i)];
+    const bool terminal = !seen_terminal && is_terminal(e);
+    seen_terminal = seen_terminal || terminal;
+    out.add_frame(gemini::event_frame(e, ctx), terminal);
+  }
+  plan.actions = out.take();
+  for (const auto& act : plan.actions) {
+    if (auto* w = std::get_if<WriteAction>(&act)) {
+      record.actions.push_back({true, w->events_done, w->terminal});
+    } else {
+      record.actions.push_back({false, 0, false});
+    }
+  }
+  return plan;
+}
+
+void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry& entry) const {
+  const auto summary = gemini::summarize_contents(contents);
+  int model_turns = 0;
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    const auto& c = summary[i];
+    if (c.role == "model") {
+      ++model_turns;
+      continue;
+    }
+    if (c.responses.empty()) continue;
+    const int turn = model_turns - 1;
+    // The latest completed attempt for that model turn, among earlier requests.
+    const JournalEntry* done = nullptr;
+    for (const auto& e : journal_) {
+      if (e.turn == turn && e.settled && e.completed) done = &e;
+    }
+    std::vector<bool> used(done ? done->delivered_calls.size() : 0, false);
+    for (std::size_t j = 0; j < c.responses.size(); ++j) {
+      const auto& r = c.responses[j];
+      bool matched = false;
+      if (done) {
+        const auto& calls = done->delivered_calls;
+        if (!r.id.empty()) {
+          for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
+            if (!used[k] && calls[k].id == r.id) matched = used[k] = true;
+          }
+        }
+        // By position and name when no id was delivered: clients invent an id for a call sent
+        // without one and echo it back (gemini-cli does; WIRE-FORMATS.md "Gemini").
+        if (!matched && j < calls.size() && !used[j] && calls[j].id.empty() && calls[j].name == r.name) {
+          matched = used[j] = true;
+        }
+      }
+      if (!matched) {
+        std::string what = "contents[" + std::to_string(i) + "] function response \"" + r.name +
+                           "\"" + (r.id.empty() ? "" : " (id \"" + r.id + "\")");
+        entry.issues.push_back("response-for-undelivered-call: " + what +
+                               " answers no call delivered by a completed attempt of turn " +
+                               std::to_string(turn));
+      }
+    }
+  }
+}
+
+void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
+  std::lock_guard lock(mu_);
+  if (journal_index >= journal_.size()) return;
+  JournalEntry& e = journal_[journal_index];
+  const PlanRecord& rec = records_[journal_index];
+  e.settled = true;
+  e.events_delivered = 0;
+  e.completed = false;
+  e.delivered_calls.clear();
+  e.delivered_text.clear();
+  if (rec.turn < 0) return;
+  int events = 0;
+  bool completed = false;
+  if (rec.has_body_events) {
+    if (!delivery.client_gone) {
+      events = rec.body_events;
+      completed = rec.body_completed;
+    }
+  } else {
+    const auto done = std::min<std::size_t>(static_cast<std::size_t>(std::max(delivery.actions_done, 0)),
+                                            rec.actions.size());
+    for (std::size_t i = 0; i < done; ++i) {
+      if (!rec.actions[i].write) continue;
+      events = std::max(events, rec.actions[i].events_done);
+      completed = completed || rec.actions[i].terminal;
+    }
+  }
+  const auto& attempt = rec.rewritten ? *rec.rewritten
+                                      : script_.turns[static_cast<std::size_t>(rec.turn)]
+                                            .attempts[static_cast<std::size_t>(rec.script_attempt)];
+  e.events_delivered = events;
+  e.completed = completed;
+  int call_index = 0;
+  for (std::size_t i = 0; i < attempt.events.size(); ++i) {
+    const Event& ev = attempt.events[i];
+    const bool delivered = static_cast<int>(i) < events;
+    if (auto* c = std::get_if<CallEvent>(&ev)) {
+      if (delivered) e.delivered_calls.push_back({c->name, c->args, c->id, call_index});
+      ++call_index;
+    } else if (auto* t = std::get_if<TextEvent>(&ev)) {
+      if (delivered) e.delivered_text += t->text;
+    }
+  }
+}
+
+Journal ScriptEngine::journal() const {
+  std::lock_guard lock(mu_);
+  return journal_;
+}
+
+}  // namespace mock

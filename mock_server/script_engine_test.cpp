@@ -1,0 +1,458 @@
+// Tests of the script engine: matching, each fault's exact plan, slicing and coalescing,
+// settling, journal issues and validation.
+#include <catch2/catch.hpp>
+
+#include "mock_server/gemini_format.h"
+#include "mock_server/request_validator.h"
+#include "mock_server/script_engine.h"
+
+namespace g = mock::gemini;
+using mock::Attempt;
+using mock::Ending;
+using mock::Plan;
+using mock::StallAction;
+using mock::WriteAction;
+using nlohmann::json;
+
+namespace {
+
+const std::string kStream = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+const std::string kUnary = "/v1beta/models/gemini-2.5-flash:generateContent";
+const json kUser = {{"role", "user"}, {"parts", json::array({{{"text", "Deploy."}}})}};
+
+const mock::Event kText = mock::TextEvent{"Deploying."};
+const mock::Event kCall = mock::CallEvent{"shell", json{{"command", "./deploy.sh"}}, ""};
+const mock::Event kStop = mock::FinishEvent{mock::FinishReason::kStop};
+
+std::string body_of(const json& contents) { return json{{"contents", contents}}.dump(); }
+
+mock::Request post(const json& contents, const std::string& target = kStream) {
+  return {"POST", target, body_of(contents)};
+}
+
+/// History after turn 0 delivered one shell call (no id) and its response.
+json after_call_turn() {
+  json h = json::array({kUser});
+  h.push_back(json::parse(
+      R"({"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"./deploy.sh"}}}]})"));
+  h.push_back(json::parse(
+      R"({"role":"user","parts":[{"functionResponse":{"name":"shell","response":{"output":"shell: ok"}}}]})"));
+  return h;
+}
+
+Attempt stream(std::vector<mock::Event> events, std::optional<mock::Fault> fault = std::nullopt) {
+  Attempt a;
+  a.events = std::move(events);
+  a.fault = std::move(fault);
+  return a;
+}
+
+Attempt status(int code, std::optional<double> retry_after_s = std::nullopt) {
+  Attempt a;
+  a.status = code;
+  a.retry_after_s = retry_after_s;
+  return a;
+}
+
+mock::Script script_of(std::vector<std::vector<Attempt>> turns) {
+  mock::Script s;
+  for (auto& t : turns) s.turns.push_back(mock::Turn{std::move(t)});
+  return s;
+}
+
+std::string frame(const mock::Event& e, std::size_t journal_index = 0) {
+  return g::event_frame(e, {"gemini-2.5-flash", g::response_id(journal_index)});
+}
+
+struct W {
+  std::string bytes;
+  int events_done;
+  bool terminal;
+};
+
+/// The plan's actions as comparable rows; a stall is {"<stall S>", -1, false}.
+std::vector<std::tuple<std::string, int, bool>> rows(const Plan& p) {
+  std::vector<std::tuple<std::string, int, bool>> out;
+  for (const auto& a : p.actions) {
+    if (auto* w = std::get_if<WriteAction>(&a)) {
+      out.emplace_back(w->bytes, w->events_done, w->terminal);
+    } else {
+      out.emplace_back("<stall " + std::to_string(std::get<StallAction>(a).seconds) + ">", -1, false);
+    }
+  }
+  return out;
+}
+
+using Rows = std::vector<std::tuple<std::string, int, bool>>;
+
+/// Plays one stream attempt with `fault` over text, call, stop and returns its plan.
+Plan play(std::optional<mock::Fault> fault, std::optional<int> slice = std::nullopt) {
+  auto a = stream({kText, kCall, kStop}, fault);
+  a.slice_bytes = slice;
+  mock::ScriptEngine engine(script_of({{a}}));
+  return engine.respond(post(json::array({kUser})));
+}
+
+}  // namespace
+
+TEST_CASE("attempts are played in order and the last one repeats") {
+  mock::ScriptEngine engine(script_of({{status(503, 30), stream({kText, kStop})}}));
+  const Plan first = engine.respond(post(json::array({kUser})));
+  CHECK(first.status == 503);
+  CHECK_FALSE(first.streaming);
+  CHECK(first.body == g::error_body(503, g::default_message(503), 30.0));
+  const Plan second = engine.respond(post(json::array({kUser})));
+  CHECK(second.status == 200);
+  CHECK(second.streaming);
+  CHECK(second.content_type == "text/event-stream");
+  const Plan third = engine.respond(post(json::array({kUser})));
+  CHECK(third.streaming);
+  const auto j = engine.journal();
+  REQUIRE(j.size() == 3);
+  CHECK(j[0].played == "status");
+  CHECK(j[0].response_status == 503);
+  CHECK(j[2].attempt == 2);
+  CHECK(j[2].script_attempt == 1);
+  CHECK(j[2].played == "stream");
+  CHECK(third.journal_index == 2);
+}
+
+TEST_CASE("the turn index comes from the history, so each turn has its own attempt counter") {
+  mock::ScriptEngine engine(script_of({{stream({kCall, kStop})}, {status(500), stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  CHECK(engine.respond(post(after_call_turn())).status == 500);
+  CHECK(engine.respond(post(after_call_turn())).status == 200);
+  CHECK(engine.respond(post(json::array({kUser}))).status == 200);
+  const auto j = engine.journal();
+  CHECK(j[1].turn == 1);
+  CHECK(j[1].attempt == 0);
+  CHECK(j[2].attempt == 1);
+  CHECK(j[3].turn == 0);
+  CHECK(j[3].attempt == 1);
+}
+
+TEST_CASE("a request past the last turn gets a 500 envelope and an unscripted-request issue") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  json history = json::array({kUser});
+  history.push_back(json::parse(R"({"role":"model","parts":[{"text":"Done."}]})"));
+  history.push_back(kUser);
+  const Plan p = engine.respond(post(history));
+  CHECK(p.status == 500);
+  CHECK(json::parse(p.body)["error"]["status"] == "INTERNAL");
+  const auto e = engine.journal().at(0);
+  CHECK(e.played == "unscripted");
+  REQUIRE(e.issues.size() == 1);
+  CHECK(e.issues[0].rfind("unscripted-request: ", 0) == 0);
+  CHECK(e.attempt == -1);
+}
+
+TEST_CASE("a fault-free stream is one write holding every frame") {
+  const Plan p = play(std::nullopt);
+  CHECK(p.status == 200);
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall) + frame(kStop), 3, true}});
+  CHECK(p.ending == Ending::kTerminator);
+}
+
+TEST_CASE("disconnect writes the frames before it, then FIN after delay_ms") {
+  const Plan p = play(mock::DisconnectFault{1, 25});
+  CHECK(rows(p) == Rows{{frame(kText), 1, false}});
+  CHECK(p.ending == Ending::kFin);
+  CHECK(p.ending_delay_ms == 25);
+}
+
+TEST_CASE("reset writes the frames before it, then RST after idle_ms") {
+  const Plan p = play(mock::ResetFault{2, 150});
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall), 2, false}});
+  CHECK(p.ending == Ending::kReset);
+  CHECK(p.ending_delay_ms == 150);
+}
+
+TEST_CASE("end stops the events and ends the response cleanly") {
+  const Plan p = play(mock::EndFault{1});
+  CHECK(rows(p) == Rows{{frame(kText), 1, false}});
+  CHECK(p.ending == Ending::kTerminator);
+}
+
+TEST_CASE("cut sends the first bytes of the next frame as their own write, then FIN") {
+  Plan p = play(mock::CutFault{1, 10});
+  CHECK(rows(p) == Rows{{frame(kText), 1, false}, {frame(kCall).substr(0, 10), 1, false}});
+  CHECK(p.ending == Ending::kFin);
+  p = play(mock::CutFault{1, 100000});
+  const std::string f = frame(kCall);
+  CHECK(std::get<1>(rows(p).at(1)) == 1);
+  CHECK(std::get<0>(rows(p).at(1)) == f.substr(0, f.size() - 1));
+  p = play(mock::CutFault{std::nullopt, 5});  // no next frame: just close
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall) + frame(kStop), 3, true}});
+  CHECK(p.ending == Ending::kFin);
+}
+
+TEST_CASE("error_event sends the bare in-stream error object as its own chunk, then ends") {
+  const Plan p = play(mock::ErrorEventFault{2, 529});
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall), 2, false}, {g::stream_error_chunk(529), 2, false}});
+  CHECK(p.ending == Ending::kTerminator);
+}
+
+TEST_CASE("malformed sends one undecodable frame between writes and goes on") {
+  const Plan p = play(mock::MalformedFault{1});
+  CHECK(rows(p) == Rows{{frame(kText), 1, false},
+                        {g::malformed_frame(), 1, false},
+                        {frame(kCall) + frame(kStop), 3, true}});
+  CHECK(p.ending == Ending::kTerminator);
+}
+
+TEST_CASE("stall pauses between writes and goes on") {
+  const Plan p = play(mock::StallFault{1, 30});
+  CHECK(rows(p) == Rows{{frame(kText), 1, false},
+                        {"<stall " + std::to_string(30.0) + ">", -1, false},
+                        {frame(kCall) + frame(kStop), 3, true}});
+}
+
+TEST_CASE("a fault after the terminal event still happens on the wire") {
+  const Plan p = play(mock::ResetFault{std::nullopt, 200});
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall) + frame(kStop), 3, true}});
+  CHECK(p.ending == Ending::kReset);
+  CHECK(play(mock::ResetFault{}).ending_delay_ms == 200);
+}
+
+TEST_CASE("slice_bytes splits the byte stream anywhere, counting events by their last byte") {
+  const Plan p = play(std::nullopt, 7);
+  const std::string all = frame(kText) + frame(kCall) + frame(kStop);
+  std::string joined;
+  int last_events = 0;
+  int terminals = 0;
+  const auto r = rows(p);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const auto& [bytes, events, terminal] = r[i];
+    CHECK(bytes.size() <= 7);
+    joined += bytes;
+    // events_done = frames whose last byte is within what has been written so far
+    int expect = 0;
+    std::size_t end = 0;
+    for (const auto& f : {frame(kText), frame(kCall), frame(kStop)}) {
+      end += f.size();
+      if (end <= joined.size()) ++expect;
+    }
+    CHECK(events == expect);
+    CHECK(events >= last_events);
+    last_events = events;
+    terminals += terminal ? 1 : 0;
+    if (terminal) CHECK(i == r.size() - 1);
+  }
+  CHECK(joined == all);
+  CHECK(terminals == 1);
+  CHECK(r.size() == (all.size() + 6) / 7);
+}
+
+TEST_CASE("slicing never merges bytes across a fault") {
+  const Plan p = play(mock::CutFault{1, 10}, 1000);
+  CHECK(rows(p) == Rows{{frame(kText), 1, false}, {frame(kCall).substr(0, 10), 1, false}});
+}
+
+TEST_CASE("settle derives delivered events, calls, text and completion from the writes done") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::MalformedFault{2})}}));
+  const Plan p = engine.respond(post(json::array({kUser})));
+  REQUIRE(p.actions.size() == 3);
+  engine.settle(p.journal_index, {1, true});
+  auto e = engine.journal().at(0);
+  CHECK(e.settled);
+  CHECK(e.events_delivered == 2);
+  CHECK_FALSE(e.completed);
+  CHECK(e.delivered_text == "Deploying.");
+  REQUIRE(e.delivered_calls.size() == 1);
+  CHECK(e.delivered_calls[0] == mock::DeliveredCall{"shell", json{{"command", "./deploy.sh"}}, "", 0});
+  CHECK(e.fault == "malformed");
+  engine.settle(p.journal_index, {3, false});
+  e = engine.journal().at(0);
+  CHECK(e.events_delivered == 3);
+  CHECK(e.completed);
+  engine.settle(p.journal_index, {0, true});
+  e = engine.journal().at(0);
+  CHECK(e.events_delivered == 0);
+  CHECK(e.delivered_calls.empty());
+  CHECK_FALSE(e.completed);
+}
+
+TEST_CASE("a stall counts as done only when it ran to its end") {
+  mock::ScriptEngine engine(script_of({{stream({kCall, kStop}, mock::StallFault{1, 90})}}));
+  const Plan p = engine.respond(post(json::array({kUser})));
+  REQUIRE(p.actions.size() == 3);
+  engine.settle(0, {1, true});  // the client gave up during the stall
+  CHECK_FALSE(engine.journal()[0].completed);
+  CHECK(engine.journal()[0].events_delivered == 1);
+  engine.settle(0, {3, false});
+  CHECK(engine.journal()[0].completed);
+}
+
+TEST_CASE("a content-filter finish delivered in full does not complete the turn") {
+  mock::ScriptEngine engine(script_of({{stream({kText, mock::FinishEvent{mock::FinishReason::kContentFilter}})}}));
+  const Plan p = engine.respond(post(json::array({kUser})));
+  CHECK_FALSE(std::get<WriteAction>(p.actions.at(0)).terminal);
+  engine.settle(0, {1, false});
+  CHECK(engine.journal()[0].events_delivered == 2);
+  CHECK_FALSE(engine.journal()[0].completed);
+}
+
+TEST_CASE("call indexes count every call of the attempt, delivered or not") {
+  const mock::Event second = mock::CallEvent{"notify", json::object(), "n1"};
+  mock::ScriptEngine engine(script_of({{stream({kCall, second, kStop}, mock::StallFault{1, 1})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {3, false});
+  const auto calls = engine.journal()[0].delivered_calls;
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[1] == mock::DeliveredCall{"notify", json::object(), "n1", 1});
+}
+
+TEST_CASE("a function response for a call no completed attempt delivered is a journal issue") {
+  mock::ScriptEngine engine(
+      script_of({{stream({kCall, kStop}, mock::ResetFault{1, 200}), stream({kCall, kStop})},
+                 {stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {1, true});  // the call arrived, the attempt did not complete
+  engine.respond(post(after_call_turn()));
+  auto j = engine.journal();
+  REQUIRE(j[1].issues.size() == 1);
+  CHECK(j[1].issues[0].rfind("response-for-undelivered-call: ", 0) == 0);
+  CHECK(j[1].validated);  // the real API would not know
+
+  engine.respond(post(json::array({kUser})));  // the retry completes
+  engine.settle(2, {1, false});
+  engine.respond(post(after_call_turn()));
+  j = engine.journal();
+  CHECK(j[2].completed);
+  CHECK(j[3].issues.empty());
+}
+
+TEST_CASE("function responses with ids must match delivered call ids") {
+  mock::ScriptEngine engine(script_of({{stream({mock::CallEvent{"shell", json::object(), "c1"}, kStop})},
+                                       {stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {1, false});
+  auto history = [](const std::string& id) {
+    json h = json::array({kUser});
+    h.push_back(json::parse(
+        R"({"role":"model","parts":[{"functionCall":{"name":"shell","args":{},"id":"c1"}}]})"));
+    h.push_back(json::parse(R"({"role":"user","parts":[{"functionResponse":{"name":"shell","id":")" +
+                            id + R"(","response":{}}}]})"));
+    return h;
+  };
+  engine.respond(post(history("c1")));
+  engine.respond(post(history("c2")));
+  const auto j = engine.journal();
+  CHECK(j[1].issues.empty());
+  REQUIRE(j[2].issues.size() == 1);
+  CHECK(j[2].issues[0].find("\"c2\"") != std::string::npos);
+}
+
+TEST_CASE("a malformed body gets a 400 envelope and the engine keeps serving the script") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  const Plan bad = engine.respond({"POST", kStream, "{oops"});
+  CHECK(bad.status == 400);
+  CHECK(json::parse(bad.body)["error"]["status"] == "INVALID_ARGUMENT");
+  const Plan good = engine.respond(post(json::array({kUser})));
+  CHECK(good.status == 200);
+  const auto j = engine.journal();
+  CHECK(j[0].played == "bad-request");
+  CHECK_FALSE(j[0].validated);
+  CHECK(j[0].rejection == "Invalid JSON payload received. Unexpected token.");
+  CHECK(j[1].attempt == 0);  // the bad request consumed no attempt
+}
+
+TEST_CASE("a pairing violation is rejected with the exact message and consumes no attempt") {
+  mock::ScriptEngine engine(script_of({{stream({kCall, kStop})}, {status(503), stream({kText, kStop})}}));
+  json doubled = after_call_turn();
+  doubled[2]["parts"].push_back(doubled[2]["parts"][0]);
+  const Plan p = engine.respond(post(doubled));
+  CHECK(p.status == 400);
+  CHECK(json::parse(p.body)["error"]["message"] == g::kResponseCountMessage);
+  CHECK(engine.respond(post(after_call_turn())).status == 503);
+  const auto j = engine.journal();
+  CHECK(j[0].played == "rejected");
+  CHECK_FALSE(j[0].validated);
+  CHECK(j[0].rejection == g::kResponseCountMessage);
+  CHECK(j[0].turn == 1);
+  CHECK(j[1].attempt == 0);
+}
+
+TEST_CASE("unknown routes get a 404 envelope and a HEAD preflight gets an empty 200") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  const Plan nf = engine.respond({"POST", "/v1/chat/completions", "{}"});
+  CHECK(nf.status == 404);
+  CHECK(json::parse(nf.body)["error"]["status"] == "NOT_FOUND");
+  CHECK(engine.respond({"GET", kStream, ""}).status == 404);
+  const Plan head = engine.respond({"HEAD", "/", ""});
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+  const auto j = engine.journal();
+  CHECK(j[0].played == "not-found");
+  CHECK(j[2].played == "preflight");
+  CHECK(engine.respond(post(json::array({kUser}))).status == 200);
+  CHECK(engine.journal()[3].attempt == 0);
+}
+
+TEST_CASE("generateContent answers a stream attempt with one merged JSON body") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::MalformedFault{1})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK(p.status == 200);
+  CHECK_FALSE(p.streaming);
+  CHECK(p.ending == Ending::kTerminator);
+  const auto body = json::parse(p.body);
+  CHECK(body["candidates"][0]["content"]["parts"].size() == 2);
+  CHECK(body["candidates"][0]["finishReason"] == "STOP");
+  engine.settle(0, {0, false});
+  const auto e = engine.journal()[0];
+  CHECK_FALSE(e.streaming);
+  CHECK(e.completed);
+  CHECK(e.delivered_calls.size() == 1);
+}
+
+TEST_CASE("generateContent drops the connection when the fault comes before the finish") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::ResetFault{2, 150})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK_FALSE(p.streaming);
+  CHECK(p.ending == Ending::kReset);
+  CHECK(p.ending_delay_ms == 150);
+  CHECK(p.body.empty());
+  engine.settle(0, {0, true});
+  CHECK_FALSE(engine.journal()[0].completed);
+  CHECK(engine.journal()[0].fault == "reset");
+
+  mock::ScriptEngine e2(script_of({{stream({kText, kStop}, mock::DisconnectFault{0, 5})}}));
+  const Plan q = e2.respond(post(json::array({kUser}), kUnary));
+  CHECK(q.ending == Ending::kFin);
+  CHECK(q.ending_delay_ms == 5);
+}
+
+TEST_CASE("the engine is deterministic: the same requests give the same plans and journal") {
+  auto run = [] {
+    mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::CutFault{1, 9}),
+                                          stream({kCall, kStop})},
+                                         {stream({kText, kStop})}}));
+    std::vector<std::string> out;
+    for (const auto& c : {json::array({kUser}), json::array({kUser}), after_call_turn()}) {
+      const Plan p = engine.respond(post(c));
+      engine.settle(p.journal_index, {static_cast<int>(p.actions.size()), false});
+      for (const auto& [b, e, t] : rows(p)) out.push_back(b + std::to_string(e) + (t ? "T" : "F"));
+    }
+    for (const auto& e : engine.journal()) out.push_back(mock::journal_entry_to_json(e).dump());
+    return out;
+  };
+  CHECK(run() == run());
+}
+
+TEST_CASE("the attempt rewriter edits a copy of each played attempt, and the journal follows it") {
+  std::vector<std::pair<int, int>> seen;
+  mock::ScriptEngine engine(script_of({{stream({kCall, kStop})}}),
+                            [&seen](int turn, int attempt, Attempt& a) {
+                              seen.emplace_back(turn, attempt);
+                              for (auto& e : a.events) {
+                                if (auto* c = std::get_if<mock::CallEvent>(&e)) c->args["ledger"] = "/tmp/l";
+                              }
+                            });
+  const Plan p = engine.respond(post(json::array({kUser})));
+  engine.respond(post(json::array({kUser})));
+  CHECK(seen == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}});
+  CHECK(std::get<WriteAction>(p.actions.at(0)).bytes.find(R"("ledger":"/tmp/l")") != std::string::npos);
+  engine.settle(0, {1, false});
+  CHECK(engine.journal()[0].delivered_calls.at(0).args["ledger"] == "/tmp/l");
+  CHECK_FALSE(std::get<mock::CallEvent>(engine.script().turns[0].attempts[0].events[0]).args.contains("ledger"));
+}
