@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "harness/agents/agent_runner.h"
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
 #include "harness/report/report.h"
@@ -28,7 +29,19 @@ options:
   --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
   --report-dir DIR     where junit.xml and summary.json go (default: reports)
   --seed N             the runtime's random seed (default 1)
+  --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
+                       name (harness/agents/recipes/NAME.json, e.g. gemini-cli) or recipe path;
+                       install agents with scripts/install_agents.sh
+  --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
+                       HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
+                       runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
+                       was started from is in HICCUP_INVOKE_DIR)
+  --agent-timeout S    wall-clock limit per agent run in seconds (default: the recipe's, 120)
   -h, --help           this text
+
+With --agent/--agent-cmd the verdict is black-box: at-most-once from the ledger, pairing,
+history-integrity, no-rejected-request and bounded-retries from the journal, the outcome from the
+exit code; honest-outcome, clean-output and Retry-After timing are reported n/a.
 
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
 )";
@@ -89,6 +102,7 @@ int run_command(const Args& args) {
   ArgReader in(args);
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
+  std::string agent, agent_cmd, agent_timeout;
   bool catches = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -98,7 +112,8 @@ int run_command(const Args& args) {
     if (in.value("--defect", v)) defects.push_back(v);
     else if (in.value("--tag", v)) tags.push_back(v);
     else if (in.value("--report-dir", report_dir) || in.value("--transport", transport) ||
-             in.value("--seed", seed_text)) {
+             in.value("--seed", seed_text) || in.value("--agent", agent) ||
+             in.value("--agent-cmd", agent_cmd) || in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
     else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else paths.push_back(in.take());
@@ -110,6 +125,13 @@ int run_command(const Args& args) {
     in.set_error("--transport expects http or memory, found \"" + transport + "\"");
   }
   if (paths.empty()) in.set_error("no PATH given");
+  if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
+  if ((!agent.empty() || !agent_cmd.empty()) && (!defects.empty() || catches)) {
+    in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
+  }
+  if (!agent_timeout.empty() && !parse_number<unsigned>(agent_timeout)) {
+    in.set_error("--agent-timeout expects whole seconds, found \"" + agent_timeout + "\"");
+  }
   if (!in.error().empty()) {
     std::cerr << "error: " << in.error() << "\n\n" << kRunUsage;
     return kExitUsage;
@@ -132,6 +154,12 @@ int run_command(const Args& args) {
       }
       return true;
     });
+  }
+
+  if (!agent.empty() || !agent_cmd.empty()) {
+    agents::AgentRunOptions agent_options;
+    if (!agent_timeout.empty()) agent_options.timeout_s = *parse_number<unsigned>(agent_timeout);
+    return agents::run_agent_command(scenarios, agent, agent_cmd, agent_options, report_dir);
   }
 
   std::error_code ec;

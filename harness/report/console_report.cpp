@@ -27,6 +27,11 @@ class ConsoleListener final : public ReportListener {
       out_ << ": " << v.message << '\n';
     }
     if (!c.passed && !c.detail.empty()) out_ << "    " << c.detail << '\n';
+    if (c.extra.contains("not_applicable") && !c.extra["not_applicable"].empty()) {  // black-box runs
+      out_ << "    n/a:";
+      for (const auto& name : c.extra["not_applicable"]) out_ << ' ' << name.get<std::string>();
+      out_ << '\n';
+    }
   }
   void run_ended(const RunTotals& t) override {
     out_ << t.passed << " passed, " << t.failed << " failed" << std::endl;

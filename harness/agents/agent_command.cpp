@@ -1,0 +1,52 @@
+// `hiccup run --agent/--agent-cmd`: the CLI side of the external-agent runner (run_command.cpp
+// routes here), reporting through the same listeners as reference-runtime runs.
+#include <filesystem>
+#include <iostream>
+
+#include "harness/agents/agent_runner.h"
+
+namespace harness::agents {
+
+int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
+                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir) {
+  Recipe recipe;
+  try {
+    recipe = agent_cmd.empty() ? load_recipe(agent, default_recipes_dir()) : command_recipe(agent_cmd);
+  } catch (const std::exception& e) {
+    std::cerr << "error: --agent: " << e.what() << '\n';
+    return 3;
+  }
+  bool playable = true;
+  for (const Scenario& s : scenarios) {
+    for (const std::string& p : check_agent_scenario(s, recipe)) {
+      std::cerr << "error: " << s.source_path << ": " << p << '\n';
+      playable = false;
+    }
+  }
+  if (!playable) return 3;
+
+  std::error_code ec;
+  std::filesystem::create_directories(report_dir, ec);
+  if (ec) {
+    std::cerr << "error: " << report_dir << ": cannot create the report directory: " << ec.message() << '\n';
+    return 3;
+  }
+  options.output_dir = report_dir + "/agents/" + recipe.name;
+  FanoutListener report;
+  report.add(make_console_listener(std::cout));
+  report.add(make_junit_listener(report_dir + "/junit.xml"));
+  report.add(make_summary_listener(report_dir + "/summary.json"));
+  report.run_starting(RunInfo{"run", 0, "agent:" + recipe.name, {}});
+  RunTotals totals;
+  for (const Scenario& s : scenarios) {
+    const AgentCaseResult r = run_agent_scenario(s, recipe, options);
+    const ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
+    (c.passed ? totals.passed : totals.failed) += 1;
+    totals.wall_ms += c.wall_ms;
+    report.case_ended(c);
+  }
+  report.run_ended(totals);
+  return totals.failed == 0 ? 0 : 1;
+}
+
+}  // namespace harness::agents

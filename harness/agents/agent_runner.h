@@ -1,0 +1,83 @@
+// The external-agent runner: plays one scenario against an unmodified agent CLI treated as a black
+// box. Per scenario: a mock server with real timings, a scratch HOME/TMPDIR/workdir with the
+// recipe's settings files, the agent run headless with the prompt and a timeout, then a verdict
+// from what can be seen from outside — the ledger (real tool executions), the server's journal and
+// the exit code. Invariants that need the runtime's insides are reported as not applicable.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/agents/ledger.h"
+#include "harness/agents/recipe.h"
+#include "harness/agents/subprocess.h"
+#include "harness/invariants.h"
+#include "harness/report/report.h"
+#include "harness/scenario.h"
+#include "mock_server/journal.h"
+
+namespace harness::agents {
+
+/// Invariants (and Retry-After timing inside bounded-retries) no black-box run can judge: they
+/// need the runtime's events and shown output. Reported as "n/a", never as passed.
+const std::vector<std::string>& not_applicable_invariants();
+
+struct AgentRunOptions {
+  double timeout_s = 0;        ///< wall-clock limit per run; 0 = the recipe's timeout_s
+  std::string output_dir;      ///< when set: OUTPUT_DIR/SCENARIO/{stdout,stderr,ledger,journal.json}
+  bool keep_scratch = false;   ///< keep the scratch folder (its path is in the result)
+};
+
+struct AgentCaseResult {
+  Scenario scenario;
+  std::string agent;                        ///< recipe name
+  ProcessResult process;
+  mock::Journal journal;
+  std::vector<LedgerToken> ledger;
+  std::vector<std::string> stray_ledger_lines;  ///< ledger lines that are not tokens
+  bool completed = false;                   ///< outcome from the exit code
+  std::vector<Violation> violations;        ///< invariants and applicable expect.<field> failures
+  std::vector<std::string> not_applicable;  ///< invariant and expect.<field> names not judged
+  std::string harness_error;                ///< the run could not happen (e.g. agent not installed)
+  std::string output_tail;                  ///< last lines of the agent's stderr and stdout
+  std::string scratch_dir;
+  double wall_ms = 0;                       ///< whole case: server, agent, judging
+  bool passed() const { return harness_error.empty() && violations.empty(); }
+  /// Sorted, unique invariant names of the violations (what the known-failure tests assert).
+  std::vector<std::string> violated() const;
+};
+
+/// Problems that make `scenario` unplayable for `recipe`'s agent (lower-case messages, each
+/// naming a JSON pointer): a provider the agent does not speak, or a `{{ledger}}` placeholder
+/// outside the recipe's shell tool command argument.
+std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe);
+
+/// Judges one finished black-box run (pure; exposed for tests). `cap_message` is non-empty when
+/// the agent was killed at its timeout (a bounded-retries violation).
+void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message);
+
+/// Runs `scenario` against `recipe`'s agent and judges it. The agent runs in SCRATCH/work with
+/// HOME=SCRATCH/home and TMPDIR=SCRATCH/tmp; its environment is exactly PATH, HOME, TMPDIR, LANG,
+/// HICCUP_BASE_URL, HICCUP_PROMPT, HICCUP_LEDGER, HICCUP_SCENARIO, HICCUP_MODEL (when the recipe
+/// names one), HICCUP_INVOKE_DIR (hiccup's working directory), the provider's base-URL variable
+/// (gemini: GOOGLE_GEMINI_BASE_URL) and the recipe's `env`. Never throws for agent failures;
+/// a harness failure (server cannot bind, agent binary missing) is set in `harness_error`.
+AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe,
+                                   const AgentRunOptions& options);
+
+/// The report form of a result: violations, wall time, and extra fields agent, exit_code,
+/// exit_meaning, outcome, requests, ledger, not_applicable, timed_out.
+ReportCase to_report_case(const AgentCaseResult& result, const Recipe& recipe, std::string classname);
+
+}  // namespace harness::agents
+
+namespace harness::agents {
+
+/// `hiccup run --agent NAME | --agent-cmd COMMAND PATH...`: checks every scenario is playable,
+/// runs each against the agent, streams the console report and writes junit.xml, summary.json and
+/// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`. Returns the CLI
+/// exit code: 0 all passed, 1 some verdict failed (or the agent is not installed), 3 invalid input.
+int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
+                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir);
+
+}  // namespace harness::agents

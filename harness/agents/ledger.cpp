@@ -1,0 +1,99 @@
+// Ledger tokens, the placeholder substitution and reading the ledger file back.
+#include "harness/agents/ledger.h"
+
+#include <charconv>
+#include <fstream>
+#include <stdexcept>
+
+namespace harness::agents {
+namespace {
+
+bool read_int(std::string_view& s, char tag, int& out) {
+  if (s.size() < 2 || s[0] != tag) return false;
+  s.remove_prefix(1);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || out < 0) return false;
+  s.remove_prefix(static_cast<std::size_t>(p - s.data()));
+  return true;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+void replace_in(nlohmann::json& j, const std::string& with) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    for (std::size_t at = s.find(kLedgerPlaceholder); at != std::string::npos;
+         at = s.find(kLedgerPlaceholder, at + with.size())) {
+      s.replace(at, kLedgerPlaceholder.size(), with);
+    }
+    j = s;
+  } else if (j.is_structured()) {
+    for (auto& v : j) replace_in(v, with);
+  }
+}
+
+}  // namespace
+
+std::string token_text(const LedgerToken& t) {
+  return "hiccup:t" + std::to_string(t.turn) + ":a" + std::to_string(t.attempt) + ":c" + std::to_string(t.call);
+}
+
+std::optional<LedgerToken> parse_token(std::string_view line) {
+  const std::string text = trim(line);
+  std::string_view s = text;
+  constexpr std::string_view kPrefix = "hiccup:";
+  if (s.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  s.remove_prefix(kPrefix.size());
+  LedgerToken t;
+  if (!read_int(s, 't', t.turn) || s.empty() || s[0] != ':') return std::nullopt;
+  s.remove_prefix(1);
+  if (!read_int(s, 'a', t.attempt) || s.empty() || s[0] != ':') return std::nullopt;
+  s.remove_prefix(1);
+  if (!read_int(s, 'c', t.call) || !s.empty()) return std::nullopt;
+  return t;
+}
+
+std::string ledger_command(const LedgerToken& token, const std::string& ledger_path) {
+  if (ledger_path.find('\'') != std::string::npos) {
+    throw std::invalid_argument("ledger path must not contain a single quote: " + ledger_path);
+  }
+  return "echo " + token_text(token) + " >> '" + ledger_path + "'";
+}
+
+bool has_placeholder(const nlohmann::json& args) {
+  if (args.is_string()) return args.get<std::string>().find(kLedgerPlaceholder) != std::string::npos;
+  if (args.is_structured()) {
+    for (const auto& v : args) {
+      if (has_placeholder(v)) return true;
+    }
+  }
+  return false;
+}
+
+void substitute_ledger(int turn, int served_attempt, mock::Attempt& attempt, const std::string& ledger_path) {
+  int call = 0;
+  for (mock::Event& e : attempt.events) {
+    auto* c = std::get_if<mock::CallEvent>(&e);
+    if (c == nullptr) continue;
+    replace_in(c->args, ledger_command({turn, served_attempt, call}, ledger_path));
+    ++call;
+  }
+}
+
+std::vector<LedgerToken> read_ledger(const std::string& path, std::vector<std::string>* stray) {
+  std::vector<LedgerToken> tokens;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (auto t = parse_token(line)) tokens.push_back(*t);
+    else if (stray != nullptr && !trim(line).empty()) stray->push_back(line);
+  }
+  return tokens;
+}
+
+}  // namespace harness::agents

@@ -1,0 +1,150 @@
+// Recipe loading: JSON files under harness/agents/recipes/, decoded with field-naming errors.
+#include "harness/agents/recipe.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace harness::agents {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& what) {
+  throw std::runtime_error("recipe field \"" + field + "\": " + what);
+}
+
+std::string str(const json& j, const char* key, bool required) {
+  if (!j.contains(key)) {
+    if (required) bad(key, "missing");
+    return {};
+  }
+  if (!j[key].is_string()) bad(key, "expected a string, found " + j[key].dump());
+  return j[key].get<std::string>();
+}
+
+}  // namespace
+
+Recipe command_recipe(const std::string& command, const std::string& provider) {
+  Recipe r;
+  r.name = "agent-cmd";
+  r.description = "--agent-cmd: " + command;
+  r.provider = provider;
+  r.argv = {"/bin/sh", "-c", command};
+  r.max_attempts = 10;
+  return r;
+}
+
+Recipe recipe_from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("a recipe must be a JSON object");
+  static const std::vector<std::string> known = {
+      "name", "description", "provider", "install", "binary", "argv", "model", "env", "home_files",
+      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s"};
+  for (const auto& [k, v] : j.items()) {
+    if (std::find(known.begin(), known.end(), k) == known.end()) bad(k, "unknown field");
+  }
+  Recipe r;
+  r.name = str(j, "name", true);
+  r.description = str(j, "description", false);
+  if (j.contains("provider")) r.provider = str(j, "provider", true);
+  r.install_hint = str(j, "install", false);
+  r.binary = str(j, "binary", false);
+  r.model = str(j, "model", false);
+  if (!j.contains("argv") || !j["argv"].is_array() || j["argv"].empty()) bad("argv", "expected a non-empty array of strings");
+  for (const json& a : j["argv"]) {
+    if (!a.is_string()) bad("argv", "expected strings, found " + a.dump());
+    r.argv.push_back(a.get<std::string>());
+  }
+  if (j.contains("env")) {
+    if (!j["env"].is_object()) bad("env", "expected an object of strings");
+    for (const auto& [k, v] : j["env"].items()) {
+      if (!v.is_string()) bad("env/" + k, "expected a string, found " + v.dump());
+      r.env[k] = v.get<std::string>();
+    }
+  }
+  if (j.contains("home_files")) {
+    if (!j["home_files"].is_object()) bad("home_files", "expected an object: relative path → content");
+    for (const auto& [k, v] : j["home_files"].items()) {
+      if (k.empty() || k.front() == '/' || k.find("..") != std::string::npos) bad("home_files/" + k, "expected a relative path inside HOME");
+      r.home_files[k] = v;
+    }
+  }
+  if (j.contains("tool")) {
+    const json& t = j["tool"];
+    if (!t.is_object()) bad("tool", "expected {\"name\", \"command_arg\"}");
+    r.tool_name = str(t, "name", true);
+    r.tool_command_arg = str(t, "command_arg", true);
+  }
+  if (j.contains("max_attempts")) {
+    if (!j["max_attempts"].is_number_integer() || j["max_attempts"].get<int>() < 1) bad("max_attempts", "expected an integer >= 1");
+    r.max_attempts = j["max_attempts"].get<int>();
+  }
+  if (j.contains("success_exit_codes")) {
+    r.success_exit_codes.clear();
+    if (!j["success_exit_codes"].is_array()) bad("success_exit_codes", "expected an array of integers");
+    for (const json& c : j["success_exit_codes"]) {
+      if (!c.is_number_integer()) bad("success_exit_codes", "expected integers, found " + c.dump());
+      r.success_exit_codes.push_back(c.get<int>());
+    }
+  }
+  if (j.contains("exit_codes")) {
+    if (!j["exit_codes"].is_object()) bad("exit_codes", "expected an object: code → meaning");
+    for (const auto& [k, v] : j["exit_codes"].items()) {
+      if (!v.is_string()) bad("exit_codes/" + k, "expected a string");
+      try {
+        r.exit_code_meanings[std::stoi(k)] = v.get<std::string>();
+      } catch (const std::exception&) {
+        bad("exit_codes/" + k, "expected an integer key");
+      }
+    }
+  }
+  if (j.contains("timeout_s")) {
+    if (!j["timeout_s"].is_number() || j["timeout_s"].get<double>() <= 0) bad("timeout_s", "expected a positive number");
+    r.timeout_s = j["timeout_s"].get<double>();
+  }
+  return r;
+}
+
+std::string repo_root() {
+  if (const char* root = std::getenv("HICCUP_ROOT"); root != nullptr && *root != '\0') return root;
+  return HICCUP_SOURCE_DIR;
+}
+
+std::string default_recipes_dir() { return repo_root() + "/harness/agents/recipes"; }
+
+std::vector<std::string> recipe_names(const std::string& recipes_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(recipes_dir, ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_dir) {
+  fs::path path = name_or_path;
+  if (path.extension() != ".json") path = fs::path(recipes_dir) / (name_or_path + ".json");
+  std::ifstream in(path);
+  if (!in) {
+    std::string known;
+    for (const auto& n : recipe_names(recipes_dir)) known += (known.empty() ? "" : ", ") + n;
+    throw std::runtime_error("unknown agent \"" + name_or_path + "\" (known: " +
+                             (known.empty() ? std::string("none") : known) + "; or pass a recipe .json path)");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str(), nullptr, false, /*ignore_comments=*/true);
+  if (j.is_discarded()) throw std::runtime_error(path.string() + ": not valid JSON");
+  try {
+    return recipe_from_json(j);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace harness::agents

@@ -1,0 +1,61 @@
+// Agent recipes: how to run one external agent CLI headless against the mock server. A recipe is
+// data (harness/agents/recipes/NAME.json, loaded when asked for), so new agents need no code:
+// command line, environment, settings files written into the scratch HOME, the shell tool's name
+// and argument shape, and what its exit codes mean.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace harness::agents {
+
+/// One agent recipe. Strings in `argv` and `env` values may hold the variables {binary},
+/// {prompt}, {model}, {base_url}, {home}, {tmpdir}, {workdir}, {ledger}; they are substituted
+/// as whole argv entries' parts (never through a shell).
+struct Recipe {
+  std::string name;                      ///< e.g. "gemini-cli"
+  std::string description;
+  std::string provider = "gemini";       ///< wire format it speaks (scenarios must match)
+  std::string install_hint;              ///< how to install the binary, for error messages
+  std::string binary;                    ///< path; relative paths resolve against the repo root
+  std::vector<std::string> argv;         ///< the command line; {binary} is usually argv[0]
+  std::string model;                     ///< model name the agent is told to use
+  std::map<std::string, std::string> env;  ///< extra environment (on top of PATH/HOME/TMPDIR/HICCUP_*)
+  /// Files written before each run, path relative to the scratch HOME → content (a JSON value is
+  /// written as JSON, a string as is).
+  std::map<std::string, nlohmann::json> home_files;
+  std::string tool_name;                 ///< the agent's shell tool, e.g. "run_shell_command"
+  std::string tool_command_arg;          ///< its argument holding the command line, e.g. "command"
+  int max_attempts = 10;                 ///< the agent's own per-turn attempt budget (bounded-retries)
+  std::vector<int> success_exit_codes = {0};  ///< exit codes meaning "completed"; others "failed"
+  std::map<int, std::string> exit_code_meanings;  ///< notes for reports, e.g. 1 → "stream error"
+  double timeout_s = 120;                ///< default wall-clock limit per run
+};
+
+/// `--agent-cmd COMMAND`: a recipe that runs COMMAND through /bin/sh -c (by design: the user
+/// writes the command line, so it is a shell command; hiccup never splices scenario text into it
+/// — the prompt and URLs reach it as environment variables HICCUP_PROMPT, HICCUP_BASE_URL, …).
+Recipe command_recipe(const std::string& command, const std::string& provider = "gemini");
+
+/// Decodes a recipe from JSON. Throws std::runtime_error naming the field on a malformed recipe.
+Recipe recipe_from_json(const nlohmann::json& j);
+
+/// Finds a recipe by NAME (harness/agents/recipes/NAME.json under `recipes_dir`) or by a path to a
+/// .json file. Throws std::runtime_error with a lower-case message (known names listed) when absent.
+Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_dir);
+
+/// The recipes folder of this source tree (HICCUP_SOURCE_DIR/harness/agents/recipes).
+std::string default_recipes_dir();
+
+/// The repository root recipes' relative paths resolve against (HICCUP_SOURCE_DIR, overridable
+/// with the environment variable HICCUP_ROOT).
+std::string repo_root();
+
+/// Names of the recipes in `recipes_dir`, sorted.
+std::vector<std::string> recipe_names(const std::string& recipes_dir);
+
+}  // namespace harness::agents

@@ -1,0 +1,108 @@
+// run_process: fork + execvpe into a fresh process group, poll for exit, kill the group on timeout.
+#include "harness/agents/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace harness::agents {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Waits up to `limit` for `pid`; returns true and fills `status` when it was reaped.
+bool wait_for(pid_t pid, Clock::duration limit, int& status) {
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return true;  // nothing to wait for any more
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  ProcessResult result;
+  if (spec.argv.empty()) {
+    result.error = "empty command";
+    return result;
+  }
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  // A pipe closed on exec tells the parent whether exec succeeded (and errno when not).
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const auto started = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    result.error = std::string("fork: ") + std::strerror(errno);
+    close(report[0]);
+    close(report[1]);
+    return result;
+  }
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    setpgid(0, 0);
+    close(report[0]);
+    auto fail = [&](int err) {
+      [[maybe_unused]] auto n = write(report[1], &err, sizeof err);
+      _exit(127);
+    };
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = open(spec.stdout_path.empty() ? "/dev/null" : spec.stdout_path.c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(spec.stderr_path.empty() ? "/dev/null" : spec.stderr_path.c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) fail(errno);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) fail(errno);
+    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) fail(errno);
+    execvpe(argv[0], argv.data(), envp.data());
+    fail(errno);
+  }
+  setpgid(pid, pid);  // also from the parent, so the group exists before any kill
+  close(report[1]);
+  int exec_errno = 0;
+  const ssize_t got = read(report[0], &exec_errno, sizeof exec_errno);
+  close(report[0]);
+
+  int status = 0;
+  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spec.timeout_s));
+  bool reaped = wait_for(pid, limit, status);
+  if (!reaped) {
+    result.timed_out = true;
+    kill(-pid, SIGTERM);
+    reaped = wait_for(pid, std::chrono::seconds(2), status);
+    if (!reaped) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  }
+  kill(-pid, SIGKILL);  // stragglers of the group (tool subprocesses); ESRCH when none
+  result.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    result.error = "cannot run " + spec.argv[0] + ": " + std::strerror(exec_errno);
+    return result;
+  }
+  result.started = true;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace harness::agents

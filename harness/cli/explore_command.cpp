@@ -1,0 +1,143 @@
+// `hiccup explore`: property-based exploration of the reference runtime (harness/explore/).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "harness/cli/args.h"
+#include "harness/cli/commands.h"
+#include "harness/explore/explorer.h"
+#include "harness/report/report.h"
+#include "runtime_under_test/defects.h"
+
+namespace harness::cli {
+namespace {
+
+constexpr const char* kUsage = R"(usage: hiccup explore [options]
+
+Generates scenarios from a seed (1-6 turns, 0-4 parallel calls a turn, every fault kind at every
+position, HTTP statuses with and without Retry-After, content-filter and malformed-call finishes,
+slice_bytes, random runtime settings), predicts each with the oracle (an independent model of
+docs/POLICY.md), runs it against the reference runtime and checks every invariant. The first failure
+is shrunk and written to REPORT_DIR/counterexamples/NAME.json, replayable with `hiccup run`.
+
+options:
+  --cases N                 cases to generate (default 100)
+  --seed S                  exploration seed (default 1); same seed, same cases, same verdicts
+  --defect NAME             switch a seeded defect on (repeatable; see `hiccup defects`)
+  --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
+  --report-dir DIR          where junit.xml, summary.json and counterexamples/ go (default: reports)
+  --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
+                            transcript digests; a mismatch exits with 4
+  --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
+  --max-shrinks N           candidate runs spent shrinking at most (default 2000)
+  --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
+  -h, --help                this text
+
+exit codes: 0 no failure, 1 a failure found, 2 usage error, 3 invalid input (unknown defect),
+4 determinism mismatch
+)";
+
+int usage_error(const std::string& message) {
+  std::cerr << "error: explore: " << message << "\n(see `hiccup explore --help`)\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int explore_command(const Args& args) {
+  explore::ExploreOptions options;
+  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text;
+  std::string determinism_text;
+  bool determinism = false;
+  ArgReader in(args);
+  while (!in.done()) {
+    if (in.flag("--help") || in.flag("-h")) {
+      std::cout << kUsage;
+      return kExitPassed;
+    }
+    if (in.value("--defect", v)) {
+      options.defects.push_back(v);
+    } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
+               in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
+               in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text)) {
+    } else if (in.flag("--keep-going")) {
+      options.stop_at_first_failure = false;
+    } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
+      determinism = true;
+      determinism_text = in.take().substr(std::string("--check-determinism=").size());
+    } else if (in.flag("--check-determinism")) {
+      determinism = true;
+      determinism_text = "10";
+      if (!in.done() && in.peek().rfind("-", 0) != 0) determinism_text = in.take();
+    } else {
+      in.set_error("unknown argument \"" + in.take() + "\"");
+    }
+  }
+
+  const auto cases = parse_number<int>(cases_text);
+  if (!cases || *cases < 1) in.set_error("--cases expects a whole number >= 1, found \"" + cases_text + "\"");
+  else options.cases = *cases;
+  const auto seed = parse_number<std::uint64_t>(seed_text);
+  if (!seed) in.set_error("--seed expects a whole number, found \"" + seed_text + "\"");
+  else options.seed = *seed;
+  if (!transport_from_name(transport, options.transport)) {
+    in.set_error("--transport expects memory or http, found \"" + transport + "\"");
+  }
+  if (!shard_text.empty()) {
+    const auto slash = shard_text.find('/');
+    const auto k = slash == std::string::npos ? std::nullopt : parse_number<int>(shard_text.substr(0, slash));
+    const auto n = slash == std::string::npos ? std::nullopt : parse_number<int>(shard_text.substr(slash + 1));
+    if (!k || !n || *n < 1 || *k < 1 || *k > *n) {
+      in.set_error("--shard expects K/N with 1 <= K <= N, found \"" + shard_text + "\"");
+    } else {
+      options.shard_index = *k;
+      options.shard_count = *n;
+    }
+  }
+  if (!shrinks_text.empty()) {
+    const auto n = parse_number<int>(shrinks_text);
+    if (!n) in.set_error("--max-shrinks expects a whole number, found \"" + shrinks_text + "\"");
+    else options.max_shrink_tries = *n;
+  }
+  if (determinism) {
+    if (determinism_text == "all") {
+      options.determinism_pct = 100;
+    } else {
+      const auto pct = parse_number<int>(determinism_text);
+      if (!pct || *pct < 1 || *pct > 100) {
+        in.set_error("--check-determinism expects a percentage 1-100 or all, found \"" + determinism_text + "\"");
+      } else {
+        options.determinism_pct = *pct;
+      }
+    }
+  }
+  if (!in.error().empty()) return usage_error(in.error());
+
+  for (const auto& d : options.defects) {
+    if (!rut::defect_from_name(d)) {
+      std::cerr << "error: --defect: unknown defect \"" << d << "\"; known defects:";
+      for (const auto& info : rut::defect_catalogue()) std::cerr << " " << info.name;
+      std::cerr << "\n";
+      return kExitInvalidInput;
+    }
+  }
+
+  options.progress = ::isatty(::fileno(stderr)) != 0;
+  std::error_code ec;
+  std::filesystem::create_directories(options.report_dir, ec);
+  FanoutListener report;
+  report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
+  report.add(make_summary_listener((std::filesystem::path(options.report_dir) / "summary.json").string()));
+
+  try {
+    const explore::ExploreOutcome outcome = explore::explore(options, std::cout, &report);
+    return outcome.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "error: explore: " << e.what() << "\n";
+    return kExitFailed;
+  }
+}
+
+}  // namespace harness::cli

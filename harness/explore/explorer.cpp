@@ -1,0 +1,370 @@
+// The explorer: generate, predict, run, judge, shrink, write; see explorer.h.
+#include "harness/explore/explorer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/oracle.h"
+#include "harness/report/report.h"
+#include "harness/scenario_io.h"
+
+namespace harness::explore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::set<std::string> broken_names(const std::vector<Violation>& violations) {
+  std::set<std::string> names;
+  for (const auto& v : violations) names.insert(v.invariant);
+  return names;
+}
+
+/// The report property a violation belongs to: its invariant, or "expect" for expect.<field>.
+std::string property_of(const Violation& v) {
+  return v.invariant.rfind("expect.", 0) == 0 ? "expect" : v.invariant;
+}
+
+std::string format_violation(const Violation& v) {
+  std::string s = v.invariant + ": " + v.message;
+  if (v.request >= 0) {
+    s += " (request " + std::to_string(v.request) + ", turn " + std::to_string(v.turn) + ", attempt " +
+         std::to_string(v.attempt) + ")";
+  }
+  return s;
+}
+
+int attempt_count(const Scenario& s) {
+  int n = 0;
+  for (const auto& t : s.script.turns) n += static_cast<int>(t.attempts.size());
+  return n;
+}
+
+int event_count(const Scenario& s) {
+  int n = 0;
+  for (const auto& t : s.script.turns)
+    for (const auto& a : t.attempts) n += static_cast<int>(a.events.size());
+  return n;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+/// The exploration command line that reproduces this run.
+std::string explore_command_line(const ExploreOptions& o) {
+  std::string cmd = o.hiccup_path + " explore --seed " + std::to_string(o.seed) + " --cases " +
+                    std::to_string(o.cases);
+  for (const auto& d : o.defects) cmd += " --defect " + d;
+  cmd += " --transport " + std::string(transport_name(o.transport));
+  if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
+  if (o.report_dir != "reports") cmd += " --report-dir " + o.report_dir;
+  return cmd;
+}
+
+class Progress {
+ public:
+  Progress(bool on, int total) : on_(on), total_(total), start_(Clock::now()), last_(start_) {}
+  void update(int done, int failed, bool force = false) {
+    if (!on_) return;
+    const auto now = Clock::now();
+    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "\r  cases %d/%d  failures %d  %.0f cases/s   ", done, total_, failed,
+                 s > 0 ? done / s : 0.0);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void finish() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", 60, "");
+  }
+
+ private:
+  bool on_;
+  int total_;
+  Clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
+}  // namespace
+
+int ExploreOutcome::exit_code() const {
+  if (!determinism_mismatches.empty()) return 4;
+  return failed > 0 ? 1 : 0;
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+rc::Random case_random(std::uint64_t seed, int index) {
+  std::uint64_t s = seed;
+  std::uint64_t state = splitmix64(s) ^ (static_cast<std::uint64_t>(index) * 0xD1B54A32D192ED03ULL);
+  rc::Random::Key key{};
+  for (auto& word : key) word = splitmix64(state);
+  return rc::Random(key);
+}
+
+std::string case_name(std::uint64_t seed, int index) {
+  return "explore-s" + std::to_string(seed) + "-c" + std::to_string(index);
+}
+
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index) {
+  return gen_scenario(case_name(seed, index))(case_random(seed, index), kGenSize);
+}
+
+Scenario with_oracle_expect(Scenario scenario) {
+  scenario.expect = oracle_expect(scenario);
+  return scenario;
+}
+
+bool in_shard(int index, int shard_index, int shard_count) {
+  return shard_count <= 1 || index % shard_count == shard_index - 1;
+}
+
+bool determinism_selected(int index, int pct) {
+  if (pct <= 0) return false;
+  if (pct >= 100) return true;
+  return (static_cast<long long>(index) * pct) % 100 < pct;
+}
+
+ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener) {
+  const auto start = Clock::now();
+  ExploreOutcome out;
+
+  RunOptions run_options;
+  run_options.transport = options.transport;
+  run_options.extra_defects = options.defects;
+  run_options.seed = 1;  // the runtime's seed; `hiccup run` uses the same default, so replays match
+
+  if (listener) {
+    listener->run_starting(RunInfo{"explore", options.seed, std::string(transport_name(options.transport)),
+                                   options.defects});
+  }
+
+  int shard_total = 0;
+  for (int i = 0; i < options.cases; ++i) shard_total += in_shard(i, options.shard_index, options.shard_count);
+
+  log << "explore: seed " << options.seed << ", " << shard_total << " cases";
+  if (options.shard_count > 1) log << " (shard " << options.shard_index << "/" << options.shard_count << ")";
+  log << ", transport " << transport_name(options.transport);
+  if (!options.defects.empty()) log << ", defects " << join(options.defects, ", ");
+  if (options.determinism_pct > 0) log << ", determinism check " << options.determinism_pct << "%";
+  log << "\n";
+
+  // Properties for the report: every invariant, the oracle's expect, and determinism when checked.
+  std::vector<std::string> properties;
+  for (const auto& info : invariant_catalogue()) properties.emplace_back(info.name);
+  properties.emplace_back("expect");
+  properties.emplace_back("determinism");  // failing cases are always re-run once
+  std::map<std::string, std::vector<Violation>> property_violations;
+  std::map<std::string, std::string> property_detail;
+
+  Progress progress(options.progress, shard_total);
+  for (int i = 0; i < options.cases; ++i) {
+    if (!in_shard(i, options.shard_index, options.shard_count)) continue;
+    const rc::Shrinkable<Scenario> root = generate_case(options.seed, i);
+    const Scenario scenario = with_oracle_expect(root.value());
+    const CaseResult result = run_scenario(scenario, run_options);
+    ++out.cases_run;
+
+    CaseRecord record{i, result.passed(), result.digest, {}};
+    for (const auto& v : result.violations) record.invariants.push_back(v.invariant);
+
+    if (determinism_selected(i, options.determinism_pct)) {
+      ++out.determinism_checked;
+      const CaseResult again = run_scenario(scenario, run_options);
+      if (again.digest != result.digest) {
+        out.determinism_mismatches.push_back(i);
+        const std::string msg = "case " + std::to_string(i) + ": transcript digest " + result.digest +
+                                " on the first run, " + again.digest + " on the re-run";
+        progress.finish();
+        log << "NONDETERMINISTIC " << msg << "\n";
+        property_violations["determinism"].push_back(Violation{"determinism", msg, -1, -1, -1});
+        property_detail["determinism"] = "seed " + std::to_string(options.seed) + "\nreplay: " +
+                                         explore_command_line(options) + " --check-determinism all";
+      }
+    }
+    out.records.push_back(record);
+
+    if (result.passed()) {
+      ++out.passed;
+      progress.update(out.cases_run, out.failed);
+      continue;
+    }
+    ++out.failed;
+    progress.finish();
+    // A failure must reproduce before it is shrunk: one that does not (a flaky HTTP timing, a race)
+    // is a determinism failure of the harness, reported as such and not shrunk.
+    if (!determinism_selected(i, options.determinism_pct)) {
+      const CaseResult again = run_scenario(scenario, run_options);
+      if (again.digest != result.digest) {
+        out.determinism_mismatches.push_back(i);
+        const std::string msg = "case " + std::to_string(i) + " failed (" + join(record.invariants, ", ") +
+                                ") with digest " + result.digest + " but its re-run gave digest " +
+                                again.digest + (again.passed() ? " and passed" : "");
+        log << "NONDETERMINISTIC " << msg << "\n";
+        property_violations["determinism"].push_back(Violation{"determinism", msg, -1, -1, -1});
+        property_detail["determinism"] = "seed " + std::to_string(options.seed) + "\nreplay: " +
+                                         explore_command_line(options) + " --check-determinism all";
+        continue;
+      }
+    } else if (!out.determinism_mismatches.empty() && out.determinism_mismatches.back() == i) {
+      continue;  // already reported by the determinism check above
+    }
+    if (out.failure) {  // only with stop_at_first_failure off: later failures are listed, not shrunk
+      log << "FAIL case " << i << ": " << join(record.invariants, ", ") << "\n";
+      continue;
+    }
+
+    // Shrink greedily: take the first simpler scenario that still breaks one of the same invariants.
+    ExploreFailure failure;
+    failure.case_index = i;
+    failure.original = scenario;
+    failure.original_violations = result.violations;
+    const std::set<std::string> target = broken_names(result.violations);
+    log << "FAIL case " << i << " (seed " << options.seed << "): " << join(record.invariants, ", ") << "\n";
+    for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
+
+    rc::Shrinkable<Scenario> current = root;
+    std::vector<Violation> current_violations = result.violations;
+    bool progressed = true;
+    while (progressed && failure.shrink_tries < options.max_shrink_tries) {
+      progressed = false;
+      auto shrinks = current.shrinks();
+      while (auto candidate = shrinks.next()) {
+        if (failure.shrink_tries >= options.max_shrink_tries) break;
+        ++failure.shrink_tries;
+        try {
+          const Scenario s = with_oracle_expect(candidate->value());
+          const CaseResult r = run_scenario(s, run_options);
+          if (r.passed()) continue;
+          const auto names = broken_names(r.violations);
+          if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return target.count(n) > 0; })) {
+            continue;
+          }
+          current = *candidate;
+          current_violations = r.violations;
+          ++failure.shrink_steps;
+          progressed = true;
+          break;
+        } catch (const std::exception&) {
+          continue;  // a candidate the harness cannot run is not a counterexample
+        }
+      }
+    }
+
+    Scenario shrunk = with_oracle_expect(current.value());
+    const std::set<std::string> shrunk_names = broken_names(current_violations);
+    shrunk.description = "shrunk counterexample of hiccup explore --seed " + std::to_string(options.seed) +
+                         " (case " + std::to_string(i) + "): " +
+                         join(std::vector<std::string>(shrunk_names.begin(), shrunk_names.end()), ", ");
+    shrunk.tags = {"explore", "counterexample"};
+    for (const auto& d : options.defects) {
+      if (std::find(shrunk.runtime.defects.begin(), shrunk.runtime.defects.end(), d) == shrunk.runtime.defects.end()) {
+        shrunk.runtime.defects.push_back(d);
+      }
+      if (std::find(shrunk.catches.begin(), shrunk.catches.end(), d) == shrunk.catches.end()) {
+        shrunk.catches.push_back(d);
+      }
+    }
+    failure.shrunk = shrunk;
+    failure.violations = current_violations;
+
+    log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries) to "
+        << shrunk.script.turns.size() << " turns, " << attempt_count(shrunk) << " attempts, "
+        << event_count(shrunk) << " events:\n";
+    for (const auto& v : current_violations) log << "  " << format_violation(v) << "\n";
+
+    if (options.write_counterexample) {
+      namespace fs = std::filesystem;
+      const fs::path dir = fs::path(options.report_dir) / "counterexamples";
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      const fs::path path = dir / (shrunk.name + ".json");
+      std::ofstream file(path);
+      file << write_scenario(shrunk);
+      if (file) {
+        failure.path = path.string();
+        failure.replay_command = options.hiccup_path + " run " + failure.path;
+        if (options.transport == TransportKind::kMemory) failure.replay_command += " --transport memory";
+        log << "  counterexample: " << failure.path << "\n";
+      } else {
+        log << "  error: cannot write counterexample " << path.string() << "\n";
+      }
+    }
+    log << write_scenario(shrunk);
+    failure.explore_command = explore_command_line(options);
+    if (!failure.replay_command.empty()) log << "  replay:  " << failure.replay_command << "\n";
+    log << "  explore: " << failure.explore_command << "\n";
+
+    const std::string detail = "seed " + std::to_string(options.seed) + ", case " + std::to_string(i) +
+                               (failure.path.empty() ? "" : "\ncounterexample: " + failure.path) +
+                               (failure.replay_command.empty() ? "" : "\nreplay: " + failure.replay_command) +
+                               "\nexplore: " + failure.explore_command;
+    for (const auto& v : current_violations) {
+      property_violations[property_of(v)].push_back(v);
+      property_detail[property_of(v)] = detail;
+    }
+    out.failure = std::move(failure);
+    if (options.stop_at_first_failure) break;
+  }
+  progress.finish();
+  out.wall_ms = ms_since(start);
+
+  if (listener) {
+    RunTotals totals;
+    for (const auto& p : properties) {
+      ReportCase c;
+      c.name = "explore/" + p;
+      c.classname = "hiccup.explore";
+      auto it = property_violations.find(p);
+      c.passed = it == property_violations.end();
+      if (!c.passed) c.violations = it->second;
+      c.detail = property_detail[p];
+      c.wall_ms = out.wall_ms;
+      c.extra = {{"property", p}, {"seed", options.seed}, {"cases_run", out.cases_run}};
+      if (p == "determinism") c.extra["determinism_checked"] = out.determinism_checked;
+      if (!c.passed && out.failure && p != "determinism") {
+        c.extra["failing_case"] = out.failure->case_index;
+        c.extra["counterexample"] = out.failure->path;
+      }
+      (c.passed ? totals.passed : totals.failed) += 1;
+      listener->case_ended(c);
+    }
+    totals.wall_ms = out.wall_ms;
+    listener->run_ended(totals);
+  }
+
+  const double s = out.wall_ms / 1000.0;
+  log << "explored " << out.cases_run << " cases in " << std::fixed << std::setprecision(2) << s << " s ("
+      << std::setprecision(0) << (s > 0 ? out.cases_run / s : 0.0) << " cases/s)";
+  if (options.determinism_pct > 0) {
+    log << ", determinism re-runs " << out.determinism_checked << ", mismatches "
+        << out.determinism_mismatches.size();
+  }
+  log << "\n" << std::defaultfloat;
+  log << out.passed << " passed, " << out.failed << " failed\n";
+  return out;
+}
+
+}  // namespace harness::explore

@@ -1,0 +1,107 @@
+// The property-based explorer: generates scenarios (generators.h) case by case from a seed, derives
+// their expectations from the oracle (an independent model of docs/POLICY.md), runs each against the
+// reference runtime and checks every invariant and expect field. The first failing case is shrunk
+// greedily through RapidCheck's shrink tree and written as a v1 scenario file that `hiccup run`
+// replays. Same seed and case count ⇒ same cases, same verdicts; shards split one seed's cases.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/explore/generators.h"
+#include "harness/invariants.h"
+#include "harness/runner.h"
+#include "harness/scenario.h"
+
+namespace harness {
+class ReportListener;
+}
+
+namespace harness::explore {
+
+struct ExploreOptions {
+  std::uint64_t seed = 1;
+  int cases = 100;                          ///< case indices 0 … cases-1 (before sharding)
+  std::vector<std::string> defects;         ///< switched on for every case (RunOptions::extra_defects)
+  TransportKind transport = TransportKind::kMemory;
+  std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
+  bool write_counterexample = true;
+  int determinism_pct = 0;                  ///< share of cases re-run and compared (0 off, 100 all)
+  int shard_index = 1;                      ///< K of --shard K/N, 1-based
+  int shard_count = 1;                      ///< N of --shard K/N
+  int max_shrink_tries = 2000;              ///< candidate runs spent shrinking at most
+  bool stop_at_first_failure = true;
+  bool progress = false;                    ///< live progress line on `log` (for a TTY)
+  std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
+};
+
+/// The first failing case, before and after shrinking.
+struct ExploreFailure {
+  int case_index = -1;
+  Scenario original;                      ///< as generated, expect from the oracle
+  std::vector<Violation> original_violations;
+  Scenario shrunk;                        ///< smallest failing scenario found; runtime.defects and
+                                          ///< catches hold the defects when some were on
+  std::vector<Violation> violations;      ///< the shrunk case's violations
+  int shrink_steps = 0;                   ///< accepted shrinks
+  int shrink_tries = 0;                   ///< candidate runs
+  std::string path;                       ///< counterexample file ("" when not written)
+  std::string replay_command;             ///< `hiccup run PATH`
+  std::string explore_command;            ///< `hiccup explore --seed … --cases …`
+};
+
+/// One case's verdict (kept for reproducibility checks).
+struct CaseRecord {
+  int index = 0;
+  bool passed = true;
+  std::string digest;
+  std::vector<std::string> invariants;  ///< names broken, in order
+};
+
+struct ExploreOutcome {
+  int cases_run = 0;
+  int passed = 0;
+  int failed = 0;
+  std::optional<ExploreFailure> failure;     ///< the first failure (shrunk)
+  int determinism_checked = 0;
+  /// Case indices whose re-run digest differed: the --check-determinism share, plus every failing
+  /// case (a failure is re-run once before shrinking; one that does not reproduce is not shrunk).
+  std::vector<int> determinism_mismatches;
+  std::vector<CaseRecord> records;           ///< every case run, in order
+  double wall_ms = 0;
+  /// Exit code per commands.h: 0, 1 (a failure) or 4 (a determinism mismatch; wins over 1).
+  int exit_code() const;
+};
+
+/// splitmix64 step: the fully specified mixer behind every per-case seed.
+std::uint64_t splitmix64(std::uint64_t& state);
+
+/// The 256-bit rc::Random key of case `index` under `seed` (four splitmix64 outputs of a state
+/// mixed from both); independent of sharding.
+rc::Random case_random(std::uint64_t seed, int index);
+
+/// `explore-s{seed}-c{index}`.
+std::string case_name(std::uint64_t seed, int index);
+
+/// The generated scenario of a case (shrink tree root), expect not yet filled.
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index);
+
+/// `scenario` with expect from the oracle.
+Scenario with_oracle_expect(Scenario scenario);
+
+/// Whether case `index` belongs to shard K of N (1-based K): index % N == K-1.
+bool in_shard(int index, int shard_index, int shard_count);
+
+/// Whether case `index` is re-run by a determinism check of `pct` percent: (index·pct) mod 100 < pct,
+/// which spreads exactly ⌈pct⌉ of every 100 consecutive cases evenly, case 0 included.
+bool determinism_selected(int index, int pct);
+
+/// Runs the exploration, writing human-readable lines to `log` and report events to `listener`
+/// (when not null): one report case per property (each invariant, `expect` and, when checked,
+/// `determinism`). Throws only when the harness itself fails.
+ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener = nullptr);
+
+}  // namespace harness::explore

@@ -1,0 +1,298 @@
+// Tests of the explorer: generated scenarios are valid v1 files, exploration is reproducible and
+// shardable, every seeded defect is found and shrunk small (the kill matrix), a correct runtime
+// survives, and a written counterexample replays its failure.
+#include <catch2/catch.hpp>
+#include <rapidcheck/catch.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "harness/explore/explorer.h"
+#include "harness/explore/generators.h"
+#include "harness/oracle.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "runtime_under_test/defects.h"
+
+namespace hx = harness::explore;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hiccup-explore-test-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+hx::ExploreOptions quiet_options(std::uint64_t seed, int cases) {
+  hx::ExploreOptions o;
+  o.seed = seed;
+  o.cases = cases;
+  o.write_counterexample = false;
+  return o;
+}
+
+int total_attempts(const harness::Scenario& s) {
+  int n = 0;
+  for (const auto& t : s.script.turns) n += static_cast<int>(t.attempts.size());
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("generated scenarios round-trip through the writer and the loader without problems",
+          "[explore]") {
+  for (int i = 0; i < 300; ++i) {
+    const harness::Scenario s = hx::with_oracle_expect(hx::generate_case(7, i).value());
+    const std::string text = harness::write_scenario(s);
+    const harness::LoadResult loaded = harness::parse_scenario(text, s.name + ".json");
+    std::string problems;
+    for (const auto& p : loaded.problems) problems += harness::format_problem(p) + "\n";
+    INFO(text << problems);
+    REQUIRE(loaded.problems.empty());
+    REQUIRE(loaded.scenario.has_value());
+    harness::Scenario back = *loaded.scenario;
+    back.source_path.clear();
+    REQUIRE(back == s);
+  }
+}
+
+TEST_CASE("generated scenarios stay inside the v1 space the issue asks for", "[explore]") {
+  rc::prop("turns, calls, attempts, timings and statuses are in range", [](std::uint64_t seed, std::uint16_t index) {
+    const harness::Scenario s = hx::generate_case(seed, index).value();
+    RC_ASSERT(s.script.turns.size() >= 1u);
+    RC_ASSERT(s.script.turns.size() <= 6u);
+    const double idle = s.runtime.idle_timeout_s.value();
+    RC_ASSERT(idle >= 2);
+    RC_ASSERT(idle <= 10);
+    if (s.runtime.max_attempts) RC_ASSERT(*s.runtime.max_attempts >= 1 && *s.runtime.max_attempts <= 6);
+    for (const auto& turn : s.script.turns) {
+      RC_ASSERT(!turn.attempts.empty());
+      for (const auto& a : turn.attempts) {
+        int calls = 0;
+        for (const auto& e : a.events) calls += std::holds_alternative<mock::CallEvent>(e);
+        RC_ASSERT(calls <= 4);
+        if (a.status) {
+          const auto& st = hx::attempt_statuses();
+          RC_ASSERT(std::find(st.begin(), st.end(), *a.status) != st.end());
+          RC_ASSERT(a.events.empty());
+        }
+        if (a.fault) {
+          if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
+            RC_ASSERT((stall->seconds <= idle / 2 || stall->seconds >= 2 * idle));
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("the generator reaches every fault kind, status, finish reason and setting", "[explore]") {
+  std::set<std::string> faults;
+  std::set<int> statuses;
+  std::set<std::string> finishes;
+  bool retry_after = false, slice = false, fallback = false, cut_in_terminal = false, parallel = false;
+  for (int i = 0; i < 2000; ++i) {
+    const harness::Scenario s = hx::generate_case(3, i).value();
+    fallback |= s.runtime.fallback_model.has_value();
+    for (const auto& turn : s.script.turns) {
+      for (const auto& a : turn.attempts) {
+        if (a.status) statuses.insert(*a.status);
+        retry_after |= a.retry_after_s.has_value();
+        slice |= a.slice_bytes.has_value();
+        int calls = 0;
+        for (const auto& e : a.events) {
+          calls += std::holds_alternative<mock::CallEvent>(e);
+          if (const auto* f = std::get_if<mock::FinishEvent>(&e)) finishes.insert(std::string(mock::finish_name(f->reason)));
+        }
+        parallel |= calls >= 2;
+        if (a.fault) {
+          faults.insert(std::string(mock::fault_name(*a.fault)));
+          if (std::holds_alternative<mock::CutFault>(*a.fault)) {
+            cut_in_terminal |= !a.events.empty() && std::holds_alternative<mock::FinishEvent>(a.events.back()) &&
+                               mock::fault_after_event(*a.fault, a.events.size()) ==
+                                   static_cast<int>(a.events.size()) - 1;
+          }
+        }
+      }
+    }
+  }
+  CHECK(faults.size() == mock::fault_catalogue().size());
+  CHECK(statuses.size() == hx::attempt_statuses().size());
+  CHECK(finishes.size() == 4u);
+  CHECK(retry_after);
+  CHECK(slice);
+  CHECK(fallback);
+  CHECK(cut_in_terminal);
+  CHECK(parallel);
+}
+
+TEST_CASE("the same seed generates the same cases and different seeds differ", "[explore]") {
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(harness::write_scenario(hx::generate_case(11, i).value()) ==
+            harness::write_scenario(hx::generate_case(11, i).value()));
+  }
+  int same = 0;
+  for (int i = 0; i < 50; ++i) {
+    harness::Scenario a = hx::generate_case(11, i).value(), b = hx::generate_case(12, i).value();
+    b.name = a.name;
+    same += a == b;
+  }
+  CHECK(same < 5);
+}
+
+TEST_CASE("exploring twice with one seed gives the same cases, digests and verdicts", "[explore]") {
+  std::ostringstream log1, log2;
+  const auto a = hx::explore(quiet_options(5, 60), log1);
+  const auto b = hx::explore(quiet_options(5, 60), log2);
+  REQUIRE(a.records.size() == b.records.size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    CHECK(a.records[i].index == b.records[i].index);
+    CHECK(a.records[i].digest == b.records[i].digest);
+    CHECK(a.records[i].passed == b.records[i].passed);
+  }
+}
+
+TEST_CASE("shards of one seed cover every case exactly once", "[explore]") {
+  for (int n : {1, 2, 3, 7}) {
+    std::vector<int> seen(100, 0);
+    for (int k = 1; k <= n; ++k)
+      for (int i = 0; i < 100; ++i) seen[i] += hx::in_shard(i, k, n);
+    for (int i = 0; i < 100; ++i) REQUIRE(seen[i] == 1);
+  }
+  // And the sharded runs are the unsharded run's cases.
+  std::ostringstream log;
+  auto whole = hx::explore(quiet_options(9, 30), log);
+  std::map<int, std::string> digests;
+  for (int k = 1; k <= 3; ++k) {
+    auto o = quiet_options(9, 30);
+    o.shard_index = k;
+    o.shard_count = 3;
+    for (const auto& r : hx::explore(o, log).records) {
+      REQUIRE(digests.count(r.index) == 0);
+      digests[r.index] = r.digest;
+    }
+  }
+  REQUIRE(digests.size() == whole.records.size());
+  for (const auto& r : whole.records) CHECK(digests[r.index] == r.digest);
+}
+
+TEST_CASE("determinism selection re-runs the requested share of cases", "[explore]") {
+  int ten = 0, all = 0, none = 0;
+  for (int i = 0; i < 1000; ++i) {
+    ten += hx::determinism_selected(i, 10);
+    all += hx::determinism_selected(i, 100);
+    none += hx::determinism_selected(i, 0);
+  }
+  CHECK(ten == 100);
+  CHECK(all == 1000);
+  CHECK(none == 0);
+  auto o = quiet_options(2, 40);
+  o.determinism_pct = 100;
+  std::ostringstream log;
+  const auto out = hx::explore(o, log);
+  CHECK(out.determinism_checked == 40);
+  CHECK(out.determinism_mismatches.empty());
+}
+
+TEST_CASE("a correct runtime survives 1000 generated cases in memory", "[explore]") {
+  std::ostringstream log;
+  const auto out = hx::explore(quiet_options(1, 1000), log);
+  INFO(log.str());
+  CHECK(out.cases_run == 1000);
+  CHECK(out.failed == 0);
+  CHECK(out.exit_code() == 0);
+}
+
+TEST_CASE("a correct runtime survives generated cases over HTTP", "[explore][http]") {
+  auto o = quiet_options(1, 60);
+  o.transport = harness::TransportKind::kHttp;
+  std::ostringstream log;
+  const auto out = hx::explore(o, log);
+  INFO(log.str());
+  CHECK(out.cases_run == 60);
+  CHECK(out.failed == 0);
+}
+
+namespace {
+
+/// Explores with `defects` on and requires a failure whose shrunk counterexample is small.
+void require_found(const std::vector<std::string>& defects, std::uint64_t seed) {
+  auto o = quiet_options(seed, 200);
+  o.defects = defects;
+  std::ostringstream log;
+  const auto out = hx::explore(o, log);
+  INFO("defects " << defects.front() << (defects.size() > 1 ? " + " + defects.back() : "") << ", seed " << seed
+                  << "\n" << log.str());
+  REQUIRE(out.failure.has_value());
+  CHECK(out.exit_code() == 1);
+  CHECK(out.failure->shrunk.script.turns.size() <= 3u);
+  CHECK(total_attempts(out.failure->shrunk) <= 6);
+}
+
+}  // namespace
+
+TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3)", "[explore][kill-matrix]") {
+  for (const auto& info : rut::defect_catalogue()) {
+    if (info.defect == rut::Defect::kNoPairingGuard) continue;  // equivalent mutant alone; below
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) require_found({std::string(info.name)}, seed);
+  }
+}
+
+TEST_CASE("no-pairing-guard is found together with keep-calls-on-retry as a pairing violation",
+          "[explore][kill-matrix]") {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    auto o = quiet_options(seed, 200);
+    o.defects = {"keep-calls-on-retry", "no-pairing-guard"};
+    std::ostringstream log;
+    const auto out = hx::explore(o, log);
+    INFO(log.str());
+    REQUIRE(out.failure.has_value());
+    bool pairing = false;
+    for (const auto& v : out.failure->violations) pairing |= v.invariant == "pairing" || v.invariant == "no-rejected-request";
+    CHECK(pairing);
+  }
+}
+
+TEST_CASE("exploration finds every seeded defect for seeds 1-10", "[.kill-matrix-full]") {
+  for (const auto& info : rut::defect_catalogue()) {
+    if (info.defect == rut::Defect::kNoPairingGuard) continue;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({std::string(info.name)}, seed);
+  }
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({"keep-calls-on-retry", "no-pairing-guard"}, seed);
+}
+
+TEST_CASE("a written counterexample is a valid scenario that fails again when run", "[explore]") {
+  auto o = quiet_options(1, 200);
+  o.defects = {"keep-calls-on-retry"};
+  o.write_counterexample = true;
+  o.report_dir = temp_dir("counterexample");
+  std::ostringstream log;
+  const auto out = hx::explore(o, log);
+  INFO(log.str());
+  REQUIRE(out.failure.has_value());
+  REQUIRE(!out.failure->path.empty());
+  CHECK(out.failure->path == o.report_dir + "/counterexamples/explore-s1-c" +
+                                 std::to_string(out.failure->case_index) + ".json");
+  CHECK(log.str().find("replay:  build/hiccup run " + out.failure->path) != std::string::npos);
+  CHECK(log.str().find("--seed 1 --cases 200 --defect keep-calls-on-retry") != std::string::npos);
+
+  const harness::LoadResult loaded = harness::load_scenario_file(out.failure->path);
+  REQUIRE(loaded.problems.empty());
+  const harness::Scenario& s = *loaded.scenario;
+  CHECK(s.runtime.defects == std::vector<std::string>{"keep-calls-on-retry"});
+  CHECK(s.catches == std::vector<std::string>{"keep-calls-on-retry"});
+  CHECK(s.expect == harness::oracle_expect(s));
+
+  harness::RunOptions run;
+  run.transport = harness::TransportKind::kMemory;
+  CHECK_FALSE(harness::run_scenario(s, run).passed());
+  run.transport = harness::TransportKind::kHttp;
+  CHECK_FALSE(harness::run_scenario(s, run).passed());
+  // Without the defect the same file passes: the failure is the defect's, not the harness's.
+  harness::Scenario clean = s;
+  clean.runtime.defects.clear();
+  CHECK(harness::run_scenario(clean, run).passed());
+}

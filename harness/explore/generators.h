@@ -1,0 +1,360 @@
+// RapidCheck generators for scenarios over the whole v1 space (SCENARIO-FORMAT.md): runtime
+// settings, turns of 0–4 parallel calls with text before, between and after them, attempts that are
+// HTTP statuses (with or without Retry-After) or streams with any finish reason and any fault at any
+// position (the terminal frame included), and slice_bytes. Everything is built by composing
+// `rc::Gen` values so RapidCheck's shrinking works on the structure: fewer turns and attempts,
+// earlier faults, simpler alternatives (the first alternative of every choice is the simplest).
+//
+// Every choice is drawn from rc::Random (a splittable generator fully specified by Claessen & Palka
+// 2013) by plain `next() % n` arithmetic: no std:: distributions, no size scaling. Call
+// `gen(random, kGenSize)`; the size argument is ignored, except that gen::resize fixes the length
+// bounds of the turn and attempt containers (so shrinking can remove any turn or attempt).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <rapidcheck.h>
+
+#include "harness/scenario.h"
+#include "mock_server/faults.h"
+#include "mock_server/script.h"
+
+namespace harness::explore {
+
+/// The size handed to generators (RapidCheck's nominal size; our generators do not scale with it).
+inline constexpr int kGenSize = 100;
+
+/// Tool names calls are drawn from.
+inline const std::vector<std::string>& tool_names() {
+  static const std::vector<std::string> names = {"shell", "write_file", "deploy", "read_file", "search"};
+  return names;
+}
+
+/// HTTP statuses a status attempt is drawn from (retryable and not).
+inline const std::vector<int>& attempt_statuses() {
+  static const std::vector<int> statuses = {503, 429, 500, 502, 504, 529, 400, 401, 403, 404};
+  return statuses;
+}
+
+/// The model a generated fallback uses.
+inline constexpr const char* kFallbackModel = "gemini-2.5-pro";
+
+// ---------------------------------------------------------------------------------------------
+// Primitive choices. Uniform by `next() % n`; they shrink towards their first value.
+
+/// An integer in [lo, hi] (inclusive), uniform, shrinking towards `lo`.
+inline rc::Gen<int> gen_int(int lo, int hi) {
+  return [lo, hi](const rc::Random& random, int) {
+    const auto span = static_cast<std::uint64_t>(hi - lo + 1);
+    const int value = lo + static_cast<int>(rc::Random(random).next() % span);
+    return rc::shrinkable::shrinkRecur(value, [lo](int x) { return rc::shrink::towards<int>(x, lo); });
+  };
+}
+
+/// An index in [0, weights.size()) with the given weights, shrinking towards 0 (the simplest).
+inline rc::Gen<int> gen_weighted_index(std::vector<int> weights) {
+  return [weights](const rc::Random& random, int) {
+    std::uint64_t total = 0;
+    for (int w : weights) total += static_cast<std::uint64_t>(w);
+    std::uint64_t roll = rc::Random(random).next() % total;
+    int index = 0;
+    while (roll >= static_cast<std::uint64_t>(weights[index])) {
+      roll -= static_cast<std::uint64_t>(weights[index]);
+      ++index;
+    }
+    return rc::shrinkable::shrinkRecur(index, [](int x) { return rc::shrink::towards<int>(x, 0); });
+  };
+}
+
+/// One of `values`, uniform, shrinking towards values[0].
+template <typename T>
+rc::Gen<T> gen_pick(std::vector<T> values) {
+  const int last = static_cast<int>(values.size()) - 1;
+  return rc::gen::map(gen_int(0, last), [values](int i) { return values[static_cast<std::size_t>(i)]; });
+}
+
+/// One of `gens` with `weights`; shrinks to earlier alternatives, then within the chosen one.
+template <typename T>
+rc::Gen<T> gen_weighted(std::vector<std::pair<int, rc::Gen<T>>> choices) {
+  std::vector<int> weights;
+  std::vector<rc::Gen<T>> gens;
+  for (auto& [w, g] : choices) {
+    weights.push_back(w);
+    gens.push_back(g);
+  }
+  return rc::gen::mapcat(gen_weighted_index(weights),
+                         [gens](int i) { return gens[static_cast<std::size_t>(i)]; });
+}
+
+/// nullopt with weight `none`, else a value of `gen` with weight `some`; shrinks to nullopt.
+template <typename T>
+rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen, int none, int some) {
+  return gen_weighted<std::optional<T>>(
+      {{none, rc::gen::just(std::optional<T>())},
+       {some, rc::gen::map(gen, [](T v) { return std::optional<T>(std::move(v)); })}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime settings.
+
+/// max_attempts 1–6 (or unset = 4), a backoff schedule, fallback on or off, idle_timeout_s 2–10
+/// (always set, so generated stalls can sit well below or well above it).
+inline rc::Gen<RuntimeSettings> gen_runtime() {
+  using Schedule = std::vector<double>;
+  return rc::gen::apply(
+      [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
+         std::optional<std::string> fallback, int idle) {
+        RuntimeSettings rt;
+        rt.max_attempts = max_attempts;
+        rt.backoff_s = std::move(backoff);
+        rt.fallback_model = std::move(fallback);
+        rt.idle_timeout_s = idle;
+        return rt;
+      },
+      gen_optional(gen_int(1, 6), 1, 5),
+      gen_optional(gen_pick<Schedule>({Schedule{1}, Schedule{}, Schedule{2, 4}, Schedule{10, 20, 60},
+                                       Schedule{5}, Schedule{0, 3}}),
+                   1, 3),
+      gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults. `events` = the attempt's event count (finish included), `idle_s` the idle timeout.
+
+/// A stall that is only a delay (seconds in [0.5, idle/2], half-second steps).
+inline rc::Gen<double> gen_short_stall_s(int idle_s) {
+  return rc::gen::map(gen_int(1, std::max(1, idle_s)), [](int halves) { return halves * 0.5; });
+}
+
+/// A stall that trips the idle timeout (seconds in [2·idle, 2·idle + 2]).
+inline rc::Gen<double> gen_long_stall_s(int idle_s) {
+  return rc::gen::map(gen_int(2 * idle_s, 2 * idle_s + 2), [](int s) { return static_cast<double>(s); });
+}
+
+/// `after_event`: unset (= after every event) or a position in [0, events]; shrinks to 0.
+inline rc::Gen<std::optional<int>> gen_after_event(int events) {
+  return gen_weighted<std::optional<int>>(
+      {{6, rc::gen::map(gen_int(0, events), [](int p) { return std::optional<int>(p); })},
+       {1, rc::gen::just(std::optional<int>())}});
+}
+
+/// Any fault kind of the catalogue with small fields, at any position (inside the terminal frame
+/// for `cut` at the finish, after it when positioned at `events`).
+inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
+  using mock::Fault;
+  return rc::gen::mapcat(gen_after_event(events), [idle_s](std::optional<int> at) {
+    return gen_weighted<Fault>({
+        {2, rc::gen::just(Fault(mock::EndFault{at}))},
+        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms}); })},
+        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms}); })},
+        {2, rc::gen::map(gen_int(1, 12), [at](int b) { return Fault(mock::CutFault{at, b}); })},
+        {2, rc::gen::map(gen_pick<int>({503, 529, 500, 429}),
+                         [at](int st) { return Fault(mock::ErrorEventFault{at, st}); })},
+        {2, rc::gen::just(Fault(mock::MalformedFault{at}))},
+        {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s}); })},
+        {2, rc::gen::map(gen_long_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s}); })},
+    });
+  });
+}
+
+/// A fault that cannot fail the attempt: a short stall anywhere, or any fault after the terminal
+/// frame (the runtime stops reading there).
+inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s) {
+  using mock::Fault;
+  return gen_weighted<Fault>(
+      {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s}); },
+                          gen_int(0, events), gen_short_stall_s(idle_s))},
+       {1, rc::gen::map(gen_fault(events, idle_s), [events](Fault f) {
+          std::visit([events](auto& k) { k.after_event = events; }, f);
+          return f;
+        })}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attempts. A turn's stream attempts share its calls (names; args are filled in by position, see
+// assign_call_args); texts are drawn per attempt so a failed attempt's text is distinguishable.
+
+/// Short text parts.
+inline rc::Gen<std::string> gen_text() {
+  return gen_pick<std::string>({"Done.", "Checking.", "On it. ", "Step ok.", "Retrying later.", "All set!"});
+}
+
+/// The events of one stream: optional text before, between and after the calls; no finish.
+inline rc::Gen<std::vector<mock::Event>> gen_body(std::vector<std::string> calls) {
+  return rc::gen::map(
+      rc::gen::container<std::vector<std::optional<std::string>>>(calls.size() + 1,
+                                                                   gen_optional(gen_text(), 1, 1)),
+      [calls](const std::vector<std::optional<std::string>>& texts) {
+        std::vector<mock::Event> events;
+        for (std::size_t i = 0; i <= calls.size(); ++i) {
+          if (texts[i]) events.push_back(mock::TextEvent{*texts[i]});
+          if (i < calls.size()) events.push_back(mock::CallEvent{calls[i], nlohmann::json::object(), ""});
+        }
+        return events;
+      });
+}
+
+/// Optional slice_bytes (stream written in pieces of at most this many bytes).
+inline rc::Gen<std::optional<int>> gen_slice_bytes() {
+  return gen_optional(gen_pick<int>({7, 1, 3, 16, 64}), 4, 1);
+}
+
+/// A stream attempt with `finish` (nullopt = no terminal event) and a fault drawn by `fault_gen`
+/// over the event count (or no fault when `fault_gen` is nullopt).
+template <typename FaultGen>
+rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::optional<mock::FinishReason>> finish,
+                                  FaultGen fault_gen) {
+  return rc::gen::mapcat(
+      rc::gen::pair(gen_body(calls), finish), [fault_gen](const std::pair<std::vector<mock::Event>,
+                                                                          std::optional<mock::FinishReason>>& p) {
+        std::vector<mock::Event> events = p.first;
+        if (p.second) events.push_back(mock::FinishEvent{*p.second});
+        const int n = static_cast<int>(events.size());
+        return rc::gen::apply(
+            [events](std::optional<mock::Fault> fault, std::optional<int> slice) {
+              mock::Attempt a;
+              a.events = events;
+              a.fault = std::move(fault);
+              a.slice_bytes = slice;
+              return a;
+            },
+            fault_gen(n), gen_slice_bytes());
+      });
+}
+
+inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_completing() {
+  using F = std::optional<mock::FinishReason>;
+  return gen_weighted<F>({{6, rc::gen::just(F(mock::FinishReason::kStop))},
+                          {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))}});
+}
+
+inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_any() {
+  using F = std::optional<mock::FinishReason>;
+  return gen_weighted<F>({{4, rc::gen::just(F(mock::FinishReason::kStop))},
+                          {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))},
+                          {3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
+                          {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
+                          {1, rc::gen::just(F())}});
+}
+
+inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_abnormal() {
+  using F = std::optional<mock::FinishReason>;
+  return gen_weighted<F>({{3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
+                          {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
+                          {1, rc::gen::just(F())}});
+}
+
+/// An HTTP error attempt: a status of attempt_statuses(), with or without retry_after_s.
+inline rc::Gen<mock::Attempt> gen_status_attempt() {
+  return rc::gen::apply(
+      [](int status, std::optional<int> retry_after) {
+        mock::Attempt a;
+        a.status = status;
+        if (retry_after) a.retry_after_s = *retry_after;
+        return a;
+      },
+      gen_pick<int>(attempt_statuses()), gen_optional(gen_pick<int>({30, 1, 5, 15, 90}), 1, 1));
+}
+
+/// An attempt that usually fails: a status, a stream with a fault before its terminal frame, a
+/// content-filter / malformed-call / missing finish, or any stream with any fault anywhere.
+inline rc::Gen<mock::Attempt> gen_failing_attempt(std::vector<std::string> calls, int idle_s) {
+  using OF = std::optional<mock::Fault>;
+  return gen_weighted<mock::Attempt>({
+      {2, gen_status_attempt()},
+      {4, gen_stream(calls, gen_finish_completing(),
+                     [idle_s](int n) {
+                       // Position strictly before the terminal frame, or inside it (cut).
+                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s), [](mock::Fault f) { return OF(f); });
+                     })},
+      {2, gen_stream(calls, gen_finish_abnormal(),
+                     [idle_s](int n) { return gen_optional(gen_harmless_fault(n, idle_s), 3, 1); })},
+      {2, gen_stream(calls, gen_finish_any(), [idle_s](int n) { return gen_optional(gen_fault(n, idle_s), 1, 2); })},
+  });
+}
+
+/// The last scripted attempt of a turn: usually one that completes (stop / max_tokens, at most a
+/// harmless fault), sometimes any failing attempt (it then repeats until the budget runs out).
+inline rc::Gen<mock::Attempt> gen_final_attempt(std::vector<std::string> calls, int idle_s) {
+  return gen_weighted<mock::Attempt>({
+      {8, gen_stream(calls, gen_finish_completing(),
+                     [idle_s](int n) { return gen_optional(gen_harmless_fault(n, idle_s), 3, 1); })},
+      {1, gen_failing_attempt(calls, idle_s)},
+  });
+}
+
+/// One turn: its call names (min_calls–max_calls), then 0–4 failing attempts and a final one.
+inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s) {
+  return rc::gen::mapcat(
+      rc::gen::mapcat(gen_int(min_calls, max_calls),
+                      [](int c) {
+                        return rc::gen::container<std::vector<std::string>>(static_cast<std::size_t>(c),
+                                                                            gen_pick(tool_names()));
+                      }),
+      [idle_s](std::vector<std::string> calls) {
+        // 0–4 failing attempts: a size-bounded container, so shrinking removes any of them.
+        return rc::gen::apply(
+            [](std::vector<mock::Attempt> attempts, mock::Attempt last) {
+              attempts.push_back(std::move(last));
+              return mock::Turn{std::move(attempts)};
+            },
+            rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(calls, idle_s))),
+            gen_final_attempt(calls, idle_s));
+      });
+}
+
+/// Deterministic small args for the call at (turn, position among the attempt's calls).
+inline nlohmann::json call_args(const std::string& name, std::size_t turn, std::size_t index) {
+  const std::string tag = "t" + std::to_string(turn) + "c" + std::to_string(index);
+  if (name == "shell") return {{"command", "./step.sh " + tag}};
+  if (name == "write_file") return {{"path", "out/" + tag + ".txt"}, {"content", tag}};
+  if (name == "deploy") return {{"target", "staging-" + tag}};
+  if (name == "read_file") return {{"path", "src/" + tag + ".cc"}};
+  return {{"query", tag}};
+}
+
+/// Fills every call's args from its turn and position (so a turn's attempts stream the same calls).
+inline void assign_call_args(mock::Script& script) {
+  for (std::size_t t = 0; t < script.turns.size(); ++t) {
+    for (auto& attempt : script.turns[t].attempts) {
+      std::size_t k = 0;
+      for (auto& event : attempt.events) {
+        if (auto* call = std::get_if<mock::CallEvent>(&event)) call->args = call_args(call->name, t, k++);
+      }
+    }
+  }
+}
+
+/// A whole scenario named `name`: runtime settings, then 1–6 turns (every turn but the last streams
+/// 1–4 calls in its completing attempt so the run goes on; the last streams none). `expect` is left
+/// empty: the oracle fills it.
+inline rc::Gen<Scenario> gen_scenario(std::string name) {
+  return rc::gen::mapcat(gen_runtime(), [name](RuntimeSettings rt) {
+    const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
+    return rc::gen::map(
+        // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
+        rc::gen::pair(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle))),
+                      gen_turn(0, 0, idle)),
+        [name, rt](const std::pair<std::vector<mock::Turn>, mock::Turn>& p) {
+          Scenario s;
+          s.name = name;
+          s.description = "generated by hiccup explore";
+          s.tags = {"explore"};
+          s.prompt = "Run the generated task.";
+          s.runtime = rt;
+          s.script.provider = "gemini";
+          s.script.turns = p.first;
+          s.script.turns.push_back(p.second);
+          assign_call_args(s.script);
+          return s;
+        });
+  });
+}
+
+}  // namespace harness::explore
