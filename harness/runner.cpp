@@ -1,6 +1,7 @@
 // One scenario run, judged; see runner.h.
 #include "harness/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -98,12 +99,15 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::unique_ptr<mock::MockHttpServer> server;
   std::unique_ptr<rut::ITransport> inner;
   if (options.transport == TransportKind::kHttp) {
+    // Over HTTP virtual seconds of silence become real milliseconds; a floor on the real idle
+    // timeout keeps a loaded machine's scheduling jitter from turning slow bytes into timeouts.
+    const double scale = std::max(options.stall_ms_per_s, options.min_idle_timeout_ms / config.idle_timeout_s);
     mock::ServerOptions server_options;
-    server_options.stall_ms_per_s = options.stall_ms_per_s;
+    server_options.stall_ms_per_s = scale;
     server_options.max_delay_ms = options.max_delay_ms;
     server = std::make_unique<mock::MockHttpServer>(engine, server_options);
     const int port = server->start();
-    inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, options.stall_ms_per_s);
+    inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);
   } else {
     inner = std::make_unique<MemoryTransport>(engine);
   }

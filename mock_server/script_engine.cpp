@@ -342,7 +342,24 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   const auto& attempt = rec.rewritten ? *rec.rewritten
                                       : script_.turns[static_cast<std::size_t>(rec.turn)]
                                             .attempts[static_cast<std::size_t>(rec.script_attempt)];
-  e.events_delivered = events;
+  // What a correct client reads: it stops at the first finish frame (later frames and faults change
+  // nothing) and at an undecodable frame (the attempt fails there, whatever the server writes next).
+  int limit = static_cast<int>(attempt.events.size());
+  for (std::size_t i = 0; i < attempt.events.size(); ++i) {
+    if (std::holds_alternative<FinishEvent>(attempt.events[i])) {
+      limit = static_cast<int>(i) + 1;
+      break;
+    }
+  }
+  if (!rec.has_body_events && attempt.fault && std::holds_alternative<MalformedFault>(*attempt.fault)) {
+    const int at = fault_after_event(*attempt.fault, attempt.events.size());
+    if (at < limit) {
+      limit = at;
+      completed = false;
+    }
+  }
+  e.events_delivered = std::min(events, limit);
+  events = e.events_delivered;
   e.completed = completed;
   int call_index = 0;
   for (std::size_t i = 0; i < attempt.events.size(); ++i) {

@@ -263,13 +263,24 @@ TEST_CASE("settle derives delivered events, calls, text and completion from the 
   CHECK(e.fault == "malformed");
   engine.settle(p.journal_index, {3, false});
   e = engine.journal().at(0);
-  CHECK(e.events_delivered == 3);
-  CHECK(e.completed);
+  CHECK(e.events_delivered == 2);  // a correct client stops at the undecodable frame
+  CHECK_FALSE(e.completed);        // so the finish written after it is never read
   engine.settle(p.journal_index, {0, true});
   e = engine.journal().at(0);
   CHECK(e.events_delivered == 0);
   CHECK(e.delivered_calls.empty());
   CHECK_FALSE(e.completed);
+}
+
+TEST_CASE("events after the first finish and faults after it change nothing") {
+  mock::ScriptEngine engine(
+      script_of({{stream({kText, kStop, mock::TextEvent{"Extra."}}, mock::MalformedFault{3})}}));
+  const Plan p = engine.respond(post(json::array({kUser})));
+  engine.settle(p.journal_index, {static_cast<int>(p.actions.size()), false});
+  const auto e = engine.journal().at(0);
+  CHECK(e.completed);
+  CHECK(e.events_delivered == 2);
+  CHECK(e.delivered_text == "Deploying.");
 }
 
 TEST_CASE("a stall counts as done only when it ran to its end") {

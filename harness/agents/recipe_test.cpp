@@ -37,7 +37,7 @@ TEST_CASE("a recipe with an unknown field or a bad argv is rejected, naming the 
                     "recipe field \"argv\": expected a non-empty array of strings");
 }
 
-TEST_CASE("--agent-cmd runs its command through /bin/sh -c") {
+TEST_CASE("agent-cmd runs its command through /bin/sh -c") {
   const Recipe r = command_recipe("echo hi");
   CHECK(r.argv == std::vector<std::string>{"/bin/sh", "-c", "echo hi"});
   CHECK(r.binary.empty());
