@@ -32,6 +32,8 @@ options:
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
+  --jobs N                  cases run at once (default 8 over http, 2 in memory); verdicts and
+                            output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text
 
@@ -48,7 +50,7 @@ int usage_error(const std::string& message) {
 
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
-  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text;
+  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text;
   std::string determinism_text;
   bool determinism = false;
   ArgReader in(args);
@@ -61,7 +63,8 @@ int explore_command(const Args& args) {
       options.defects.push_back(v);
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
-               in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text)) {
+               in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
+               in.value("--jobs", jobs_text)) {
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
@@ -76,6 +79,11 @@ int explore_command(const Args& args) {
     }
   }
 
+  if (!jobs_text.empty()) {
+    const auto jobs = parse_number<int>(jobs_text);
+    if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");
+    else options.jobs = *jobs;
+  }
   const auto cases = parse_number<int>(cases_text);
   if (!cases || *cases < 1) in.set_error("--cases expects a whole number >= 1, found \"" + cases_text + "\"");
   else options.cases = *cases;

@@ -1,6 +1,11 @@
 // The explorer: generate, predict, run, judge, shrink, write; see explorer.h.
 #include "harness/explore/explorer.h"
 
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,6 +152,29 @@ bool determinism_selected(int index, int pct) {
   return (static_cast<long long>(index) * pct) % 100 < pct;
 }
 
+std::vector<CaseResult> run_all(const std::vector<Scenario>& scenarios, const RunOptions& options, int jobs) {
+  std::vector<CaseResult> results(scenarios.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < scenarios.size(); i = next++) {
+      try {
+        results[i] = run_scenario(scenarios[i], options);
+      } catch (...) {
+        std::lock_guard lock(error_mu);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(scenarios.size())); ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  return results;
+}
+
 ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener) {
   const auto start = Clock::now();
   ExploreOutcome out;
@@ -180,11 +208,36 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   std::map<std::string, std::string> property_detail;
 
   Progress progress(options.progress, shard_total);
+  std::vector<int> indices;
   for (int i = 0; i < options.cases; ++i) {
-    if (!in_shard(i, options.shard_index, options.shard_count)) continue;
-    const rc::Shrinkable<Scenario> root = generate_case(options.seed, i);
-    const Scenario scenario = with_oracle_expect(root.value());
-    const CaseResult result = run_scenario(scenario, run_options);
+    if (in_shard(i, options.shard_index, options.shard_count)) indices.push_back(i);
+  }
+  // Cases are generated in order on this thread (RapidCheck's generation is not thread-safe), run
+  // `jobs` at a time (each run owns its engine, server and runtime), and judged in index order, so
+  // the output does not depend on the number of jobs.
+  const int jobs = std::max(1, options.jobs > 0 ? options.jobs
+                                                : (options.transport == TransportKind::kHttp ? 8 : 2));
+  const std::size_t batch_size = static_cast<std::size_t>(jobs) * 8;
+  std::vector<rc::Shrinkable<Scenario>> roots;
+  std::vector<Scenario> scenarios;
+  std::vector<CaseResult> results;
+  std::size_t batch_start = 0;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (k == batch_start + roots.size()) {
+      batch_start = k;
+      roots.clear();
+      scenarios.clear();
+      const std::size_t end = std::min(indices.size(), k + batch_size);
+      for (std::size_t b = k; b < end; ++b) {
+        roots.push_back(generate_case(options.seed, indices[b]));
+        scenarios.push_back(with_oracle_expect(roots.back().value()));
+      }
+      results = run_all(scenarios, run_options, jobs);
+    }
+    const int i = indices[k];
+    const rc::Shrinkable<Scenario>& root = roots[k - batch_start];
+    const Scenario& scenario = scenarios[k - batch_start];
+    const CaseResult& result = results[k - batch_start];
     ++out.cases_run;
 
     CaseRecord record{i, result.passed(), result.digest, {}};

@@ -155,6 +155,22 @@ TEST_CASE("exploring twice with one seed gives the same cases, digests and verdi
   }
 }
 
+TEST_CASE("the number of jobs changes neither the cases, the digests nor the verdicts", "[explore]") {
+  std::ostringstream log1, log2;
+  auto one = quiet_options(11, 80);
+  one.jobs = 1;
+  auto many = quiet_options(11, 80);
+  many.jobs = 5;
+  const auto a = hx::explore(one, log1);
+  const auto b = hx::explore(many, log2);
+  REQUIRE(a.records.size() == 80);
+  REQUIRE(a.records.size() == b.records.size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    CHECK(a.records[i].index == b.records[i].index);
+    CHECK(a.records[i].digest == b.records[i].digest);
+  }
+}
+
 TEST_CASE("shards of one seed cover every case exactly once", "[explore]") {
   for (int n : {1, 2, 3, 7}) {
     std::vector<int> seen(100, 0);
