@@ -32,7 +32,7 @@ options:
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
-  --jobs N                  cases run at once (default 8 over http, 2 in memory); verdicts and
+  --jobs N                  cases run at once (default 16 over http, 2 in memory); verdicts and
                             output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text

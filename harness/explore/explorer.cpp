@@ -216,7 +216,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // `jobs` at a time (each run owns its engine, server and runtime), and judged in index order, so
   // the output does not depend on the number of jobs.
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
-                                                : (options.transport == TransportKind::kHttp ? 8 : 2));
+                                                : (options.transport == TransportKind::kHttp ? 16 : 2));
   const std::size_t batch_size = static_cast<std::size_t>(jobs) * 8;
   std::vector<rc::Shrinkable<Scenario>> roots;
   std::vector<Scenario> scenarios;

@@ -35,7 +35,7 @@ struct ExploreOptions {
   int max_shrink_tries = 2000;              ///< candidate runs spent shrinking at most
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)
-  int jobs = 0;                             ///< cases run at once; 0 = 8 over HTTP, 2 in memory
+  int jobs = 0;                             ///< cases run at once; 0 = 16 over HTTP, 2 in memory
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
 };
 

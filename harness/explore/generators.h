@@ -265,7 +265,7 @@ inline rc::Gen<mock::Attempt> gen_status_attempt() {
 /// An attempt that usually fails: a status, a stream with a fault before its terminal frame, a
 /// content-filter / malformed-call / missing finish, or any stream with any fault anywhere.
 inline rc::Gen<mock::Attempt> gen_failing_attempt(std::vector<std::string> calls, int idle_s) {
-  using OF = std::optional<mock::Fault>;
+  using OF [[maybe_unused]] = std::optional<mock::Fault>;
   return gen_weighted<mock::Attempt>({
       {2, gen_status_attempt()},
       {4, gen_stream(calls, gen_finish_completing(),

@@ -1,0 +1,135 @@
+// hiccup's benchmarks (Google Benchmark), measured side by side in one run: exploration cases per
+// second over the memory and HTTP transports, finding + shrinking a first failure, the bundled
+// suite's wall time, and the mock server's throughput and p99 on a fault-free 6-frame stream.
+// Not a test: numbers go into closing notes and docs/PERFORMANCE-NOTES.md.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include <httplib.h>
+
+#include "harness/explore/explorer.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "mock_server/http_server.h"
+#include "mock_server/script_engine.h"
+
+namespace {
+
+using namespace harness;
+
+void explore_cases(benchmark::State& state, TransportKind transport) {
+  const int cases = static_cast<int>(state.range(0));
+  int total = 0;
+  for (auto _ : state) {
+    explore::ExploreOptions o;
+    o.cases = cases;
+    o.seed = 1;
+    o.transport = transport;
+    o.write_counterexample = false;
+    std::ostringstream log;
+    const auto out = explore::explore(o, log);
+    if (out.failed != 0) state.SkipWithError("a defect-free exploration failed");
+    total += out.cases_run;
+  }
+  state.counters["cases_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+}
+
+void BM_ExploreMemory(benchmark::State& state) { explore_cases(state, TransportKind::kMemory); }
+void BM_ExploreHttp(benchmark::State& state) { explore_cases(state, TransportKind::kHttp); }
+BENCHMARK(BM_ExploreMemory)->Arg(2000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ExploreHttp)->Arg(300)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_FindAndShrink(benchmark::State& state) {
+  for (auto _ : state) {
+    explore::ExploreOptions o;
+    o.cases = 200;
+    o.seed = 1;
+    o.defects = {"keep-calls-on-retry"};
+    o.write_counterexample = false;
+    o.transport = state.range(0) == 0 ? TransportKind::kMemory : TransportKind::kHttp;
+    std::ostringstream log;
+    const auto out = explore::explore(o, log);
+    if (out.failed == 0) state.SkipWithError("keep-calls-on-retry survived");
+  }
+}
+BENCHMARK(BM_FindAndShrink)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::vector<Scenario> suite() {
+  std::vector<LoadProblem> problems;
+  std::vector<Scenario> out;
+  for (const auto& f : collect_scenario_files({std::string(HICCUP_SOURCE_DIR) + "/scenarios"}, problems)) {
+    if (auto r = load_scenario_file(f); r.scenario) out.push_back(*r.scenario);
+  }
+  return out;
+}
+
+void BM_Suite(benchmark::State& state) {
+  const auto scenarios = suite();
+  RunOptions o;
+  o.transport = state.range(0) == 0 ? TransportKind::kMemory : TransportKind::kHttp;
+  double virtual_s = 0;
+  for (auto _ : state) {
+    virtual_s = 0;
+    for (const auto& s : scenarios) virtual_s += run_scenario(s, o).run.waited_s;
+  }
+  state.counters["scenarios"] = static_cast<double>(scenarios.size());
+  state.counters["virtual_backoff_s"] = virtual_s;
+}
+BENCHMARK(BM_Suite)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// 16 keep-alive clients against one mock server streaming a fault-free 6-frame Gemini reply.
+void BM_MockServerThroughput(benchmark::State& state) {
+  mock::Script script;
+  mock::Attempt a;
+  a.events = {mock::TextEvent{"The build"}, mock::TextEvent{" is"}, mock::TextEvent{" deployed"},
+              mock::TextEvent{" to"}, mock::TextEvent{" staging."}, mock::FinishEvent{}};
+  script.turns = {mock::Turn{{a}}};
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]})";
+  const int clients = static_cast<int>(state.range(0));
+  const auto duration = std::chrono::milliseconds(1500);
+  for (auto _ : state) {
+    mock::ScriptEngine engine(script);
+    mock::ServerOptions options;
+    options.threads = std::max(8, clients + 2);
+    mock::MockHttpServer server(engine, options);
+    const int port = server.start();
+    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(clients));
+    std::atomic<long> errors{0};
+    const auto until = std::chrono::steady_clock::now() + duration;
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        httplib::Client cli("127.0.0.1", port);
+        cli.set_tcp_nodelay(true);
+        cli.set_keep_alive(true);
+        while (std::chrono::steady_clock::now() < until) {
+          const auto t0 = std::chrono::steady_clock::now();
+          auto res = cli.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", body,
+                              "application/json");
+          if (!res || res->status != 200) ++errors;
+          latencies[static_cast<std::size_t>(c)].push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    server.stop();
+    std::vector<double> all;
+    for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    state.counters["req_per_s"] = static_cast<double>(all.size()) / (duration.count() / 1000.0);
+    state.counters["p50_ms"] = all.empty() ? 0 : all[all.size() / 2];
+    state.counters["p99_ms"] = all.empty() ? 0 : all[all.size() * 99 / 100];
+    state.counters["errors"] = static_cast<double>(errors.load());
+  }
+}
+BENCHMARK(BM_MockServerThroughput)->Arg(16)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
