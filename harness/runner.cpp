@@ -2,11 +2,11 @@
 #include "harness/runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <stdexcept>
 
 #include "harness/memory_transport.h"
+#include "harness/stopwatch.h"
 #include "harness/transcript.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
@@ -90,7 +90,7 @@ rut::Config runtime_config(const Scenario& scenario, const std::vector<std::stri
 }
 
 CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   CaseResult result;
   result.scenario = scenario;
   const rut::Config config = runtime_config(scenario, options.extra_defects);
@@ -136,8 +136,7 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   for (Violation& v : check_expect(evidence)) result.violations.push_back(std::move(v));
   result.transcript = make_transcript(scenario, result.run, result.journal);
   result.digest = transcript_digest(result.transcript);
-  result.wall_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  result.wall_ms = stopwatch.elapsed_ms();
   return result;
 }
 

@@ -2,6 +2,7 @@
 // same rut::RunResult shape the reference runtime produces, so the lead's invariant checkers judge
 // external agents unchanged; only checks that need the runtime's insides are left out (n/a).
 #include "harness/agents/agent_runner.h"
+#include "harness/stopwatch.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -216,12 +217,12 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
 }
 
 AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe, const AgentRunOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   AgentCaseResult result;
   result.scenario = scenario;
   result.agent = recipe.name;
   auto finish = [&]() -> AgentCaseResult& {
-    result.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    result.wall_ms = stopwatch.elapsed_ms();
     return result;
   };
 

@@ -1,5 +1,6 @@
 // The explorer: generate, predict, run, judge, shrink, write; see explorer.h.
 #include "harness/explore/explorer.h"
+#include "harness/stopwatch.h"
 
 #include <atomic>
 #include <exception>
@@ -26,11 +27,6 @@
 namespace harness::explore {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 std::set<std::string> broken_names(const std::vector<Violation>& violations) {
   std::set<std::string> names;
@@ -84,13 +80,13 @@ std::string explore_command_line(const ExploreOptions& o) {
 
 class Progress {
  public:
-  Progress(bool on, int total) : on_(on), total_(total), start_(Clock::now()), last_(start_) {}
+  Progress(bool on, int total) : on_(on), total_(total) {}
   void update(int done, int failed, bool force = false) {
     if (!on_) return;
-    const auto now = Clock::now();
-    if (!force && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    const double s = std::chrono::duration<double>(now - start_).count();
+    const double now_ms = clock_.elapsed_ms();
+    if (!force && now_ms - last_ms_ < 200) return;
+    last_ms_ = now_ms;
+    const double s = now_ms / 1000.0;
     std::fprintf(stderr, "\r  cases %d/%d  failures %d  %.0f cases/s   ", done, total_, failed,
                  s > 0 ? done / s : 0.0);
     std::fflush(stderr);
@@ -103,7 +99,8 @@ class Progress {
  private:
   bool on_;
   int total_;
-  Clock::time_point start_, last_;
+  Stopwatch clock_;
+  double last_ms_ = -1e9;
   bool shown_ = false;
 };
 
@@ -176,7 +173,7 @@ std::vector<CaseResult> run_all(const std::vector<Scenario>& scenarios, const Ru
 }
 
 ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener) {
-  const auto start = Clock::now();
+  const Stopwatch stopwatch;
   ExploreOutcome out;
 
   RunOptions run_options;
@@ -382,7 +379,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     if (options.stop_at_first_failure) break;
   }
   progress.finish();
-  out.wall_ms = ms_since(start);
+  out.wall_ms = stopwatch.elapsed_ms();
 
   if (listener) {
     RunTotals totals;
