@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +82,18 @@ bool peer_gone(int fd, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
   }
   return false;
+}
+
+/// Waits until the peer's kernel has acknowledged every byte sent on `fd` (SIOCOUTQ is 0), at
+/// most `max_ms`. A reset discards data the peer has received but not yet read, so a reset must
+/// not race the bytes it follows: first they arrive, then `idle_ms` lets the client read them.
+void wait_acked(int fd, int max_ms, const std::atomic<bool>& stopping) {
+  if (fd < 0) return;
+  for (int waited = 0; waited < max_ms && !stopping.load(); ++waited) {
+    int unacked = 0;
+    if (ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 /// Waits `ms` real milliseconds; returns false early when the client hangs up or the server stops.
@@ -233,6 +247,7 @@ int MockHttpServer::start() {
               fin_connection(conn());
               return false;
             case Ending::kReset:
+              wait_acked(conn(), 1000, *stopping);
               pause_ms(cap(shared_plan->ending_delay_ms), conn(), *stopping);
               reset_connection(conn());
               return false;
@@ -291,9 +306,11 @@ void MockHttpServer::stop() {
   while (thread_.joinable() && !server_->is_running() && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  server_->stop();
-  // Idle keep-alive connections would hold their worker for the keep-alive timeout (5 s).
+  // Idle keep-alive connections would hold their worker for the keep-alive timeout (5 s). Shut
+  // them down while the listening socket still holds the port: once it is closed, another server
+  // in this process may bind the same port, and a scan by port would hit its connections.
   shut_down_connections();
+  server_->stop();
   if (thread_.joinable()) thread_.join();
   server_.reset();
 }

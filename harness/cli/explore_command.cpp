@@ -32,7 +32,9 @@ options:
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
-  --jobs N                  cases run at once (default 16 over http, 2 in memory); verdicts and
+  --http-idle-floor-ms MS  over http, the shortest real idle timeout (default 150): virtual
+                            seconds of silence are scaled so the idle timeout lasts at least MS
+  --jobs N                  cases run at once (default 16 over http, 1 in memory); verdicts and
                             output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text
@@ -50,7 +52,7 @@ int usage_error(const std::string& message) {
 
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
-  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text;
+  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text;
   std::string determinism_text;
   bool determinism = false;
   ArgReader in(args);
@@ -64,7 +66,7 @@ int explore_command(const Args& args) {
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
-               in.value("--jobs", jobs_text)) {
+               in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text)) {
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
@@ -79,6 +81,11 @@ int explore_command(const Args& args) {
     }
   }
 
+  if (!floor_text.empty()) {
+    const auto floor = parse_number<int>(floor_text);
+    if (!floor || *floor < 1) in.set_error("--http-idle-floor-ms expects a whole number >= 1, found \"" + floor_text + "\"");
+    else options.http_idle_floor_ms = *floor;
+  }
   if (!jobs_text.empty()) {
     const auto jobs = parse_number<int>(jobs_text);
     if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");

@@ -179,6 +179,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   RunOptions run_options;
   run_options.transport = options.transport;
   run_options.extra_defects = options.defects;
+  if (options.http_idle_floor_ms > 0) run_options.min_idle_timeout_ms = options.http_idle_floor_ms;
   run_options.seed = 1;  // the runtime's seed; `hiccup run` uses the same default, so replays match
 
   if (listener) {
@@ -213,7 +214,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // `jobs` at a time (each run owns its engine, server and runtime), and judged in index order, so
   // the output does not depend on the number of jobs.
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
-                                                : (options.transport == TransportKind::kHttp ? 16 : 2));
+                                                : (options.transport == TransportKind::kHttp ? 16 : 1));
   const std::size_t batch_size = static_cast<std::size_t>(jobs) * 8;
   std::vector<rc::Shrinkable<Scenario>> roots;
   std::vector<Scenario> scenarios;
@@ -273,6 +274,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
                                 ") with digest " + result.digest + " but its re-run gave digest " +
                                 again.digest + (again.passed() ? " and passed" : "");
         log << "NONDETERMINISTIC " << msg << "\n";
+        for (const auto& v : result.violations) log << "  first run: " << format_violation(v) << "\n";
         property_violations["determinism"].push_back(Violation{"determinism", msg, -1, -1, -1});
         property_detail["determinism"] = "seed " + std::to_string(options.seed) + "\nreplay: " +
                                          explore_command_line(options) + " --check-determinism all";
