@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <exception>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -210,32 +212,53 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   for (int i = 0; i < options.cases; ++i) {
     if (in_shard(i, options.shard_index, options.shard_count)) indices.push_back(i);
   }
-  // Cases are generated in order on this thread (RapidCheck's generation is not thread-safe), run
-  // `jobs` at a time (each run owns its engine, server and runtime), and judged in index order, so
-  // the output does not depend on the number of jobs.
+  // Cases are generated in order on this thread (RapidCheck's generation is not thread-safe) and
+  // judged in index order, so the output depends neither on `jobs` nor on timing. Runs (each owns
+  // its engine, server and runtime) go `jobs` at a time on worker threads, one batch ahead: while
+  // batch n runs, this thread generates batch n+1.
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
                                                 : (options.transport == TransportKind::kHttp ? 16 : 1));
-  const std::size_t batch_size = static_cast<std::size_t>(jobs) * 8;
-  std::vector<rc::Shrinkable<Scenario>> roots;
-  std::vector<Scenario> scenarios;
-  std::vector<CaseResult> results;
-  std::size_t batch_start = 0;
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (k == batch_start + roots.size()) {
-      batch_start = k;
-      roots.clear();
-      scenarios.clear();
-      const std::size_t end = std::min(indices.size(), k + batch_size);
-      for (std::size_t b = k; b < end; ++b) {
-        roots.push_back(generate_case(options.seed, indices[b]));
-        scenarios.push_back(with_oracle_expect(roots.back().value()));
-      }
-      results = run_all(scenarios, run_options, jobs);
+  const std::size_t batch_size = static_cast<std::size_t>(jobs) * 16;
+  struct Batch {
+    std::size_t start = 0;
+    std::vector<rc::Shrinkable<Scenario>> roots;
+    std::vector<Scenario> scenarios;
+  };
+  auto generate_batch = [&](std::size_t start) {
+    auto b = std::make_shared<Batch>();
+    b->start = start;
+    for (std::size_t k = start; k < std::min(indices.size(), start + batch_size); ++k) {
+      b->roots.push_back(generate_case(options.seed, indices[k]));
+      b->scenarios.push_back(with_oracle_expect(b->roots.back().value()));
     }
+    return b;
+  };
+  auto launch = [&run_options, jobs](std::shared_ptr<const Batch> b) {
+    return std::async(std::launch::async, [b, &run_options, jobs] { return run_all(b->scenarios, run_options, jobs); });
+  };
+  std::shared_ptr<Batch> current, ahead;
+  std::future<std::vector<CaseResult>> running, running_ahead;
+  std::vector<CaseResult> results;
+  if (!indices.empty()) {
+    current = generate_batch(0);
+    running = launch(current);
+  }
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (k == 0 || k == current->start + current->roots.size()) {
+      if (k > 0) {
+        current = ahead;
+        running = std::move(running_ahead);
+      }
+      const std::size_t next = current->start + current->roots.size();
+      if (next < indices.size()) ahead = generate_batch(next);  // overlaps with `running`
+      results = running.get();
+      if (next < indices.size()) running_ahead = launch(ahead);
+    }
+    const std::size_t at = k - current->start;
+    const rc::Shrinkable<Scenario>& root = current->roots[at];
+    const Scenario& scenario = current->scenarios[at];
+    const CaseResult& result = results[at];
     const int i = indices[k];
-    const rc::Shrinkable<Scenario>& root = roots[k - batch_start];
-    const Scenario& scenario = scenarios[k - batch_start];
-    const CaseResult& result = results[k - batch_start];
     ++out.cases_run;
 
     CaseRecord record{i, result.passed(), result.digest, {}};
