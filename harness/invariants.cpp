@@ -298,6 +298,14 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
 
 }  // namespace
 
+std::string violation_location(const Violation& v) {
+  if (v.request < 0) return "";
+  std::string s = " [request " + std::to_string(v.request);
+  if (v.turn >= 0) s += ", turn " + std::to_string(v.turn);
+  if (v.attempt >= 0) s += ", attempt " + std::to_string(v.attempt);
+  return s + "]";
+}
+
 json violation_to_json(const Violation& v) {
   json j = {{"invariant", v.invariant}, {"message", v.message}};
   if (v.request >= 0) j["request"] = v.request;

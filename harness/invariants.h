@@ -28,6 +28,9 @@ struct Violation {
 
 nlohmann::json violation_to_json(const Violation& v);
 
+/// " [request R, turn T, attempt A]" with only the known parts; "" when no request.
+std::string violation_location(const Violation& v);
+
 struct InvariantInfo {
   std::string_view name;
   std::string_view doc;

@@ -456,6 +456,30 @@ class Validator {
     if (!root.contains("turns")) problem("", "missing required field \"turns\"");
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
+    if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1);
+  }
+
+  /// A last turn that can complete with function calls is a script mistake: a correct runtime
+  /// answers the calls with one more request, which no turn scripts (the server answers 500).
+  void last_turn_answers(const mock::Turn& turn, std::size_t index) {
+    for (std::size_t a = 0; a < turn.attempts.size(); ++a) {
+      const mock::Attempt& at = turn.attempts[a];
+      bool calls = false;
+      for (std::size_t e = 0; e < at.events.size(); ++e) {
+        if (std::holds_alternative<mock::CallEvent>(at.events[e])) calls = true;
+        const auto* f = std::get_if<mock::FinishEvent>(&at.events[e]);
+        if (f == nullptr) continue;
+        const bool completes = f->reason == mock::FinishReason::kStop || f->reason == mock::FinishReason::kMaxTokens;
+        const bool fault_before = at.fault && mock::fault_after_event(*at.fault, at.events.size()) <= static_cast<int>(e) &&
+                                  !std::holds_alternative<mock::StallFault>(*at.fault);
+        if (calls && completes && !fault_before) {
+          problem("/turns/" + std::to_string(index) + "/attempts/" + std::to_string(a),
+                  "the last turn completes with function calls, so a correct runtime sends one more request "
+                  "(with their function responses) that no turn scripts: add a turn that answers it");
+        }
+        break;
+      }
+    }
   }
 
  private:
@@ -660,6 +684,7 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
           found.push_back(it->path().generic_string());
       }
       std::sort(found.begin(), found.end());
+      if (found.empty()) problems.push_back({path, "", "no scenario files (*.json) in this folder"});
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::exists(path, ec)) {
       out.push_back(path);
@@ -667,7 +692,18 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
       problems.push_back({path, "", "no such file or folder"});
     }
   }
-  return out;
+  // A file named twice (directly and through its folder, say) is read once.
+  std::vector<std::string> unique;
+  for (const auto& f : out) {
+    std::error_code ec;
+    const auto canonical = fs::weakly_canonical(f, ec);
+    const bool seen = std::any_of(unique.begin(), unique.end(), [&](const std::string& u) {
+      std::error_code ec2;
+      return fs::weakly_canonical(u, ec2) == canonical;
+    });
+    if (!seen) unique.push_back(f);
+  }
+  return unique;
 }
 
 }  // namespace harness

@@ -210,7 +210,8 @@ TEST_CASE("several problems are collected at once") {
 TEST_CASE("garbage, truncation and wrong types never throw") {
   std::string full = R"({"schema": 1, "name": "a", "prompt": "p", "runtime": {"backoff_s": [1]},
     "turns": [{"attempts": [{"events": [{"call": {"name": "x", "args": {"a": 1}}},
-    {"finish": "stop"}], "fault": {"kind": "cut", "bytes": 3}}]}],
+    {"finish": "stop"}], "fault": {"kind": "cut", "bytes": 3}}]},
+    {"attempts": [{"events": [{"finish": "stop"}]}]}],
     "expect": {"executions": [{"name": "x", "count": 1}]}})";
   for (std::size_t n = 0; n <= full.size(); ++n) {
     auto r = parse_scenario(full.substr(0, n), "t.json");
@@ -290,7 +291,9 @@ TEST_CASE("round trip: parse(write(s)) == s for every fault kind and finish reas
   }
   mock::Attempt empty;
   turn.attempts.push_back(empty);
-  s.script.turns = {turn, turn};
+  mock::Turn answer;
+  answer.attempts = {mock::Attempt{std::nullopt, std::nullopt, {mock::FinishEvent{}}, std::nullopt, std::nullopt}};
+  s.script.turns = {turn, turn, answer};
   s.expect.outcome = "failed";
   s.expect.error = "retries_exhausted";
   s.expect.final_text = "";
@@ -329,16 +332,32 @@ TEST_CASE("collect_scenario_files expands folders sorted and reports missing pat
   fs::remove_all(dir);
   fs::create_directories(dir / "b");
   fs::create_directories(dir / "a");
+  fs::create_directories(dir / "empty");
   for (auto p : {"b/z.json", "a/y.json", "a/notes.md", "x.json"}) std::ofstream(dir / p) << "{}";
   std::vector<LoadProblem> problems;
   auto files = harness::collect_scenario_files(
-      {(dir / "x.json").string(), dir.string(), (dir / "missing").string()}, problems);
-  REQUIRE(files.size() == 4);
+      {(dir / "x.json").string(), dir.string(), (dir / "missing").string(), (dir / "empty").string()},
+      problems);
+  REQUIRE(files.size() == 3);  // x.json, named directly and through its folder, is read once
   CHECK(files[0] == (dir / "x.json").string());
   CHECK(files[1].find("a/y.json") != std::string::npos);
   CHECK(files[2].find("b/z.json") != std::string::npos);
-  CHECK(files[3].find("x.json") != std::string::npos);
-  REQUIRE(problems.size() == 1);
+  REQUIRE(problems.size() == 2);
   CHECK(problems[0].file == (dir / "missing").string());
+  CHECK(problems[1].file == (dir / "empty").string());
+  CHECK(problems[1].message == "no scenario files (*.json) in this folder");
   fs::remove_all(dir);
+}
+
+TEST_CASE("a last turn that completes with function calls is a script mistake") {
+  const auto ps = problems_with(R"({"turns": [ { "attempts": [
+      { "events": [ { "call": { "name": "shell", "args": {} } } ], "fault": { "kind": "reset" } },
+      { "events": [ { "call": { "name": "shell", "args": {} } }, { "finish": "stop" } ] } ] } ]})");
+  INFO(dump(ps));
+  REQUIRE(ps.size() == 1);
+  CHECK(has(ps, "/turns/0/attempts/1", "the last turn completes with function calls"));
+  // A call whose attempt never completes (the fault comes before the finish) is fine.
+  CHECK(problems_with(R"({"turns": [ { "attempts": [
+      { "events": [ { "call": { "name": "shell", "args": {} } }, { "finish": "stop" } ],
+        "fault": { "kind": "disconnect", "after_event": 1 } } ] } ]})").empty());
 }

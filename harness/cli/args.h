@@ -61,6 +61,7 @@ class ArgReader {
 template <typename T>
 std::optional<T> parse_number(const std::string& s) {
   T v{};
+  if (s.empty() || s[0] == '-' || s[0] == '+') return std::nullopt;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return v;

@@ -142,6 +142,11 @@ int explore_command(const Args& args) {
   options.progress = ::isatty(::fileno(stderr)) != 0;
   std::error_code ec;
   std::filesystem::create_directories(options.report_dir, ec);
+  if (ec || !std::filesystem::is_directory(options.report_dir)) {
+    std::cerr << "error: " << options.report_dir << ": cannot create the report directory"
+              << (ec ? ": " + ec.message() : std::string()) << '\n';
+    return kExitInvalidInput;
+  }
   FanoutListener report;
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
   report.add(make_summary_listener((std::filesystem::path(options.report_dir) / "summary.json").string()));

@@ -154,6 +154,10 @@ int run_command(const Args& args) {
       }
       return true;
     });
+    if (scenarios.empty()) {
+      std::cerr << "error: no scenario under the given paths has any of the tags given with --tag\n";
+      return kExitInvalidInput;
+    }
   }
 
   if (!agent.empty() || !agent_cmd.empty()) {
@@ -164,8 +168,8 @@ int run_command(const Args& args) {
 
   std::error_code ec;
   std::filesystem::create_directories(report_dir, ec);
-  if (ec) {
-    std::cerr << "error: " << report_dir << ": cannot create the report directory: " << ec.message() << '\n';
+  if (ec || !std::filesystem::is_directory(report_dir)) {
+    std::cerr << "error: " << report_dir << ": cannot create the report directory" << (ec ? ": " + ec.message() : std::string()) << '\n';
     return kExitInvalidInput;
   }
   FanoutListener report;

@@ -46,7 +46,7 @@ int serve_command(const Args& args) {
   const auto port = parse_number<int>(port_text);
   const auto scale = parse_number<int>(scale_text);
   if (!port || *port > 65535) in.set_error("--port expects 0..65535, found \"" + port_text + "\"");
-  if (!scale) in.set_error("--stall-ms-per-s expects a whole number, found \"" + scale_text + "\"");
+  if (!scale || *scale < 1) in.set_error("--stall-ms-per-s expects a whole number >= 1, found \"" + scale_text + "\"");
   if (positional.size() != 1) in.set_error("expected exactly one SCENARIO file");
   if (!in.error().empty()) {
     std::cerr << "error: " << in.error() << "\n\n" << kServeUsage;
@@ -69,7 +69,12 @@ int serve_command(const Args& args) {
   options.stall_ms_per_s = *scale;
   options.max_delay_ms = -1;
   mock::MockHttpServer server(engine, options);
-  server.start();
+  try {
+    server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << " (is the port taken?)\n";
+    return kExitInvalidInput;
+  }
   std::cout << server.base_url() << std::endl;
   std::cerr << "serving scenario \"" << loaded.scenario->name << "\"; Ctrl-C to stop" << std::endl;
   int sig = 0;

@@ -42,12 +42,22 @@ std::string property_of(const Violation& v) {
 }
 
 std::string format_violation(const Violation& v) {
-  std::string s = v.invariant + ": " + v.message;
-  if (v.request >= 0) {
-    s += " (request " + std::to_string(v.request) + ", turn " + std::to_string(v.turn) + ", attempt " +
-         std::to_string(v.attempt) + ")";
+  return v.invariant + violation_location(v) + ": " + v.message;
+}
+
+/// Invariant names in first-seen order, each once, with a count when it broke more than once.
+std::string summarize_invariants(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& n : names) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == n; });
+    if (it == counts.end()) counts.emplace_back(n, 1);
+    else ++it->second;
   }
-  return s;
+  std::string out;
+  for (const auto& [n, c] : counts) {
+    out += (out.empty() ? "" : ", ") + n + (c > 1 ? " ×" + std::to_string(c) : "");
+  }
+  return out;
 }
 
 int attempt_count(const Scenario& s) {
@@ -293,7 +303,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       const CaseResult again = run_scenario(scenario, run_options);
       if (again.digest != result.digest) {
         out.determinism_mismatches.push_back(i);
-        const std::string msg = "case " + std::to_string(i) + " failed (" + join(record.invariants, ", ") +
+        const std::string msg = "case " + std::to_string(i) + " failed (" + summarize_invariants(record.invariants) +
                                 ") with digest " + result.digest + " but its re-run gave digest " +
                                 again.digest + (again.passed() ? " and passed" : "");
         log << "NONDETERMINISTIC " << msg << "\n";
@@ -307,7 +317,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       continue;  // already reported by the determinism check above
     }
     if (out.failure) {  // only with stop_at_first_failure off: later failures are listed, not shrunk
-      log << "FAIL case " << i << ": " << join(record.invariants, ", ") << "\n";
+      log << "FAIL case " << i << ": " << summarize_invariants(record.invariants) << "\n";
       continue;
     }
 
@@ -317,7 +327,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     failure.original = scenario;
     failure.original_violations = result.violations;
     const std::set<std::string> target = broken_names(result.violations);
-    log << "FAIL case " << i << " (seed " << options.seed << "): " << join(record.invariants, ", ") << "\n";
+    log << "FAIL case " << i << " (seed " << options.seed << "): " << summarize_invariants(record.invariants) << "\n";
     for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
 
     rc::Shrinkable<Scenario> current = root;

@@ -23,7 +23,7 @@ class ConsoleListener final : public ReportListener {
          << c.wall_ms << " ms)\n";
     for (const Violation& v : c.violations) {
       out_ << "    " << v.invariant;
-      if (v.request >= 0) out_ << " [request " << v.request << ", turn " << v.turn << ", attempt " << v.attempt << "]";
+      out_ << violation_location(v);
       out_ << ": " << v.message << '\n';
     }
     if (!c.passed && !c.detail.empty()) out_ << "    " << c.detail << '\n';

@@ -56,7 +56,7 @@ class JunitListener final : public ReportListener {
       std::ostringstream body;
       for (const Violation& v : c.violations) {
         body << v.invariant;
-        if (v.request >= 0) body << " [request " << v.request << ", turn " << v.turn << ", attempt " << v.attempt << "]";
+        body << violation_location(v);
         body << ": " << v.message << "\n";
       }
       if (!c.detail.empty()) body << c.detail << "\n";
