@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -33,7 +34,10 @@ void explore_cases(benchmark::State& state, TransportKind transport) {
     o.write_counterexample = false;
     std::ostringstream log;
     const auto out = explore::explore(o, log);
-    if (out.failed != 0) state.SkipWithError("a defect-free exploration failed");
+    if (out.failed != 0) {
+      std::cerr << log.str();
+      state.SkipWithError("a defect-free exploration failed");
+    }
     total += out.cases_run;
   }
   state.counters["cases_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
