@@ -35,7 +35,7 @@ struct ExploreOptions {
   int max_shrink_tries = 2000;              ///< candidate runs spent shrinking at most
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)
-  int jobs = 0;                             ///< cases run at once; 0 = 16 over HTTP, 1 in memory
+  int jobs = 0;                             ///< cases run at once; 0 = 32 over HTTP, 1 in memory
   double http_idle_floor_ms = 0;            ///< HTTP: RunOptions::min_idle_timeout_ms (0 = its default)
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
 };
