@@ -32,7 +32,7 @@ options:
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
-  --http-idle-floor-ms MS  over http, the shortest real idle timeout (default 500): virtual
+  --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
   --jobs N                  cases run at once (default 32 over http, 1 in memory); verdicts and
                             output do not depend on it
