@@ -12,19 +12,8 @@ using namespace rut::test;
 
 namespace {
 
-struct Run {
-  RunResult result;
-  FakeTransport transport;
-  double clock_s = 0;
-};
-
-Run run(const Config& config, std::vector<std::vector<FakeResponse>> turns) {
-  Run r{{}, FakeTransport(std::move(turns)), 0};
-  VirtualClock clock;
-  SplitMix64 random(7);
-  r.result = run_agent(config, "do it", clock, random, r.transport);
-  r.clock_s = clock.now_s();
-  return r;
+FakeRun run(const Config& config, std::vector<std::vector<FakeResponse>> turns) {
+  return run_fake(config, std::move(turns), "do it", 7);
 }
 
 Config with_consumer(ConsumerKind kind) {

@@ -12,23 +12,13 @@ using namespace rut::test;
 
 namespace {
 
-struct Run {
-  RunResult result;
-  FakeTransport transport;
-};
-
-Run run(DefectSet defects, std::vector<std::vector<FakeResponse>> turns,
-        ConsumerKind kind = ConsumerKind::kHeadless, int max_attempts = 4) {
+FakeRun run(DefectSet defects, std::vector<std::vector<FakeResponse>> turns,
+            ConsumerKind kind = ConsumerKind::kHeadless, int max_attempts = 4) {
   Config c;
   c.defects = std::move(defects);
   c.consumer = kind;
   c.max_attempts = max_attempts;
-  Run r{{}, FakeTransport(std::move(turns))};
-  r.transport.max_requests = 20;
-  VirtualClock clock;
-  SplitMix64 random(1);
-  r.result = run_agent(c, "p", clock, random, r.transport);
-  return r;
+  return run_fake(c, std::move(turns), "p", 1, 20);
 }
 
 std::vector<std::vector<FakeResponse>> call_cut_then_retry() {

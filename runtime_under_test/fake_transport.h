@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime_under_test/env.h"
+#include "runtime_under_test/runtime.h"
 
 namespace rut::test {
 
@@ -114,5 +115,24 @@ class FakeTransport final : public ITransport {
   std::vector<std::vector<FakeResponse>> turns_;
   std::vector<int> attempts_;
 };
+
+/// One run of the runtime against a FakeTransport on a virtual clock; the transport keeps the
+/// requests it received and `clock_s` the virtual time at the end.
+struct FakeRun {
+  RunResult result;
+  FakeTransport transport;
+  double clock_s = 0;
+};
+
+inline FakeRun run_fake(const Config& config, std::vector<std::vector<FakeResponse>> turns,
+                        const std::string& prompt, std::uint64_t seed, int max_requests = 64) {
+  FakeRun r{{}, FakeTransport(std::move(turns)), 0};
+  r.transport.max_requests = max_requests;
+  VirtualClock clock;
+  SplitMix64 random(seed);
+  r.result = run_agent(config, prompt, clock, random, r.transport);
+  r.clock_s = clock.now_s();
+  return r;
+}
 
 }  // namespace rut::test
