@@ -1,9 +1,23 @@
 // In-process execution of mock::Plan values; see memory_transport.h.
 #include "harness/memory_transport.h"
 
+#include <cctype>
 #include <variant>
 
 namespace harness {
+namespace {
+
+/// Header names lower-cased, as an HTTP client library reports them.
+std::vector<std::pair<std::string, std::string>> lower_case(
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  auto out = headers;
+  for (auto& [name, value] : out) {
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+}  // namespace
 
 rut::TransportResult MemoryTransport::post(const rut::HttpRequest& request,
                                            const std::function<bool(std::string_view)>& on_body) {
@@ -15,7 +29,8 @@ rut::TransportResult MemoryTransport::post(const rut::HttpRequest& request,
     }
     const bool more = plan.body.empty() || on_body(plan.body);
     engine_.settle(plan.journal_index, mock::Delivery{0, !more});
-    return {plan.status, more ? rut::TransportEnd::kComplete : rut::TransportEnd::kCancelled};
+    return {plan.status, more ? rut::TransportEnd::kComplete : rut::TransportEnd::kCancelled,
+            lower_case(plan.headers)};
   }
   int done = 0;
   for (const mock::Action& action : plan.actions) {

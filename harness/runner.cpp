@@ -74,7 +74,9 @@ bool transport_from_name(std::string_view name, TransportKind& out) {
 
 rut::Config runtime_config(const Scenario& scenario, const std::vector<std::string>& extra_defects) {
   rut::Config c;
+  c.provider = scenario.script.provider;
   const RuntimeSettings& r = scenario.runtime;
+  if (r.stream) c.stream = *r.stream;
   if (r.model) c.model = *r.model;
   if (r.max_attempts) c.max_attempts = *r.max_attempts;
   if (r.backoff_s) c.backoff_s = *r.backoff_s;

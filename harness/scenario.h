@@ -22,6 +22,7 @@ struct RuntimeSettings {
   std::optional<double> idle_timeout_s;
   std::vector<std::string> defects;         ///< defect names (validated against the catalogue)
   std::optional<std::string> consumer;      ///< "headless" (default) or "subagent"; an extension
+  std::optional<bool> stream;               ///< false: the provider's non-streaming endpoint
   bool operator==(const RuntimeSettings&) const = default;
 };
 

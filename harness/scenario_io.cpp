@@ -187,7 +187,11 @@ class Validator {
   void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
     if (!is_object(j, p)) return;
     only_keys(j, p, {"model", "max_attempts", "backoff_s", "fallback_model", "idle_timeout_s",
-                     "defects", "consumer"});
+                     "defects", "consumer", "stream"});
+    if (j.contains("stream")) {
+      if (j["stream"].is_boolean()) rt.stream = j["stream"].get<bool>();
+      else problem(at(p, "stream"), "expected a boolean, found " + type_of(j["stream"]));
+    }
     if (j.contains("model")) rt.model = string(j["model"], at(p, "model"));
     if (j.contains("max_attempts")) {
       if (auto v = integer(j["max_attempts"], at(p, "max_attempts"), 1, 100))
@@ -247,7 +251,7 @@ class Validator {
     const auto& c = j["call"];
     std::string cp = at(p, "call");
     if (!is_object(c, cp)) return std::nullopt;
-    only_keys(c, cp, {"name", "args", "id"});
+    only_keys(c, cp, {"name", "args", "id", "fragments"});
     mock::CallEvent call;
     bool ok = true;
     if (!c.contains("name")) {
@@ -263,6 +267,10 @@ class Validator {
     }
     if (c.contains("id")) {
       if (auto s = string(c["id"], at(cp, "id"))) call.id = *s; else ok = false;
+    }
+    if (c.contains("fragments")) {
+      if (auto v = integer(c["fragments"], at(cp, "fragments"), 1, 10000)) call.fragments = static_cast<int>(*v);
+      else ok = false;
     }
     if (!ok) return std::nullopt;
     return call;
@@ -438,12 +446,11 @@ class Validator {
     if (root.contains("catches")) s.catches = defect_names(root["catches"], "/catches");
     if (root.contains("provider")) {
       if (auto pv = string(root["provider"], "/provider")) {
-        if (*pv == "gemini") {
+        if (*pv == "gemini" || *pv == "openai-chat" || *pv == "openai-responses" || *pv == "anthropic") {
           s.script.provider = *pv;
-        } else if (*pv == "openai-chat" || *pv == "openai-responses" || *pv == "anthropic") {
-          problem("/provider", "provider not supported yet: " + quote(*pv) + " (supported: gemini)");
         } else {
-          problem("/provider", "unknown provider " + quote(*pv) + " (known: gemini)");
+          problem("/provider", "unknown provider " + quote(*pv) +
+                                   " (known: gemini, openai-chat, openai-responses, anthropic)");
         }
       }
     }
@@ -505,6 +512,7 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     call["name"] = c->name;
     call["args"] = to_ordered(c->args);
     if (!c->id.empty()) call["id"] = c->id;
+    if (c->fragments > 0) call["fragments"] = c->fragments;
     out["call"] = call;
   } else {
     out["finish"] = std::string(mock::finish_name(std::get<mock::FinishEvent>(e).reason));
@@ -615,6 +623,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (rt.idle_timeout_s) runtime["idle_timeout_s"] = to_ordered(number_json(*rt.idle_timeout_s));
   if (!rt.defects.empty()) runtime["defects"] = rt.defects;
   if (rt.consumer) runtime["consumer"] = *rt.consumer;
+  if (rt.stream) runtime["stream"] = *rt.stream;
   if (!runtime.empty()) out["runtime"] = runtime;
 
   oj turns = oj::array();

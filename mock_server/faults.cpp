@@ -97,11 +97,21 @@ class FieldReader {
     out = v;
   }
 
-  void after_event(std::optional<int>& out) {
+  /// Reads `after_event` and `after_fragment` (which needs `after_event`: the call it cuts is
+  /// the event right after those delivered).
+  template <typename F>
+  void position(F& f) {
     int v = 0;
     bool present = false;
     integer("after_event", 0, false, v, &present);
-    if (present) out = v;
+    if (present) f.after_event = v;
+    int frag = 0;
+    bool frag_present = false;
+    integer("after_fragment", 0, false, frag, &frag_present);
+    if (frag_present) {
+      f.after_fragment = frag;
+      if (!present) problem("after_fragment", "after_fragment needs after_event (the call it cuts is event after_event)");
+    }
   }
 
   void reject_unknown(std::string_view kind) {
@@ -127,20 +137,23 @@ class FieldReader {
 const std::vector<FaultKindInfo>& fault_catalogue() {
   static const FaultFieldInfo kAfter{
       "after_event", "integer", "events fully delivered before the fault (default: all of them)"};
+  static const FaultFieldInfo kFragment{
+      "after_fragment", "integer",
+      "optional: the next event (a call) is cut after its start and this many argument fragments"};
   static const std::vector<FaultKindInfo> kCatalogue = {
       {"disconnect", "close the connection (TCP FIN) without the chunked terminator",
-       {kAfter, {"delay_ms", "integer", "milliseconds to wait before closing (default 0)"}}},
+       {kAfter, kFragment, {"delay_ms", "integer", "milliseconds to wait before closing (default 0)"}}},
       {"reset", "wait while the client idles on read, then abort the connection with TCP RST",
-       {kAfter, {"idle_ms", "integer", "milliseconds of silence before the RST (default 200)"}}},
-      {"end", "end the HTTP response cleanly without the provider's terminal event", {kAfter}},
+       {kAfter, kFragment, {"idle_ms", "integer", "milliseconds of silence before the RST (default 200)"}}},
+      {"end", "end the HTTP response cleanly without the provider's terminal event", {kAfter, kFragment}},
       {"cut", "send only the first bytes of the next frame, then close (TCP FIN)",
-       {kAfter, {"bytes", "integer", "bytes of the next frame to send (required, >= 1)"}}},
+       {kAfter, kFragment, {"bytes", "integer", "bytes of the next frame to send (required, >= 1)"}}},
       {"error_event", "send the provider's in-stream error, then end the response",
-       {kAfter, {"status", "integer", "HTTP-like status of the error, e.g. 503 or 529 (default 503)"}}},
+       {kAfter, kFragment, {"status", "integer", "HTTP-like status of the error, e.g. 503 or 529 (default 503)"}}},
       {"malformed", "send one undecodable frame (valid SSE framing, invalid JSON), then go on",
-       {kAfter}},
+       {kAfter, kFragment}},
       {"stall", "send nothing for a while (virtual time in-process, scaled over HTTP), then go on",
-       {kAfter, {"seconds", "number", "virtual seconds of silence (required, >= 0)"}}},
+       {kAfter, kFragment, {"seconds", "number", "virtual seconds of silence (required, >= 0)"}}},
   };
   return kCatalogue;
 }
@@ -156,10 +169,17 @@ int fault_after_event(const Fault& fault, std::size_t event_count) {
   return std::clamp(*after, 0, count);
 }
 
+std::optional<int> fault_after_fragment(const Fault& fault) {
+  return std::visit([](const auto& f) { return f.after_fragment; }, fault);
+}
+
 nlohmann::json fault_to_json(const Fault& fault) {
   nlohmann::json j = nlohmann::json::object();
   j["kind"] = std::string(fault_name(fault));
-  std::visit([&](const auto& f) { if (f.after_event) j["after_event"] = *f.after_event; }, fault);
+  std::visit([&](const auto& f) {
+    if (f.after_event) j["after_event"] = *f.after_event;
+    if (f.after_fragment) j["after_fragment"] = *f.after_fragment;
+  }, fault);
   if (auto* f = std::get_if<DisconnectFault>(&fault)) j["delay_ms"] = f->delay_ms;
   if (auto* f = std::get_if<ResetFault>(&fault)) j["idle_ms"] = f->idle_ms;
   if (auto* f = std::get_if<CutFault>(&fault)) j["bytes"] = f->bytes;
@@ -199,34 +219,34 @@ std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string&
   switch (info - cat.begin()) {
     case 0: {
       DisconnectFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       r.integer("delay_ms", 0, false, f.delay_ms);
       fault = f;
       break;
     }
     case 1: {
       ResetFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       r.integer("idle_ms", 0, false, f.idle_ms);
       fault = f;
       break;
     }
     case 2: {
       EndFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       fault = f;
       break;
     }
     case 3: {
       CutFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       r.integer("bytes", 1, true, f.bytes);
       fault = f;
       break;
     }
     case 4: {
       ErrorEventFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       r.integer("status", 100, false, f.status);
       if (r.ok() && f.status > 599) r.problem("status", "expected an HTTP status (100-599), found " +
                                                             std::to_string(f.status));
@@ -235,13 +255,13 @@ std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string&
     }
     case 5: {
       MalformedFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       fault = f;
       break;
     }
     default: {
       StallFault f;
-      r.after_event(f.after_event);
+      r.position(f);
       r.number("seconds", 0, true, f.seconds);
       fault = f;
       break;

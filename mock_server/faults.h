@@ -14,45 +14,55 @@
 namespace mock {
 
 // `after_event` = how many events are fully delivered before the fault; nullopt = all of them.
+// `after_fragment` = when set, the event right after those (a call) is partly delivered: its start
+// and this many of its argument fragments go out before the fault (SCENARIO-FORMAT.md; formats
+// that send a call whole (Gemini) send nothing of it).
 
 /// Close the connection (TCP FIN) without the chunked terminator, `delay_ms` after the last write.
 struct DisconnectFault {
   std::optional<int> after_event;
   int delay_ms = 0;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const DisconnectFault&) const = default;
 };
 /// Wait `idle_ms` (client idle on read), then abort with TCP RST.
 struct ResetFault {
   std::optional<int> after_event;
   int idle_ms = 200;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const ResetFault&) const = default;
 };
 /// End the HTTP response cleanly (chunked terminator) without the provider's terminal event.
 struct EndFault {
   std::optional<int> after_event;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const EndFault&) const = default;
 };
 /// Send only the first `bytes` bytes of the next frame, then close (FIN).
 struct CutFault {
   std::optional<int> after_event;
   int bytes = 1;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const CutFault&) const = default;
 };
 /// Send the provider's in-stream error with HTTP-like `status` (e.g. 503, 529), then end cleanly.
 struct ErrorEventFault {
   std::optional<int> after_event;
   int status = 503;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const ErrorEventFault&) const = default;
 };
 /// Send one undecodable frame (valid SSE framing, invalid JSON), then go on.
 struct MalformedFault {
   std::optional<int> after_event;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const MalformedFault&) const = default;
 };
 /// Send nothing for `seconds` (virtual seconds in-process; scaled real time over HTTP), then go on.
 struct StallFault {
   std::optional<int> after_event;
   double seconds = 0;
+  std::optional<int> after_fragment;  ///< see above; last so positional initialisers keep working
   bool operator==(const StallFault&) const = default;
 };
 
@@ -82,6 +92,10 @@ std::string_view fault_name(const Fault& fault);
 /// `after_event` resolved against an attempt with `event_count` events (nullopt → event_count,
 /// clamped to [0, event_count]).
 int fault_after_event(const Fault& fault, std::size_t event_count);
+
+/// `after_fragment`: set when the fault cuts the call right after the `after_event` delivered
+/// events after its start and this many argument fragments.
+std::optional<int> fault_after_fragment(const Fault& fault);
 
 /// The fault's JSON form: `{"kind": NAME, FIELD: VALUE, ...}`; fields at their default are
 /// written too except an unset `after_event`.

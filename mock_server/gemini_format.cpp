@@ -179,44 +179,83 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
   return response_shell(std::move(cand), ctx);
 }
 
-std::vector<ContentSummary> summarize_contents(const nlohmann::json& contents) {
-  std::vector<ContentSummary> out;
-  if (!contents.is_array()) return out;
-  for (const auto& c : contents) {
-    ContentSummary s;
-    s.role = "user";
-    if (!c.is_object()) {
-      out.push_back(std::move(s));
-      continue;
-    }
-    if (auto r = c.find("role"); r != c.end() && r->is_string()) s.role = r->get<std::string>();
-    auto parts = c.find("parts");
-    if (parts != c.end() && parts->is_array()) {
-      for (const auto& p : *parts) {
-        if (!p.is_object()) continue;
-        auto str = [](const nlohmann::json& o, const char* key) {
-          auto it = o.find(key);
-          return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-        };
-        if (auto fc = p.find("functionCall"); fc != p.end() && fc->is_object()) {
-          CallPart call{str(*fc, "name"), str(*fc, "id"), nlohmann::json::object()};
-          if (auto a = fc->find("args"); a != fc->end()) call.args = *a;
-          s.calls.push_back(std::move(call));
-        }
-        if (auto fr = p.find("functionResponse"); fr != p.end() && fr->is_object()) {
-          s.responses.push_back({str(*fr, "name"), str(*fr, "id")});
-        }
-      }
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
+}  // namespace mock::gemini
 
-int turn_index(const nlohmann::json& contents) {
-  int n = 0;
-  for (const auto& s : summarize_contents(contents)) n += s.role == "model" ? 1 : 0;
-  return n;
+// ---- The WireFormat ---------------------------------------------------------------------------
+
+#include "mock_server/request_validator.h"
+
+namespace mock::gemini {
+namespace {
+
+class GeminiEncoder final : public StreamEncoder {
+ public:
+  explicit GeminiEncoder(FrameContext ctx) : ctx_(std::move(ctx)) {}
+  std::string open() override { return ""; }
+  std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
+    // A call travels whole in one frame: no start, no fragments, the frame is its done unit.
+    if (std::holds_alternative<CallEvent>(event)) return {"", event_frame(event, ctx_)};
+    return {event_frame(event, ctx_)};
+  }
+  std::string error_event(int status) override { return stream_error_chunk(status); }
+  std::string malformed_frame() override { return gemini::malformed_frame(); }
+
+ private:
+  FrameContext ctx_;
+};
+
+class GeminiFormat final : public WireFormat {
+ public:
+  std::string_view name() const override { return "gemini"; }
+  std::vector<std::string> paths() const override {
+    return {"POST /v1beta/models/{model}:streamGenerateContent?alt=sse",
+            "POST /v1beta/models/{model}:generateContent"};
+  }
+  bool matches(std::string_view path) const override { return parse_target(path).has_value(); }
+
+  DecodedRequest decode_request(std::string_view target, std::string_view body) const override {
+    DecodedRequest out;
+    if (auto t = parse_target(target)) {
+      out.model = t->model;
+      out.streaming = t->streaming;
+    }
+    nlohmann::json parsed;
+    if (auto rejection = validate_request(body, &parsed)) {
+      out.rejection = std::move(*rejection);
+      // Keep what we can parse for the record.
+      auto j = nlohmann::json::parse(body, nullptr, false);
+      if (j.is_object() && j.contains("contents") && j["contents"].is_array()) out.contents = j["contents"];
+      return out;
+    }
+    out.contents = std::move(parsed["contents"]);
+    return out;
+  }
+
+  std::string default_message(int status) const override {
+    return std::string(gemini::default_message(status));
+  }
+
+  ErrorAnswer error_answer(int status, std::string_view message,
+                           std::optional<double> retry_after_s) const override {
+    return {error_body(status, message, retry_after_s), {}};
+  }
+
+  std::string call_id(std::size_t, int) const override { return ""; }
+
+  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
+    return std::make_unique<GeminiEncoder>(FrameContext{ctx.model, response_id(ctx.journal_index)});
+  }
+
+  std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
+    return merged_response(events, FrameContext{ctx.model, response_id(ctx.journal_index)}).dump();
+  }
+};
+
+}  // namespace
+
+const WireFormat& format() {
+  static const GeminiFormat instance;
+  return instance;
 }
 
 }  // namespace mock::gemini

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mock_server/script.h"
+#include "mock_server/wire_format.h"
 
 namespace mock::gemini {
 
@@ -80,28 +81,17 @@ std::string stream_error_chunk(int status);
 /// holds all parts of `events` in order and the finishReason of the first finish (if any).
 nlohmann::ordered_json merged_response(const std::vector<Event>& events, const FrameContext& ctx);
 
-/// A function call part found in a request's history.
-struct CallPart {
-  std::string name;
-  std::string id;  ///< "" when absent
-  nlohmann::json args = nlohmann::json::object();
-};
-/// A function response part found in a request's history.
-struct ResponsePart {
-  std::string name;
-  std::string id;  ///< "" when absent
-};
-/// One `contents[i]` reduced to what matching and pairing need. A missing role counts as user.
-struct ContentSummary {
-  std::string role;
-  std::vector<CallPart> calls;
-  std::vector<ResponsePart> responses;
-};
+/// The neutral history helpers under their Gemini names (Gemini's `contents` are the neutral view).
+using CallPart = HistoryCall;
+using ResponsePart = HistoryResponse;
+using ContentSummary = HistoryContent;
+inline std::vector<ContentSummary> summarize_contents(const nlohmann::json& contents) {
+  return summarize_history(contents);
+}
+inline int turn_index(const nlohmann::json& contents) { return mock::turn_index(contents); }
 
-/// Summaries of a `contents` array (non-object entries and parts are skipped).
-std::vector<ContentSummary> summarize_contents(const nlohmann::json& contents);
-
-/// The turn index of a request: the number of `role:"model"` contents.
-int turn_index(const nlohmann::json& contents);
+/// The Gemini WireFormat: `/v1beta/models/{model}:streamGenerateContent?alt=sse` and
+/// `:generateContent`, built from the functions above.
+const WireFormat& format();
 
 }  // namespace mock::gemini

@@ -170,6 +170,7 @@ int MockHttpServer::start() {
     const int local_port = port_;
     const int remote_port = req.remote_port;
     res.status = plan.status;
+    for (const auto& [name, value] : plan.headers) res.set_header(name.c_str(), value);
 
     if (!plan.streaming) {
       if (plan.ending != Ending::kTerminator) {

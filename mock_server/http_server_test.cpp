@@ -157,7 +157,7 @@ TEST_CASE("a status attempt is answered with the Gemini error envelope over HTTP
   CHECK(res->status == 503);
   CHECK(res->body == g::error_body(503, g::default_message(503), 2.0));
   CHECK(res->get_header_value("Content-Type") == "application/json");
-  auto nf = cli.Post("/v1/messages", "{}", "application/json");
+  auto nf = cli.Post("/v1/unknown/endpoint", "{}", "application/json");
   REQUIRE(nf);
   CHECK(nf->status == 404);
   auto head = cli.Head("/");

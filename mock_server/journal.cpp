@@ -14,6 +14,7 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
       {"index", e.index},
       {"method", e.method},
       {"target", e.target},
+      {"provider", e.provider},
       {"model", e.model},
       {"streaming", e.streaming},
       {"turn", e.turn},

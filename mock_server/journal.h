@@ -24,12 +24,15 @@ struct JournalEntry {
   std::size_t index = 0;       ///< arrival order, from 0
   std::string method;
   std::string target;          ///< path and query
+  std::string provider;        ///< the wire format the path named ("" for preflight, 404)
   std::string model;           ///< model from the path ("" when none)
-  bool streaming = false;      ///< streamGenerateContent vs generateContent
+  bool streaming = false;      ///< a streamed request (streamGenerateContent, `"stream": true`)
   int turn = -1;               ///< turn index (model turns in the request's history); -1 if not parsed
   int attempt = -1;            ///< attempt index within the turn; -1 when not matched to the script
   int script_attempt = -1;     ///< which scripted attempt was played (the last repeats); -1 if none
-  nlohmann::json contents;     ///< the request's `contents` array as received (null if unparsable)
+  /// The request's history in the neutral view (wire_format.h DecodedRequest; Gemini's own
+  /// `contents` as received); null if unparsable.
+  nlohmann::json contents;
   int response_status = 0;     ///< HTTP status answered
   /// "stream", "status", "unscripted", "rejected" (pairing 400), "bad-request" (unparsable or
   /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200)

@@ -6,7 +6,9 @@
 namespace mock::gemini {
 namespace {
 
-Rejection reject(std::string message) { return Rejection{400, std::move(message)}; }
+Rejection reject(std::string message, bool pairing = false) {
+  return Rejection{400, std::move(message), pairing};
+}
 
 }  // namespace
 
@@ -16,16 +18,16 @@ std::optional<Rejection> check_pairing(const nlohmann::json& contents) {
     const auto& c = summary[i];
     if (c.role == "model" && !c.calls.empty()) {
       if (i == 0 || summary[i - 1].role != "user") {
-        return reject(std::string(kCallTurnOrderMessage));
+        return reject(std::string(kCallTurnOrderMessage), true);
       }
       if (i + 1 >= summary.size() || summary[i + 1].role != "user" ||
           summary[i + 1].responses.size() != c.calls.size()) {
-        return reject(std::string(kResponseCountMessage));
+        return reject(std::string(kResponseCountMessage), true);
       }
     }
     if (c.role != "model" && !c.responses.empty()) {
       if (i == 0 || summary[i - 1].role != "model" || summary[i - 1].calls.empty()) {
-        return reject(std::string(kResponseCountMessage));
+        return reject(std::string(kResponseCountMessage), true);
       }
     }
   }

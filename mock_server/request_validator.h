@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mock_server/wire_format.h"
+
 namespace mock::gemini {
 
 /// Exact 400 message for a function response turn whose count differs from the call turn's
@@ -21,12 +23,7 @@ inline constexpr std::string_view kCallTurnOrderMessage =
     "Please ensure that function call turn comes immediately after a user turn or after a "
     "function response turn.";
 
-/// Why a request is rejected: the HTTP status (always 400 here) and the envelope message.
-struct Rejection {
-  int status = 400;
-  std::string message;
-  bool operator==(const Rejection&) const = default;
-};
+using Rejection = mock::Rejection;
 
 /// Checks the call/response pairing of a `contents` array (assumed to be an array of objects).
 /// nullopt when valid.

@@ -29,12 +29,15 @@ struct TextEvent {
   bool operator==(const TextEvent&) const = default;
 };
 
-/// `{ "call": { "name", "args", "id"? } }`: one complete function call. `args` is a JSON object.
-/// `id` empty means "none sent" (Gemini's default).
+/// `{ "call": { "name", "args", "id"?, "fragments"? } }`: one complete function call. `args` is a
+/// JSON object. `id` empty means "the format's default" (Gemini sends none; the others get a
+/// deterministic id from the server). `fragments` = how many argument fragments formats that
+/// stream arguments send (0 = the default, one fragment); Gemini always sends a call whole.
 struct CallEvent {
   std::string name;
   nlohmann::json args = nlohmann::json::object();
   std::string id;
+  int fragments = 0;
   bool operator==(const CallEvent&) const = default;
 };
 
@@ -64,7 +67,9 @@ struct Turn {
   bool operator==(const Turn&) const = default;
 };
 
-/// The whole script of one run. `provider` is the wire format ("gemini").
+/// The whole script of one run. `provider` is the scenario's wire format ("gemini",
+/// "openai-chat", "openai-responses", "anthropic"): the runtime speaks it and errors for paths no
+/// format serves use its envelope; a request is answered in the format its path names.
 struct Script {
   std::string provider = "gemini";
   std::vector<Turn> turns;

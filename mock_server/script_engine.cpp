@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "mock_server/gemini_format.h"
-#include "mock_server/request_validator.h"
 
 namespace mock {
 namespace {
@@ -105,36 +103,39 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     plan.content_type = "text/plain";
     return plan;
   }
-  const auto target = gemini::parse_target(request.target);
-  if (request.method != "POST" || !target) {
+  const WireFormat* format = format_for_path(path);
+  if (request.method != "POST" || format == nullptr) {
+    const WireFormat* fallback = wire_format(script_.provider);
+    if (fallback == nullptr) fallback = wire_formats().front();
     entry.played = "not-found";
     plan.status = 404;
-    plan.body = gemini::error_body(404, gemini::default_message(404));
+    ErrorAnswer answer = fallback->error_answer(404, fallback->default_message(404), std::nullopt);
+    plan.body = std::move(answer.body);
+    plan.headers = std::move(answer.headers);
     return plan;
   }
-  entry.model = target->model;
-  entry.streaming = target->streaming;
+  entry.provider = std::string(format->name());
+  DecodedRequest decoded = format->decode_request(request.target, request.body);
+  entry.model = decoded.model;
+  entry.streaming = decoded.streaming;
+  entry.contents = std::move(decoded.contents);
+  if (entry.contents.is_array()) entry.turn = turn_index(entry.contents);
 
-  nlohmann::json body;
-  if (auto rejection = gemini::validate_request(request.body, &body)) {
-    // Keep what we can parse for the record.
-    auto j = nlohmann::json::parse(request.body, nullptr, false);
-    if (j.is_object() && j.contains("contents")) {
-      entry.contents = j["contents"];
-      if (entry.contents.is_array()) entry.turn = gemini::turn_index(entry.contents);
-    }
-    const bool pairing = rejection->message == gemini::kResponseCountMessage ||
-                         rejection->message == gemini::kCallTurnOrderMessage;
-    entry.played = pairing ? "rejected" : "bad-request";
+  auto answer_error = [&](int status, std::string_view message, std::optional<double> retry_after_s) {
+    ErrorAnswer answer = format->error_answer(status, message, retry_after_s);
+    plan.status = status;
+    plan.body = std::move(answer.body);
+    plan.headers = std::move(answer.headers);
+  };
+
+  if (decoded.rejection) {
+    entry.played = decoded.rejection->pairing ? "rejected" : "bad-request";
     entry.validated = false;
-    entry.rejection = rejection->message;
-    plan.status = rejection->status;
-    plan.body = gemini::error_body(rejection->status, rejection->message);
+    entry.rejection = decoded.rejection->message;
+    answer_error(decoded.rejection->status, decoded.rejection->message, std::nullopt);
     return plan;
   }
-  entry.contents = body["contents"];
-  const int turn = gemini::turn_index(entry.contents);
-  entry.turn = turn;
+  const int turn = entry.turn;
   check_responses(entry.contents, entry);
 
   if (turn >= static_cast<int>(script_.turns.size()) ||
@@ -143,8 +144,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
                                std::to_string(script_.turns.size()) + " turns)";
     entry.played = "unscripted";
     entry.issues.push_back("unscripted-request: " + detail);
-    plan.status = 500;
-    plan.body = gemini::error_body(500, "unscripted request: " + detail);
+    answer_error(500, "unscripted request: " + detail, std::nullopt);
     return plan;
   }
   if (answered_per_turn_.size() <= static_cast<std::size_t>(turn)) {
@@ -157,31 +157,36 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   entry.script_attempt = played;
   record.turn = turn;
   record.script_attempt = played;
-  if (rewriter_) {
-    record.rewritten = attempts[static_cast<std::size_t>(played)];
-    rewriter_(turn, attempt, *record.rewritten);
+  record.played = attempts[static_cast<std::size_t>(played)];
+  if (rewriter_) rewriter_(turn, attempt, *record.played);
+  // Calls without a scripted id get the format's deterministic one (none for Gemini).
+  int call_index = 0;
+  for (Event& e : record.played->events) {
+    if (auto* c = std::get_if<CallEvent>(&e)) {
+      if (c->id.empty()) c->id = format->call_id(entry.index, call_index);
+      ++call_index;
+    }
   }
-  const Attempt& a = record.rewritten ? *record.rewritten : attempts[static_cast<std::size_t>(played)];
+  const Attempt& a = *record.played;
 
   if (a.status) {
     entry.played = "status";
-    plan.status = *a.status;
-    plan.body = gemini::error_body(*a.status, gemini::default_message(*a.status), a.retry_after_s);
+    answer_error(*a.status, format->default_message(*a.status), a.retry_after_s);
     return plan;
   }
   entry.played = "stream";
-  return plan_attempt(a, target->streaming, entry, record);
+  return plan_attempt(*format, a, decoded.streaming, entry, record);
 }
 
-Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& entry,
-                                PlanRecord& record) const {
+Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a, bool streaming,
+                                JournalEntry& entry, PlanRecord& record) const {
   Plan plan;
-  const gemini::FrameContext ctx{entry.model, gemini::response_id(entry.index)};
+  const ResponseContext ctx{entry.model, entry.index};
   const int n = static_cast<int>(a.events.size());
   const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
 
   if (!streaming) {
-    // generateContent: all events in one body, unless the fault stops delivery before a finish.
+    // Non-streaming: all events in one body, unless the fault stops delivery before a finish.
     const int upto = a.fault && stops_delivery(*a.fault) ? at : n;
     const bool has_finish = std::any_of(a.events.begin(), a.events.begin() + upto,
                                         [](const Event& e) { return std::holds_alternative<FinishEvent>(e); });
@@ -200,7 +205,7 @@ Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& 
     }
     const std::vector<Event> delivered(a.events.begin(), a.events.begin() + upto);
     plan.status = 200;
-    plan.body = gemini::merged_response(delivered, ctx).dump();
+    plan.body = format.unary_body(delivered, ctx);
     record.has_body_events = true;
     record.body_events = upto;
     record.body_completed = std::any_of(delivered.begin(), delivered.end(), is_terminal);
@@ -210,10 +215,35 @@ Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& 
   plan.status = 200;
   plan.streaming = true;
   plan.content_type = "text/event-stream";
+  const std::unique_ptr<StreamEncoder> encoder = format.stream_encoder(ctx);
   StreamBuilder out(a.slice_bytes);
+  out.add_bytes(encoder->open());
   bool seen_terminal = false;
+  int call_index = 0;
+  auto join = [](const std::vector<std::string>& units, std::size_t from, std::size_t to) {
+    std::string s;
+    for (std::size_t u = from; u < to && u < units.size(); ++u) s += units[u];
+    return s;
+  };
   for (int i = 0; i <= n; ++i) {
+    // The event's frames: `head` goes out before a fault placed inside it (a call's start and
+    // `after_fragment` argument fragments), `rest` after it.
+    std::vector<std::string> units;
+    std::size_t split = 0;
+    if (i < n) {
+      const Event& e = a.events[static_cast<std::size_t>(i)];
+      const bool is_call = std::holds_alternative<CallEvent>(e);
+      units = encoder->event_units(e, call_index);
+      if (is_call) ++call_index;
+      if (a.fault && i == at && is_call && units.size() >= 2) {
+        if (auto frag = fault_after_fragment(*a.fault)) {
+          split = std::min<std::size_t>(1 + static_cast<std::size_t>(*frag), units.size() - 1);
+        }
+      }
+    }
+    const std::string rest = join(units, split, units.size());
     if (a.fault && i == at) {
+      out.add_bytes(join(units, 0, split));
       entry.fault = std::string(fault_name(*a.fault));
       const Fault& f = *a.fault;
       bool stop = true;
@@ -226,23 +256,22 @@ Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& 
       } else if (std::holds_alternative<EndFault>(f)) {
         plan.ending = Ending::kTerminator;
       } else if (auto* c = std::get_if<CutFault>(&f)) {
-        if (i < n) {
-          const std::string frame = gemini::event_frame(a.events[static_cast<std::size_t>(i)], ctx);
+        if (!rest.empty()) {
           const std::size_t len =
-              std::min(static_cast<std::size_t>(std::max(c->bytes, 1)), frame.size() - 1);
+              std::min(static_cast<std::size_t>(std::max(c->bytes, 1)), rest.size() - 1);
           out.flush();
-          out.add_bytes(frame.substr(0, len));
+          out.add_bytes(rest.substr(0, len));
           out.flush();
         }
         plan.ending = Ending::kFin;
       } else if (auto* e = std::get_if<ErrorEventFault>(&f)) {
         out.flush();
-        out.add_bytes(gemini::stream_error_chunk(e->status));
+        out.add_bytes(encoder->error_event(e->status));
         out.flush();
         plan.ending = Ending::kTerminator;
       } else if (std::holds_alternative<MalformedFault>(f)) {
         out.flush();
-        out.add_bytes(gemini::malformed_frame());
+        out.add_bytes(encoder->malformed_frame());
         out.flush();
         stop = false;
       } else if (auto* s = std::get_if<StallFault>(&f)) {
@@ -255,7 +284,7 @@ Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& 
     const Event& e = a.events[static_cast<std::size_t>(i)];
     const bool terminal = !seen_terminal && is_terminal(e);
     seen_terminal = seen_terminal || terminal;
-    out.add_frame(gemini::event_frame(e, ctx), terminal);
+    out.add_frame(rest, terminal);
   }
   plan.actions = out.take();
   for (const auto& act : plan.actions) {
@@ -269,7 +298,7 @@ Plan ScriptEngine::plan_attempt(const Attempt& a, bool streaming, JournalEntry& 
 }
 
 void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry& entry) const {
-  const auto summary = gemini::summarize_contents(contents);
+  const auto summary = summarize_history(contents);
   int model_turns = 0;
   for (std::size_t i = 0; i < summary.size(); ++i) {
     const auto& c = summary[i];
@@ -339,9 +368,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
       completed = completed || rec.actions[i].terminal;
     }
   }
-  const auto& attempt = rec.rewritten ? *rec.rewritten
-                                      : script_.turns[static_cast<std::size_t>(rec.turn)]
-                                            .attempts[static_cast<std::size_t>(rec.script_attempt)];
+  const Attempt& attempt = *rec.played;
   // What a correct client reads: it stops at the first finish frame (later frames and faults change
   // nothing) and at an undecodable frame (the attempt fails there, whatever the server writes next).
   int limit = static_cast<int>(attempt.events.size());

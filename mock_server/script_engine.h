@@ -14,6 +14,7 @@
 
 #include "mock_server/journal.h"
 #include "mock_server/script.h"
+#include "mock_server/wire_format.h"
 
 namespace mock {
 
@@ -57,6 +58,8 @@ struct Plan {
   std::string content_type = "application/json";
   bool streaming = false;
   std::string body;
+  /// Extra response headers (e.g. `retry-after` on a status error, WireFormat::error_answer).
+  std::vector<std::pair<std::string, std::string>> headers;
   std::vector<Action> actions;
   Ending ending = Ending::kTerminator;
   int ending_delay_ms = 0;
@@ -81,7 +84,9 @@ class ScriptEngine {
 
   explicit ScriptEngine(Script script, AttemptRewriter rewriter = {});
 
-  /// Validates `request`, matches it to the script, journals it and returns the plan.
+  /// Validates `request`, matches it to the script, journals it and returns the plan. The format
+  /// is the one whose endpoint the path names (every format on one server); the script's
+  /// `provider` only picks the envelope of a 404 for a path no format serves.
   /// Never throws on bad input: malformed bodies get a 400 in the provider's envelope, unknown
   /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`).
   Plan respond(const Request& request);
@@ -109,12 +114,12 @@ class ScriptEngine {
     bool has_body_events = false;     // non-streaming 200 body carrying events
     int body_events = 0;              // events in that body
     bool body_completed = false;      // the body carries a stop/max_tokens finish
-    std::optional<Attempt> rewritten; // the attempt as played when a rewriter edited it
+    std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
   };
 
   Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);
-  Plan plan_attempt(const Attempt& attempt, bool streaming, JournalEntry& entry,
-                    PlanRecord& record) const;
+  Plan plan_attempt(const WireFormat& format, const Attempt& attempt, bool streaming,
+                    JournalEntry& entry, PlanRecord& record) const;
   void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
 
   Script script_;

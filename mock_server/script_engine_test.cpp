@@ -386,7 +386,7 @@ TEST_CASE("a pairing violation is rejected with the exact message and consumes n
 
 TEST_CASE("unknown routes get a 404 envelope and a HEAD preflight gets an empty 200") {
   mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
-  const Plan nf = engine.respond({"POST", "/v1/chat/completions", "{}"});
+  const Plan nf = engine.respond({"POST", "/v1/unknown/endpoint", "{}"});
   CHECK(nf.status == 404);
   CHECK(json::parse(nf.body)["error"]["status"] == "NOT_FOUND");
   CHECK(engine.respond({"GET", kStream, ""}).status == 404);

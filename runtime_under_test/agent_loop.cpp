@@ -1,6 +1,8 @@
 // The agent loop and run_agent (see agent_loop.h, runtime.h).
 #include "runtime_under_test/agent_loop.h"
 
+#include <stdexcept>
+
 #include "runtime_under_test/consumers.h"
 #include "runtime_under_test/model_client.h"
 #include "runtime_under_test/retry_coordinator.h"
@@ -13,7 +15,9 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
                            ITransport& transport, History& history, RunLog& log) {
   history.clear();
   history.add_user_text(prompt);
-  ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names);
+  const ICodec* codec = codec_for(config.provider);
+  ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names,
+                     codec, config.stream);
   RetryCoordinator coordinator(config);
   ToolScheduler scheduler(config.defects, log);
   std::unique_ptr<IAgentConsumer> consumer =
@@ -39,9 +43,13 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
           "the run reached max_turns (" + std::to_string(config.max_turns) + ") model turns"};
 }
 
-RunResult run_agent(const Config& config, const std::string& prompt, IClock& clock,
+RunResult run_agent(const Config& settings, const std::string& prompt, IClock& clock,
                     IRandom& random, ITransport& transport) {
   (void)random;  // the policy draws no jitter
+  const ICodec* codec = codec_for(settings.provider);
+  if (codec == nullptr) throw std::invalid_argument("unknown provider \"" + settings.provider + "\"");
+  Config config = settings;
+  if (config.model.empty()) config.model = codec->default_model();
   RunLog log;
   History history;
   LoopOutcome outcome = run_agent_loop(config, prompt, clock, transport, history, log);

@@ -28,6 +28,12 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "a failed attempt's partial text stays in the buffer and is shown with the retry's text"},
       {Defect::kRestartRunOnFailure, "restart-run-on-failure",
        "a failed run starts again from the prompt with fresh history, re-running completed tools"},
+      {Defect::kExecutePartialArgs, "execute-partial-args",
+       "a call whose arguments were cut mid-stream is repaired (its JSON closed) and executed"},
+      {Defect::kCollapseParallelCalls, "collapse-parallel-calls",
+       "parallel calls are keyed by their position in a frame, not the provider's index: one runs with another's arguments, the rest not at all"},
+      {Defect::kDuplicateCallIds, "duplicate-call-ids",
+       "a retried attempt's calls are committed after the failed attempt's calls with the same ids, so the next request repeats an id"},
   };
   return catalogue;
 }

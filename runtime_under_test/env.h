@@ -71,6 +71,8 @@ enum class TransportEnd {
 struct TransportResult {
   int status = 0;  ///< HTTP status; 0 when no response head arrived
   TransportEnd end = TransportEnd::kConnectFailed;
+  /// Response headers, names lower-case (e.g. {"retry-after", "30"}); empty when none arrived.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 /// Sends one request and streams the response body to `on_body` as it arrives (any chunking).

@@ -114,3 +114,101 @@ json function_response_json(const FunctionCall& call, const json& response) {
 }
 
 }  // namespace rut
+
+// ---- The ICodec ------------------------------------------------------------------------------
+
+namespace rut {
+namespace {
+
+FinishClass finish_class(const std::string& reason) {
+  if (reason == "STOP") return FinishClass::kStop;
+  if (reason == "MAX_TOKENS") return FinishClass::kMaxTokens;
+  if (reason == "SAFETY" || reason == "RECITATION") return FinishClass::kContentFilter;
+  if (reason == "MALFORMED_FUNCTION_CALL") return FinishClass::kMalformedCall;
+  return FinishClass::kOther;
+}
+
+DecodedChunk chunk_from_frame(std::optional<GeminiFrame> frame) {
+  DecodedChunk out;
+  if (!frame) {
+    out.undecodable = true;
+    return out;
+  }
+  if (frame->is_error) {
+    out.stream_error = frame->error_message;
+    return out;
+  }
+  int position = 0;
+  for (ModelPart& p : frame->parts) {
+    if (p.call) p.position_in_frame = position++;
+    out.parts.push_back(std::move(p));
+  }
+  if (frame->finish_reason) {
+    out.finish = finish_class(*frame->finish_reason);
+    out.finish_reason = *frame->finish_reason;
+  }
+  return out;
+}
+
+class GeminiDecoder final : public IStreamDecoder {
+ public:
+  DecodedChunk on_frame(const SseFrame& frame) override {
+    if (frame.kind == SseFrame::Kind::kErrorObject) {
+      DecodedChunk out;
+      auto e = parse_error(frame.data);
+      out.stream_error = e ? std::to_string(e->code) + " " + e->message : frame.data;
+      return out;
+    }
+    return chunk_from_frame(parse_frame(frame.data));
+  }
+  std::optional<FunctionCall> repaired_open_call(std::string_view unterminated) const override {
+    // A call travels whole in one frame, so an open call is a call frame cut in the middle.
+    if (unterminated.find("\"functionCall\"") == std::string_view::npos) return std::nullopt;
+    auto repaired = repair_json(unterminated);
+    if (!repaired) return std::nullopt;
+    auto frame = parse_frame(repaired->dump());
+    if (!frame) return std::nullopt;
+    for (ModelPart& p : frame->parts) {
+      if (p.call) return std::move(*p.call);
+    }
+    return std::nullopt;
+  }
+};
+
+class GeminiCodec final : public ICodec {
+ public:
+  std::string_view provider() const override { return "gemini"; }
+  std::string default_model() const override { return "gemini-2.5-flash"; }
+  HttpRequest make_request(const json& contents, std::string_view model,
+                           const std::vector<std::string>& tool_names, bool stream) const override {
+    HttpRequest req;
+    req.target = stream ? stream_target(model)
+                        : "/v1beta/models/" + std::string(model) + ":generateContent";
+    req.body = build_request_body(contents, tool_names);
+    req.headers = {{"Content-Type", "application/json"}, {"x-goog-api-key", "hiccup"}};
+    return req;
+  }
+  std::unique_ptr<IStreamDecoder> stream_decoder() const override {
+    return std::make_unique<GeminiDecoder>();
+  }
+  DecodedChunk decode_body(std::string_view body) const override {
+    return chunk_from_frame(parse_frame(body));
+  }
+  ProviderError parse_error(std::string_view body, const Headers&) const override {
+    ProviderError out;
+    if (auto e = rut::parse_error(body)) {
+      out.message = e->status + ": " + e->message;
+      out.retry_after_s = e->retry_after_s;
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+const ICodec& gemini_codec() {
+  static const GeminiCodec instance;
+  return instance;
+}
+
+}  // namespace rut

@@ -10,21 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime_under_test/codec.h"
+
 namespace rut {
-
-/// A function call as delivered: `{"functionCall":{"name","args","id"?}}`.
-struct FunctionCall {
-  std::string name;
-  nlohmann::json args = nlohmann::json::object();
-  std::optional<std::string> id;  ///< Gemini sends none by default
-  bool operator==(const FunctionCall&) const = default;
-};
-
-/// One content part of a frame: exactly one of `text` / `call` is set.
-struct ModelPart {
-  std::optional<std::string> text;
-  std::optional<FunctionCall> call;
-};
 
 /// A decoded frame: its first candidate's parts in order and its finish reason, if any
 /// (`"STOP"`, `"MAX_TOKENS"`, `"SAFETY"`, `"RECITATION"`, `"MALFORMED_FUNCTION_CALL"`, `"OTHER"`).
@@ -65,5 +53,8 @@ nlohmann::json part_to_json(const ModelPart& part);
 
 /// A function response part `{"functionResponse":{name, id?, response}}`.
 nlohmann::json function_response_json(const FunctionCall& call, const nlohmann::json& response);
+
+/// The Gemini ICodec built from the functions above.
+const ICodec& gemini_codec();
 
 }  // namespace rut

@@ -1,6 +1,7 @@
 // ITransport over cpp-httplib (see http_transport.h).
 #include "runtime_under_test/http_transport.h"
 
+#include <cctype>
 #include <chrono>
 
 #include <httplib.h>
@@ -41,6 +42,11 @@ TransportResult HttpTransport::post(const HttpRequest& request,
   for (const auto& [name, value] : request.headers) req.headers.emplace(name, value);
   req.response_handler = [&](const httplib::Response& res) {
     result.status = res.status;
+    for (const auto& [name, value] : res.headers) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      result.headers.emplace_back(std::move(lower), value);
+    }
     last_byte = Clock::now();
     return true;
   };

@@ -24,16 +24,15 @@ std::string_view error_code_name(ErrorCode code) {
 }
 
 ModelClient::ModelClient(ITransport& transport, IClock& clock, const DefectSet& defects,
-                         double idle_timeout_s, std::vector<std::string> tool_names)
+                         double idle_timeout_s, std::vector<std::string> tool_names,
+                         const ICodec* codec, bool stream)
     : transport_(transport), clock_(clock), defects_(defects), idle_timeout_s_(idle_timeout_s),
-      tool_names_(std::move(tool_names)) {}
+      tool_names_(std::move(tool_names)), codec_(codec ? *codec : *codec_for("gemini")),
+      stream_(stream) {}
 
 HttpRequest ModelClient::make_request(const nlohmann::json& contents,
                                       std::string_view model) const {
-  HttpRequest req;
-  req.target = stream_target(model);
-  req.body = build_request_body(contents, tool_names_);
-  req.headers = {{"Content-Type", "application/json"}, {"x-goog-api-key", "hiccup"}};
+  HttpRequest req = codec_.make_request(contents, model, tool_names_, stream_);
   req.idle_timeout_s = idle_timeout_s_;
   return req;
 }
@@ -56,9 +55,10 @@ AttemptResult ModelClient::run(const HttpRequest& request,
                                const std::function<void(const ModelPart&)>& on_part) {
   AttemptResult result;
   bool decided = false;
-  std::string error_body;
-  SseDecoder decoder;
+  std::string body;  // kept for error answers and non-streaming bodies
+  SseDecoder sse;
   std::vector<SseFrame> frames;
+  const std::unique_ptr<IStreamDecoder> decoder = codec_.stream_decoder();
 
   auto fail = [&](ErrorCode code, std::string message) {
     result.ok = false;
@@ -67,46 +67,67 @@ AttemptResult ModelClient::run(const HttpRequest& request,
     decided = true;
   };
 
+  // Hands out one decoded chunk's parts and decides on its finish or error.
+  auto handle_chunk = [&](DecodedChunk chunk) {
+    if (chunk.undecodable) {
+      fail(ErrorCode::kUndecodableFrame, "undecodable frame");
+      return;
+    }
+    if (chunk.stream_error) {
+      fail(ErrorCode::kStreamError, "in-stream error: " + *chunk.stream_error);
+      return;
+    }
+    for (ModelPart& p : chunk.parts) {
+      if (p.call && defects_.contains(Defect::kCollapseParallelCalls)) {
+        // defect: calls are keyed by their position in the frame, not by the provider's index:
+        // a later call lands on an earlier one's slot and takes it over with its arguments
+        bool merged = false;
+        for (ModelPart& q : result.parts) {
+          if (q.call && q.position_in_frame == p.position_in_frame) {
+            q.call->args = p.call->args;
+            merged = true;
+            break;
+          }
+        }
+        if (merged) continue;
+      }
+      on_part(p);
+      result.parts.push_back(std::move(p));
+    }
+    if (!chunk.finish) return;
+    result.finish_reason = chunk.finish_reason;
+    decided = true;
+    switch (*chunk.finish) {
+      case FinishClass::kStop:
+      case FinishClass::kMaxTokens:
+        result.ok = true;
+        break;
+      case FinishClass::kContentFilter:
+        if (defects_.contains(Defect::kContentFilterAsSuccess)) {
+          result.ok = true;  // defect: a content filter ends the turn like a stop
+        } else {
+          fail(ErrorCode::kContentFilter, "content filter: finish " + chunk.finish_reason);
+        }
+        break;
+      case FinishClass::kMalformedCall:
+        fail(ErrorCode::kMalformedCall, "finish " + chunk.finish_reason);
+        break;
+      case FinishClass::kOther:
+        fail(ErrorCode::kIncompleteStream, "unexpected finish reason " + chunk.finish_reason);
+        break;
+    }
+  };
+
   // Handles decoded frames; returns false once the attempt is decided.
   auto handle_frames = [&]() -> bool {
     for (const SseFrame& f : frames) {
       if (decided) break;
-      if (f.kind == SseFrame::Kind::kErrorObject) {
-        auto e = parse_error(f.data);
-        fail(ErrorCode::kStreamError,
-             "in-stream error: " + (e ? std::to_string(e->code) + " " + e->message : f.data));
-        break;
-      }
-      auto frame = parse_frame(f.data);
-      if (!frame) {
+      DecodedChunk chunk = decoder->on_frame(f);
+      if (chunk.undecodable) {
         fail(ErrorCode::kUndecodableFrame, "undecodable frame: " + f.data.substr(0, 80));
         break;
       }
-      if (frame->is_error) {
-        fail(ErrorCode::kStreamError, "in-stream error: " + frame->error_message);
-        break;
-      }
-      for (ModelPart& p : frame->parts) {
-        on_part(p);
-        result.parts.push_back(std::move(p));
-      }
-      if (!frame->finish_reason) continue;
-      const std::string& reason = *frame->finish_reason;
-      result.finish_reason = reason;
-      decided = true;
-      if (reason == "STOP" || reason == "MAX_TOKENS") {
-        result.ok = true;
-      } else if (reason == "SAFETY" || reason == "RECITATION") {
-        if (defects_.contains(Defect::kContentFilterAsSuccess)) {
-          result.ok = true;  // defect: a content filter ends the turn like STOP
-        } else {
-          fail(ErrorCode::kContentFilter, "content filter: finish " + reason);
-        }
-      } else if (reason == "MALFORMED_FUNCTION_CALL") {
-        fail(ErrorCode::kMalformedCall, "finish MALFORMED_FUNCTION_CALL");
-      } else {
-        fail(ErrorCode::kIncompleteStream, "unexpected finish reason " + reason);
-      }
+      handle_chunk(std::move(chunk));
     }
     frames.clear();
     return !decided;
@@ -115,8 +136,10 @@ AttemptResult ModelClient::run(const HttpRequest& request,
   TransportResult tr = transport_.post(request, [&](std::string_view bytes) -> bool {
     if (decided) return false;
     // ITransport reports the status only at the end, so keep the bytes in case it is an error
-    if (error_body.size() < 65536) error_body.append(bytes);
-    decoder.feed(bytes, frames);
+    // (or, without streaming, the whole answer)
+    if (!stream_ || body.size() < 65536) body.append(bytes);
+    if (!stream_) return true;
+    sse.feed(bytes, frames);
     return handle_frames();
   });
   result.status = tr.status;
@@ -126,20 +149,42 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       // A status failure: the body is an error envelope, whatever the stream decoder made of it.
       result = AttemptResult{};
       result.status = tr.status;
-      auto e = parse_error(error_body);
+      const ProviderError e = codec_.parse_error(body, tr.headers);
       result.error = *code;
-      result.message = "HTTP " + std::to_string(tr.status) +
-                       (e ? " " + e->status + ": " + e->message : std::string());
-      result.retry_after_s = e ? e->retry_after_s : 0;
+      result.message = "HTTP " + std::to_string(tr.status) + (e.message.empty() ? "" : " " + e.message);
+      result.retry_after_s = e.retry_after_s;
       return result;
     }
   }
   if (decided) return result;
 
+  // An ended stream that leaves a call's arguments open.
+  auto repair_open_call = [&]() -> bool {
+    if (!stream_ || !defects_.contains(Defect::kExecutePartialArgs)) return false;
+    // defect: the cut call is repaired (its arguments closed) and the turn taken as complete
+    auto call = decoder->repaired_open_call(sse.unterminated_data());
+    if (!call) return false;
+    ModelPart p;
+    p.call = std::move(*call);
+    on_part(p);
+    result.parts.push_back(std::move(p));
+    result.ok = true;
+    result.error.reset();
+    result.finish_reason = "repaired";
+    return true;
+  };
+
   switch (tr.end) {
     case TransportEnd::kComplete:
     case TransportEnd::kCancelled: {
-      decoder.finish(frames);
+      if (!stream_ && tr.end == TransportEnd::kComplete) {
+        handle_chunk(codec_.decode_body(body));
+        if (decided) return result;
+        fail(ErrorCode::kIncompleteStream, "the answer holds no finish");
+        return result;
+      }
+      if (repair_open_call()) return result;
+      sse.finish(frames);
       if (!handle_frames()) return result;
       if (tr.end == TransportEnd::kCancelled) {
         fail(ErrorCode::kConnectionLost, "stream cancelled before the terminal frame");
@@ -151,6 +196,7 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       return result;
     }
     case TransportEnd::kConnectionLost:
+      if (repair_open_call()) return result;
       fail(ErrorCode::kConnectionLost, "connection lost before the terminal frame");
       return result;
     case TransportEnd::kIdleTimeout:

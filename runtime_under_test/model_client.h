@@ -1,6 +1,7 @@
-// One model attempt: send a request through ITransport, decode the SSE stream, hand out the
-// attempt's parts as they arrive, and end with success (a STOP / MAX_TOKENS terminal frame) or
-// exactly one ErrorCode from docs/POLICY.md. Retry decisions are not made here (retry_coordinator.h).
+// One model attempt: send a request through ITransport, decode the SSE stream (or the
+// non-streaming body) with the provider's codec, hand out the attempt's parts as they arrive, and
+// end with success (a stop / max-tokens terminal event) or exactly one ErrorCode from
+// docs/POLICY.md. Retry decisions are not made here (retry_coordinator.h).
 #pragma once
 
 #include <functional>
@@ -11,7 +12,7 @@
 
 #include "runtime_under_test/defects.h"
 #include "runtime_under_test/env.h"
-#include "runtime_under_test/gemini_codec.h"
+#include "runtime_under_test/codec.h"
 
 namespace rut {
 
@@ -26,13 +27,14 @@ enum class ErrorCode {
                      ///< indeterminate and must never execute
   kConnectFailed,    ///< no connection at all. Retryable
   kIdleTimeout,      ///< nothing arrived for idle_timeout_s. Retryable (the timeout is not a wait)
-  kStreamError,      ///< an in-stream `{"error":{...}}` object. Retryable
+  kStreamError,      ///< an in-stream error (Gemini `{"error"}`, Anthropic `event: error`, …). Retryable
   kUndecodableFrame, ///< a `data:` frame whose JSON does not parse. Retryable
   kIncompleteStream, ///< clean end without a terminal frame, or a finish reason outside the
                      ///< policy's table (e.g. OTHER). Retryable
-  kMalformedCall,    ///< finish MALFORMED_FUNCTION_CALL. Retryable
-  kContentFilter,    ///< finish SAFETY or RECITATION. Special: one retry on the fallback model if
-                     ///< set, else run error "content_filter"; never retried unchanged
+  kMalformedCall,    ///< finish MALFORMED_FUNCTION_CALL (or the provider's equivalent). Retryable
+  kContentFilter,    ///< a content-filter finish (SAFETY/RECITATION, `content_filter`, `refusal`).
+                     ///< Special: one retry on the fallback model if set, else run error
+                     ///< "content_filter"; never retried unchanged
 };
 
 /// Snake-case name as in docs/POLICY.md, e.g. "http_429", "connection_lost".
@@ -40,24 +42,25 @@ std::string_view error_code_name(ErrorCode code);
 
 /// The end of one attempt.
 struct AttemptResult {
-  bool ok = false;                     ///< the terminal frame arrived with STOP / MAX_TOKENS
-  std::string finish_reason;           ///< Gemini finish reason when one arrived, else ""
+  bool ok = false;                     ///< the terminal event arrived with a stop / max-tokens finish
+  std::string finish_reason;           ///< the provider's finish reason when one arrived, else ""
   std::optional<ErrorCode> error;      ///< set iff !ok
   std::string message;                 ///< human-readable detail of the failure
   int status = 0;                      ///< HTTP status (0 when no response head)
-  double retry_after_s = 0;            ///< RetryInfo delay of a status failure; else 0
+  double retry_after_s = 0;            ///< Retry-After of a status failure (header or body); else 0
   std::vector<ModelPart> parts;        ///< every part delivered, in order (committed when ok)
 };
 
 /// Runs single attempts. Holds no per-attempt state between calls.
 class ModelClient {
  public:
-  /// `tool_names` are declared in each request's `tools`; may be empty.
+  /// `tool_names` are declared in each request's `tools`; may be empty. `codec` (default: Gemini)
+  /// speaks the provider's format; `stream` false uses the provider's non-streaming endpoint.
   ModelClient(ITransport& transport, IClock& clock, const DefectSet& defects,
-              double idle_timeout_s, std::vector<std::string> tool_names = {});
+              double idle_timeout_s, std::vector<std::string> tool_names = {},
+              const ICodec* codec = nullptr, bool stream = true);
 
-  /// Builds the request for `contents` on `model`: streaming target, `x-goog-api-key: hiccup`,
-  /// `Content-Type: application/json`.
+  /// Builds the request for the neutral history `contents` on `model` with the codec.
   [[nodiscard]] HttpRequest make_request(const nlohmann::json& contents,
                                          std::string_view model) const;
 
@@ -74,6 +77,8 @@ class ModelClient {
   const DefectSet& defects_;
   double idle_timeout_s_;
   std::vector<std::string> tool_names_;
+  const ICodec& codec_;
+  bool stream_;
 };
 
 }  // namespace rut

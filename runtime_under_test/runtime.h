@@ -21,7 +21,13 @@ enum class ConsumerKind { kHeadless, kSubagent };
 
 /// Settings of one run (SCENARIO-FORMAT.md "Runtime"). Seconds are virtual seconds.
 struct Config {
-  std::string model = "gemini-2.5-flash";
+  /// Wire format spoken (rut::codec_names(): "gemini", "openai-chat", "openai-responses",
+  /// "anthropic"); run_agent throws std::invalid_argument for an unknown one.
+  std::string provider = "gemini";
+  /// Streaming (true) or the provider's non-streaming endpoint (false; SCENARIO-FORMAT.md
+  /// `runtime.stream`).
+  bool stream = true;
+  std::string model;                           ///< "" = the provider's default model
   int max_attempts = 4;                        ///< attempts per turn, first included (>= 1)
   std::vector<double> backoff_s = {10, 20, 60};  ///< wait before retry n; the last step repeats
   std::optional<std::string> fallback_model;   ///< model for the one retry after a content filter

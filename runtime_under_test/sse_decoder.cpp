@@ -31,13 +31,27 @@ void SseDecoder::finish(std::vector<SseFrame>& out) {
   }
   pending_.clear();
   data_.clear();
+  event_.clear();
   has_data_ = false;
+}
+
+std::string SseDecoder::unterminated_data() const {
+  std::string out = has_data_ ? data_ : std::string();
+  std::string_view text = pending_;
+  if (text.starts_with("data:")) {
+    text.remove_prefix(5);
+    if (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (has_data_) out.push_back('\n');
+    out.append(text);
+  }
+  return out;
 }
 
 void SseDecoder::line(std::string_view text, std::vector<SseFrame>& out) {
   if (text.empty()) {
-    if (has_data_) out.push_back({SseFrame::Kind::kData, data_});
+    if (has_data_) out.push_back({SseFrame::Kind::kData, data_, event_});
     data_.clear();
+    event_.clear();
     has_data_ = false;
     return;
   }
@@ -48,6 +62,12 @@ void SseDecoder::line(std::string_view text, std::vector<SseFrame>& out) {
     if (has_data_) data_.push_back('\n');
     data_.append(text);
     has_data_ = true;
+    return;
+  }
+  if (text.starts_with("event:")) {
+    text.remove_prefix(6);
+    if (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    event_ = std::string(text);
     return;
   }
   if (text.front() == '{' && is_bare_error_object(text)) {

@@ -17,6 +17,7 @@ struct SseFrame {
   };
   Kind kind = Kind::kData;
   std::string data;  ///< the payload (kData) or the whole JSON line (kErrorObject)
+  std::string event; ///< the frame's `event:` field ("" when none)
   bool operator==(const SseFrame&) const = default;
 };
 
@@ -29,12 +30,16 @@ class SseDecoder {
   /// The stream ended: a leftover line that is a bare error object becomes a frame; an
   /// unterminated `data:` frame is dropped (the SSE spec discards an incomplete event).
   void finish(std::vector<SseFrame>& out);
+  /// The data of the frame in progress that has not ended yet (its `data:` lines so far, the last
+  /// one possibly cut), "" when none; call before finish().
+  [[nodiscard]] std::string unterminated_data() const;
 
  private:
   void line(std::string_view text, std::vector<SseFrame>& out);
   std::string pending_;   // bytes of the current unterminated line
   std::string data_;      // data lines of the current frame
   bool has_data_ = false;
+  std::string event_;     // the current frame's event: field
 };
 
 /// True when `text` parses as a JSON object with an "error" member.

@@ -10,6 +10,7 @@ using nlohmann::json;
 TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
   coordinator_.start_turn();
   const int turn = history_.model_turns();
+  std::vector<ModelPart> failed_calls;  // the calls the last failed attempt of this turn delivered
   while (true) {
     if (!config_.defects.contains(Defect::kNoPairingGuard)) {
       const int dropped = apply_pairing_guard(history_.mutable_contents());
@@ -46,6 +47,17 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     });
 
     if (result.ok) {
+      if (!failed_calls.empty() && config_.defects.contains(Defect::kDuplicateCallIds)) {
+        // defect: the failed attempt's calls stay in the turn, and the retry's calls take their
+        // ids by position, so the committed turn repeats an id
+        std::vector<ModelPart> parts = failed_calls;
+        std::size_t k = 0;
+        for (ModelPart p : result.parts) {
+          if (p.call && k < failed_calls.size()) p.call->id = failed_calls[k++].call->id;
+          parts.push_back(std::move(p));
+        }
+        result.parts = std::move(parts);
+      }
       history_.commit_model_turn(result.parts);
       log_.add({{"type", "finished"}, {"reason", result.finish_reason}, {"turn", turn},
                 {"attempt", attempt}});
@@ -55,6 +67,11 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     }
 
     const ErrorCode code = result.error.value_or(ErrorCode::kIncompleteStream);
+    std::vector<ModelPart> calls;
+    for (const ModelPart& p : result.parts) {
+      if (p.call) calls.push_back(p);
+    }
+    if (!calls.empty()) failed_calls = std::move(calls);
     RetryDecision decision = coordinator_.on_failure(result);
     if (!decision.retry) {
       std::string message = std::string(error_code_name(code)) + ": " + result.message +

@@ -1,0 +1,171 @@
+// The wire-format interface of the mock server: one implementation per provider (gemini,
+// openai-chat, openai-responses, anthropic). A format decodes a request into the neutral history
+// view the script engine matches on, validates it with the provider's exact 400 messages, and
+// encodes the script's events, errors and non-streaming answers the provider's way. The script
+// engine and the journal know only this interface (WIRE-FORMATS.md has the facts per provider).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_server/script.h"
+
+namespace mock {
+
+/// Why a request is rejected before any script is played: the HTTP status (400) and the exact
+/// message the provider sends; `pairing` marks call/response pairing rejections (journaled as
+/// "rejected"; other rejections are "bad-request").
+struct Rejection {
+  int status = 400;
+  std::string message;
+  bool pairing = false;
+  bool operator==(const Rejection&) const = default;
+};
+
+/// A request decoded into the neutral history view ("contents") every format decodes into:
+/// `[{"role":"user"|"model","parts":[PART…]}, …]` where PART is one of
+///   `{"text":"…"}`,
+///   `{"functionCall":{"name":"…","args":{…},"id"?:"…"}}` (args parsed from the provider's JSON
+///   string where it sends one; a string that does not parse is kept as a JSON string),
+///   `{"functionResponse":{"name":"…","id"?:"…"}}` (name looked up from the call when the
+///   provider sends only the id; "" when no call has that id).
+/// The tool results that follow one assistant message (one Anthropic user message, consecutive
+/// Chat `tool` messages, consecutive Responses `function_call_output` items) form one user content;
+/// system/developer instructions are left out. Gemini's own `contents` already have this shape.
+/// The turn index of a request is the number of `"model"` contents.
+struct DecodedRequest {
+  std::string model;           ///< from the path (Gemini) or the body's `model`; "" when absent
+  bool streaming = false;      ///< streamGenerateContent, or `"stream": true` in the body
+  /// The neutral history view; null when the body is not decodable at all.
+  nlohmann::json contents = nlohmann::json();
+  /// Set when the provider would answer 400; `contents` then holds what could be decoded.
+  std::optional<Rejection> rejection;
+};
+
+/// A function call found in a neutral history view.
+struct HistoryCall {
+  std::string name;
+  std::string id;  ///< "" when absent
+  nlohmann::json args = nlohmann::json::object();
+};
+/// A function response found in a neutral history view.
+struct HistoryResponse {
+  std::string name;
+  std::string id;  ///< "" when absent
+};
+/// One content of a neutral history view reduced to what matching and pairing need. A missing
+/// role counts as user.
+struct HistoryContent {
+  std::string role;
+  std::vector<HistoryCall> calls;
+  std::vector<HistoryResponse> responses;
+};
+
+/// Summaries of a neutral `contents` array (non-object entries and parts are skipped).
+std::vector<HistoryContent> summarize_history(const nlohmann::json& contents);
+
+/// The turn index of a neutral history view: the number of `"model"` contents.
+int turn_index(const nlohmann::json& contents);
+
+/// An HTTP error answer: the body in the provider's error envelope and extra response headers
+/// (e.g. `retry-after`, `retry-after-ms`, `x-should-retry`).
+struct ErrorAnswer {
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// Per-response values: the requested model and the journal index ids derive from.
+struct ResponseContext {
+  std::string model;
+  std::size_t journal_index = 0;
+};
+
+/// Encodes one streamed response, event by event. Stateful: providers number content blocks,
+/// output items, tool-call indexes and sequence numbers across a response.
+class StreamEncoder {
+ public:
+  virtual ~StreamEncoder() = default;
+
+  /// Bytes sent before the first event (Anthropic `message_start`, Responses `response.created`
+  /// and `response.in_progress`, …); "" when the format sends none (Gemini).
+  virtual std::string open() = 0;
+
+  /// The SSE bytes of one event, in units the engine may stop between. A text or finish event is
+  /// one unit (which may hold several SSE frames). A call event (its `id` already resolved by the
+  /// engine) is `2 + F` units: [start, fragment 1 … fragment F, done], where F is the number of
+  /// argument fragments this format streams (`call.fragments`, at least 1, for formats that stream
+  /// arguments; 0 for Gemini, whose call travels whole in its `done` unit). `start` or `done` may
+  /// be "" when the format has no such frame (Chat Completions has no per-call done frame).
+  /// `call_index` = the call's position among the attempt's calls.
+  virtual std::vector<std::string> event_units(const Event& event, int call_index) = 0;
+
+  /// The provider's in-stream error for an HTTP-like `status` (e.g. 503, 529), written as its own
+  /// chunk after which the response ends cleanly.
+  virtual std::string error_event(int status) = 0;
+
+  /// One undecodable frame with valid SSE framing (the JSON does not parse).
+  virtual std::string malformed_frame() = 0;
+};
+
+/// One provider's wire format. Implementations are stateless and thread-safe.
+class WireFormat {
+ public:
+  virtual ~WireFormat() = default;
+
+  /// "gemini", "openai-chat", "openai-responses" or "anthropic" (the scenario's `provider`).
+  virtual std::string_view name() const = 0;
+
+  /// Request targets served, for `hiccup serve --help` (e.g. "POST /v1/messages[?beta=true]").
+  virtual std::vector<std::string> paths() const = 0;
+
+  /// Whether a POST to `path` (no query) is one of this format's model endpoints.
+  virtual bool matches(std::string_view path) const = 0;
+
+  /// Decodes and validates a request to `target` (path and query) with `body`: JSON shape, then
+  /// call/response pairing with the provider's exact 400 messages (WIRE-FORMATS.md). Never throws.
+  virtual DecodedRequest decode_request(std::string_view target, std::string_view body) const = 0;
+
+  /// What a provider usually says with `status` (e.g. Gemini 503 "The model is overloaded. …").
+  virtual std::string default_message(int status) const = 0;
+
+  /// An HTTP error answer for `status` with `message`; `retry_after_s` is conveyed the provider's
+  /// way (Gemini: RetryInfo in the body; OpenAI: `retry-after` and `retry-after-ms` headers;
+  /// Anthropic: `retry-after` header).
+  virtual ErrorAnswer error_answer(int status, std::string_view message,
+                                   std::optional<double> retry_after_s) const = 0;
+
+  /// The deterministic provider id of call `call_index` in the response to `journal_index`
+  /// (`call_…`, `toolu_…`); "" when the provider sends none by default (Gemini).
+  virtual std::string call_id(std::size_t journal_index, int call_index) const = 0;
+
+  /// A fresh encoder for one streamed response.
+  virtual std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const = 0;
+
+  /// The non-streaming answer (HTTP 200 JSON body) holding `events` (ids resolved, up to and
+  /// including the first finish when there is one); a content-filter finish gives the provider's
+  /// blocked or refused answer.
+  virtual std::string unary_body(const std::vector<Event>& events,
+                                 const ResponseContext& ctx) const = 0;
+};
+
+/// Every format, in the fixed order gemini, openai-chat, openai-responses, anthropic.
+const std::vector<const WireFormat*>& wire_formats();
+
+/// The format named `name`; nullptr when unknown.
+const WireFormat* wire_format(std::string_view name);
+
+/// The format serving a POST to `path` (no query); nullptr when none does.
+const WireFormat* format_for_path(std::string_view path);
+
+/// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never
+/// split a UTF-8 sequence (fewer pieces when `text` has fewer characters; one "" piece for "").
+std::vector<std::string> split_fragments(const std::string& text, int n);
+
+}  // namespace mock

@@ -1,0 +1,120 @@
+// The runtime's provider codec interface: one implementation per wire format (gemini,
+// openai-chat, openai-responses, anthropic). A codec encodes the runtime's neutral history into
+// the provider's request, decodes the provider's stream (or non-streaming body) into parts and a
+// finish, and reads the provider's error envelope and Retry-After. The runtime shares no code with
+// the mock server; facts per provider are in WIRE-FORMATS.md.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime_under_test/env.h"
+#include "runtime_under_test/sse_decoder.h"
+
+namespace rut {
+
+/// A function call as delivered: name, parsed arguments (a JSON object) and the provider's id
+/// (Gemini sends none by default; `call_…`/`toolu_…` elsewhere).
+struct FunctionCall {
+  std::string name;
+  nlohmann::json args = nlohmann::json::object();
+  std::optional<std::string> id;
+  bool operator==(const FunctionCall&) const = default;
+};
+
+/// One delivered part: exactly one of `text` / `call` is set. `position_in_frame` = the call's
+/// position among the calls of the frame (chunk, event) that completed it: 0 for the first.
+struct ModelPart {
+  std::optional<std::string> text;
+  std::optional<FunctionCall> call;
+  int position_in_frame = 0;
+};
+
+/// The finish classes the policy decides on (docs/POLICY.md "An attempt").
+enum class FinishClass {
+  kStop,           ///< Gemini STOP, Chat `stop`/`tool_calls`, Responses completed, Anthropic `end_turn`/`tool_use`
+  kMaxTokens,      ///< MAX_TOKENS, `length`, incomplete (max_output_tokens), `max_tokens`
+  kContentFilter,  ///< SAFETY/RECITATION, `content_filter`, incomplete (content_filter), `refusal`
+  kMalformedCall,  ///< MALFORMED_FUNCTION_CALL or the provider's nearest equivalent
+  kOther,          ///< any other reason: the stream is incomplete
+};
+
+/// What a decoder made of one frame, or a codec of a whole non-streaming body.
+struct DecodedChunk {
+  std::vector<ModelPart> parts;             ///< parts completed by this frame, in order
+  /// Set when the provider's terminal event arrived (for Chat Completions: `data: [DONE]` after
+  /// a `finish_reason`; Anthropic: `message_stop`; Responses: `response.completed` or
+  /// `response.incomplete`; Gemini: a frame with `finishReason`).
+  std::optional<FinishClass> finish;
+  std::string finish_reason;                ///< the provider's own spelling, for logs
+  /// Set for an in-stream error (Gemini bare `{"error"}`, Chat `{"error"}` data, Responses
+  /// `error`/`response.failed`, Anthropic `event: error`): its message.
+  std::optional<std::string> stream_error;
+  bool undecodable = false;                 ///< the frame's JSON does not parse
+};
+
+/// Decodes one streamed response, frame by frame. Stateful (open calls, blocks, indexes).
+class IStreamDecoder {
+ public:
+  virtual ~IStreamDecoder() = default;
+  /// Decodes one SSE frame (its `event:` name and data) or a bare error object line.
+  virtual DecodedChunk on_frame(const SseFrame& frame) = 0;
+  /// The call whose arguments were still streaming when the stream ended, its arguments repaired
+  /// into a JSON object by repair_json (only the execute-partial-args defect asks). `unterminated`
+  /// is the data of a frame the stream cut before its end (SseDecoder::unterminated_data): Gemini
+  /// sends a call whole, so its open call is a call frame cut in the middle. nullopt: none open.
+  virtual std::optional<FunctionCall> repaired_open_call(std::string_view unterminated) const = 0;
+};
+
+/// An HTTP error answer as the codec reads it.
+struct ProviderError {
+  std::string message;        ///< e.g. "UNAVAILABLE: The model is overloaded." / "overloaded_error: Overloaded"
+  double retry_after_s = 0;   ///< from the `retry-after-ms`/`retry-after` header or the body; 0 when absent
+};
+
+/// Response headers with lower-case names.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+/// One provider's codec. Implementations are stateless.
+class ICodec {
+ public:
+  virtual ~ICodec() = default;
+  /// "gemini", "openai-chat", "openai-responses" or "anthropic".
+  virtual std::string_view provider() const = 0;
+  /// The model requested when the settings name none (e.g. "gemini-2.5-flash").
+  virtual std::string default_model() const = 0;
+  /// The request for the neutral history `contents` (Gemini-shaped: role user/model, parts text /
+  /// functionCall {name,args,id?} / functionResponse {name,id?,response}) on `model`, streaming or
+  /// not, declaring `tool_names` (open object schemas) when non-empty. Sets target, body, headers.
+  virtual HttpRequest make_request(const nlohmann::json& contents, std::string_view model,
+                                   const std::vector<std::string>& tool_names, bool stream) const = 0;
+  /// A fresh decoder for one streamed response.
+  virtual std::unique_ptr<IStreamDecoder> stream_decoder() const = 0;
+  /// Decodes a non-streaming 200 body: its parts and finish (no finish: incomplete; a body that
+  /// does not parse: `undecodable`).
+  virtual DecodedChunk decode_body(std::string_view body) const = 0;
+  /// Reads an HTTP error answer: its message and Retry-After (seconds).
+  virtual ProviderError parse_error(std::string_view body, const Headers& headers) const = 0;
+};
+
+/// The codec for `provider`; nullptr when unknown.
+const ICodec* codec_for(std::string_view provider);
+
+/// The provider names the runtime speaks, in a fixed order.
+const std::vector<std::string>& codec_names();
+
+/// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)
+/// and parses it; nullopt when even the repaired text does not parse. "" repairs to `{}`.
+/// `{"command":"./depl` → `{"command":"./depl"}`.
+std::optional<nlohmann::json> repair_json(std::string_view prefix);
+
+/// The value of header `name` (lower-case) in `headers`; nullopt when absent.
+std::optional<std::string> header_value(const Headers& headers, std::string_view name);
+
+}  // namespace rut
