@@ -11,6 +11,7 @@
 #include "harness/report/report.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
+#include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 
 namespace harness::cli {
@@ -27,6 +28,8 @@ options:
                        such a run passes when its verdict fails (the defect was caught)
   --tag TAG            run only scenarios with this tag (repeatable: any of them)
   --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
+  --provider NAME      play every scenario in this wire format instead of its own `provider`:
+                       gemini, openai-chat, openai-responses or anthropic
   --report-dir DIR     where junit.xml and summary.json go (default: reports)
   --seed N             the runtime's random seed (default 1)
   --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
@@ -102,7 +105,7 @@ int run_command(const Args& args) {
   ArgReader in(args);
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
-  std::string agent, agent_cmd, agent_timeout;
+  std::string agent, agent_cmd, agent_timeout, provider;
   bool catches = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -112,6 +115,7 @@ int run_command(const Args& args) {
     if (in.value("--defect", v)) defects.push_back(v);
     else if (in.value("--tag", v)) tags.push_back(v);
     else if (in.value("--report-dir", report_dir) || in.value("--transport", transport) ||
+             in.value("--provider", provider) ||
              in.value("--seed", seed_text) || in.value("--agent", agent) ||
              in.value("--agent-cmd", agent_cmd) || in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
@@ -125,6 +129,10 @@ int run_command(const Args& args) {
     in.set_error("--transport expects http or memory, found \"" + transport + "\"");
   }
   if (paths.empty()) in.set_error("no PATH given");
+  if (!provider.empty() && !rut::codec_for(provider)) {
+    in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
+                 provider + "\"");
+  }
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
   if ((!agent.empty() || !agent_cmd.empty()) && (!defects.empty() || catches)) {
     in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
@@ -158,6 +166,10 @@ int run_command(const Args& args) {
       std::cerr << "error: no scenario under the given paths has any of the tags given with --tag\n";
       return kExitInvalidInput;
     }
+  }
+
+  if (!provider.empty()) {
+    for (Scenario& s : scenarios) s.script.provider = provider;
   }
 
   if (!agent.empty() || !agent_cmd.empty()) {
