@@ -74,6 +74,39 @@ ModelTurn from_delivery(const mock::JournalEntry& e) {
   return t;
 }
 
+/// A history (the neutral view: role user/model, parts text / functionCall / functionResponse)
+/// reduced to what every wire format carries: per content its role, its text, its calls (name,
+/// args, id) and its responses (the id, else the name). The runtime's own history and the server's
+/// decoding of a request compare equal under it whatever the provider.
+json comparable_history(const json& contents) {
+  json out = json::array();
+  if (!contents.is_array()) return out;
+  for (const json& content : contents) {
+    if (!content.is_object()) continue;
+    json c = {{"role", content.value("role", "user")}, {"text", ""}, {"calls", json::array()},
+              {"responses", json::array()}};
+    std::string text;
+    if (content.contains("parts") && content["parts"].is_array()) {
+      for (const json& part : content["parts"]) {
+        if (!part.is_object()) continue;
+        if (part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
+        if (part.contains("functionCall") && part["functionCall"].is_object()) {
+          const json& fc = part["functionCall"];
+          c["calls"].push_back({fc.value("name", ""), fc.value("args", json::object()), fc.value("id", "")});
+        }
+        if (part.contains("functionResponse") && part["functionResponse"].is_object()) {
+          const json& fr = part["functionResponse"];
+          const std::string id = fr.value("id", "");
+          c["responses"].push_back(id.empty() ? fr.value("name", "") : id);
+        }
+      }
+    }
+    c["text"] = text;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::string describe(const ModelTurn& t) {
   json j = json::object();
   j["text"] = t.text;
@@ -168,9 +201,10 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
     }
     if (e.completed && e.turn >= 0) committed[e.turn] = &e;
   }
+  const json final_history = comparable_history(ev.run.final_history);
   for (const mock::JournalEntry& e : ev.journal) {
     if (e.response_status == 400 && e.contents.is_array() && !e.contents.empty() &&
-        ev.run.final_history == e.contents) {
+        final_history == comparable_history(e.contents)) {
       out.push_back(make("history-integrity",
                          "the runtime's final history still holds the content of " + where(e) +
                              ", which the server rejected with 400",

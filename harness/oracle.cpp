@@ -22,7 +22,9 @@ bool retryable_status(int status) {
          status == 529;
 }
 
-AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s) {
+/// `stream` false: the non-streaming endpoint, where a stall or malformed frame changes nothing
+/// (the answer is one body) and any other fault before the finish drops the connection.
+AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stream) {
   AttemptOutcome out{AttemptOutcome::kRetryable, 0, {}, {}};
   if (a.status) {
     if (retryable_status(*a.status)) {
@@ -39,7 +41,10 @@ AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s) {
   const std::size_t fault_at =
       a.fault ? static_cast<std::size_t>(mock::fault_after_event(*a.fault, n)) : n + 1;
   for (std::size_t i = 0; i <= n; ++i) {
-    if (i == fault_at) {
+    if (i == fault_at && !stream &&
+        (std::holds_alternative<mock::StallFault>(*a.fault) || std::holds_alternative<mock::MalformedFault>(*a.fault))) {
+      // no effect on a non-streaming answer
+    } else if (i == fault_at) {
       if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
         if (stall->seconds >= idle_timeout_s) return {AttemptOutcome::kRetryable, 0, {}, {}};
         // a shorter stall is only a delay
@@ -108,7 +113,7 @@ OracleResult predict(const Scenario& s) {
         const auto& attempts = turns[t].attempts;
         const auto& a = attempts[std::min(server_index, attempts.size() - 1)];
         ++server_index;
-        o = classify(a, idle_timeout_s);
+        o = classify(a, idle_timeout_s, s.runtime.stream.value_or(true));
       }
       if (o.kind == AttemptOutcome::kComplete) {
         r.final_text = o.text;

@@ -40,16 +40,38 @@ std::string describe(const CaseResult& r) {
   return s;
 }
 
-TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests") {
-  for (const Scenario& s : load_suite()) {
+/// The suite with every scenario played in `provider`'s wire format (as `hiccup run --provider`).
+std::vector<Scenario> load_suite_as(const std::string& provider) {
+  std::vector<Scenario> suite = load_suite();
+  for (Scenario& s : suite) s.script.provider = provider;
+  return suite;
+}
+
+void check_suite_passes(const std::string& provider) {
+  for (const Scenario& s : load_suite_as(provider)) {
     const CaseResult http = run_scenario(s, RunOptions{});
     const CaseResult mem = run_scenario(s, memory());
-    INFO(describe(http));
+    INFO(provider << " " << describe(http));
     INFO(describe(mem));
     CHECK(http.passed());
     CHECK(mem.passed());
     CHECK(http.digest == mem.digest);
+    // Evidence that the format was really spoken: every scripted request was answered by it.
+    for (const auto& e : http.journal) CHECK(e.provider == provider);
   }
+}
+
+TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests: gemini") {
+  check_suite_passes("gemini");
+}
+TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests: openai-chat") {
+  check_suite_passes("openai-chat");
+}
+TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests: openai-responses") {
+  check_suite_passes("openai-responses");
+}
+TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests: anthropic") {
+  check_suite_passes("anthropic");
 }
 
 TEST_CASE("the same scenario run twice gives the same digest") {
@@ -59,23 +81,36 @@ TEST_CASE("the same scenario run twice gives the same digest") {
   }
 }
 
-TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught") {
+void check_kill_matrix(const std::string& provider) {
   std::set<std::string> caught;
-  for (const Scenario& s : load_suite()) {
+  for (const Scenario& s : load_suite_as(provider)) {
     for (const std::string& defect : s.catches) {
       RunOptions o = memory();
       o.extra_defects = {defect};
       const CaseResult r = run_scenario(s, o);
-      INFO(s.name << " under " << defect);
+      INFO(s.name << " under " << defect << " in " << provider);
       CHECK_FALSE(r.passed());
       if (!r.passed()) caught.insert(defect);
     }
   }
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
     if (d.name == "no-pairing-guard") continue;  // invisible alone; pinned below
-    INFO("defect " << d.name << " is caught by no scenario of the suite");
+    INFO("defect " << d.name << " is caught by no scenario of the suite in " << provider);
     CHECK(caught.contains(std::string(d.name)));
   }
+}
+
+TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught: gemini") {
+  check_kill_matrix("gemini");
+}
+TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught: openai-chat") {
+  check_kill_matrix("openai-chat");
+}
+TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught: openai-responses") {
+  check_kill_matrix("openai-responses");
+}
+TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught: anthropic") {
+  check_kill_matrix("anthropic");
 }
 
 TEST_CASE("no-pairing-guard is visible only together with keep-calls-on-retry") {

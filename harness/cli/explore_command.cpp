@@ -9,6 +9,7 @@
 #include "harness/cli/commands.h"
 #include "harness/explore/explorer.h"
 #include "harness/report/report.h"
+#include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 
 namespace harness::cli {
@@ -26,6 +27,8 @@ options:
   --cases N                 cases to generate (default 100)
   --seed S                  exploration seed (default 1); same seed, same cases, same verdicts
   --defect NAME             switch a seeded defect on (repeatable; see `hiccup defects`)
+  --provider NAME           play every case in this wire format: gemini, openai-chat,
+                            openai-responses or anthropic (default: drawn per case from its seed)
   --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
   --report-dir DIR          where junit.xml, summary.json and counterexamples/ go (default: reports)
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
@@ -66,7 +69,8 @@ int explore_command(const Args& args) {
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
-               in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text)) {
+               in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
+               in.value("--provider", options.provider)) {
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
@@ -90,6 +94,10 @@ int explore_command(const Args& args) {
     const auto jobs = parse_number<int>(jobs_text);
     if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");
     else options.jobs = *jobs;
+  }
+  if (!options.provider.empty() && !rut::codec_for(options.provider)) {
+    in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
+                 options.provider + "\"");
   }
   const auto cases = parse_number<int>(cases_text);
   if (!cases || *cases < 1) in.set_error("--cases expects a whole number >= 1, found \"" + cases_text + "\"");

@@ -84,6 +84,7 @@ std::string explore_command_line(const ExploreOptions& o) {
   std::string cmd = o.hiccup_path + " explore --seed " + std::to_string(o.seed) + " --cases " +
                     std::to_string(o.cases);
   for (const auto& d : o.defects) cmd += " --defect " + d;
+  if (!o.provider.empty()) cmd += " --provider " + o.provider;
   cmd += " --transport " + std::string(transport_name(o.transport));
   if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   if (o.report_dir != "reports") cmd += " --report-dir " + o.report_dir;
@@ -142,8 +143,8 @@ std::string case_name(std::uint64_t seed, int index) {
   return "explore-s" + std::to_string(seed) + "-c" + std::to_string(index);
 }
 
-rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index) {
-  return gen_scenario(case_name(seed, index))(case_random(seed, index), kGenSize);
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider) {
+  return gen_scenario(case_name(seed, index), provider)(case_random(seed, index), kGenSize);
 }
 
 Scenario with_oracle_expect(Scenario scenario) {
@@ -238,7 +239,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     auto b = std::make_shared<Batch>();
     b->start = start;
     for (std::size_t k = start; k < std::min(indices.size(), start + batch_size); ++k) {
-      b->roots.push_back(generate_case(options.seed, indices[k]));
+      b->roots.push_back(generate_case(options.seed, indices[k], options.provider));
       b->scenarios.push_back(with_oracle_expect(b->roots.back().value()));
     }
     return b;

@@ -26,6 +26,7 @@ struct ExploreOptions {
   std::uint64_t seed = 1;
   int cases = 100;                          ///< case indices 0 … cases-1 (before sharding)
   std::vector<std::string> defects;         ///< switched on for every case (RunOptions::extra_defects)
+  std::string provider;                     ///< every case in this wire format; "" = drawn per case
   TransportKind transport = TransportKind::kMemory;
   std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
   bool write_counterexample = true;
@@ -88,8 +89,9 @@ rc::Random case_random(std::uint64_t seed, int index);
 /// `explore-s{seed}-c{index}`.
 std::string case_name(std::uint64_t seed, int index);
 
-/// The generated scenario of a case (shrink tree root), expect not yet filled.
-rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index);
+/// The generated scenario of a case (shrink tree root), expect not yet filled; `provider` fixes the
+/// wire format ("" = drawn from the case's seed).
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider = "");
 
 /// `scenario` with expect from the oracle.
 Scenario with_oracle_expect(Scenario scenario);

@@ -5,6 +5,7 @@
 #include <rapidcheck/catch.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -94,9 +95,13 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
   std::set<int> statuses;
   std::set<std::string> finishes;
   bool retry_after = false, slice = false, fallback = false, cut_in_terminal = false, parallel = false;
+  bool non_streaming = false, fragments = false, in_arguments = false;
+  std::set<std::string> providers;
   for (int i = 0; i < 2000; ++i) {
     const harness::Scenario s = hx::generate_case(3, i).value();
     fallback |= s.runtime.fallback_model.has_value();
+    non_streaming |= s.runtime.stream == std::optional<bool>(false);
+    providers.insert(s.script.provider);
     for (const auto& turn : s.script.turns) {
       for (const auto& a : turn.attempts) {
         if (a.status) statuses.insert(*a.status);
@@ -105,11 +110,13 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
         int calls = 0;
         for (const auto& e : a.events) {
           calls += std::holds_alternative<mock::CallEvent>(e);
+          if (const auto* c = std::get_if<mock::CallEvent>(&e)) fragments |= c->fragments >= 2;
           if (const auto* f = std::get_if<mock::FinishEvent>(&e)) finishes.insert(std::string(mock::finish_name(f->reason)));
         }
         parallel |= calls >= 2;
         if (a.fault) {
           faults.insert(std::string(mock::fault_name(*a.fault)));
+          in_arguments |= mock::fault_after_fragment(*a.fault).has_value();
           if (std::holds_alternative<mock::CutFault>(*a.fault)) {
             cut_in_terminal |= !a.events.empty() && std::holds_alternative<mock::FinishEvent>(a.events.back()) &&
                                mock::fault_after_event(*a.fault, a.events.size()) ==
@@ -127,6 +134,10 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
   CHECK(fallback);
   CHECK(cut_in_terminal);
   CHECK(parallel);
+  CHECK(non_streaming);
+  CHECK(fragments);
+  CHECK(in_arguments);
+  CHECK(providers.size() == 4u);
 }
 
 TEST_CASE("the same seed generates the same cases and different seeds differ", "[explore]") {
@@ -234,14 +245,16 @@ TEST_CASE("a correct runtime survives generated cases over HTTP", "[explore][htt
 
 namespace {
 
-/// Explores with `defects` on and requires a failure whose shrunk counterexample is small.
-void require_found(const std::vector<std::string>& defects, std::uint64_t seed) {
+/// Explores with `defects` on (every case in `provider`'s format, or drawn per case when "") and
+/// requires a failure whose shrunk counterexample is small.
+void require_found(const std::vector<std::string>& defects, std::uint64_t seed, const std::string& provider = "") {
   auto o = quiet_options(seed, 200);
   o.defects = defects;
+  o.provider = provider;
   std::ostringstream log;
   const auto out = hx::explore(o, log);
   INFO("defects " << defects.front() << (defects.size() > 1 ? " + " + defects.back() : "") << ", seed " << seed
-                  << "\n" << log.str());
+                  << ", provider " << (provider.empty() ? "drawn" : provider) << "\n" << log.str());
   REQUIRE(out.failure.has_value());
   CHECK(out.exit_code() == 1);
   CHECK(out.failure->shrunk.script.turns.size() <= 3u);
@@ -250,11 +263,27 @@ void require_found(const std::vector<std::string>& defects, std::uint64_t seed) 
 
 }  // namespace
 
-TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3)", "[explore][kill-matrix]") {
+void require_every_defect_found(const std::string& provider) {
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;  // equivalent mutant alone; below
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) require_found({std::string(info.name)}, seed);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) require_found({std::string(info.name)}, seed, provider);
   }
+}
+
+TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3): gemini", "[explore][kill-matrix]") {
+  require_every_defect_found("gemini");
+}
+TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3): openai-chat", "[explore][kill-matrix]") {
+  require_every_defect_found("openai-chat");
+}
+TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3): openai-responses", "[explore][kill-matrix]") {
+  require_every_defect_found("openai-responses");
+}
+TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3): anthropic", "[explore][kill-matrix]") {
+  require_every_defect_found("anthropic");
+}
+TEST_CASE("exploration finds every seeded defect with providers drawn per case (seeds 1-3)", "[explore][kill-matrix]") {
+  require_every_defect_found("");
 }
 
 TEST_CASE("no-pairing-guard is found together with keep-calls-on-retry as a pairing violation",
@@ -275,7 +304,9 @@ TEST_CASE("no-pairing-guard is found together with keep-calls-on-retry as a pair
 TEST_CASE("exploration finds every seeded defect for seeds 1-10", "[.kill-matrix-full]") {
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;
-    for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({std::string(info.name)}, seed);
+    for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({std::string(info.name)}, seed, provider);
+    }
   }
   for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({"keep-calls-on-retry", "no-pairing-guard"}, seed);
 }
@@ -324,6 +355,13 @@ TEST_CASE("1000 generated cases give the same verdicts and digests over HTTP and
   const auto http = hx::explore(http_options, log);
   REQUIRE(mem.records.size() == 1000);
   REQUIRE(http.records.size() == 1000);
+  // Providers are drawn per case: the equivalence covers every format.
+  std::map<std::string, int> per_provider;
+  for (int i = 0; i < 1000; ++i) ++per_provider[hx::generate_case(21, i).value().script.provider];
+  for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    INFO(provider);
+    CHECK(per_provider[provider] >= 150);
+  }
   int mismatches = 0;
   for (std::size_t i = 0; i < mem.records.size(); ++i) {
     CHECK(mem.records[i].passed);

@@ -104,24 +104,33 @@ rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen, int none, int some) {
 // Runtime settings.
 
 /// max_attempts 1–6 (or unset = 4), a backoff schedule, fallback on or off, idle_timeout_s 2–10
-/// (always set, so generated stalls can sit well below or well above it).
+/// (always set, so generated stalls can sit well below or well above it), streaming (unset) or,
+/// one case in eight, the provider's non-streaming endpoint.
 inline rc::Gen<RuntimeSettings> gen_runtime() {
   using Schedule = std::vector<double>;
   return rc::gen::apply(
       [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
-         std::optional<std::string> fallback, int idle) {
+         std::optional<std::string> fallback, int idle, std::optional<bool> stream) {
         RuntimeSettings rt;
         rt.max_attempts = max_attempts;
         rt.backoff_s = std::move(backoff);
         rt.fallback_model = std::move(fallback);
         rt.idle_timeout_s = idle;
+        rt.stream = stream;
         return rt;
       },
       gen_optional(gen_int(1, 6), 1, 5),
       gen_optional(gen_pick<Schedule>({Schedule{1}, Schedule{}, Schedule{2, 4}, Schedule{10, 20, 60},
                                        Schedule{5}, Schedule{0, 3}}),
                    1, 3),
-      gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10));
+      gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10),
+      gen_optional(rc::gen::just(false), 7, 1));
+}
+
+/// The wire formats a case is played in, drawn per case (shrinking towards gemini).
+inline const std::vector<std::string>& providers() {
+  static const std::vector<std::string> names = {"gemini", "openai-chat", "openai-responses", "anthropic"};
+  return names;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -153,7 +162,8 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
         {2, rc::gen::just(Fault(mock::EndFault{at}))},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms}); })},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms}); })},
-        {2, rc::gen::map(gen_int(1, 12), [at](int b) { return Fault(mock::CutFault{at, b}); })},
+        {2, rc::gen::map(gen_weighted<int>({{2, gen_int(1, 12)}, {1, gen_int(13, 160)}}),
+                         [at](int b) { return Fault(mock::CutFault{at, b}); })},
         {2, rc::gen::map(gen_pick<int>({503, 529, 500, 429}),
                          [at](int st) { return Fault(mock::ErrorEventFault{at, st}); })},
         {2, rc::gen::just(Fault(mock::MalformedFault{at}))},
@@ -205,8 +215,15 @@ inline rc::Gen<std::optional<int>> gen_slice_bytes() {
   return gen_optional(gen_pick<int>({7, 1, 3, 16, 64}), 4, 1);
 }
 
+/// Optional argument fragments for a stream's calls (formats that stream arguments send this many
+/// pieces; 0 = the format's default, one piece).
+inline rc::Gen<int> gen_fragments() {
+  return gen_weighted<int>({{3, rc::gen::just(0)}, {2, gen_int(2, 4)}});
+}
+
 /// A stream attempt with `finish` (nullopt = no terminal event) and a fault drawn by `fault_gen`
-/// over the event count (or no fault when `fault_gen` is nullopt).
+/// over the event count (or no fault when `fault_gen` is nullopt). When the fault sits right before
+/// a call, it may cut that call after its start and `after_fragment` argument fragments.
 template <typename FaultGen>
 rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::optional<mock::FinishReason>> finish,
                                   FaultGen fault_gen) {
@@ -217,14 +234,28 @@ rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::o
         if (p.second) events.push_back(mock::FinishEvent{*p.second});
         const int n = static_cast<int>(events.size());
         return rc::gen::apply(
-            [events](std::optional<mock::Fault> fault, std::optional<int> slice) {
+            [events](std::optional<mock::Fault> fault, std::optional<int> slice, int fragments,
+                     std::optional<int> after_fragment) {
               mock::Attempt a;
               a.events = events;
+              for (auto& e : a.events) {
+                if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = fragments;
+              }
+              if (fault && after_fragment) {
+                const int at = mock::fault_after_event(*fault, a.events.size());
+                if (at < static_cast<int>(a.events.size()) &&
+                    std::holds_alternative<mock::CallEvent>(a.events[static_cast<std::size_t>(at)])) {
+                  std::visit([&](auto& f) {
+                    f.after_event = at;
+                    f.after_fragment = std::min(*after_fragment, std::max(fragments, 1) - 1);
+                  }, *fault);
+                }
+              }
               a.fault = std::move(fault);
               a.slice_bytes = slice;
               return a;
             },
-            fault_gen(n), gen_slice_bytes());
+            fault_gen(n), gen_slice_bytes(), gen_fragments(), gen_optional(gen_int(0, 3), 1, 1));
       });
 }
 
@@ -331,24 +362,29 @@ inline void assign_call_args(mock::Script& script) {
   }
 }
 
-/// A whole scenario named `name`: runtime settings, then 1–6 turns (every turn but the last streams
-/// 1–4 calls in its completing attempt so the run goes on; the last streams none). `expect` is left
-/// empty: the oracle fills it.
-inline rc::Gen<Scenario> gen_scenario(std::string name) {
-  return rc::gen::mapcat(gen_runtime(), [name](RuntimeSettings rt) {
+/// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
+/// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
+/// attempt so the run goes on; the last streams none). `expect` is left empty: the oracle fills it.
+inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
+  const rc::Gen<std::string> provider_gen =
+      provider.empty() ? gen_pick(providers()) : rc::gen::just(provider);
+  return rc::gen::mapcat(rc::gen::pair(gen_runtime(), provider_gen),
+                         [name](const std::pair<RuntimeSettings, std::string>& settings) {
+    const RuntimeSettings& rt = settings.first;
+    const std::string provider = settings.second;
     const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
         rc::gen::pair(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle))),
                       gen_turn(0, 0, idle)),
-        [name, rt](const std::pair<std::vector<mock::Turn>, mock::Turn>& p) {
+        [name, rt, provider](const std::pair<std::vector<mock::Turn>, mock::Turn>& p) {
           Scenario s;
           s.name = name;
           s.description = "generated by hiccup explore";
           s.tags = {"explore"};
           s.prompt = "Run the generated task.";
           s.runtime = rt;
-          s.script.provider = "gemini";
+          s.script.provider = provider;
           s.script.turns = p.first;
           s.script.turns.push_back(p.second);
           assign_call_args(s.script);
