@@ -23,13 +23,27 @@ namespace {
 
 using namespace harness;
 
+/// The provider a benchmark argument names: 0 gemini, 1 openai-chat, 2 openai-responses,
+/// 3 anthropic; -1 = drawn per case (exploration only).
+std::string provider_arg(std::int64_t index) {
+  static const std::vector<std::string> names = {"gemini", "openai-chat", "openai-responses", "anthropic"};
+  return index < 0 ? std::string() : names[static_cast<std::size_t>(index)];
+}
+
+void label_provider(benchmark::State& state, std::int64_t index) {
+  const std::string p = provider_arg(index);
+  state.SetLabel(p.empty() ? "providers drawn per case" : p);
+}
+
 void explore_cases(benchmark::State& state, TransportKind transport) {
   const int cases = static_cast<int>(state.range(0));
+  label_provider(state, state.range(1));
   int total = 0;
   for (auto _ : state) {
     explore::ExploreOptions o;
     o.cases = cases;
     o.seed = 1;
+    o.provider = provider_arg(state.range(1));
     o.transport = transport;
     o.write_counterexample = false;
     std::ostringstream log;
@@ -45,8 +59,8 @@ void explore_cases(benchmark::State& state, TransportKind transport) {
 
 void BM_ExploreMemory(benchmark::State& state) { explore_cases(state, TransportKind::kMemory); }
 void BM_ExploreHttp(benchmark::State& state) { explore_cases(state, TransportKind::kHttp); }
-BENCHMARK(BM_ExploreMemory)->Arg(2000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ExploreHttp)->Arg(300)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ExploreMemory)->ArgsProduct({{2000}, {-1, 0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ExploreHttp)->ArgsProduct({{300}, {-1, 0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_FindAndShrink(benchmark::State& state) {
   for (auto _ : state) {
@@ -73,7 +87,9 @@ std::vector<Scenario> suite() {
 }
 
 void BM_Suite(benchmark::State& state) {
-  const auto scenarios = suite();
+  auto scenarios = suite();
+  label_provider(state, state.range(1));
+  for (auto& s : scenarios) s.script.provider = provider_arg(state.range(1));
   RunOptions o;
   o.transport = state.range(0) == 0 ? TransportKind::kMemory : TransportKind::kHttp;
   double virtual_s = 0;
@@ -84,16 +100,37 @@ void BM_Suite(benchmark::State& state) {
   state.counters["scenarios"] = static_cast<double>(scenarios.size());
   state.counters["virtual_backoff_s"] = virtual_s;
 }
-BENCHMARK(BM_Suite)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Suite)->ArgsProduct({{0, 1}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
-/// 16 keep-alive clients against one mock server streaming a fault-free 6-frame Gemini reply.
+/// A one-turn streaming request in each provider's format: target and body.
+std::pair<std::string, std::string> stream_request(const std::string& provider) {
+  if (provider == "openai-chat") {
+    return {"/v1/chat/completions",
+            R"({"model":"gpt-4.1-mini","stream":true,"messages":[{"role":"user","content":"Deploy."}]})"};
+  }
+  if (provider == "openai-responses") {
+    return {"/v1/responses", R"({"model":"gpt-4.1-mini","stream":true,"input":"Deploy."})"};
+  }
+  if (provider == "anthropic") {
+    return {"/v1/messages",
+            R"({"model":"claude-sonnet-4-5","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Deploy."}]})"};
+  }
+  return {"/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+          R"({"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]})"};
+}
+
+/// 16 keep-alive clients against one mock server streaming a fault-free reply of five text events
+/// and a stop finish (6 frames in Gemini; more in the formats that wrap each event in several).
 void BM_MockServerThroughput(benchmark::State& state) {
+  label_provider(state, state.range(1));
+  const auto request = stream_request(provider_arg(state.range(1)));
+  const std::string& target = request.first;
+  const std::string& body = request.second;
   mock::Script script;
   mock::Attempt a;
   a.events = {mock::TextEvent{"The build"}, mock::TextEvent{" is"}, mock::TextEvent{" deployed"},
               mock::TextEvent{" to"}, mock::TextEvent{" staging."}, mock::FinishEvent{}};
   script.turns = {mock::Turn{{a}}};
-  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]})";
   const int clients = static_cast<int>(state.range(0));
   const auto duration = std::chrono::milliseconds(1500);
   for (auto _ : state) {
@@ -113,8 +150,7 @@ void BM_MockServerThroughput(benchmark::State& state) {
         cli.set_keep_alive(true);
         while (std::chrono::steady_clock::now() < until) {
           const auto t0 = std::chrono::steady_clock::now();
-          auto res = cli.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", body,
-                              "application/json");
+          auto res = cli.Post(target.c_str(), body, "application/json");
           if (!res || res->status != 200) ++errors;
           latencies[static_cast<std::size_t>(c)].push_back(
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -132,7 +168,7 @@ void BM_MockServerThroughput(benchmark::State& state) {
     state.counters["errors"] = static_cast<double>(errors.load());
   }
 }
-BENCHMARK(BM_MockServerThroughput)->Arg(16)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MockServerThroughput)->ArgsProduct({{16}, {0, 1, 2, 3}})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -80,7 +80,10 @@ TEST_CASE("top-level problems") {
   CHECK(has(problems_with(R"({"name": "-x"})"), "/name", "found \"-x\""));
   CHECK(has(problems_with(R"({"prompt": null})"), "", "missing required field \"prompt\""));
   CHECK(has(problems_with(R"({"prompt": 3})"), "/prompt", "expected a string, found integer 3"));
-  CHECK(has(problems_with(R"({"provider": "anthropic"})"), "/provider", "provider not supported yet"));
+  CHECK_FALSE(has(problems_with(R"({"provider": "anthropic"})"), "/provider", ""));
+  CHECK(has(problems_with(R"({"runtime": {"stream": "no"}})"), "/runtime/stream", "expected a boolean, found string"));
+  CHECK(has(problems_with(R"({"turns": [{"attempts": [{"events": [{"call": {"name": "x", "fragments": 0}}]}]}]})"),
+            "/turns/0/attempts/0/events/0/call/fragments", "an integer in 1..10000"));
   CHECK(has(problems_with(R"({"provider": "foo"})"), "/provider", "unknown provider \"foo\""));
   CHECK(has(problems_with(R"({"turns": []})"), "/turns", "non-empty"));
   CHECK(has(problems_with(R"({"turns": {}})"), "/turns", "expected an array, found an object"));

@@ -24,13 +24,15 @@ TEST_CASE("the catalogue lists every fault kind in variant order with doc lines"
     CHECK_FALSE(k.doc.empty());
     REQUIRE_FALSE(k.fields.empty());
     CHECK(k.fields[0].name == "after_event");
+    REQUIRE(k.fields.size() >= 2u);
+    CHECK(k.fields[1].name == "after_fragment");
   }
   CHECK(names == std::vector<std::string>{"disconnect", "reset", "end", "cut", "error_event",
                                           "malformed", "stall"});
   CHECK(mock::fault_name(mock::ResetFault{}) == "reset");
   CHECK(mock::fault_name(mock::StallFault{}) == "stall");
-  CHECK(cat[6].fields[1].name == "seconds");
-  CHECK(cat[6].fields[1].type == "number");
+  CHECK(cat[6].fields[2].name == "seconds");
+  CHECK(cat[6].fields[2].type == "number");
 }
 
 TEST_CASE("after_event defaults to all events and is clamped to the attempt") {
@@ -140,4 +142,18 @@ TEST_CASE("decoding messages are lower-case without a trailing period") {
     CHECK(std::islower(static_cast<unsigned char>(p.message.front())));
     CHECK(p.message.back() != '.');
   }
+}
+
+TEST_CASE("after_fragment needs after_event and round-trips through JSON") {
+  std::vector<mock::DecodeProblem> problems;
+  const auto f = mock::fault_from_json(nlohmann::json::parse(R"({"kind":"reset","after_event":1,"after_fragment":2})"),
+                                       "/fault", problems);
+  REQUIRE(f);
+  CHECK(problems.empty());
+  CHECK(mock::fault_after_fragment(*f) == std::optional<int>(2));
+  CHECK(mock::fault_to_json(*f) == nlohmann::json::parse(R"({"kind":"reset","after_event":1,"after_fragment":2,"idle_ms":200})"));
+  CHECK_FALSE(mock::fault_from_json(nlohmann::json::parse(R"({"kind":"end","after_fragment":0})"), "/fault", problems));
+  REQUIRE(problems.size() == 1u);
+  CHECK(problems[0].pointer == "/fault/after_fragment");
+  CHECK_FALSE(mock::fault_from_json(nlohmann::json::parse(R"({"kind":"end","after_event":0,"after_fragment":-1})"), "/fault", problems));
 }

@@ -2,3 +2,78 @@
 #include <catch2/catch.hpp>
 
 #include "mock_server/wire_format.h"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string joined(const std::vector<std::string>& pieces) {
+  std::string s;
+  for (const auto& p : pieces) s += p;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every format is registered once, by name and by its paths") {
+  const auto& formats = mock::wire_formats();
+  REQUIRE(formats.size() == 4u);
+  CHECK(formats[0]->name() == "gemini");
+  CHECK(formats[1]->name() == "openai-chat");
+  CHECK(formats[2]->name() == "openai-responses");
+  CHECK(formats[3]->name() == "anthropic");
+  for (const mock::WireFormat* f : formats) {
+    CHECK(mock::wire_format(f->name()) == f);
+    CHECK_FALSE(f->paths().empty());
+  }
+  CHECK(mock::wire_format("openai") == nullptr);
+  CHECK(mock::format_for_path("/v1beta/models/gemini-2.5-flash:streamGenerateContent")->name() == "gemini");
+  CHECK(mock::format_for_path("/v1/chat/completions")->name() == "openai-chat");
+  CHECK(mock::format_for_path("/v1/responses")->name() == "openai-responses");
+  CHECK(mock::format_for_path("/v1/messages")->name() == "anthropic");
+  CHECK(mock::format_for_path("/v1/completions") == nullptr);
+  CHECK(mock::format_for_path("/") == nullptr);
+}
+
+TEST_CASE("split_fragments gives n near-equal pieces that join back and never split a UTF-8 sequence") {
+  const std::string ascii = R"({"command":"./deploy.sh staging"})";
+  for (int n = 1; n <= 8; ++n) {
+    const auto pieces = mock::split_fragments(ascii, n);
+    CHECK(pieces.size() == static_cast<std::size_t>(n));
+    CHECK(joined(pieces) == ascii);
+    for (const auto& p : pieces) CHECK_FALSE(p.empty());
+  }
+  CHECK(mock::split_fragments(ascii, 0).size() == 1u);
+  CHECK(mock::split_fragments("ab", 5) == std::vector<std::string>{"a", "b"});
+  CHECK(mock::split_fragments("", 3) == std::vector<std::string>{""});
+  // "é" is two bytes and "€" three: a piece boundary never falls inside them.
+  const std::string utf8 = "{\"t\":\"é€é€é€\"}";
+  for (int n = 1; n <= 12; ++n) {
+    const auto pieces = mock::split_fragments(utf8, n);
+    CHECK(joined(pieces) == utf8);
+    for (const auto& p : pieces) {
+      INFO(p);
+      CHECK(!p.empty());
+      CHECK((static_cast<unsigned char>(p.front()) & 0xC0) != 0x80);  // starts at a character
+    }
+  }
+}
+
+TEST_CASE("the neutral history helpers count model turns and read calls and responses") {
+  const auto contents = nlohmann::json::parse(R"([
+    {"role":"user","parts":[{"text":"go"}]},
+    {"role":"model","parts":[{"text":"ok"},{"functionCall":{"name":"shell","id":"call_1","args":{"c":1}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"call_1"}}]},
+    {"role":"model","parts":[{"text":"done"}]}
+  ])");
+  CHECK(mock::turn_index(contents) == 2);
+  const auto h = mock::summarize_history(contents);
+  REQUIRE(h.size() == 4u);
+  REQUIRE(h[1].calls.size() == 1u);
+  CHECK(h[1].calls[0].id == "call_1");
+  CHECK(h[1].calls[0].args == nlohmann::json{{"c", 1}});
+  REQUIRE(h[2].responses.size() == 1u);
+  CHECK(h[2].responses[0].name == "shell");
+  CHECK(mock::turn_index(nlohmann::json::object()) == 0);
+}

@@ -49,35 +49,44 @@ std::optional<nlohmann::json> repair_json(std::string_view prefix) {
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   };
   trim();
+  // A number cut after its sign, point or exponent mark ("-", "1.", "2e", "2e+").
+  {
+    std::size_t start = text.size();
+    while (start > 0 && std::string_view("0123456789+-.eE").find(text[start - 1]) != std::string_view::npos) --start;
+    const bool number = start < text.size() && (start == 0 || !std::isalnum(static_cast<unsigned char>(text[start - 1]))) &&
+                        text[start] != 'e' && text[start] != 'E';
+    if (number) {
+      while (text.size() > start && std::string_view("+-.eE").find(text.back()) != std::string_view::npos) text.pop_back();
+    }
+  }
+  // A truncated literal (tr, fals, nu).
+  for (const char* lit : {"true", "false", "null"}) {
+    const std::string l(lit);
+    bool done = false;
+    for (std::size_t n = l.size() - 1; n >= 1 && !done; --n) {
+      if (text.size() >= n && text.compare(text.size() - n, n, l, 0, n) == 0 &&
+          (text.size() == n || !std::isalpha(static_cast<unsigned char>(text[text.size() - n - 1])))) {
+        text += l.substr(n);
+        done = true;
+      }
+    }
+    if (done) break;
+  }
+  trim();
   // A dangling comma, or a key (or an object's opening) still waiting for its value.
   if (!text.empty() && text.back() == ',') text.pop_back();
   trim();
-  if (!text.empty() && text.back() == ':') text += "null";
-  else if (!stack.empty() && stack.back() == '{' && !text.empty() && text.back() == '"') {
-    // `{"a":1,"ke"` — a key without its colon: find whether the last string is a key.
-    std::size_t i = text.size() - 1;
-    std::size_t open = text.rfind('"', i - 1);
+  if (!text.empty() && text.back() == ':') {
+    text += "null";
+  } else if (!stack.empty() && stack.back() == '{' && !text.empty() && text.back() == '"') {
+    // `{"a":1,"ke"`: a string right after `{` or `,` is a key without its colon.
+    std::size_t open = text.rfind('"', text.size() - 2);
     while (open != std::string::npos && open > 0 && text[open - 1] == '\\') open = text.rfind('"', open - 1);
     if (open != std::string::npos) {
       std::size_t k = open;
       while (k > 0 && std::isspace(static_cast<unsigned char>(text[k - 1]))) --k;
       if (k > 0 && (text[k - 1] == '{' || text[k - 1] == ',')) text += ":null";
     }
-  }
-  // A truncated literal (tru, nul, fals) or number ending in '-', '.', 'e'.
-  for (const char* lit : {"true", "false", "null"}) {
-    const std::string l(lit);
-    for (std::size_t n = l.size() - 1; n >= 1; --n) {
-      if (text.size() >= n && text.compare(text.size() - n, n, l, 0, n) == 0 &&
-          (text.size() == n || !std::isalpha(static_cast<unsigned char>(text[text.size() - n - 1])))) {
-        text += l.substr(n);
-        break;
-      }
-    }
-  }
-  while (!text.empty() && (text.back() == '-' || text.back() == '.' || text.back() == 'e' ||
-                           text.back() == 'E' || text.back() == '+')) {
-    text.pop_back();
   }
   if (text.empty()) return nlohmann::json::object();
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) text.push_back(*it == '{' ? '}' : ']');
