@@ -2,7 +2,8 @@
 """The exploration kill matrix: `hiccup explore --defect D --cases 200 --seed S` for every defect
 and seeds 1-10 (memory transport). Prints a Markdown table: per defect, how many seeds caught it,
 the median case index of the first failure, and the shrunk counterexample's size (turns/attempts).
-Usage: scripts/kill_matrix.py [--seeds N] [--hiccup build/hiccup]"""
+With --provider NAME every case is played in that wire format (default: drawn per case).
+Usage: scripts/kill_matrix.py [--seeds N] [--provider NAME] [--hiccup build/hiccup]"""
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 def main():
@@ -10,6 +11,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--hiccup", default="build/hiccup")
+    ap.add_argument("--provider", default="")
     args = ap.parse_args()
     defects = [line.split()[0] for line in subprocess.run([args.hiccup, "defects"], capture_output=True,
                                                           text=True, check=True).stdout.splitlines()]
@@ -24,6 +26,8 @@ def main():
                 cmd = [args.hiccup, "explore", "--cases", str(args.cases), "--seed", str(seed), "--report-dir", out]
                 for d in combo:
                     cmd += ["--defect", d]
+                if args.provider:
+                    cmd += ["--provider", args.provider]
                 rc = subprocess.run(cmd, capture_output=True, text=True).returncode
                 if rc != 1:
                     continue

@@ -93,7 +93,8 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
   c.digest = r.digest;
   c.wall_ms = r.wall_ms;
   c.extra = {{"requests", r.run.requests}, {"waited_s", r.run.waited_s},
-             {"outcome", r.run.completed ? "completed" : "failed"}};
+             {"outcome", r.run.completed ? "completed" : "failed"},
+             {"provider", r.scenario.script.provider}};
   if (!r.run.error.empty()) c.extra["error"] = r.run.error;
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
   return c;

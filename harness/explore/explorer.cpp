@@ -5,6 +5,7 @@
 #include <atomic>
 #include <exception>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -275,7 +276,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     const int i = indices[k];
     ++out.cases_run;
 
-    CaseRecord record{i, result.passed(), result.digest, {}};
+    CaseRecord record{i, result.passed(), result.digest, {}, scenario.script.provider};
     for (const auto& v : result.violations) record.invariants.push_back(v.invariant);
 
     if (determinism_selected(i, options.determinism_pct)) {
@@ -452,6 +453,17 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         << out.determinism_mismatches.size();
   }
   log << "\n" << std::defaultfloat;
+  std::map<std::string, std::pair<int, int>> per_provider;  // provider → (cases, failed)
+  for (const CaseRecord& r : out.records) {
+    auto& [n, failed] = per_provider[r.provider];
+    ++n;
+    failed += r.passed ? 0 : 1;
+  }
+  log << "per provider:";
+  for (const auto& [provider, counts] : per_provider) {
+    log << " " << provider << " " << counts.first << (counts.second ? " (" + std::to_string(counts.second) + " failed)" : "");
+  }
+  log << "\n";
   log << out.passed << " passed, " << out.failed << " failed\n";
   return out;
 }

@@ -62,6 +62,7 @@ struct CaseRecord {
   bool passed = true;
   std::string digest;
   std::vector<std::string> invariants;  ///< names broken, in order
+  std::string provider;                 ///< the wire format the case was played in
 };
 
 struct ExploreOutcome {

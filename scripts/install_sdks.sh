@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs the pinned official provider SDKs (openai, @anthropic-ai/sdk, @google/genai) that the
+# `sdk` ctests stream from the mock server with, exactly as tests/sdk/package-lock.json pins them
+# (npm ci: versions and integrity hashes from the lock file, nothing resolved anew), into the repo's
+# cache .cache/sdk/ (gitignored: never commit it). Idempotent: an install made from the same lock
+# file is left alone. Fails loudly (non-zero exit, a message on stderr) when the install fails.
+#
+# usage: scripts/install_sdks.sh          (HICCUP_SDK_CACHE overrides the directory)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/tests/sdk"
+cache="${HICCUP_SDK_CACHE:-$root/.cache/sdk}"
+stamp="$cache/installed.sha256"
+log="$cache/install.log"
+
+die() { echo "install_sdks.sh: error: $*" >&2; exit 1; }
+
+[[ -f "$src/package.json" && -f "$src/package-lock.json" ]] ||
+  die "$src/package.json or package-lock.json is missing"
+
+# Node.js >= 20 and npm: the machine image ships them; where they are missing, Debian's packages
+# are installed (Debian 12's nodejs is 18, too old for @google/genai, which then fails clearly).
+ensure_node() {
+  if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+    echo "install_sdks.sh: node/npm missing: installing Debian's nodejs and npm"
+    local sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nodejs npm ||
+      die "could not install nodejs and npm from Debian's packages"
+  fi
+  local major
+  major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+  [[ "$major" -ge 20 ]] || die "node $(node --version 2>/dev/null) is too old: the pinned SDKs need Node.js >= 20"
+}
+
+# The pinned name@version pairs, read from package.json's dependencies.
+pinned() {
+  node -e 'const d = require(process.argv[1]).dependencies;
+           for (const [n, v] of Object.entries(d)) console.log(n + " " + v);' "$src/package.json"
+}
+
+# Every pinned package is in node_modules at its pinned version.
+versions_ok() {
+  local name version manifest
+  while read -r name version; do
+    manifest="$cache/node_modules/$name/package.json"
+    [[ -f "$manifest" ]] || return 1
+    [[ "$(node -p 'require(process.argv[1]).version' "$manifest")" == "$version" ]] || return 1
+  done < <(pinned)
+}
+
+want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
+ensure_node
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && versions_ok; then
+  echo "SDKs already installed at $cache: $(pinned | tr ' \n' '@ ')"
+  exit 0
+fi
+
+echo "installing the pinned SDKs into $cache: $(pinned | tr ' \n' '@ ')"
+mkdir -p "$cache"
+rm -f "$stamp"
+cp "$src/package.json" "$src/package-lock.json" "$cache/"
+# npm ci: exactly the lock file (fails when package.json and the lock disagree), node_modules
+# removed first. --ignore-scripts: no install script is needed (genai's preinstall is a no-op;
+# protobufjs's postinstall only prints a hint).
+if ! (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund) >"$log" 2>&1; then
+  tail -20 "$log" >&2
+  die "npm ci in $cache failed (full log: $log)"
+fi
+versions_ok || die "npm ci succeeded, but $cache/node_modules does not hold the pinned versions (log: $log)"
+echo "$want" >"$stamp"
+echo "SDKs installed at $cache/node_modules"
