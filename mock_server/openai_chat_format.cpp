@@ -1,39 +1,605 @@
-// The OpenAI Chat Completions wire format (see openai_chat_format.h). SKELETON: to be implemented.
+// The OpenAI Chat Completions wire format (see openai_chat_format.h).
+//
+// Facts (WIRE-FORMATS.md "OpenAI Chat Completions", the API reference, and the `openai` npm SDK's
+// Stream.fromSSEResponse, which stops at `data: [DONE]` and throws on a data frame holding an
+// `error` member):
+//   - frames are `data: <one-line JSON>\n\n`, no `event:` lines; the stream ends `data: [DONE]`;
+//   - a chunk is {id, object:"chat.completion.chunk", created, model, system_fingerprint,
+//     choices:[{index:0, delta, logprobs:null, finish_reason}]} (+ `usage: null` on every chunk and
+//     a final `choices: []` usage chunk when the request asked `stream_options.include_usage`);
+//   - a tool call starts with {index, id, type:"function", function:{name, arguments:""}}, then its
+//     arguments stream as {index, function:{arguments:"<piece>"}}; no per-call done frame;
+//   - errors: {"error":{message, type, param, code}}, in the body or as an in-stream data frame.
 #include "mock_server/openai_chat_format.h"
+
+#include <cmath>
+#include <set>
 
 namespace mock::openai_chat {
 namespace {
 
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+constexpr std::string_view kPath = "/v1/chat/completions";
+
+// ---- Messages (sources in the comments; clients match on some of them) ------------------------
+
+// WIRE-FORMATS.md; the API's own spelling ("preceeding", sic).
+constexpr std::string_view kToolWithoutCalls =
+    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+    "'tool_calls'.";
+// WIRE-FORMATS.md; the ids are joined with ", " (as quoted in bug reports of real answers).
+constexpr std::string_view kMissingToolMessages =
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: ";
+// The API's answer to two tool messages with one tool_call_id (agno-agi/agno#5116,
+// fatwang2/search2ai#30): "Invalid parameter: Duplicate value for 'tool_call_id' of 'call_…' in
+// messages[7] and messages[8]."
+std::string duplicate_tool_message(const std::string& id, std::size_t first, std::size_t second) {
+  return "Invalid parameter: Duplicate value for 'tool_call_id' of '" + id + "' in messages[" +
+         std::to_string(first) + "] and messages[" + std::to_string(second) + "].";
+}
+// NOT verified: no real answer to repeated ids inside one assistant message's `tool_calls` was
+// found; this one is written in the style of the verified duplicate-tool_call_id message above.
+std::string duplicate_call_id(const std::string& id, std::size_t message, std::size_t first,
+                              std::size_t second) {
+  const std::string m = "messages[" + std::to_string(message) + "].tool_calls[";
+  return "Invalid parameter: Duplicate value for 'id' of '" + id + "' in " + m +
+         std::to_string(first) + "] and " + m + std::to_string(second) + "].";
+}
+
+std::string_view json_type_name(const json& j) {
+  switch (j.type()) {
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    default: return "null";
+  }
+}
+std::string invalid_type(const std::string& param, std::string_view expected, const json& got) {
+  return "Invalid type for '" + param + "': expected " + std::string(expected) + ", but got " +
+         std::string(json_type_name(got)) + " instead.";
+}
+std::string missing(const std::string& param) {
+  return "Missing required parameter: '" + param + "'.";
+}
+
+// ---- JSON helpers that never throw --------------------------------------------------------------
+
+const json* member(const json& o, const char* key) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+std::string string_member(const json& o, const char* key) {
+  const json* v = member(o, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+/// The text of a message `content`: a string, or an array of parts whose `text` members join.
+std::string content_text(const json* content) {
+  if (content == nullptr) return "";
+  if (content->is_string()) return content->get<std::string>();
+  std::string out;
+  if (content->is_array()) {
+    for (const json& p : *content) {
+      if (const json* t = member(p, "text"); t && t->is_string()) out += t->get<std::string>();
+    }
+  }
+  return out;
+}
+
+/// Arguments as sent (a JSON text) parsed; a text that does not parse stays a JSON string.
+json parse_arguments(const json* arguments) {
+  if (arguments == nullptr || arguments->is_null()) return json::object();
+  if (!arguments->is_string()) return *arguments;
+  const std::string& text = arguments->get_ref<const std::string&>();
+  if (text.empty()) return json::object();
+  json parsed = json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? json(text) : parsed;
+}
+
+// ---- Request decoding ---------------------------------------------------------------------------
+
+struct ToolCallRef {
+  std::string id;
+  std::string name;
+};
+
+/// Decodes `messages` into the neutral view (into `contents`) and returns the first problem the
+/// API would reject, shape problems before pairing problems of the same message.
+std::optional<Rejection> decode_messages(const json& messages, json& contents) {
+  std::optional<Rejection> rejection;
+  auto reject = [&](std::string message, bool pairing) {
+    if (!rejection) rejection = Rejection{400, std::move(message), pairing};
+  };
+  static const std::set<std::string> kRoles = {"system", "assistant", "user", "function", "tool",
+                                               "developer"};
+  // Pairing state: the tool calls of the assistant message the current run of tool messages
+  // answers (none when the previous message was not such an assistant or a tool message of it).
+  std::vector<ToolCallRef> open_calls;
+  bool in_tool_run = false;                       // previous message: assistant with calls / tool
+  std::vector<std::pair<std::string, std::size_t>> answered;  // id → message index
+  std::vector<ToolCallRef> all_calls;             // every call so far, for name look-up
+  bool last_is_tool_group = false;                // contents.back() holds tool results
+
+  auto close_run = [&]() {
+    if (!in_tool_run) return;
+    std::string ids;
+    for (const auto& c : open_calls) {
+      bool done = false;
+      for (const auto& [id, at] : answered) done = done || id == c.id;
+      if (!done) ids += (ids.empty() ? "" : ", ") + c.id;
+    }
+    if (!ids.empty()) reject(std::string(kMissingToolMessages) + ids, true);
+    in_tool_run = false;
+    open_calls.clear();
+    answered.clear();
+  };
+
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) {
+      reject(invalid_type(where, "an object", m), false);
+      close_run();
+      continue;
+    }
+    const json* role_j = member(m, "role");
+    if (role_j == nullptr) {
+      reject(missing(where + ".role"), false);
+      close_run();
+      continue;
+    }
+    const std::string role = role_j->is_string() ? role_j->get<std::string>() : std::string();
+    if (!kRoles.contains(role)) {
+      reject("Invalid value: '" + (role_j->is_string() ? role : role_j->dump()) +
+                 "'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and "
+                 "'developer'.",
+             false);
+      close_run();
+      continue;
+    }
+
+    if (role == "tool") {
+      const json* id_j = member(m, "tool_call_id");
+      if (id_j == nullptr || !id_j->is_string()) {
+        reject(id_j == nullptr ? missing(where + ".tool_call_id")
+                               : invalid_type(where + ".tool_call_id", "a string", *id_j),
+               false);
+      }
+      const std::string id = id_j && id_j->is_string() ? id_j->get<std::string>() : std::string();
+      // Pairing: a tool message answers one call of the assistant message right before its run.
+      bool known = false;
+      for (const auto& c : open_calls) known = known || c.id == id;
+      if (!in_tool_run || !known) {
+        reject(std::string(kToolWithoutCalls), true);
+      } else {
+        for (const auto& [seen, at] : answered) {
+          if (seen == id) reject(duplicate_tool_message(id, at, i), true);
+        }
+        answered.emplace_back(id, i);
+      }
+      // Neutral view: consecutive tool messages form one user content of function responses.
+      std::string name;
+      for (auto it = all_calls.rbegin(); it != all_calls.rend(); ++it) {
+        if (it->id == id) {
+          name = it->name;
+          break;
+        }
+      }
+      json fr = {{"name", name}};
+      if (!id.empty()) fr["id"] = id;
+      const json* content = member(m, "content");
+      const std::string text = content_text(content);
+      json response = json::parse(text, nullptr, false);
+      fr["response"] = response.is_discarded() ? json(text) : response;
+      if (!last_is_tool_group) {
+        contents.push_back({{"role", "user"}, {"parts", json::array()}});
+        last_is_tool_group = true;
+      }
+      contents.back()["parts"].push_back({{"functionResponse", std::move(fr)}});
+      continue;
+    }
+
+    close_run();
+    last_is_tool_group = false;
+    if (role == "system" || role == "developer" || role == "function") continue;
+
+    json parts = json::array();
+    const std::string text = content_text(member(m, "content"));
+    if (role == "user") {
+      if (!text.empty()) parts.push_back({{"text", text}});
+      contents.push_back({{"role", "user"}, {"parts", std::move(parts)}});
+      continue;
+    }
+
+    // An assistant message: its text, then one functionCall per tool call.
+    if (!text.empty()) parts.push_back({{"text", text}});
+    const json* calls = member(m, "tool_calls");
+    if (calls != nullptr && !calls->is_null() && !calls->is_array()) {
+      reject(invalid_type(where + ".tool_calls", "an array", *calls), false);
+    } else if (calls != nullptr && calls->is_array() && calls->empty()) {
+      reject("Invalid '" + where + ".tool_calls': empty array. Expected an array with minimum "
+             "length 1, but got an empty array instead.",
+             false);
+    }
+    std::vector<ToolCallRef> these;
+    if (calls != nullptr && calls->is_array()) {
+      for (std::size_t k = 0; k < calls->size(); ++k) {
+        const json& c = (*calls)[k];
+        const std::string at = where + ".tool_calls[" + std::to_string(k) + "]";
+        if (!c.is_object()) {
+          reject(invalid_type(at, "an object", c), false);
+          continue;
+        }
+        const json* id_j = member(c, "id");
+        const json* fn = member(c, "function");
+        if (id_j == nullptr) reject(missing(at + ".id"), false);
+        else if (!id_j->is_string()) reject(invalid_type(at + ".id", "a string", *id_j), false);
+        if (fn == nullptr) reject(missing(at + ".function"), false);
+        else if (!fn->is_object()) reject(invalid_type(at + ".function", "an object", *fn), false);
+        else if (member(*fn, "name") == nullptr) reject(missing(at + ".function.name"), false);
+        const std::string id = id_j && id_j->is_string() ? id_j->get<std::string>() : std::string();
+        const std::string name = fn ? string_member(*fn, "name") : std::string();
+        for (std::size_t q = 0; q < these.size(); ++q) {
+          if (these[q].id == id) reject(duplicate_call_id(id, i, q, k), true);
+        }
+        these.push_back({id, name});
+        json call = {{"name", name}, {"args", parse_arguments(fn ? member(*fn, "arguments") : nullptr)}};
+        if (!id.empty()) call["id"] = id;
+        parts.push_back({{"functionCall", std::move(call)}});
+      }
+    }
+    contents.push_back({{"role", "model"}, {"parts", std::move(parts)}});
+    if (!these.empty()) {
+      all_calls.insert(all_calls.end(), these.begin(), these.end());
+      open_calls = std::move(these);
+      in_tool_run = true;
+    }
+  }
+  close_run();
+  return rejection;
+}
+
+// ---- Chunks ---------------------------------------------------------------------------------------
+
+struct ChunkContext {
+  std::string model;
+  std::string id;
+  bool include_usage = false;
+};
+
+ojson usage() {
+  ojson u = ojson::object();
+  u["prompt_tokens"] = 8;
+  u["completion_tokens"] = 1;
+  u["total_tokens"] = 9;
+  return u;
+}
+
+ojson chunk(const ChunkContext& ctx, ojson choices) {
+  ojson c = ojson::object();
+  c["id"] = ctx.id;
+  c["object"] = "chat.completion.chunk";
+  c["created"] = kCreated;
+  c["model"] = ctx.model;
+  c["system_fingerprint"] = std::string(kSystemFingerprint);
+  c["choices"] = std::move(choices);
+  if (ctx.include_usage) c["usage"] = nullptr;
+  return c;
+}
+
+std::string frame(const ojson& j) { return "data: " + j.dump() + "\n\n"; }
+
+std::string delta_frame(const ChunkContext& ctx, ojson delta, const char* finish_reason = nullptr) {
+  ojson choice = ojson::object();
+  choice["index"] = 0;
+  choice["delta"] = std::move(delta);
+  choice["logprobs"] = nullptr;
+  if (finish_reason) choice["finish_reason"] = finish_reason;
+  else choice["finish_reason"] = nullptr;
+  return frame(chunk(ctx, ojson::array({std::move(choice)})));
+}
+
+std::string arguments_text(const CallEvent& c) {
+  return c.args.is_null() ? std::string("{}") : c.args.dump();
+}
+
+const char* finish_reason_name(FinishReason reason, bool had_calls) {
+  switch (reason) {
+    case FinishReason::kStop: return had_calls ? "tool_calls" : "stop";
+    case FinishReason::kMaxTokens: return "length";
+    case FinishReason::kContentFilter: return "content_filter";
+    case FinishReason::kMalformedCall: return nullptr;  // no finish reason: an error (model_error)
+  }
+  return "stop";
+}
+
+ojson model_error_envelope() {
+  ojson e = ojson::object();
+  e["message"] = std::string(kModelErrorMessage);
+  e["type"] = "model_error";
+  e["param"] = nullptr;
+  e["code"] = nullptr;
+  return ojson{{"error", std::move(e)}};
+}
+
+std::string_view default_message_for(int status) {
+  switch (status) {
+    case 400: return "Invalid request: the request was rejected as invalid.";
+    case 401: return "Incorrect API key provided: hiccup. You can find your API key at https://platform.openai.com/account/api-keys.";
+    case 403: return "Country, region, or territory not supported";
+    case 404: return "The model does not exist or you do not have access to it.";
+    case 429: return "Rate limit reached for requests. Visit https://platform.openai.com/account/rate-limits to learn more.";
+    case 500: return "The server had an error while processing your request. Sorry about that!";
+    case 502: return "Bad gateway.";
+    case 503:
+    case 529: return "That model is currently overloaded with other requests. You can retry your request, or contact us through our help center at help.openai.com if the error persists.";
+    case 504: return "Gateway timeout.";
+    default: return status >= 500 ? "The server had an error while processing your request. Sorry about that!"
+                                  : "The request failed.";
+  }
+}
+
 class Encoder final : public StreamEncoder {
  public:
-  std::string open() override { return ""; }
-  std::vector<std::string> event_units(const Event&, int) override { return {""}; }
-  std::string error_event(int) override { return ""; }
-  std::string malformed_frame() override { return ""; }
+  explicit Encoder(ChunkContext ctx) : ctx_(std::move(ctx)) {}
+
+  std::string open() override {
+    ojson delta = ojson::object();
+    delta["role"] = "assistant";
+    delta["content"] = "";
+    return delta_frame(ctx_, std::move(delta));
+  }
+
+  std::vector<std::string> event_units(const Event& event, int call_index) override {
+    if (auto* t = std::get_if<TextEvent>(&event)) {
+      return {delta_frame(ctx_, ojson{{"content", t->text}})};
+    }
+    if (auto* c = std::get_if<CallEvent>(&event)) {
+      had_calls_ = true;
+      std::vector<std::string> units;
+      ojson fn = ojson::object();
+      fn["name"] = c->name;
+      fn["arguments"] = "";
+      ojson start = ojson::object();
+      start["index"] = call_index;
+      start["id"] = c->id;
+      start["type"] = "function";
+      start["function"] = std::move(fn);
+      units.push_back(delta_frame(ctx_, ojson{{"tool_calls", ojson::array({std::move(start)})}}));
+      for (const std::string& piece : split_fragments(arguments_text(*c), std::max(c->fragments, 1))) {
+        ojson entry = ojson::object();
+        entry["index"] = call_index;
+        entry["function"] = ojson{{"arguments", piece}};
+        units.push_back(delta_frame(ctx_, ojson{{"tool_calls", ojson::array({std::move(entry)})}}));
+      }
+      units.emplace_back();  // no per-call done frame
+      return units;
+    }
+    const auto& f = std::get<FinishEvent>(event);
+    const char* reason = finish_reason_name(f.reason, had_calls_);
+    if (reason == nullptr) return {frame(model_error_envelope())};  // malformed_call
+    std::string out = delta_frame(ctx_, ojson::object(), reason);
+    if (ctx_.include_usage) {
+      ojson u = chunk(ctx_, ojson::array());
+      u["usage"] = usage();
+      out += frame(u);
+    }
+    out += "data: [DONE]\n\n";
+    return {out};
+  }
+
+  std::string error_event(int status) override {
+    return frame(error_envelope(status, default_message_for(status)));
+  }
+
+  std::string malformed_frame() override {
+    return "data: {\"id\":\"" + ctx_.id + "\",\"object\":\"chat.completion.chunk\",\"choices\":[{\n\n";
+  }
+
+ private:
+  ChunkContext ctx_;
+  bool had_calls_ = false;
 };
 
 class Format final : public WireFormat {
  public:
   std::string_view name() const override { return "openai-chat"; }
   std::vector<std::string> paths() const override { return {"POST /v1/chat/completions"}; }
-  bool matches(std::string_view path) const override { return path == "/v1/chat/completions"; }
-  DecodedRequest decode_request(std::string_view, std::string_view) const override {
+  bool matches(std::string_view path) const override { return path == kPath; }
+
+  DecodedRequest decode_request(std::string_view, std::string_view body) const override {
     DecodedRequest out;
-    out.rejection = Rejection{400, "openai-chat is not implemented yet", false};
+    auto reject = [&](std::string message) {
+      if (!out.rejection) out.rejection = Rejection{400, std::move(message), false};
+    };
+    const json parsed = json::parse(body, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      // The API's answer to a body that is not JSON.
+      reject("We could not parse the JSON body of your request. (HINT: This likely means you "
+             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but "
+             "what was sent was not valid JSON. If you have trouble figuring out how to fix this, "
+             "please contact us through our help center at help.openai.com.)");
+      return out;
+    }
+    const json* model = member(parsed, "model");
+    if (model != nullptr && model->is_string()) out.model = model->get<std::string>();
+    const json* stream = member(parsed, "stream");
+    out.streaming = stream != nullptr && stream->is_boolean() && stream->get<bool>();
+    if (stream != nullptr && !stream->is_boolean() && !stream->is_null()) {
+      reject(invalid_type("stream", "a boolean", *stream));
+    }
+    if (const json* options = member(parsed, "stream_options"); options != nullptr && options->is_object()) {
+      const json* usage = member(*options, "include_usage");
+      out.include_usage = usage != nullptr && usage->is_boolean() && usage->get<bool>();
+    }
+
+    const json* messages = member(parsed, "messages");
+    std::optional<Rejection> shape;
+    if (messages == nullptr) {
+      shape = Rejection{400, missing("messages"), false};
+    } else if (!messages->is_array()) {
+      shape = Rejection{400, invalid_type("messages", "an array", *messages), false};
+    } else {
+      out.contents = json::array();
+      if (messages->empty()) {
+        shape = Rejection{400,
+                          "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                          "but got an empty array instead.",
+                          false};
+      } else {
+        shape = decode_messages(*messages, out.contents);
+      }
+    }
+    // The API checks `model` before the messages.
+    if (model == nullptr || !model->is_string() || model->get<std::string>().empty()) {
+      reject("you must provide a model parameter");
+    }
+    if (!out.rejection && shape) out.rejection = std::move(shape);
     return out;
   }
-  std::string default_message(int) const override { return "error"; }
-  ErrorAnswer error_answer(int, std::string_view message, std::optional<double>) const override {
-    return {std::string(message), {}};
+
+  std::string default_message(int status) const override {
+    return std::string(default_message_for(status));
   }
-  std::string call_id(std::size_t, int) const override { return ""; }
-  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext&) const override {
-    return std::make_unique<Encoder>();
+
+  ErrorAnswer error_answer(int status, std::string_view message,
+                           std::optional<double> retry_after_s) const override {
+    ErrorAnswer out{error_envelope(status, message).dump(), {}};
+    if (retry_after_s) {
+      double s = *retry_after_s;
+      if (!(s >= 0) || !std::isfinite(s)) s = 0;
+      out.headers.emplace_back("retry-after", std::to_string(static_cast<long long>(std::ceil(s))));
+      out.headers.emplace_back("retry-after-ms",
+                               std::to_string(static_cast<long long>(std::llround(s * 1000))));
+    }
+    return out;
   }
-  std::string unary_body(const std::vector<Event>&, const ResponseContext&) const override { return "{}"; }
+
+  std::string call_id(std::size_t journal_index, int call_index) const override {
+    return "call_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
+  }
+
+  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
+    return make_encoder(ctx, ctx.include_usage);
+  }
+
+  std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
+    std::string text;
+    bool has_text = false;
+    ojson tool_calls = ojson::array();
+    std::optional<FinishReason> finish;
+    for (const Event& e : events) {
+      if (auto* f = std::get_if<FinishEvent>(&e)) {
+        finish = f->reason;
+        break;
+      }
+      if (auto* t = std::get_if<TextEvent>(&e)) {
+        text += t->text;
+        has_text = true;
+      } else {
+        const auto& c = std::get<CallEvent>(e);
+        ojson fn = ojson::object();
+        fn["name"] = c.name;
+        fn["arguments"] = arguments_text(c);
+        ojson call = ojson::object();
+        call["id"] = c.id;
+        call["type"] = "function";
+        call["function"] = std::move(fn);
+        tool_calls.push_back(std::move(call));
+      }
+    }
+    // The non-streaming answer to unparsable model output is HTTP 500 model_error; the engine
+    // answers 200 here, so the body is that error envelope.
+    if (finish == FinishReason::kMalformedCall) return model_error_envelope().dump();
+    const bool filtered = finish == FinishReason::kContentFilter;
+    ojson message = ojson::object();
+    message["role"] = "assistant";
+    if (has_text && !filtered) message["content"] = text;
+    else message["content"] = nullptr;
+    message["refusal"] = nullptr;
+    if (!tool_calls.empty() && !filtered) message["tool_calls"] = std::move(tool_calls);
+    ojson choice = ojson::object();
+    choice["index"] = 0;
+    choice["message"] = std::move(message);
+    choice["logprobs"] = nullptr;
+    if (finish) choice["finish_reason"] = finish_reason_name(*finish, message_had_calls(events));
+    else choice["finish_reason"] = nullptr;
+    ojson body = ojson::object();
+    body["id"] = completion_id(ctx.journal_index);
+    body["object"] = "chat.completion";
+    body["created"] = kCreated;
+    body["model"] = ctx.model;
+    body["choices"] = ojson::array({std::move(choice)});
+    body["usage"] = usage();
+    body["system_fingerprint"] = std::string(kSystemFingerprint);
+    return body.dump();
+  }
+
+ private:
+  static bool message_had_calls(const std::vector<Event>& events) {
+    for (const Event& e : events) {
+      if (std::holds_alternative<FinishEvent>(e)) return false;
+      if (std::holds_alternative<CallEvent>(e)) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace
+
+std::string completion_id(std::size_t journal_index) {
+  return "chatcmpl-hiccup-" + std::to_string(journal_index);
+}
+
+ojson error_envelope(int status, std::string_view message) {
+  ojson e = ojson::object();
+  e["message"] = std::string(message);
+  ojson code = nullptr;
+  switch (status) {
+    case 401:
+      e["type"] = "invalid_request_error";
+      code = "invalid_api_key";
+      break;
+    case 403:
+      e["type"] = "request_forbidden";
+      code = "unsupported_country_region_territory";
+      break;
+    case 404:
+      e["type"] = "invalid_request_error";
+      code = "model_not_found";
+      break;
+    case 429:
+      e["type"] = "requests";
+      code = "rate_limit_exceeded";
+      break;
+    case 502:
+      e["type"] = "cf_bad_gateway";
+      code = status;
+      break;
+    case 504:
+      e["type"] = "cf_gateway_timeout";
+      code = status;
+      break;
+    default:
+      e["type"] = status >= 500 ? "server_error" : "invalid_request_error";
+      break;
+  }
+  e["param"] = nullptr;
+  e["code"] = std::move(code);
+  return ojson{{"error", std::move(e)}};
+}
+
+std::unique_ptr<StreamEncoder> make_encoder(const ResponseContext& ctx, bool include_usage) {
+  return std::make_unique<Encoder>(ChunkContext{ctx.model, completion_id(ctx.journal_index), include_usage});
+}
 
 const WireFormat& format() {
   static const Format instance;

@@ -1,11 +1,48 @@
-// The OpenAI Chat Completions wire format (WIRE-FORMATS.md, "OpenAI Chat Completions"): request decoding into the neutral
-// history view with the provider's exact 400 messages, SSE frames for script events, error
-// envelopes and non-streaming bodies. Pure functions, no I/O.
+// The OpenAI Chat Completions wire format (WIRE-FORMATS.md, "OpenAI Chat Completions"): request
+// decoding into the neutral history view with the provider's exact 400 messages, SSE frames of
+// `chat.completion.chunk` for script events, the `{"error":{message,type,param,code}}` envelope
+// with `retry-after`/`retry-after-ms` headers, and the non-streaming `chat.completion` body.
+// Pure functions, no I/O.
 #pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "mock_server/wire_format.h"
 
 namespace mock::openai_chat {
+
+/// `created` of every chunk and completion (seconds since the epoch; fixed for determinism).
+inline constexpr long long kCreated = 1700000000;
+
+/// `system_fingerprint` of every chunk and completion.
+inline constexpr std::string_view kSystemFingerprint = "fp_hiccup";
+
+/// The message of OpenAI's `model_error` (sent as HTTP 500 or as an in-stream `{"error"}` data
+/// frame when the model's output, e.g. a tool call, cannot be parsed): the nearest real
+/// equivalent of Gemini's MALFORMED_FUNCTION_CALL. Quoted from the API (seen in
+/// BerriAI/litellm#8020, microsoft/autogen#3247, OpenHands#5876).
+inline constexpr std::string_view kModelErrorMessage =
+    "The model produced invalid content. Consider modifying your prompt if you are seeing this "
+    "error persistently.";
+
+/// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
+std::string completion_id(std::size_t journal_index);
+
+/// The envelope `{"error":{"message","type","param":null,"code"}}` for `status`: 400/401/404
+/// `invalid_request_error`, 403 `request_forbidden`, 429 type `requests` code
+/// `rate_limit_exceeded`, 500/503/529 `server_error`, 502 `cf_bad_gateway` and 504
+/// `cf_gateway_timeout` (Cloudflare's, code = the status as a number).
+nlohmann::ordered_json error_envelope(int status, std::string_view message);
+
+/// A fresh encoder; `include_usage` adds the usage chunk (`choices: []`) before `data: [DONE]`
+/// the way the API does for `stream_options.include_usage`. WireFormat::stream_encoder passes
+/// false: its ResponseContext does not carry the request's stream_options.
+std::unique_ptr<StreamEncoder> make_encoder(const ResponseContext& ctx, bool include_usage);
 
 /// The OpenAI Chat Completions WireFormat (`POST /v1/chat/completions`).
 const WireFormat& format();

@@ -175,13 +175,15 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     return plan;
   }
   entry.played = "stream";
-  return plan_attempt(*format, a, decoded.streaming, entry, record);
+  return plan_attempt(*format, a, decoded, entry, record);
 }
 
-Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a, bool streaming,
-                                JournalEntry& entry, PlanRecord& record) const {
+Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
+                                const DecodedRequest& request, JournalEntry& entry,
+                                PlanRecord& record) const {
   Plan plan;
-  const ResponseContext ctx{entry.model, entry.index};
+  const bool streaming = request.streaming;
+  const ResponseContext ctx{entry.model, entry.index, request.include_usage};
   const int n = static_cast<int>(a.events.size());
   const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
 

@@ -118,7 +118,7 @@ class ScriptEngine {
   };
 
   Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);
-  Plan plan_attempt(const WireFormat& format, const Attempt& attempt, bool streaming,
+  Plan plan_attempt(const WireFormat& format, const Attempt& attempt, const DecodedRequest& request,
                     JournalEntry& entry, PlanRecord& record) const;
   void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
 

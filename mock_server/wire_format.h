@@ -43,6 +43,9 @@ struct Rejection {
 struct DecodedRequest {
   std::string model;           ///< from the path (Gemini) or the body's `model`; "" when absent
   bool streaming = false;      ///< streamGenerateContent, or `"stream": true` in the body
+  /// The request asked for a usage report at the end of the stream (Chat Completions
+  /// `stream_options.include_usage`).
+  bool include_usage = false;
   /// The neutral history view; null when the body is not decodable at all.
   nlohmann::json contents = nlohmann::json();
   /// Set when the provider would answer 400; `contents` then holds what could be decoded.
@@ -85,6 +88,7 @@ struct ErrorAnswer {
 struct ResponseContext {
   std::string model;
   std::size_t journal_index = 0;
+  bool include_usage = false;  ///< DecodedRequest::include_usage
 };
 
 /// Encodes one streamed response, event by event. Stateful: providers number content blocks,
