@@ -1,36 +1,599 @@
-// The OpenAI Responses wire format (see openai_responses_format.h). SKELETON: to be implemented.
+// The OpenAI Responses wire format (see openai_responses_format.h). Facts and their sources:
+// - pairing 400s, `invalid_request_error`, `param: "input"`, `code: null`: microsoft/vscode#320060,
+//   continuedev/continue#10092 (`No tool call found for function call output with call_id …`),
+//   smallmain/vscode-unify-chat-provider#40 (`No tool output found for function call …`),
+//   openai/openai-agents-python#1789 (`Duplicate item found with id …. Remove duplicate items …`);
+// - the invalid-JSON 400 and the 500/503 messages: OpenAI's error-codes guide;
+// - event and object shapes: openai-node src/resources/responses/responses.ts and the stream
+//   accumulator (src/internal/responses/response-accumulator.ts), which insists that
+//   `output_index` appends, `item_id` names the item at that index, and content indexes append.
 #include "mock_server/openai_responses_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
 
 namespace mock::openai_responses {
 namespace {
 
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+/// Fixed `created_at` (Unix seconds) of every response: output is byte-for-byte deterministic.
+constexpr long long kCreatedAt = 1700000000;
+
+/// OpenAI's message for a model output it cannot parse (Chat Completions sends it as a 500
+/// `model_error`, e.g. OpenHands/OpenHands#5876); the Responses stream's nearest equivalent of
+/// Gemini's MALFORMED_FUNCTION_CALL.
+constexpr std::string_view kInvalidContentMessage =
+    "The model produced invalid content. Consider modifying your prompt if you are seeing this "
+    "error persistently.";
+
+constexpr std::string_view kBadJsonMessage =
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+    "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+    "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
+    "help center at help.openai.com.)";
+
+std::string response_id(std::size_t journal_index) {
+  return "resp_hiccup_" + std::to_string(journal_index);
+}
+std::string message_id(std::size_t journal_index, int output_index) {
+  return "msg_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(output_index);
+}
+std::string item_id_for_call(std::size_t journal_index, int call_index) {
+  return "fc_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
+}
+
+ojson usage() {
+  ojson u = ojson::object();
+  u["input_tokens"] = 8;
+  u["input_tokens_details"] = ojson{{"cached_tokens", 0}};
+  u["output_tokens"] = 1;
+  u["output_tokens_details"] = ojson{{"reasoning_tokens", 0}};
+  u["total_tokens"] = 9;
+  return u;
+}
+
+/// How a finish ends the response: its status, event and `incomplete_details` / `error`.
+struct Ending {
+  std::string_view status;
+  std::string_view event;
+  ojson incomplete_details;  // null unless incomplete
+  ojson error;               // null unless failed
+};
+
+ojson error_object(std::string_view code, std::string_view message) {
+  ojson e = ojson::object();
+  e["code"] = std::string(code);
+  e["message"] = std::string(message);
+  return e;
+}
+
+Ending ending_for(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return {"completed", "response.completed", nullptr, nullptr};
+    case FinishReason::kMaxTokens:
+      return {"incomplete", "response.incomplete", ojson{{"reason", "max_output_tokens"}}, nullptr};
+    case FinishReason::kContentFilter:
+      return {"incomplete", "response.incomplete", ojson{{"reason", "content_filter"}}, nullptr};
+    case FinishReason::kMalformedCall:
+      return {"failed", "response.failed", nullptr, error_object("server_error", kInvalidContentMessage)};
+  }
+  return {"completed", "response.completed", nullptr, nullptr};
+}
+
+/// The response object. `usage` is null while in progress, as the API sends it.
+ojson response_object(const ResponseContext& ctx, std::string_view status, ojson output,
+                      ojson error = nullptr, ojson incomplete_details = nullptr) {
+  ojson r = ojson::object();
+  r["id"] = response_id(ctx.journal_index);
+  r["object"] = "response";
+  r["created_at"] = kCreatedAt;
+  r["status"] = std::string(status);
+  r["error"] = std::move(error);
+  r["incomplete_details"] = std::move(incomplete_details);
+  r["model"] = ctx.model;
+  r["output"] = std::move(output);
+  r["parallel_tool_calls"] = true;
+  r["usage"] = status == "in_progress" ? ojson(nullptr) : usage();
+  return r;
+}
+
+ojson output_text_part(const std::string& text) {
+  ojson p = ojson::object();
+  p["type"] = "output_text";
+  p["annotations"] = ojson::array();
+  p["logprobs"] = ojson::array();
+  p["text"] = text;
+  return p;
+}
+
+ojson message_item(const std::string& id, std::string_view status, ojson content) {
+  ojson m = ojson::object();
+  m["id"] = id;
+  m["type"] = "message";
+  m["status"] = std::string(status);
+  m["content"] = std::move(content);
+  m["role"] = "assistant";
+  return m;
+}
+
+ojson function_call_item(const std::string& id, std::string_view status, const std::string& arguments,
+                         const CallEvent& call) {
+  ojson f = ojson::object();
+  f["id"] = id;
+  f["type"] = "function_call";
+  f["status"] = std::string(status);
+  f["arguments"] = arguments;
+  f["call_id"] = call.id;
+  f["name"] = call.name;
+  return f;
+}
+
+/// The compact JSON text of a call's arguments, as `arguments` carries it.
+std::string arguments_text(const CallEvent& call) {
+  return call.args.is_null() ? std::string("{}") : call.args.dump();
+}
+
+/// The completed output item of one script event (none for a finish).
+std::optional<ojson> completed_item(const Event& event, std::size_t journal_index, int output_index,
+                                    int call_index) {
+  if (auto* t = std::get_if<TextEvent>(&event)) {
+    return message_item(message_id(journal_index, output_index), "completed",
+                        ojson::array({output_text_part(t->text)}));
+  }
+  if (auto* c = std::get_if<CallEvent>(&event)) {
+    return function_call_item(item_id_for_call(journal_index, call_index), "completed",
+                              arguments_text(*c), *c);
+  }
+  return std::nullopt;
+}
+
 class Encoder final : public StreamEncoder {
  public:
-  std::string open() override { return ""; }
-  std::vector<std::string> event_units(const Event&, int) override { return {""}; }
-  std::string error_event(int) override { return ""; }
-  std::string malformed_frame() override { return ""; }
+  explicit Encoder(ResponseContext ctx) : ctx_(std::move(ctx)) {}
+
+  std::string open() override {
+    const ojson response = response_object(ctx_, "in_progress", ojson::array());
+    std::string s = frame("response.created", {{"response", response}});
+    s += frame("response.in_progress", {{"response", response}});
+    return s;
+  }
+
+  std::vector<std::string> event_units(const Event& event, int call_index) override {
+    // Everything encoded so far went out before this event (the engine asks for an event's units
+    // only after delivering the previous ones, and may then place a fault before or inside this
+    // event); error_event reports that much output.
+    delivered_output_ = output_;
+    seq_before_last_ = seq_;
+    last_was_call_ = std::holds_alternative<CallEvent>(event);
+    if (auto* f = std::get_if<FinishEvent>(&event)) {
+      const Ending e = ending_for(f->reason);
+      return {frame(e.event, {{"response", response_object(ctx_, e.status, output_, e.error,
+                                                           e.incomplete_details)}})};
+    }
+    const int oi = next_output_index_++;
+    if (auto* t = std::get_if<TextEvent>(&event)) return {text_unit(*t, oi)};
+    const auto& call = std::get<CallEvent>(event);
+    const std::string id = item_id_for_call(ctx_.journal_index, call_index);
+    const std::string args = arguments_text(call);
+    std::vector<std::string> units;
+    units.push_back(frame("response.output_item.added",
+                          {{"output_index", oi},
+                           {"item", function_call_item(id, "in_progress", "", call)}}));
+    for (const std::string& piece : split_fragments(args, std::max(call.fragments, 1))) {
+      units.push_back(frame("response.function_call_arguments.delta",
+                            {{"item_id", id}, {"output_index", oi}, {"delta", piece}}));
+    }
+    ojson item = function_call_item(id, "completed", args, call);
+    std::string done =
+        frame("response.function_call_arguments.done",
+              {{"item_id", id}, {"output_index", oi}, {"name", call.name}, {"arguments", args}});
+    done += frame("response.output_item.done", {{"output_index", oi}, {"item", item}});
+    units.push_back(std::move(done));
+    output_.push_back(std::move(item));
+    return units;
+  }
+
+  std::string error_event(int status) override {
+    // The engine encodes the event at a fault before placing the fault. A text or finish event
+    // went out not at all, so its numbers are reused; a call may have sent its start and some
+    // fragments, so its numbers stay spent (the sequence then skips the withheld frames).
+    if (seq_before_last_ && !last_was_call_) seq_ = *seq_before_last_;
+    // Mid-stream failures arrive as `response.failed`: codex acts on no other event, and maps
+    // `rate_limit_exceeded` to a retry (parsing "try again in …") and anything else to a
+    // retryable stream error (codex-rs/codex-api/src/sse/responses.rs).
+    const ojson error =
+        status == 429
+            ? error_object("rate_limit_exceeded", "Rate limit reached for requests. Please try again later.")
+            : error_object("server_error",
+                           "An error occurred while processing your request. You can retry your request, "
+                           "or contact us through our help center at help.openai.com if the error "
+                           "persists. Please include the request ID req_hiccup_" +
+                               std::to_string(ctx_.journal_index) + " in your message.");
+    return frame("response.failed",
+                 {{"response", response_object(ctx_, "failed", delivered_output_, error)}});
+  }
+
+  std::string malformed_frame() override {
+    return "event: response.output_text.delta\n"
+           "data: {\"type\":\"response.output_text.delta\",\"sequence_number\":\n\n";
+  }
+
+ private:
+  /// One SSE pair: `event: TYPE` and `data: {"type":TYPE,"sequence_number":N,…fields}`.
+  std::string frame(std::string_view type, const ojson& fields) {
+    ojson d = ojson::object();
+    d["type"] = std::string(type);
+    d["sequence_number"] = seq_++;
+    for (const auto& [k, v] : fields.items()) d[k] = v;
+    return "event: " + std::string(type) + "\ndata: " + d.dump() + "\n\n";
+  }
+
+  std::string text_unit(const TextEvent& t, int oi) {
+    const std::string id = message_id(ctx_.journal_index, oi);
+    std::string s;
+    s += frame("response.output_item.added",
+               {{"output_index", oi}, {"item", message_item(id, "in_progress", ojson::array())}});
+    s += frame("response.content_part.added", {{"item_id", id},
+                                               {"output_index", oi},
+                                               {"content_index", 0},
+                                               {"part", output_text_part("")}});
+    s += frame("response.output_text.delta", {{"item_id", id},
+                                              {"output_index", oi},
+                                              {"content_index", 0},
+                                              {"delta", t.text},
+                                              {"logprobs", ojson::array()}});
+    s += frame("response.output_text.done", {{"item_id", id},
+                                             {"output_index", oi},
+                                             {"content_index", 0},
+                                             {"text", t.text},
+                                             {"logprobs", ojson::array()}});
+    s += frame("response.content_part.done", {{"item_id", id},
+                                              {"output_index", oi},
+                                              {"content_index", 0},
+                                              {"part", output_text_part(t.text)}});
+    ojson item = message_item(id, "completed", ojson::array({output_text_part(t.text)}));
+    s += frame("response.output_item.done", {{"output_index", oi}, {"item", item}});
+    output_.push_back(std::move(item));
+    return s;
+  }
+
+  ResponseContext ctx_;
+  int seq_ = 0;
+  std::optional<int> seq_before_last_;  // seq_ before the last event_units call, if any
+  bool last_was_call_ = false;          // whether that event was a call
+  int next_output_index_ = 0;
+  ojson output_ = ojson::array();            // completed items of every event encoded
+  ojson delivered_output_ = ojson::array();  // those of the events before the last one encoded
 };
+
+// ---- Request decoding ---------------------------------------------------------------------------
+
+Rejection reject(std::string message, bool pairing = false) {
+  return Rejection{400, std::move(message), pairing};
+}
+
+std::string type_name(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_float: return "a decimal";
+    default: return "an integer";
+  }
+}
+
+std::string str(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// The text parts of a message's `content`: a string, or an array of parts with a `text`
+/// (`input_text`, `output_text`); other parts (images, files, refusals) carry no text.
+json text_parts(const json& content) {
+  json parts = json::array();
+  if (content.is_string()) {
+    parts.push_back({{"text", content.get<std::string>()}});
+  } else if (content.is_array()) {
+    for (const json& p : content) {
+      if (p.is_object() && p.contains("text") && p["text"].is_string()) {
+        parts.push_back({{"text", p["text"].get<std::string>()}});
+      }
+    }
+  }
+  return parts;
+}
+
+/// Builds the neutral view: user messages are user contents; assistant messages and function
+/// calls between them form one model content; consecutive function call outputs one user content.
+class HistoryBuilder {
+ public:
+  void user(json parts) {
+    flush();
+    contents_.push_back({{"role", "user"}, {"parts", std::move(parts)}});
+  }
+  void model_parts(const json& parts) {
+    open(Group::kModel);
+    for (const json& p : parts) parts_.push_back(p);
+  }
+  void output(json part) {
+    open(Group::kOutputs);
+    parts_.push_back(std::move(part));
+  }
+  /// The index of the model content calls now go to (for duplicate checks).
+  int model_group() const { return model_groups_; }
+  json take() {
+    flush();
+    return std::move(contents_);
+  }
+
+ private:
+  enum class Group { kNone, kModel, kOutputs };
+  void open(Group g) {
+    if (group_ == g) return;
+    flush();
+    group_ = g;
+    if (g == Group::kModel) ++model_groups_;
+  }
+  void flush() {
+    if (group_ == Group::kModel) contents_.push_back({{"role", "model"}, {"parts", parts_}});
+    if (group_ == Group::kOutputs) contents_.push_back({{"role", "user"}, {"parts", parts_}});
+    parts_ = json::array();
+    group_ = Group::kNone;
+  }
+  json contents_ = json::array();
+  json parts_ = json::array();
+  Group group_ = Group::kNone;
+  int model_groups_ = 0;
+};
+
+/// Decodes `input` (an array of items) into the neutral view and returns the first problem: a
+/// malformed item, then call/output pairing in input order.
+std::optional<Rejection> decode_items(const json& input, json& contents) {
+  // Where each call id is answered, for "No tool output found" (an output must follow its call).
+  std::map<std::string, std::vector<std::size_t>> output_at;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const json& item = input[i];
+    if (item.is_object() && str(item, "type") == "function_call_output") {
+      output_at[str(item, "call_id")].push_back(i);
+    }
+  }
+  HistoryBuilder history;
+  std::optional<Rejection> problem;
+  auto note = [&](Rejection r) {
+    if (!problem) problem = std::move(r);
+  };
+  std::map<std::string, std::string> call_names;         // call_id → name of the latest call
+  std::map<std::string, int> call_group;                  // call_id → model content it is in
+  std::set<std::string> item_ids;                          // item `id`s seen
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const json& item = input[i];
+    const std::string at = "input[" + std::to_string(i) + "]";
+    if (!item.is_object()) {
+      note(reject("Invalid type for '" + at + "': expected an input item, but got " +
+                  type_name(item) + " instead."));
+      continue;
+    }
+    if (auto id = item.find("id"); id != item.end() && id->is_string()) {
+      if (!item_ids.insert(id->get<std::string>()).second) {
+        note(reject("Duplicate item found with id " + id->get<std::string>() +
+                        ". Remove duplicate items from your input and try again.",
+                    true));
+      }
+    }
+    std::string type = str(item, "type");
+    if (type.empty() && item.contains("role")) type = "message";
+    if (type == "message") {
+      const std::string role = str(item, "role");
+      if (!item.contains("content")) {
+        note(reject("Missing required parameter: '" + at + ".content'."));
+        continue;
+      }
+      if (role == "user") {
+        history.user(text_parts(item["content"]));
+      } else if (role == "assistant") {
+        history.model_parts(text_parts(item["content"]));
+      } else if (role != "system" && role != "developer") {
+        note(reject("Invalid value: '" + role +
+                    "'. Supported values are: 'assistant', 'system', 'developer', and 'user'."));
+      }
+    } else if (type == "function_call") {
+      for (const char* key : {"call_id", "name", "arguments"}) {
+        if (!item.contains(key)) note(reject("Missing required parameter: '" + at + "." + key + "'."));
+      }
+      const std::string call_id = str(item, "call_id");
+      const std::string name = str(item, "name");
+      json call = {{"name", name}, {"args", json::object()}, {"id", call_id}};
+      if (auto a = item.find("arguments"); a != item.end() && a->is_string()) {
+        json parsed = json::parse(a->get<std::string>(), nullptr, false);
+        call["args"] = parsed.is_discarded() ? *a : parsed;
+      }
+      history.model_parts(json::array({{{"functionCall", std::move(call)}}}));
+      const int group = history.model_group();
+      if (auto g = call_group.find(call_id); g != call_group.end() && g->second == group) {
+        note(reject("Duplicate item found with id " + call_id +
+                        ". Remove duplicate items from your input and try again.",
+                    true));
+      }
+      call_group[call_id] = group;
+      call_names[call_id] = name;
+      const auto& outs = output_at[call_id];
+      if (std::none_of(outs.begin(), outs.end(), [&](std::size_t o) { return o > i; })) {
+        note(reject("No tool output found for function call " + call_id + ".", true));
+      }
+    } else if (type == "function_call_output") {
+      for (const char* key : {"call_id", "output"}) {
+        if (!item.contains(key)) note(reject("Missing required parameter: '" + at + "." + key + "'."));
+      }
+      const std::string call_id = str(item, "call_id");
+      auto name = call_names.find(call_id);
+      if (name == call_names.end()) {
+        note(reject("No tool call found for function call output with call_id " + call_id + ".", true));
+      }
+      history.output({{"functionResponse",
+                       {{"name", name == call_names.end() ? std::string() : name->second},
+                        {"id", call_id}}}});
+    }
+    // Other items (reasoning, item_reference, built-in tool calls) carry no turn structure here.
+  }
+  contents = history.take();
+  return problem;
+}
+
+// ---- Errors -------------------------------------------------------------------------------------
+
+/// `type` and `code` of the error envelope for `status` (OpenAI's error-codes guide).
+std::pair<std::string_view, std::string_view> error_kind(int status) {
+  switch (status) {
+    case 401: return {"invalid_request_error", "invalid_api_key"};
+    case 403: return {"invalid_request_error", "unsupported_country_region_territory"};
+    case 404: return {"invalid_request_error", "model_not_found"};
+    case 429: return {"requests", "rate_limit_exceeded"};
+    case 503:
+    case 529: return {"service_unavailable_error", "server_is_overloaded"};
+    default: return {status >= 500 ? "server_error" : "invalid_request_error", ""};
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+/// The `param` of a 400 this format produced: `input` for pairing, the quoted parameter of a
+/// missing or mistyped one; null otherwise.
+ojson param_for(std::string_view message) {
+  if (starts_with(message, "No tool ") || starts_with(message, "Duplicate item ")) return "input";
+  for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '"}) {
+    if (starts_with(message, prefix)) {
+      const std::string_view rest = message.substr(prefix.size());
+      return std::string(rest.substr(0, rest.find('\'')));
+    }
+  }
+  return nullptr;
+}
+
+ojson code_for_400(std::string_view message) {
+  if (starts_with(message, "Missing required parameter")) return "missing_required_parameter";
+  if (starts_with(message, "Invalid type for")) return "invalid_type";
+  if (starts_with(message, "Invalid value")) return "invalid_value";
+  return nullptr;
+}
+
+std::string seconds_header(double seconds) {
+  return std::to_string(static_cast<long long>(std::ceil(seconds)));
+}
 
 class Format final : public WireFormat {
  public:
   std::string_view name() const override { return "openai-responses"; }
   std::vector<std::string> paths() const override { return {"POST /v1/responses"}; }
   bool matches(std::string_view path) const override { return path == "/v1/responses"; }
-  DecodedRequest decode_request(std::string_view, std::string_view) const override {
+
+  DecodedRequest decode_request(std::string_view, std::string_view body) const override {
     DecodedRequest out;
-    out.rejection = Rejection{400, "openai-responses is not implemented yet", false};
+    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      out.rejection = reject(std::string(kBadJsonMessage));
+      return out;
+    }
+    if (!j.is_object()) {
+      out.rejection = reject("Invalid type for 'body': expected an object, but got " + type_name(j) +
+                             " instead.");
+      return out;
+    }
+    out.model = str(j, "model");
+    out.streaming = j.value("stream", json(false)) == json(true);
+    auto input = j.find("input");
+    if (input == j.end() || input->is_null()) {
+      out.rejection = reject("Missing required parameter: 'input'.");
+      return out;
+    }
+    if (input->is_string()) {
+      out.contents = json::array({{{"role", "user"}, {"parts", json::array({{{"text", *input}}})}}});
+      return out;
+    }
+    if (!input->is_array()) {
+      out.rejection = reject("Invalid type for 'input': expected one of a string or an array of input "
+                             "items, but got " + type_name(*input) + " instead.");
+      return out;
+    }
+    out.rejection = decode_items(*input, out.contents);
     return out;
   }
-  std::string default_message(int) const override { return "error"; }
-  ErrorAnswer error_answer(int, std::string_view message, std::optional<double>) const override {
-    return {std::string(message), {}};
+
+  std::string default_message(int status) const override {
+    switch (status) {
+      case 400: return "Invalid request.";
+      case 401:
+        return "Incorrect API key provided: hiccup. You can find your API key at "
+               "https://platform.openai.com/account/api-keys.";
+      case 403: return "Country, region, or territory not supported";
+      case 404: return "The model does not exist or you do not have access to it.";
+      case 429: return "Rate limit reached for requests. Please try again later.";
+      case 500: return "The server had an error while processing your request. Sorry about that!";
+      case 502: return "Bad gateway.";
+      case 503:
+      case 529: return "The engine is currently overloaded, please try again later.";
+      case 504: return "Gateway timeout.";
+      default:
+        return status >= 500 ? "The server had an error while processing your request."
+                             : "Invalid request.";
+    }
   }
-  std::string call_id(std::size_t, int) const override { return ""; }
-  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext&) const override {
-    return std::make_unique<Encoder>();
+
+  ErrorAnswer error_answer(int status, std::string_view message,
+                           std::optional<double> retry_after_s) const override {
+    const auto [type, code] = error_kind(status);
+    ojson e = ojson::object();
+    e["message"] = std::string(message);
+    e["type"] = std::string(type);
+    e["param"] = status == 400 ? param_for(message) : ojson(nullptr);
+    e["code"] = !code.empty() ? ojson(std::string(code))
+                              : status == 400 ? code_for_400(message) : ojson(nullptr);
+    ErrorAnswer answer{ojson{{"error", std::move(e)}}.dump(), {}};
+    if (retry_after_s) {
+      const double s = std::isfinite(*retry_after_s) && *retry_after_s > 0 ? *retry_after_s : 0;
+      answer.headers.emplace_back("retry-after", seconds_header(s));
+      answer.headers.emplace_back("retry-after-ms", std::to_string(std::llround(s * 1000)));
+    }
+    return answer;
   }
-  std::string unary_body(const std::vector<Event>&, const ResponseContext&) const override { return "{}"; }
+
+  std::string call_id(std::size_t journal_index, int call_index) const override {
+    return "call_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
+  }
+
+  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
+    return std::make_unique<Encoder>(ctx);
+  }
+
+  std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
+    ojson output = ojson::array();
+    std::optional<FinishReason> finish;
+    int call_index = 0;
+    for (const Event& e : events) {
+      if (auto* f = std::get_if<FinishEvent>(&e)) {
+        finish = f->reason;
+        break;
+      }
+      const bool is_call = std::holds_alternative<CallEvent>(e);
+      if (auto item = completed_item(e, ctx.journal_index, static_cast<int>(output.size()), call_index)) {
+        output.push_back(std::move(*item));
+      }
+      if (is_call) ++call_index;
+    }
+    if (!finish) {
+      // No finish was scripted: the response never got past in_progress.
+      return response_object(ctx, "in_progress", std::move(output)).dump();
+    }
+    const Ending end = ending_for(*finish);
+    return response_object(ctx, end.status, std::move(output), end.error, end.incomplete_details).dump();
+  }
 };
 
 }  // namespace

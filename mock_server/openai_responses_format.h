@@ -1,6 +1,7 @@
-// The OpenAI Responses wire format (WIRE-FORMATS.md, "OpenAI Responses"): request decoding into the neutral
-// history view with the provider's exact 400 messages, SSE frames for script events, error
-// envelopes and non-streaming bodies. Pure functions, no I/O.
+// The OpenAI Responses wire format (WIRE-FORMATS.md, "OpenAI Responses"; what codex speaks):
+// `POST /v1/responses` requests decoded into the neutral history view with the provider's exact
+// 400 messages, `event:`/`data:` SSE pairs for script events, error envelopes with Retry-After
+// headers, and non-streaming response objects. Pure functions, no I/O.
 #pragma once
 
 #include "mock_server/wire_format.h"
@@ -8,6 +9,21 @@
 namespace mock::openai_responses {
 
 /// The OpenAI Responses WireFormat (`POST /v1/responses`).
+///
+/// Streams: `response.created` + `response.in_progress` open the response; a text event is one
+/// message item (`output_item.added`, `content_part.added`, `output_text.delta`,
+/// `output_text.done`, `content_part.done`, `output_item.done`); a call is a `function_call` item
+/// whose arguments stream as `function_call_arguments.delta` fragments. Every data object carries
+/// `type` and a `sequence_number` counting from 0 across the response (a fault inside a call skips
+/// the numbers of the frames it withholds).
+/// Finishes: stop → `response.completed`; max_tokens / content_filter → `response.incomplete`
+/// (`incomplete_details.reason` `max_output_tokens` / `content_filter`, the only two reasons of the
+/// openai-node `Response.IncompleteDetails`); malformed_call → `response.failed` with error
+/// `server_error` "The model produced invalid content. …" (OpenAI's message for a model output it
+/// cannot parse; the Responses API has no dedicated finish for it).
+/// In-stream errors: `response.failed` with `error.code` `rate_limit_exceeded` (429) or
+/// `server_error` (any other status); codex reads only `response.failed`
+/// (codex-rs/codex-api/src/sse/responses.rs), and `ResponseError.code` lists both codes.
 const WireFormat& format();
 
 }  // namespace mock::openai_responses

@@ -1,4 +1,402 @@
-// Tests of the openai_responses wire format (mock side): golden frames, decoding, validation.
+// Tests of the OpenAI Responses wire format (mock side): golden stream bytes, item indexes and
+// sequence numbers, every finish, in-stream errors, error envelopes, request decoding into the
+// neutral view and the provider's exact 400 messages.
 #include <catch2/catch.hpp>
 
 #include "mock_server/openai_responses_format.h"
+
+using nlohmann::json;
+
+namespace {
+
+const mock::WireFormat& fmt() { return mock::openai_responses::format(); }
+
+const mock::ResponseContext kCtx{"gpt-4.1-mini", 3};
+
+/// One SSE pair of a stream: its `event:` name and parsed `data:`.
+struct Pair {
+  std::string event;
+  json data;
+};
+
+/// Splits stream bytes into `event:`/`data:` pairs; a data line that does not parse stays a
+/// discarded json.
+std::vector<Pair> pairs(const std::string& bytes) {
+  std::vector<Pair> out;
+  std::size_t at = 0;
+  while (at < bytes.size()) {
+    const std::size_t end = bytes.find("\n\n", at);
+    REQUIRE(end != std::string::npos);
+    const std::string frame = bytes.substr(at, end - at);
+    at = end + 2;
+    const std::size_t nl = frame.find('\n');
+    REQUIRE(nl != std::string::npos);
+    REQUIRE(frame.rfind("event: ", 0) == 0);
+    REQUIRE(frame.compare(nl + 1, 6, "data: ") == 0);
+    out.push_back({frame.substr(7, nl - 7), json::parse(frame.substr(nl + 7), nullptr, false)});
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& units) {
+  std::string s;
+  for (const auto& u : units) s += u;
+  return s;
+}
+
+mock::CallEvent call(std::string name, json args, std::string id, int fragments = 0) {
+  mock::CallEvent c;
+  c.name = std::move(name);
+  c.args = std::move(args);
+  c.id = std::move(id);
+  c.fragments = fragments;
+  return c;
+}
+
+/// A whole stream: open, then every event's units.
+std::string stream(const std::vector<mock::Event>& events) {
+  auto enc = fmt().stream_encoder(kCtx);
+  std::string s = enc->open();
+  int calls = 0;
+  for (const auto& e : events) {
+    const bool is_call = std::holds_alternative<mock::CallEvent>(e);
+    s += join(enc->event_units(e, is_call ? calls++ : 0));
+  }
+  return s;
+}
+
+mock::DecodedRequest decode(const json& body) { return fmt().decode_request("/v1/responses", body.dump()); }
+
+json user_msg(const std::string& text) {
+  return {{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
+}
+json fc(const std::string& call_id, const std::string& name, const std::string& arguments = "{}") {
+  return {{"type", "function_call"}, {"call_id", call_id}, {"name", name}, {"arguments", arguments}};
+}
+json fco(const std::string& call_id, const std::string& output = "ok") {
+  return {{"type", "function_call_output"}, {"call_id", call_id}, {"output", output}};
+}
+
+}  // namespace
+
+TEST_CASE("responses: a text, call and stop stream has these exact bytes") {
+  const std::string got = stream({mock::TextEvent{"Hi"}, call("shell", {{"command", "ls"}}, "call_hiccup_3_0"),
+                                  mock::FinishEvent{mock::FinishReason::kStop}});
+  const std::string resp_in_progress =
+      R"({"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[],"parallel_tool_calls":true,"usage":null})";
+  const std::string msg_done =
+      R"({"id":"msg_hiccup_3_0","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"Hi"}],"role":"assistant"})";
+  const std::string fc_done =
+      R"({"id":"fc_hiccup_3_0","type":"function_call","status":"completed","arguments":"{\"command\":\"ls\"}","call_id":"call_hiccup_3_0","name":"shell"})";
+  const std::string expected =
+      "event: response.created\n"
+      R"(data: {"type":"response.created","sequence_number":0,"response":)" + resp_in_progress + "}\n\n"
+      "event: response.in_progress\n"
+      R"(data: {"type":"response.in_progress","sequence_number":1,"response":)" + resp_in_progress + "}\n\n"
+      "event: response.output_item.added\n"
+      R"(data: {"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"msg_hiccup_3_0","type":"message","status":"in_progress","content":[],"role":"assistant"}})" "\n\n"
+      "event: response.content_part.added\n"
+      R"(data: {"type":"response.content_part.added","sequence_number":3,"item_id":"msg_hiccup_3_0","output_index":0,"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}})" "\n\n"
+      "event: response.output_text.delta\n"
+      R"(data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_hiccup_3_0","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]})" "\n\n"
+      "event: response.output_text.done\n"
+      R"(data: {"type":"response.output_text.done","sequence_number":5,"item_id":"msg_hiccup_3_0","output_index":0,"content_index":0,"text":"Hi","logprobs":[]})" "\n\n"
+      "event: response.content_part.done\n"
+      R"(data: {"type":"response.content_part.done","sequence_number":6,"item_id":"msg_hiccup_3_0","output_index":0,"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":"Hi"}})" "\n\n"
+      "event: response.output_item.done\n"
+      R"(data: {"type":"response.output_item.done","sequence_number":7,"output_index":0,"item":)" + msg_done + "}\n\n"
+      "event: response.output_item.added\n"
+      R"(data: {"type":"response.output_item.added","sequence_number":8,"output_index":1,"item":{"id":"fc_hiccup_3_0","type":"function_call","status":"in_progress","arguments":"","call_id":"call_hiccup_3_0","name":"shell"}})" "\n\n"
+      "event: response.function_call_arguments.delta\n"
+      R"(data: {"type":"response.function_call_arguments.delta","sequence_number":9,"item_id":"fc_hiccup_3_0","output_index":1,"delta":"{\"command\":\"ls\"}"})" "\n\n"
+      "event: response.function_call_arguments.done\n"
+      R"(data: {"type":"response.function_call_arguments.done","sequence_number":10,"item_id":"fc_hiccup_3_0","output_index":1,"name":"shell","arguments":"{\"command\":\"ls\"}"})" "\n\n"
+      "event: response.output_item.done\n"
+      R"(data: {"type":"response.output_item.done","sequence_number":11,"output_index":1,"item":)" + fc_done + "}\n\n"
+      "event: response.completed\n"
+      R"(data: {"type":"response.completed","sequence_number":12,"response":{"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[)" +
+      msg_done + "," + fc_done +
+      R"(],"parallel_tool_calls":true,"usage":{"input_tokens":8,"input_tokens_details":{"cached_tokens":0},"output_tokens":1,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":9}}})" "\n\n";
+  CHECK(got == expected);
+}
+
+TEST_CASE("responses: a call is start, F argument fragments and done, and output_index counts items") {
+  auto enc = fmt().stream_encoder(kCtx);
+  (void)enc->open();
+  CHECK(enc->event_units(mock::TextEvent{"a"}, 0).size() == 1);
+  const json args = {{"command", "./deploy.sh staging"}, {"force", true}};
+  const auto units = enc->event_units(call("shell", args, "c1", 3), 0);
+  REQUIRE(units.size() == 5);
+  CHECK(pairs(units[0]).at(0).event == "response.output_item.added");
+  CHECK(pairs(units[0]).at(0).data["output_index"] == 1);
+  CHECK(pairs(units[0]).at(0).data["item"]["arguments"] == "");
+  CHECK(pairs(units[0]).at(0).data["item"]["status"] == "in_progress");
+  std::string streamed;
+  for (int f = 1; f <= 3; ++f) {
+    const auto p = pairs(units[static_cast<std::size_t>(f)]);
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].event == "response.function_call_arguments.delta");
+    CHECK(p[0].data["item_id"] == "fc_hiccup_3_0");
+    CHECK(p[0].data["output_index"] == 1);
+    CHECK_FALSE(p[0].data["delta"].get<std::string>().empty());
+    streamed += p[0].data["delta"].get<std::string>();
+  }
+  CHECK(streamed == args.dump());
+  const auto done = pairs(units[4]);
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].event == "response.function_call_arguments.done");
+  CHECK(done[0].data["arguments"] == args.dump());
+  CHECK(done[1].event == "response.output_item.done");
+  CHECK(done[1].data["item"]["status"] == "completed");
+  CHECK(done[1].data["item"]["call_id"] == "c1");
+  CHECK(done[1].data["item"]["arguments"] == args.dump());
+  // The next call is the third item.
+  const auto next = enc->event_units(call("read", json::object(), "c2"), 1);
+  REQUIRE(next.size() == 3);  // default: one fragment
+  CHECK(pairs(next[0]).at(0).data["output_index"] == 2);
+  CHECK(pairs(next[0]).at(0).data["item"]["id"] == "fc_hiccup_3_1");
+  CHECK(pairs(next[1]).at(0).data["delta"] == "{}");
+}
+
+TEST_CASE("responses: sequence numbers count every frame from 0 and data type matches the event line") {
+  const auto p = pairs(stream({mock::TextEvent{"x"}, call("a", {{"k", 1}}, "c1", 2), mock::TextEvent{"y"},
+                               mock::FinishEvent{mock::FinishReason::kStop}}));
+  REQUIRE(p.size() == 2 + 6 + (1 + 2 + 2) + 6 + 1);
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    INFO("frame " << i);
+    CHECK(p[i].data["sequence_number"] == i);
+    CHECK(p[i].data["type"] == p[i].event);
+  }
+}
+
+TEST_CASE("responses: each finish ends the response its own way, output holding every item") {
+  auto last = [](mock::FinishReason r) {
+    return pairs(stream({mock::TextEvent{"t"}, mock::FinishEvent{r}})).back();
+  };
+  const Pair stop = last(mock::FinishReason::kStop);
+  CHECK(stop.event == "response.completed");
+  CHECK(stop.data["response"]["status"] == "completed");
+  CHECK(stop.data["response"]["output"].size() == 1);
+  CHECK(stop.data["response"]["incomplete_details"].is_null());
+
+  const Pair max = last(mock::FinishReason::kMaxTokens);
+  CHECK(max.event == "response.incomplete");
+  CHECK(max.data["response"]["status"] == "incomplete");
+  CHECK(max.data["response"]["incomplete_details"] == json{{"reason", "max_output_tokens"}});
+  CHECK(max.data["response"]["output"].size() == 1);
+
+  const Pair filter = last(mock::FinishReason::kContentFilter);
+  CHECK(filter.event == "response.incomplete");
+  CHECK(filter.data["response"]["incomplete_details"] == json{{"reason", "content_filter"}});
+
+  const Pair malformed = last(mock::FinishReason::kMalformedCall);
+  CHECK(malformed.event == "response.failed");
+  CHECK(malformed.data["response"]["status"] == "failed");
+  CHECK(malformed.data["response"]["error"] ==
+        json{{"code", "server_error"},
+             {"message", "The model produced invalid content. Consider modifying your prompt if you are "
+                         "seeing this error persistently."}});
+}
+
+TEST_CASE("responses: the in-stream error is response.failed, rate_limit_exceeded for 429, server_error otherwise") {
+  auto enc = fmt().stream_encoder(kCtx);
+  std::string s = enc->open() + join(enc->event_units(mock::TextEvent{"a"}, 0));
+  // The engine encodes the event at the fault before it places the fault: it was never sent.
+  (void)enc->event_units(call("shell", json::object(), "c1"), 0);
+  const auto p = pairs(enc->error_event(503));
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].event == "response.failed");
+  // The call may have been cut after its start: its numbers stay spent.
+  CHECK(p[0].data["sequence_number"] == 12);  // 0-1 open, 2-7 text, 8-11 the call
+  const json& r = p[0].data["response"];
+  CHECK(r["status"] == "failed");
+  CHECK(r["error"]["code"] == "server_error");
+  CHECK(r["error"]["message"] ==
+        "An error occurred while processing your request. You can retry your request, or contact us "
+        "through our help center at help.openai.com if the error persists. Please include the request "
+        "ID req_hiccup_3 in your message.");
+  REQUIRE(r["output"].size() == 1);  // the text item only: the call was never sent
+  CHECK(r["output"][0]["type"] == "message");
+
+  // Before a text event, nothing of it went out: the error takes the next number.
+  auto enc2 = fmt().stream_encoder(kCtx);
+  (void)enc2->open();
+  (void)enc2->event_units(mock::TextEvent{"never sent"}, 0);
+  const auto q = pairs(enc2->error_event(429));
+  CHECK(q.at(0).data["sequence_number"] == 2);
+  CHECK(q.at(0).data["response"]["output"] == json::array());
+  CHECK(q.at(0).data["response"]["error"]["code"] == "rate_limit_exceeded");
+  auto enc3 = fmt().stream_encoder(kCtx);
+  (void)enc3->open();
+  const auto r3 = pairs(enc3->error_event(529));
+  CHECK(r3.at(0).data["sequence_number"] == 2);
+  CHECK(r3.at(0).data["response"]["error"]["code"] == "server_error");
+}
+
+TEST_CASE("responses: the malformed frame has valid SSE framing and unparsable JSON") {
+  const std::string m = fmt().stream_encoder(kCtx)->malformed_frame();
+  const auto p = pairs(m);
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].data.is_discarded());
+}
+
+TEST_CASE("responses: the error envelope has message, type, param, code and Retry-After headers") {
+  const auto a = fmt().error_answer(429, fmt().default_message(429), 1.5);
+  CHECK(a.body ==
+        R"({"error":{"message":"Rate limit reached for requests. Please try again later.","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
+  CHECK(a.headers == std::vector<std::pair<std::string, std::string>>{{"retry-after", "2"}, {"retry-after-ms", "1500"}});
+  const auto b = fmt().error_answer(503, fmt().default_message(503), 30.0);
+  CHECK(b.body ==
+        R"({"error":{"message":"The engine is currently overloaded, please try again later.","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}})");
+  CHECK(b.headers == std::vector<std::pair<std::string, std::string>>{{"retry-after", "30"}, {"retry-after-ms", "30000"}});
+  const auto c = fmt().error_answer(500, fmt().default_message(500), std::nullopt);
+  CHECK(c.body ==
+        R"({"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}})");
+  CHECK(c.headers.empty());
+  CHECK(json::parse(fmt().error_answer(401, fmt().default_message(401), std::nullopt).body)["error"]["code"] ==
+        "invalid_api_key");
+  const auto pairing = fmt().error_answer(400, "No tool output found for function call call_1.", std::nullopt);
+  CHECK(pairing.body ==
+        R"({"error":{"message":"No tool output found for function call call_1.","type":"invalid_request_error","param":"input","code":null}})");
+  CHECK(json::parse(fmt().error_answer(400, "Missing required parameter: 'input[2].call_id'.", std::nullopt).body)["error"] ==
+        json{{"message", "Missing required parameter: 'input[2].call_id'."},
+             {"type", "invalid_request_error"},
+             {"param", "input[2].call_id"},
+             {"code", "missing_required_parameter"}});
+}
+
+TEST_CASE("responses: a function call without its output is rejected with OpenAI's message") {
+  const auto d = decode({{"model", "m"},
+                         {"input", json::array({user_msg("go"), fc("call_a", "shell"), fco("call_a"),
+                                                fc("call_b", "shell")})}});
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->status == 400);
+  CHECK(d.rejection->message == "No tool output found for function call call_b.");
+  CHECK(d.rejection->pairing);
+  CHECK(d.contents.is_array());  // what could be decoded is kept for the journal
+  // An output placed before its call does not answer it.
+  const auto e = decode({{"input", json::array({user_msg("go"), fco("call_a"), fc("call_a", "shell")})}});
+  REQUIRE(e.rejection);
+  CHECK(e.rejection->message == "No tool call found for function call output with call_id call_a.");
+}
+
+TEST_CASE("responses: an output for an unknown call id is rejected with OpenAI's message") {
+  const auto d = decode({{"input", json::array({user_msg("go"), fc("call_a", "shell"), fco("call_a"),
+                                                fco("call_zz")})}});
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message == "No tool call found for function call output with call_id call_zz.");
+  CHECK(d.rejection->pairing);
+}
+
+TEST_CASE("responses: duplicate call ids in one turn and duplicate item ids are rejected") {
+  const auto d = decode({{"input", json::array({user_msg("go"), fc("call_a", "shell"), fc("call_a", "read"),
+                                                fco("call_a"), fco("call_a")})}});
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message ==
+        "Duplicate item found with id call_a. Remove duplicate items from your input and try again.");
+  CHECK(d.rejection->pairing);
+  json a = fc("call_a", "shell");
+  a["id"] = "fc_1";
+  json b = fc("call_b", "shell");
+  b["id"] = "fc_1";
+  const auto e = decode({{"input", json::array({user_msg("go"), a, b, fco("call_a"), fco("call_b")})}});
+  REQUIRE(e.rejection);
+  CHECK(e.rejection->message ==
+        "Duplicate item found with id fc_1. Remove duplicate items from your input and try again.");
+  // The same call id in two different turns is not a duplicate within a turn.
+  const auto ok = decode({{"input", json::array({user_msg("go"), fc("call_a", "shell"), fco("call_a"),
+                                                 fc("call_a", "shell"), fco("call_a")})}});
+  CHECK_FALSE(ok.rejection);
+}
+
+TEST_CASE("responses: unparsable JSON and a missing input are bad requests, not pairing rejections") {
+  const auto bad = fmt().decode_request("/v1/responses", "{\"model\":");
+  REQUIRE(bad.rejection);
+  CHECK(bad.rejection->message.rfind("We could not parse the JSON body of your request.", 0) == 0);
+  CHECK_FALSE(bad.rejection->pairing);
+  CHECK(bad.contents.is_null());
+  const auto missing = decode({{"model", "m"}, {"stream", true}});
+  REQUIRE(missing.rejection);
+  CHECK(missing.rejection->message == "Missing required parameter: 'input'.");
+  CHECK_FALSE(missing.rejection->pairing);
+  CHECK(missing.model == "m");
+  CHECK(missing.streaming);
+  const auto no_call_id = decode({{"input", json::array({user_msg("go"), json{{"type", "function_call_output"}, {"output", "x"}}})}});
+  REQUIRE(no_call_id.rejection);
+  CHECK(no_call_id.rejection->message == "Missing required parameter: 'input[1].call_id'.");
+  CHECK_FALSE(no_call_id.rejection->pairing);
+}
+
+TEST_CASE("responses: a string input is one user content") {
+  const auto d = decode({{"model", "gpt-4.1-mini"}, {"input", "Deploy."}, {"stream", false}});
+  CHECK_FALSE(d.rejection);
+  CHECK(d.model == "gpt-4.1-mini");
+  CHECK_FALSE(d.streaming);
+  CHECK(d.contents == json::parse(R"([{"role":"user","parts":[{"text":"Deploy."}]}])"));
+  CHECK(mock::turn_index(d.contents) == 0);
+}
+
+TEST_CASE("responses: a multi-turn input decodes into the neutral view") {
+  const json input = json::array({
+      {{"role", "developer"}, {"content", "Be brief."}},
+      {{"role", "user"}, {"content", "Deploy."}},  // no type: a message
+      {{"type", "reasoning"}, {"id", "rs_1"}, {"summary", json::array()}},
+      {{"type", "message"}, {"role", "assistant"}, {"content", json::array({{{"type", "output_text"}, {"text", "On it."}}})}},
+      fc("call_1", "shell", R"({"command":"./deploy.sh"})"),
+      fc("call_2", "read", "not json"),
+      fco("call_2", "r2"),
+      fco("call_1", "r1"),
+      fc("call_3", "shell", "{}"),
+      fco("call_3"),
+      {{"type", "message"}, {"role", "assistant"}, {"content", "Done."}},
+      user_msg("Thanks."),
+  });
+  const auto d = decode({{"model", "m"}, {"input", input}, {"stream", true}});
+  CHECK_FALSE(d.rejection);
+  CHECK(d.streaming);
+  const json expected = json::parse(R"([
+    {"role":"user","parts":[{"text":"Deploy."}]},
+    {"role":"model","parts":[{"text":"On it."},
+      {"functionCall":{"name":"shell","args":{"command":"./deploy.sh"},"id":"call_1"}},
+      {"functionCall":{"name":"read","args":"not json","id":"call_2"}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"read","id":"call_2"}},
+                            {"functionResponse":{"name":"shell","id":"call_1"}}]},
+    {"role":"model","parts":[{"functionCall":{"name":"shell","args":{},"id":"call_3"}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"call_3"}}]},
+    {"role":"model","parts":[{"text":"Done."}]},
+    {"role":"user","parts":[{"text":"Thanks."}]}
+  ])");
+  CHECK(d.contents == expected);
+  CHECK(mock::turn_index(d.contents) == 3);
+}
+
+TEST_CASE("responses: the non-streaming body is the response object with its status") {
+  const std::vector<mock::Event> events = {mock::TextEvent{"Tagging."}, call("shell", {{"c", 1}}, "call_hiccup_3_0"),
+                                           mock::FinishEvent{mock::FinishReason::kStop}};
+  const json body = json::parse(fmt().unary_body(events, kCtx));
+  CHECK(body["object"] == "response");
+  CHECK(body["id"] == "resp_hiccup_3");
+  CHECK(body["status"] == "completed");
+  CHECK_FALSE(body.contains("output_text"));  // an SDK convenience, not on the wire
+  REQUIRE(body["output"].size() == 2);
+  CHECK(body["output"][0] == json::parse(
+      R"({"id":"msg_hiccup_3_0","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"Tagging."}]})"));
+  CHECK(body["output"][1] == json::parse(
+      R"({"id":"fc_hiccup_3_0","type":"function_call","status":"completed","arguments":"{\"c\":1}","call_id":"call_hiccup_3_0","name":"shell"})"));
+  CHECK(body["usage"]["total_tokens"] == 9);
+
+  const json max = json::parse(fmt().unary_body({mock::FinishEvent{mock::FinishReason::kMaxTokens}}, kCtx));
+  CHECK(max["status"] == "incomplete");
+  CHECK(max["incomplete_details"]["reason"] == "max_output_tokens");
+  const json none = json::parse(fmt().unary_body({mock::TextEvent{"a"}}, kCtx));
+  CHECK(none["status"] == "in_progress");
+}
+
+TEST_CASE("responses: the format serves POST /v1/responses and names calls call_…") {
+  CHECK(fmt().name() == "openai-responses");
+  CHECK(fmt().paths() == std::vector<std::string>{"POST /v1/responses"});
+  CHECK(fmt().matches("/v1/responses"));
+  CHECK_FALSE(fmt().matches("/v1/chat/completions"));
+  CHECK(mock::format_for_path("/v1/responses") == &fmt());
+  CHECK(fmt().call_id(7, 2) == "call_hiccup_7_2");
+}

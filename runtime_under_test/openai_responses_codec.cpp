@@ -1,26 +1,368 @@
-// The OpenAI Responses codec (see openai_responses_codec.h). SKELETON: to be implemented.
+// The OpenAI Responses codec (see openai_responses_codec.h). Stream events are routed by their
+// `output_index` (falling back to `item_id`), as openai-node's stream accumulator does; a call is
+// handed out whole at its `response.output_item.done`, the event codex acts on
+// (codex-rs/codex-api/src/sse/responses.rs).
 #include "runtime_under_test/openai_responses_codec.h"
 
+#include <map>
+
 namespace rut {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+json responses_input(const json& contents) {
+  json input = json::array();
+  if (!contents.is_array()) return input;
+  for (const json& c : contents) {
+    if (!c.is_object()) continue;
+    const json parts = c.contains("parts") && c["parts"].is_array() ? c["parts"] : json::array();
+    if (c.value("role", "user") == "model") {
+      std::string text;
+      bool has_text = false;
+      json calls = json::array();
+      for (const json& p : parts) {
+        if (!p.is_object()) continue;
+        if (p.contains("text") && p["text"].is_string()) {
+          text += p["text"].get<std::string>();
+          has_text = true;
+        }
+        if (p.contains("functionCall") && p["functionCall"].is_object()) {
+          const json& fc = p["functionCall"];
+          ojson item = ojson::object();
+          item["type"] = "function_call";
+          item["call_id"] = fc.value("id", "");
+          item["name"] = fc.value("name", "");
+          item["arguments"] = fc.contains("args") ? fc["args"].dump() : std::string("{}");
+          calls.push_back(json::parse(item.dump()));
+        }
+      }
+      if (has_text || calls.empty()) {
+        input.push_back({{"type", "message"},
+                         {"role", "assistant"},
+                         {"content", json::array({{{"type", "output_text"}, {"text", text}}})}});
+      }
+      for (json& call : calls) input.push_back(std::move(call));
+      continue;
+    }
+    json texts = json::array();
+    auto flush = [&] {
+      if (texts.empty()) return;
+      input.push_back({{"type", "message"}, {"role", "user"}, {"content", texts}});
+      texts = json::array();
+    };
+    for (const json& p : parts) {
+      if (!p.is_object()) continue;
+      if (p.contains("text") && p["text"].is_string()) {
+        texts.push_back({{"type", "input_text"}, {"text", p["text"]}});
+      }
+      if (p.contains("functionResponse") && p["functionResponse"].is_object()) {
+        flush();
+        const json& fr = p["functionResponse"];
+        input.push_back({{"type", "function_call_output"},
+                         {"call_id", fr.value("id", "")},
+                         {"output", fr.contains("response") ? fr["response"].dump() : std::string("{}")}});
+      }
+    }
+    flush();
+  }
+  return input;
+}
+
+std::string responses_request_body(const json& contents, std::string_view model,
+                                   const std::vector<std::string>& tool_names, bool stream) {
+  ojson body = ojson::object();
+  body["model"] = std::string(model);
+  body["input"] = ojson::parse(responses_input(contents).dump());
+  body["stream"] = stream;
+  body["store"] = false;
+  if (!tool_names.empty()) {
+    ojson tools = ojson::array();
+    for (const auto& name : tool_names) {
+      ojson t = ojson::object();
+      t["type"] = "function";
+      t["name"] = name;
+      t["description"] = "simulated tool " + name;
+      t["parameters"] = ojson{{"type", "object"}};
+      t["strict"] = false;
+      tools.push_back(std::move(t));
+    }
+    body["tools"] = std::move(tools);
+  }
+  return body.dump();
+}
+
 namespace {
+
+constexpr std::string_view kInvalidContentPrefix = "The model produced invalid content";
+
+std::string str(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json* object_at(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_object() ? &*it : nullptr;
+}
+
+/// Parsed `arguments`: the JSON value it holds, or the text itself when it does not parse.
+json parse_arguments(const std::string& text) {
+  if (text.empty()) return json::object();
+  json parsed = json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? json(text) : parsed;
+}
+
+/// The texts of a message item's `output_text` parts.
+std::vector<std::string> message_texts(const json& item) {
+  std::vector<std::string> out;
+  auto content = item.find("content");
+  if (content == item.end() || !content->is_array()) return out;
+  for (const json& p : *content) {
+    if (p.is_object() && str(p, "type") == "output_text" && p.contains("text") && p["text"].is_string()) {
+      out.push_back(p["text"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+/// A response's ending as a finish or a stream error: `completed`, `incomplete` (by reason) and
+/// `failed` (by error); nothing for any other status (in_progress, queued).
+void read_status(const json& response, DecodedChunk& out) {
+  const std::string status = str(response, "status");
+  if (status == "completed") {
+    out.finish = FinishClass::kStop;
+    out.finish_reason = "completed";
+  } else if (status == "incomplete") {
+    const json* details = object_at(response, "incomplete_details");
+    const std::string reason = details ? str(*details, "reason") : std::string();
+    out.finish = reason == "max_output_tokens" ? FinishClass::kMaxTokens
+                 : reason == "content_filter"  ? FinishClass::kContentFilter
+                                               : FinishClass::kOther;
+    out.finish_reason = "incomplete: " + (reason.empty() ? std::string("unknown") : reason);
+  } else if (status == "failed") {
+    const json* error = object_at(response, "error");
+    const std::string code = error ? str(*error, "code") : std::string();
+    const std::string message = error ? str(*error, "message") : std::string();
+    if (message.rfind(kInvalidContentPrefix, 0) == 0) {
+      out.finish = FinishClass::kMalformedCall;
+      out.finish_reason = "failed: " + (code.empty() ? std::string("invalid content") : code) +
+                          " (model produced invalid content)";
+    } else {
+      out.stream_error = "response.failed: " + (code.empty() ? std::string("error") : code) + ": " + message;
+    }
+  }
+}
+
+/// An `error` event's message: `{type:"error", code, message, param}` as the API documents it,
+/// or with the fields nested in `error` as some gateways send it.
+std::string error_event_message(const json& d) {
+  const json* e = object_at(d, "error");
+  const json& src = e ? *e : d;
+  std::string code = str(src, "code");
+  if (code.empty()) code = str(src, "type");
+  const std::string message = str(src, "message");
+  return (code.empty() ? std::string("error") : code) + ": " + message;
+}
 
 class Decoder final : public IStreamDecoder {
  public:
-  DecodedChunk on_frame(const SseFrame&) override { return DecodedChunk{{}, {}, "", {}, true}; }
-  std::optional<FunctionCall> repaired_open_call(std::string_view) const override { return std::nullopt; }
+  DecodedChunk on_frame(const SseFrame& frame) override {
+    DecodedChunk out;
+    if (frame.kind == SseFrame::Kind::kErrorObject) {
+      json d = json::parse(frame.data, nullptr, false);
+      out.stream_error = d.is_object() ? error_event_message(d) : frame.data;
+      return out;
+    }
+    json d = json::parse(frame.data, nullptr, false);
+    if (!d.is_object()) {
+      out.undecodable = true;
+      return out;
+    }
+    std::string type = str(d, "type");
+    if (type.empty()) type = frame.event;
+    if (type == "response.output_item.added") {
+      const json* item = object_at(d, "item");
+      if (!item) return out;
+      Item it;
+      it.type = str(*item, "type");
+      it.id = str(*item, "id");
+      it.call_id = str(*item, "call_id");
+      it.name = str(*item, "name");
+      it.arguments = str(*item, "arguments");
+      const int index = index_of(d);
+      if (!it.id.empty()) by_id_[it.id] = index;
+      items_[index] = std::move(it);
+    } else if (type == "response.output_text.delta") {
+      const std::string delta = str(d, "delta");
+      if (Item* it = find(d)) it->text_seen = true;
+      if (!delta.empty()) out.parts.push_back({delta, std::nullopt, 0});
+    } else if (type == "response.function_call_arguments.delta") {
+      if (Item* it = find(d)) it->arguments += str(d, "delta");
+    } else if (type == "response.function_call_arguments.done") {
+      if (Item* it = find(d); it && d.contains("arguments") && d["arguments"].is_string()) {
+        it->arguments = d["arguments"].get<std::string>();
+      }
+    } else if (type == "response.output_item.done") {
+      const json* item = object_at(d, "item");
+      if (!item) return out;
+      Item* it = find(d);
+      const std::string item_type = str(*item, "type");
+      if (item_type == "function_call") {
+        FunctionCall call;
+        call.name = str(*item, "name");
+        if (call.name.empty() && it) call.name = it->name;
+        std::string call_id = str(*item, "call_id");
+        if (call_id.empty() && it) call_id = it->call_id;
+        if (!call_id.empty()) call.id = call_id;
+        std::string arguments = item->contains("arguments") && (*item)["arguments"].is_string()
+                                    ? (*item)["arguments"].get<std::string>()
+                                    : (it ? it->arguments : std::string());
+        call.args = parse_arguments(arguments);
+        if (it) it->done = true;
+        // Each call completes in its own event, so it is always first in its frame.
+        out.parts.push_back({std::nullopt, std::move(call), 0});
+      } else if (item_type == "message") {
+        // Text normally arrives as deltas; a message item seen whole counts once.
+        if (!(it && it->text_seen)) {
+          for (std::string& t : message_texts(*item)) {
+            if (!t.empty()) out.parts.push_back({std::move(t), std::nullopt, 0});
+          }
+        }
+        if (it) it->done = true;
+      }
+    } else if (type == "response.completed" || type == "response.incomplete" ||
+               type == "response.failed") {
+      // The event names the ending; its response object holds the reason or the error.
+      const json* response = object_at(d, "response");
+      json r = response ? *response : json::object();
+      r["status"] = type.substr(std::string_view("response.").size());
+      read_status(r, out);
+    } else if (type == "error") {
+      out.stream_error = error_event_message(d);
+    }
+    return out;
+  }
+
+  std::optional<FunctionCall> repaired_open_call(std::string_view) const override {
+    // The latest call item added but not done; its arguments are the complete fragments read.
+    for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
+      const Item& item = it->second;
+      if (item.type != "function_call" || item.done) continue;
+      auto args = repair_json(item.arguments);
+      if (!args || !args->is_object()) return std::nullopt;
+      FunctionCall call;
+      call.name = item.name;
+      call.args = std::move(*args);
+      if (!item.call_id.empty()) call.id = item.call_id;
+      return call;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Item {
+    std::string type;
+    std::string id;
+    std::string call_id;
+    std::string name;
+    std::string arguments;  // concatenated argument fragments so far
+    bool text_seen = false;
+    bool done = false;
+  };
+
+  /// The event's `output_index`, or the index its `item_id` was added at; -1 when neither.
+  int index_of(const json& d) const {
+    if (auto oi = d.find("output_index"); oi != d.end() && oi->is_number_integer()) return oi->get<int>();
+    if (auto id = by_id_.find(str(d, "item_id")); id != by_id_.end()) return id->second;
+    return -1;
+  }
+  Item* find(const json& d) {
+    auto it = items_.find(index_of(d));
+    return it == items_.end() ? nullptr : &it->second;
+  }
+
+  std::map<int, Item> items_;          // by output_index
+  std::map<std::string, int> by_id_;   // item id → output_index
 };
 
 class Codec final : public ICodec {
  public:
   std::string_view provider() const override { return "openai-responses"; }
   std::string default_model() const override { return "gpt-4.1-mini"; }
-  HttpRequest make_request(const nlohmann::json&, std::string_view, const std::vector<std::string>&,
-                           bool) const override {
-    return HttpRequest{};
+
+  HttpRequest make_request(const json& contents, std::string_view model,
+                           const std::vector<std::string>& tool_names, bool stream) const override {
+    HttpRequest req;
+    req.target = "/v1/responses";
+    req.body = responses_request_body(contents, model, tool_names, stream);
+    req.headers = {{"Content-Type", "application/json"}, {"Authorization", "Bearer hiccup"}};
+    return req;
   }
+
   std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<Decoder>(); }
-  DecodedChunk decode_body(std::string_view) const override { return DecodedChunk{{}, {}, "", {}, true}; }
-  ProviderError parse_error(std::string_view, const Headers&) const override { return {}; }
+
+  DecodedChunk decode_body(std::string_view body) const override {
+    DecodedChunk out;
+    json r = json::parse(body, nullptr, false);
+    if (!r.is_object()) {
+      out.undecodable = true;
+      return out;
+    }
+    if (const json* e = object_at(r, "error"); e && !r.contains("status")) {
+      out.stream_error = error_event_message(r);
+      return out;
+    }
+    int position = 0;
+    if (auto output = r.find("output"); output != r.end() && output->is_array()) {
+      for (const json& item : *output) {
+        if (!item.is_object()) continue;
+        const std::string type = str(item, "type");
+        if (type == "message") {
+          for (std::string& t : message_texts(item)) out.parts.push_back({std::move(t), std::nullopt, 0});
+        } else if (type == "function_call") {
+          FunctionCall call;
+          call.name = str(item, "name");
+          if (const std::string id = str(item, "call_id"); !id.empty()) call.id = id;
+          call.args = parse_arguments(str(item, "arguments"));
+          out.parts.push_back({std::nullopt, std::move(call), position++});
+        }
+      }
+    }
+    read_status(r, out);
+    return out;
+  }
+
+  ProviderError parse_error(std::string_view body, const Headers& headers) const override {
+    ProviderError out;
+    json j = json::parse(body, nullptr, false);
+    if (const json* e = j.is_object() ? object_at(j, "error") : nullptr) {
+      std::string kind = str(*e, "type");
+      if (kind.empty()) kind = str(*e, "code");
+      out.message = (kind.empty() ? std::string() : kind + ": ") + str(*e, "message");
+    }
+    auto number = [](const std::string& text) -> std::optional<double> {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used != text.size() || !(v >= 0)) return std::nullopt;
+        return v;
+      } catch (...) {
+        return std::nullopt;
+      }
+    };
+    // OpenAI sends both; the millisecond one is the precise one (openai-node reads it first).
+    if (auto ms = header_value(headers, "retry-after-ms")) {
+      if (auto v = number(*ms)) {
+        out.retry_after_s = *v / 1000.0;
+        return out;
+      }
+    }
+    if (auto s = header_value(headers, "retry-after")) {
+      if (auto v = number(*s)) out.retry_after_s = *v;
+    }
+    return out;
+  }
 };
 
 }  // namespace
