@@ -1,42 +1,500 @@
-// The Anthropic Messages wire format (see anthropic_format.h). SKELETON: to be implemented.
+// The Anthropic Messages wire format: request decoding and validation, SSE events, envelopes and
+// the non-streaming Message body (see anthropic_format.h).
 #include "mock_server/anthropic_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
 
 namespace mock::anthropic {
 namespace {
 
-class Encoder final : public StreamEncoder {
- public:
-  std::string open() override { return ""; }
-  std::vector<std::string> event_units(const Event&, int) override { return {""}; }
-  std::string error_event(int) override { return ""; }
-  std::string malformed_frame() override { return ""; }
-};
+using ojson = nlohmann::ordered_json;
+using nlohmann::json;
 
-class Format final : public WireFormat {
- public:
-  std::string_view name() const override { return "anthropic"; }
-  std::vector<std::string> paths() const override { return {"POST /v1/messages"}; }
-  bool matches(std::string_view path) const override { return path == "/v1/messages"; }
-  DecodedRequest decode_request(std::string_view, std::string_view) const override {
-    DecodedRequest out;
-    out.rejection = Rejection{400, "anthropic is not implemented yet", false};
+constexpr std::string_view kPath = "/v1/messages";
+
+std::string join_ids(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out;
+}
+
+/// A call's arguments as the compact JSON text the API streams in `partial_json`.
+std::string args_text(const CallEvent& c) {
+  return c.args.is_null() ? std::string("{}") : c.args.dump();
+}
+
+ojson args_object(const CallEvent& c) {
+  return c.args.is_null() ? ojson::object() : ojson::parse(c.args.dump());
+}
+
+ojson usage(int output_tokens) {
+  ojson u = ojson::object();
+  u["input_tokens"] = kInputTokens;
+  u["output_tokens"] = output_tokens;
+  return u;
+}
+
+ojson text_block(const std::string& text) {
+  ojson b = ojson::object();
+  b["type"] = "text";
+  b["text"] = text;
+  return b;
+}
+
+ojson tool_use_block(const CallEvent& c, ojson input) {
+  ojson b = ojson::object();
+  b["type"] = "tool_use";
+  b["id"] = c.id;
+  b["name"] = c.name;
+  b["input"] = std::move(input);
+  return b;
+}
+
+std::string retry_after_value(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) seconds = 0;
+  if (seconds == std::floor(seconds) && seconds < 1e15) {
+    return std::to_string(static_cast<long long>(seconds));
+  }
+  return json(seconds).dump();
+}
+
+bool retryable_status(int status) {
+  return status == 408 || status == 409 || status == 429 || status == 500 || status == 502 ||
+         status == 503 || status == 504 || status == 529;
+}
+
+Rejection shape_error(std::string message) { return Rejection{400, std::move(message), false}; }
+
+Rejection pairing_error(std::string message) { return Rejection{400, std::move(message), true}; }
+
+std::string str_field(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// The content blocks of a message: a string content is one text block.
+json blocks_of(const json& content) {
+  if (content.is_string()) return json::array({json{{"type", "text"}, {"text", content}}});
+  if (content.is_array()) return content;
+  return json::array();
+}
+
+bool is_block(const json& b, std::string_view type) {
+  return b.is_object() && b.contains("type") && b["type"].is_string() &&
+         b["type"].get_ref<const std::string&>() == type;
+}
+
+/// A tool_result's `content` as a functionResponse `response`: a string holding a JSON object is
+/// that object (the reference runtime sends `response.dump()`), anything else `{"content": …}`.
+json response_of(const json& block) {
+  auto it = block.find("content");
+  if (it == block.end()) return json::object();
+  if (it->is_string()) {
+    json parsed = json::parse(it->get<std::string>(), nullptr, false);
+    if (parsed.is_object()) return parsed;
+  }
+  return json{{"content", *it}};
+}
+
+/// The neutral view of validated `messages` (see wire_format.h): user text and tool_result blocks
+/// become text and functionResponse parts, assistant text and tool_use blocks text and
+/// functionCall parts, in block order; other blocks (thinking, image, …) are left out.
+json neutral_contents(const json& messages) {
+  json contents = json::array();
+  json previous_calls = json::object();  // tool_use id → name, of the previous assistant message
+  for (const json& m : messages) {
+    if (!m.is_object()) continue;
+    const bool model = str_field(m, "role") == "assistant";
+    json parts = json::array();
+    json calls = json::object();
+    const json blocks = blocks_of(m.contains("content") ? m["content"] : json());
+    for (const json& b : blocks) {
+      if (is_block(b, "text")) {
+        parts.push_back({{"text", str_field(b, "text")}});
+      } else if (model && is_block(b, "tool_use")) {
+        json call = {{"name", str_field(b, "name")},
+                     {"args", b.contains("input") ? b["input"] : json::object()}};
+        if (b.contains("id") && b["id"].is_string()) call["id"] = b["id"];
+        calls[str_field(b, "id")] = str_field(b, "name");
+        parts.push_back({{"functionCall", std::move(call)}});
+      } else if (!model && is_block(b, "tool_result")) {
+        const std::string id = str_field(b, "tool_use_id");
+        auto name = previous_calls.find(id);
+        json fr = {{"name", name != previous_calls.end() ? name->get<std::string>() : std::string()},
+                   {"id", id},
+                   {"response", response_of(b)}};
+        parts.push_back({{"functionResponse", std::move(fr)}});
+      }
+    }
+    contents.push_back({{"role", model ? "model" : "user"}, {"parts", std::move(parts)}});
+    previous_calls = std::move(calls);
+  }
+  return contents;
+}
+
+/// Checks the request's shape; nullopt when `messages` can be decoded.
+std::optional<Rejection> check_shape(const json& body) {
+  if (!body.is_object()) return shape_error("invalid request: the body is not a JSON object");
+  if (!body.contains("model")) return shape_error("model: Field required");
+  if (!body.contains("max_tokens")) return shape_error("max_tokens: Field required");
+  if (!body.contains("messages")) return shape_error("messages: Field required");
+  const json& messages = body["messages"];
+  if (!messages.is_array()) return shape_error("messages: Input should be a valid list");
+  if (messages.empty()) return shape_error("messages: at least one message is required");
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string at = "messages." + std::to_string(i);
+    if (!m.is_object()) return shape_error(at + ": Input should be a valid dictionary");
+    const std::string role = str_field(m, "role");
+    if (role != "user" && role != "assistant") {
+      return shape_error(at + ".role: Input should be 'user' or 'assistant'");
+    }
+    if (!m.contains("content")) return shape_error(at + ".content: Field required");
+    if (!m["content"].is_string() && !m["content"].is_array()) {
+      return shape_error(at + ".content: Input should be a valid list");
+    }
+  }
+  if (str_field(messages[0], "role") != "user") {
+    return shape_error("messages: first message must use the \"user\" role");
+  }
+  return std::nullopt;
+}
+
+/// Checks tool_use / tool_result pairing, message by message in order: duplicate tool_use ids,
+/// then tool_use ids of an assistant message without a tool_result in the next message, and
+/// tool_result ids of a user message no tool_use of the previous message has.
+std::optional<Rejection> check_pairing(const json& messages) {
+  std::set<std::string> seen;  // tool_use ids of earlier blocks
+  std::vector<std::string> previous_uses;  // of the previous message when it is the assistant's
+  for (std::size_t n = 0; n < messages.size(); ++n) {
+    const json& m = messages[n];
+    const json blocks = blocks_of(m["content"]);
+    if (str_field(m, "role") == "assistant") {
+      std::vector<std::string> uses;
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        if (!is_block(blocks[k], "tool_use")) continue;
+        const std::string id = str_field(blocks[k], "id");
+        if (!seen.insert(id).second) return pairing_error(duplicate_tool_use_id_message(n, k));
+        uses.push_back(id);
+      }
+      if (!uses.empty()) {
+        std::set<std::string> answered;
+        if (n + 1 < messages.size() && str_field(messages[n + 1], "role") == "user") {
+          for (const json& b : blocks_of(messages[n + 1]["content"])) {
+            if (is_block(b, "tool_result")) answered.insert(str_field(b, "tool_use_id"));
+          }
+        }
+        std::vector<std::string> missing;
+        for (const auto& id : uses) {
+          if (!answered.count(id)) missing.push_back(id);
+        }
+        if (!missing.empty()) return pairing_error(missing_tool_result_message(n, missing));
+      }
+      previous_uses = std::move(uses);
+      continue;
+    }
+    std::vector<std::string> unexpected;
+    std::size_t first = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      if (!is_block(blocks[k], "tool_result")) continue;
+      const std::string id = str_field(blocks[k], "tool_use_id");
+      if (std::find(previous_uses.begin(), previous_uses.end(), id) != previous_uses.end()) continue;
+      if (unexpected.empty()) first = k;
+      unexpected.push_back(id);
+    }
+    if (!unexpected.empty()) {
+      return pairing_error(unexpected_tool_use_id_message(n, first, unexpected));
+    }
+    previous_uses.clear();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view error_type(int status) {
+  switch (status) {
+    case 400: return "invalid_request_error";
+    case 401: return "authentication_error";
+    case 402: return "billing_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 409: return "conflict_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 503:
+    case 529: return "overloaded_error";
+    case 504: return "timeout_error";
+    default: return status >= 400 && status < 500 ? "invalid_request_error" : "api_error";
+  }
+}
+
+std::string_view default_message(int status) {
+  const std::string_view type = error_type(status);
+  if (status == 401) return "invalid x-api-key";
+  if (type == "invalid_request_error") return "Invalid request";
+  if (type == "billing_error") return "Billing error";
+  if (type == "permission_error") return "Permission denied";
+  if (type == "not_found_error") return "Not found";
+  if (type == "conflict_error") return "Conflict";
+  if (type == "request_too_large") return "Request exceeds the maximum allowed number of bytes.";
+  if (type == "rate_limit_error") return "Rate limited";
+  if (type == "overloaded_error") return "Overloaded";
+  if (type == "timeout_error") return "Request timeout";
+  return "Internal server error";
+}
+
+std::string error_body(int status, std::string_view message) {
+  ojson e = ojson::object();
+  e["type"] = std::string(error_type(status));
+  e["message"] = std::string(message);
+  ojson body = ojson::object();
+  body["type"] = "error";
+  body["error"] = std::move(e);
+  return body.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> error_headers(int status,
+                                                               std::optional<double> retry_after_s) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (retry_after_s) headers.emplace_back("retry-after", retry_after_value(*retry_after_s));
+  headers.emplace_back("x-should-retry", retryable_status(status) ? "true" : "false");
+  return headers;
+}
+
+std::string message_id(std::size_t journal_index) {
+  return "msg_hiccup_" + std::to_string(journal_index);
+}
+
+std::string tool_use_id(std::size_t journal_index, int call_index) {
+  return "toolu_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
+}
+
+std::string_view stop_reason(FinishReason reason, bool delivered_calls) {
+  switch (reason) {
+    case FinishReason::kStop: return delivered_calls ? "tool_use" : "end_turn";
+    case FinishReason::kMaxTokens: return "max_tokens";
+    case FinishReason::kContentFilter: return "refusal";
+    case FinishReason::kMalformedCall: return "";
+  }
+  return "end_turn";
+}
+
+std::string sse_event(std::string_view name, const ojson& data) {
+  return "event: " + std::string(name) + "\ndata: " + data.dump() + "\n\n";
+}
+
+std::string stream_error_event(int status) {
+  return "event: error\ndata: " + error_body(status, default_message(status)) + "\n\n";
+}
+
+std::string malformed_event() {
+  return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":\n\n";
+}
+
+std::string missing_tool_result_message(std::size_t n, const std::vector<std::string>& ids) {
+  return "messages." + std::to_string(n) +
+         ": `tool_use` ids were found without `tool_result` blocks immediately after: " +
+         join_ids(ids) +
+         ". Each `tool_use` block must have a corresponding `tool_result` block in the next message.";
+}
+
+std::string unexpected_tool_use_id_message(std::size_t n, std::size_t m,
+                                           const std::vector<std::string>& ids) {
+  return "messages." + std::to_string(n) + ".content." + std::to_string(m) +
+         ": unexpected `tool_use_id` found in `tool_result` blocks: " + join_ids(ids) +
+         ". Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+         "message.";
+}
+
+std::string duplicate_tool_use_id_message(std::size_t n, std::size_t m) {
+  return "messages." + std::to_string(n) + ".content." + std::to_string(m) +
+         ": `tool_use` ids must be unique";
+}
+
+DecodedRequest decode_messages(std::string_view body) {
+  DecodedRequest out;
+  const json parsed = json::parse(body, nullptr, false);
+  if (parsed.is_object()) {
+    out.model = str_field(parsed, "model");
+    out.streaming = parsed.contains("stream") && parsed["stream"].is_boolean() &&
+                    parsed["stream"].get<bool>();
+  }
+  if (auto rejection = check_shape(parsed)) {
+    out.rejection = std::move(*rejection);
+    // Keep what can be decoded, for the journal.
+    if (parsed.is_object() && parsed.contains("messages") && parsed["messages"].is_array()) {
+      out.contents = neutral_contents(parsed["messages"]);
+    }
     return out;
   }
-  std::string default_message(int) const override { return "error"; }
-  ErrorAnswer error_answer(int, std::string_view message, std::optional<double>) const override {
-    return {std::string(message), {}};
+  const json& messages = parsed["messages"];
+  out.contents = neutral_contents(messages);
+  out.rejection = check_pairing(messages);
+  return out;
+}
+
+}  // namespace mock::anthropic
+
+// ---- The WireFormat ---------------------------------------------------------------------------
+
+namespace mock::anthropic {
+namespace {
+
+class AnthropicEncoder final : public StreamEncoder {
+ public:
+  explicit AnthropicEncoder(ResponseContext ctx) : ctx_(std::move(ctx)) {}
+
+  std::string open() override {
+    ojson message = ojson::object();
+    message["id"] = message_id(ctx_.journal_index);
+    message["type"] = "message";
+    message["role"] = "assistant";
+    message["content"] = ojson::array();
+    message["model"] = ctx_.model;
+    message["stop_reason"] = nullptr;
+    message["stop_sequence"] = nullptr;
+    message["usage"] = usage(1);
+    ojson start = ojson::object();
+    start["type"] = "message_start";
+    start["message"] = std::move(message);
+    return sse_event("message_start", start) + sse_event("ping", ojson{{"type", "ping"}});
   }
-  std::string call_id(std::size_t, int) const override { return ""; }
-  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext&) const override {
-    return std::make_unique<Encoder>();
+
+  std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
+    if (auto* t = std::get_if<TextEvent>(&event)) {
+      const int index = next_index_++;
+      ojson delta = ojson::object();
+      delta["type"] = "text_delta";
+      delta["text"] = t->text;
+      return {block_start(index, text_block("")) + block_delta(index, std::move(delta)) +
+              block_stop(index)};
+    }
+    if (auto* c = std::get_if<CallEvent>(&event)) {
+      const int index = next_index_++;
+      delivered_calls_ = true;
+      std::vector<std::string> units;
+      units.push_back(block_start(index, tool_use_block(*c, ojson::object())));
+      for (const std::string& piece : split_fragments(args_text(*c), std::max(c->fragments, 1))) {
+        ojson delta = ojson::object();
+        delta["type"] = "input_json_delta";
+        delta["partial_json"] = piece;
+        units.push_back(block_delta(index, std::move(delta)));
+      }
+      units.push_back(block_stop(index));
+      return units;
+    }
+    const auto reason = std::get<FinishEvent>(event).reason;
+    if (reason == FinishReason::kMalformedCall) return {stream_error_event(kMalformedCallStatus)};
+    ojson delta = ojson::object();
+    delta["stop_reason"] = std::string(stop_reason(reason, delivered_calls_));
+    delta["stop_sequence"] = nullptr;
+    ojson md = ojson::object();
+    md["type"] = "message_delta";
+    md["delta"] = std::move(delta);
+    md["usage"] = ojson{{"output_tokens", std::max(next_index_, 1)}};
+    return {sse_event("message_delta", md) +
+            sse_event("message_stop", ojson{{"type", "message_stop"}})};
   }
-  std::string unary_body(const std::vector<Event>&, const ResponseContext&) const override { return "{}"; }
+
+  std::string error_event(int status) override { return stream_error_event(status); }
+  std::string malformed_frame() override { return malformed_event(); }
+
+ private:
+  static std::string block_start(int index, ojson block) {
+    ojson e = ojson::object();
+    e["type"] = "content_block_start";
+    e["index"] = index;
+    e["content_block"] = std::move(block);
+    return sse_event("content_block_start", e);
+  }
+  static std::string block_delta(int index, ojson delta) {
+    ojson e = ojson::object();
+    e["type"] = "content_block_delta";
+    e["index"] = index;
+    e["delta"] = std::move(delta);
+    return sse_event("content_block_delta", e);
+  }
+  static std::string block_stop(int index) {
+    ojson e = ojson::object();
+    e["type"] = "content_block_stop";
+    e["index"] = index;
+    return sse_event("content_block_stop", e);
+  }
+
+  ResponseContext ctx_;
+  int next_index_ = 0;           // content block index of the next block
+  bool delivered_calls_ = false; // a tool_use block was sent: stop → "tool_use"
+};
+
+class AnthropicFormat final : public WireFormat {
+ public:
+  std::string_view name() const override { return "anthropic"; }
+  std::vector<std::string> paths() const override {
+    return {"POST /v1/messages[?beta=true]"};
+  }
+  bool matches(std::string_view path) const override { return path == kPath; }
+
+  DecodedRequest decode_request(std::string_view /*target*/, std::string_view body) const override {
+    // The query (`?beta=true` from claude-code and the SDK's beta namespace) changes nothing here.
+    return decode_messages(body);
+  }
+
+  std::string default_message(int status) const override {
+    return std::string(anthropic::default_message(status));
+  }
+
+  ErrorAnswer error_answer(int status, std::string_view message,
+                           std::optional<double> retry_after_s) const override {
+    return {error_body(status, message), error_headers(status, retry_after_s)};
+  }
+
+  std::string call_id(std::size_t journal_index, int call_index) const override {
+    return tool_use_id(journal_index, call_index);
+  }
+
+  std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
+    return std::make_unique<AnthropicEncoder>(ctx);
+  }
+
+  std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
+    ojson content = ojson::array();
+    bool calls = false;
+    std::optional<FinishReason> finish;
+    for (const Event& e : events) {
+      if (auto* t = std::get_if<TextEvent>(&e)) {
+        content.push_back(text_block(t->text));
+      } else if (auto* c = std::get_if<CallEvent>(&e)) {
+        content.push_back(tool_use_block(*c, args_object(*c)));
+        calls = true;
+      } else {
+        finish = std::get<FinishEvent>(e).reason;
+        break;
+      }
+    }
+    if (finish == FinishReason::kMalformedCall) {
+      return error_body(kMalformedCallStatus, anthropic::default_message(kMalformedCallStatus));
+    }
+    ojson m = ojson::object();
+    m["id"] = message_id(ctx.journal_index);
+    m["type"] = "message";
+    m["role"] = "assistant";
+    m["model"] = ctx.model;
+    const int blocks = static_cast<int>(content.size());
+    m["content"] = std::move(content);
+    m["stop_reason"] = finish ? ojson(std::string(stop_reason(*finish, calls))) : ojson(nullptr);
+    m["stop_sequence"] = nullptr;
+    m["usage"] = usage(std::max(blocks, 1));
+    return m.dump();
+  }
 };
 
 }  // namespace
 
 const WireFormat& format() {
-  static const Format instance;
+  static const AnthropicFormat instance;
   return instance;
 }
 

@@ -1,32 +1,330 @@
-// The Anthropic Messages codec (see anthropic_codec.h). SKELETON: to be implemented.
+// The Anthropic Messages codec (see anthropic_codec.h).
 #include "runtime_under_test/anthropic_codec.h"
+
+#include <map>
 
 namespace rut {
 namespace {
 
-class Decoder final : public IStreamDecoder {
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+std::string str_of(const json& o, const char* key) {
+  if (!o.is_object()) return {};
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json* array_of(const json& o, const char* key) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(key);
+  return it != o.end() && it->is_array() ? &*it : nullptr;
+}
+
+/// "type: message" of an error envelope `{"type":"error","error":{type,message}}` (also a bare
+/// `{"error":{…}}`); nullopt when `body` is not one.
+std::optional<std::string> error_text(const json& body) {
+  if (!body.is_object()) return std::nullopt;
+  auto e = body.find("error");
+  if (e == body.end() || !e->is_object()) return std::nullopt;
+  const std::string type = str_of(*e, "type");
+  const std::string message = str_of(*e, "message");
+  if (type.empty()) return message;
+  return message.empty() ? type : type + ": " + message;
+}
+
+std::optional<double> parse_seconds(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size() || !(v >= 0)) return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+/// The streamed response's decoder: content blocks by `index`; text deltas go out as they arrive,
+/// a tool_use goes out whole at its content_block_stop; the finish at message_stop carries the
+/// stop_reason of the last message_delta.
+class AnthropicDecoder final : public IStreamDecoder {
  public:
-  DecodedChunk on_frame(const SseFrame&) override { return DecodedChunk{{}, {}, "", {}, true}; }
-  std::optional<FunctionCall> repaired_open_call(std::string_view) const override { return std::nullopt; }
+  DecodedChunk on_frame(const SseFrame& frame) override {
+    DecodedChunk out;
+    const json data = json::parse(frame.data, nullptr, false);
+    if (frame.kind == SseFrame::Kind::kErrorObject) {
+      out.stream_error = error_text(data).value_or(frame.data);
+      return out;
+    }
+    if (!data.is_object()) {
+      out.undecodable = true;
+      return out;
+    }
+    std::string type = str_of(data, "type");
+    if (type.empty()) type = frame.event;
+    if (frame.event == "error" || type == "error") {
+      out.stream_error = error_text(data).value_or(frame.data);
+      return out;
+    }
+    const int index = data.contains("index") && data["index"].is_number_integer()
+                          ? data["index"].get<int>() : -1;
+    if (type == "content_block_start") {
+      const json cb = data.contains("content_block") ? data["content_block"] : json();
+      const std::string kind = str_of(cb, "type");
+      Block b;
+      if (kind == "text") {
+        b.kind = Block::kText;
+        const std::string text = str_of(cb, "text");
+        if (!text.empty()) out.parts.push_back({text, std::nullopt});
+      } else if (kind == "tool_use") {
+        b.kind = Block::kToolUse;
+        b.id = str_of(cb, "id");
+        b.name = str_of(cb, "name");
+        if (cb.contains("input") && cb["input"].is_object()) b.input = cb["input"];
+      }
+      blocks_[index] = std::move(b);
+    } else if (type == "content_block_delta") {
+      auto it = blocks_.find(index);
+      const json delta = data.contains("delta") ? data["delta"] : json();
+      const std::string kind = str_of(delta, "type");
+      if (it == blocks_.end()) return out;
+      if (kind == "text_delta" && it->second.kind == Block::kText) {
+        const std::string text = str_of(delta, "text");
+        if (!text.empty()) out.parts.push_back({text, std::nullopt});
+      } else if (kind == "input_json_delta" && it->second.kind == Block::kToolUse) {
+        it->second.partial_json += str_of(delta, "partial_json");
+        it->second.streamed = true;
+      }
+    } else if (type == "content_block_stop") {
+      auto it = blocks_.find(index);
+      if (it == blocks_.end()) return out;
+      Block b = std::move(it->second);
+      blocks_.erase(it);
+      if (b.kind != Block::kToolUse) return out;
+      FunctionCall call;
+      call.name = b.name;
+      if (!b.id.empty()) call.id = b.id;
+      if (!b.streamed || b.partial_json.empty()) {
+        call.args = b.input;
+      } else {
+        json args = json::parse(b.partial_json, nullptr, false);
+        if (!args.is_object()) {
+          // The tool_use input does not parse (the SDK throws here): a malformed call.
+          out.finish = FinishClass::kMalformedCall;
+          out.finish_reason = "tool_use input is not a JSON object";
+          return out;
+        }
+        call.args = std::move(args);
+      }
+      out.parts.push_back({std::nullopt, std::move(call), 0});
+    } else if (type == "message_delta") {
+      if (data.contains("delta") && data["delta"].is_object() && data["delta"].contains("stop_reason")) {
+        const json& r = data["delta"]["stop_reason"];
+        stop_reason_ = r.is_string() ? r.get<std::string>() : std::string();
+      }
+    } else if (type == "message_stop") {
+      out.finish = anthropic_finish_class(stop_reason_);
+      out.finish_reason = stop_reason_.empty() ? "null" : stop_reason_;
+    }
+    // message_start, ping and unknown events carry nothing the runtime needs.
+    return out;
+  }
+
+  std::optional<FunctionCall> repaired_open_call(std::string_view /*unterminated*/) const override {
+    // The last tool_use block started and not stopped, its arguments so far closed by
+    // repair_json (a frame the stream cut is not read: SSE drops an unterminated event).
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+      const Block& b = it->second;
+      if (b.kind != Block::kToolUse) continue;
+      auto args = b.streamed ? repair_json(b.partial_json) : std::optional<json>(b.input);
+      if (!args || !args->is_object()) return std::nullopt;
+      FunctionCall call;
+      call.name = b.name;
+      if (!b.id.empty()) call.id = b.id;
+      call.args = std::move(*args);
+      return call;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Block {
+    enum Kind { kOther, kText, kToolUse } kind = kOther;
+    std::string id;
+    std::string name;
+    json input = json::object();  // content_block_start's input (used when no delta streams)
+    std::string partial_json;     // input_json_delta pieces so far
+    bool streamed = false;
+  };
+  std::map<int, Block> blocks_;
+  std::string stop_reason_;  // of the last message_delta; "" for none or null
 };
 
-class Codec final : public ICodec {
+class AnthropicCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "anthropic"; }
   std::string default_model() const override { return "claude-sonnet-4-5"; }
-  HttpRequest make_request(const nlohmann::json&, std::string_view, const std::vector<std::string>&,
-                           bool) const override {
-    return HttpRequest{};
+
+  HttpRequest make_request(const json& contents, std::string_view model,
+                           const std::vector<std::string>& tool_names, bool stream) const override {
+    ojson body = ojson::object();
+    body["model"] = std::string(model);
+    body["max_tokens"] = kAnthropicMaxTokens;
+    body["messages"] = ojson::parse(anthropic_messages(contents).dump());
+    body["stream"] = stream;
+    if (!tool_names.empty()) {
+      ojson tools = ojson::array();
+      for (const auto& name : tool_names) {
+        ojson t = ojson::object();
+        t["name"] = name;
+        t["input_schema"] = ojson{{"type", "object"}};
+        tools.push_back(std::move(t));
+      }
+      body["tools"] = std::move(tools);
+    }
+    HttpRequest req;
+    req.target = std::string(kAnthropicTarget);
+    req.body = body.dump();
+    req.headers = {{"Content-Type", "application/json"},
+                   {"x-api-key", "hiccup"},
+                   {"anthropic-version", std::string(kAnthropicVersion)}};
+    return req;
   }
-  std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<Decoder>(); }
-  DecodedChunk decode_body(std::string_view) const override { return DecodedChunk{{}, {}, "", {}, true}; }
-  ProviderError parse_error(std::string_view, const Headers&) const override { return {}; }
+
+  std::unique_ptr<IStreamDecoder> stream_decoder() const override {
+    return std::make_unique<AnthropicDecoder>();
+  }
+
+  DecodedChunk decode_body(std::string_view body) const override {
+    DecodedChunk out;
+    const json m = json::parse(body, nullptr, false);
+    if (!m.is_object()) {
+      out.undecodable = true;
+      return out;
+    }
+    if (str_of(m, "type") == "error" || (m.contains("error") && !m.contains("content"))) {
+      out.stream_error = error_text(m).value_or(std::string(body));
+      return out;
+    }
+    int position = 0;
+    if (const json* content = array_of(m, "content")) {
+      for (const json& b : *content) {
+        const std::string type = str_of(b, "type");
+        if (type == "text") {
+          out.parts.push_back({str_of(b, "text"), std::nullopt});
+        } else if (type == "tool_use") {
+          FunctionCall call;
+          call.name = str_of(b, "name");
+          const std::string id = str_of(b, "id");
+          if (!id.empty()) call.id = id;
+          if (b.contains("input") && b["input"].is_object()) call.args = b["input"];
+          out.parts.push_back({std::nullopt, std::move(call), position++});
+        }
+      }
+    }
+    if (m.contains("stop_reason") && m["stop_reason"].is_string()) {
+      out.finish_reason = m["stop_reason"].get<std::string>();
+      out.finish = anthropic_finish_class(out.finish_reason);
+    }
+    return out;
+  }
+
+  ProviderError parse_error(std::string_view body, const Headers& headers) const override {
+    ProviderError out;
+    out.message = error_text(json::parse(body, nullptr, false)).value_or("");
+    if (auto ms = header_value(headers, "retry-after-ms")) {
+      if (auto v = parse_seconds(*ms)) {
+        out.retry_after_s = *v / 1000;
+        return out;
+      }
+    }
+    if (auto s = header_value(headers, "retry-after")) {
+      // Seconds; an HTTP-date (also allowed by RFC 9110) reads as absent.
+      if (auto v = parse_seconds(*s)) out.retry_after_s = *v;
+    }
+    return out;
+  }
 };
 
 }  // namespace
 
+json anthropic_messages(const json& contents) {
+  json messages = json::array();
+  if (!contents.is_array()) return messages;
+  std::vector<std::pair<std::string, std::string>> previous_calls;  // (name, id) of the last model content
+  for (std::size_t i = 0; i < contents.size(); ++i) {
+    const json& c = contents[i];
+    if (!c.is_object()) continue;
+    const bool model = str_of(c, "role") == "model";
+    json text_blocks = json::array();
+    json other_blocks = json::array();
+    std::vector<std::pair<std::string, std::string>> calls;
+    std::size_t responses = 0;
+    if (const json* parts = array_of(c, "parts")) {
+      for (std::size_t k = 0; k < parts->size(); ++k) {
+        const json& p = (*parts)[k];
+        if (!p.is_object()) continue;
+        if (p.contains("text") && p["text"].is_string()) {
+          if (!p["text"].get_ref<const std::string&>().empty()) {
+            text_blocks.push_back({{"type", "text"}, {"text", p["text"]}});
+          }
+        } else if (model && p.contains("functionCall") && p["functionCall"].is_object()) {
+          const json& fc = p["functionCall"];
+          std::string id = str_of(fc, "id");
+          if (id.empty()) id = "toolu_rut_" + std::to_string(i) + "_" + std::to_string(k);
+          const json input = fc.contains("args") && fc["args"].is_object() ? fc["args"] : json::object();
+          other_blocks.push_back({{"type", "tool_use"}, {"id", id}, {"name", str_of(fc, "name")},
+                                  {"input", input}});
+          calls.emplace_back(str_of(fc, "name"), id);
+        } else if (!model && p.contains("functionResponse") && p["functionResponse"].is_object()) {
+          const json& fr = p["functionResponse"];
+          std::string id = str_of(fr, "id");
+          if (id.empty()) {
+            const std::string name = str_of(fr, "name");
+            if (responses < previous_calls.size() && previous_calls[responses].first == name) {
+              id = previous_calls[responses].second;
+            } else {
+              for (const auto& [n, cid] : previous_calls) {
+                if (n == name) {
+                  id = cid;
+                  break;
+                }
+              }
+            }
+          }
+          ++responses;
+          const json response = fr.contains("response") ? fr["response"] : json::object();
+          other_blocks.push_back({{"type", "tool_result"}, {"tool_use_id", id},
+                                  {"content", response.dump()}});
+        }
+      }
+    }
+    // Assistant: text, then tool_use. User: tool_result first (the API wants them at the start of
+    // the message that follows the tool_use), then text.
+    json content = json::array();
+    const json& first = model ? text_blocks : other_blocks;
+    const json& second = model ? other_blocks : text_blocks;
+    for (const json& b : first) content.push_back(b);
+    for (const json& b : second) content.push_back(b);
+    messages.push_back({{"role", model ? "assistant" : "user"}, {"content", std::move(content)}});
+    if (model) previous_calls = std::move(calls);
+  }
+  return messages;
+}
+
+FinishClass anthropic_finish_class(std::string_view stop_reason) {
+  if (stop_reason == "end_turn" || stop_reason == "tool_use" || stop_reason == "stop_sequence") {
+    return FinishClass::kStop;
+  }
+  if (stop_reason == "max_tokens" || stop_reason == "model_context_window_exceeded") {
+    return FinishClass::kMaxTokens;
+  }
+  if (stop_reason == "refusal") return FinishClass::kContentFilter;
+  return FinishClass::kOther;
+}
+
 const ICodec& anthropic_codec() {
-  static const Codec instance;
+  static const AnthropicCodec instance;
   return instance;
 }
 
