@@ -232,7 +232,14 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
     // `after_fragment` argument fragments), `rest` after it.
     std::vector<std::string> units;
     std::size_t split = 0;
-    if (i < n) {
+    // A fault that ends the stream before event i (disconnect, reset, end, error_event) sends
+    // nothing of it: leave it unencoded so stateful encoders (sequence numbers, block indexes)
+    // number only what goes out. Cuts, goers-on and faults inside a call need its frames.
+    const bool needs_event =
+        !(a.fault && i == at && !fault_after_fragment(*a.fault) &&
+          (std::holds_alternative<DisconnectFault>(*a.fault) || std::holds_alternative<ResetFault>(*a.fault) ||
+           std::holds_alternative<EndFault>(*a.fault) || std::holds_alternative<ErrorEventFault>(*a.fault)));
+    if (i < n && needs_event) {
       const Event& e = a.events[static_cast<std::size_t>(i)];
       const bool is_call = std::holds_alternative<CallEvent>(e);
       units = encoder->event_units(e, call_index);
