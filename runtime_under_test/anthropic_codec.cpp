@@ -33,17 +33,6 @@ std::optional<std::string> error_text(const json& body) {
   return message.empty() ? type : type + ": " + message;
 }
 
-std::optional<double> parse_seconds(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used != text.size() || !(v >= 0)) return std::nullopt;
-    return v;
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
 /// The streamed response's decoder: content blocks by `index`; text deltas go out as they arrive,
 /// a tool_use goes out whole at its content_block_stop; the finish at message_stop carries the
 /// stop_reason of the last message_delta.
@@ -232,16 +221,7 @@ class AnthropicCodec final : public ICodec {
   ProviderError parse_error(std::string_view body, const Headers& headers) const override {
     ProviderError out;
     out.message = error_text(json::parse(body, nullptr, false)).value_or("");
-    if (auto ms = header_value(headers, "retry-after-ms")) {
-      if (auto v = parse_seconds(*ms)) {
-        out.retry_after_s = *v / 1000;
-        return out;
-      }
-    }
-    if (auto s = header_value(headers, "retry-after")) {
-      // Seconds; an HTTP-date (also allowed by RFC 9110) reads as absent.
-      if (auto v = parse_seconds(*s)) out.retry_after_s = *v;
-    }
+    out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;
   }
 };

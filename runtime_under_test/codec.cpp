@@ -2,6 +2,7 @@
 #include "runtime_under_test/codec.h"
 
 #include <cctype>
+#include <cstdlib>
 
 #include "runtime_under_test/anthropic_codec.h"
 #include "runtime_under_test/gemini_codec.h"
@@ -93,6 +94,23 @@ std::optional<nlohmann::json> repair_json(std::string_view prefix) {
   auto parsed = nlohmann::json::parse(text, nullptr, false);
   if (parsed.is_discarded()) return std::nullopt;
   return parsed;
+}
+
+std::optional<double> retry_after_from_headers(const Headers& headers) {
+  auto number = [](const std::string& text) -> std::optional<double> {
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(v >= 0)) return std::nullopt;
+    return v;
+  };
+  if (auto ms = header_value(headers, "retry-after-ms")) {
+    if (auto v = number(*ms)) return *v / 1000.0;
+  }
+  if (auto s = header_value(headers, "retry-after")) {
+    if (auto v = number(*s)) return *v;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> header_value(const Headers& headers, std::string_view name) {

@@ -114,6 +114,12 @@ const std::vector<std::string>& codec_names();
 /// `{"command":"./depl` → `{"command":"./depl"}`.
 std::optional<nlohmann::json> repair_json(std::string_view prefix);
 
+/// Retry-After from response headers, in seconds: `retry-after-ms` (milliseconds; OpenAI sends
+/// it and its SDK reads it first) wins over `retry-after` (seconds, RFC 9110 delay-seconds or a
+/// decimal as Anthropic and OpenAI send it; an HTTP-date reads as absent). nullopt when neither
+/// holds a non-negative number.
+std::optional<double> retry_after_from_headers(const Headers& headers);
+
 /// The value of header `name` (lower-case) in `headers`; nullopt when absent.
 std::optional<std::string> header_value(const Headers& headers, std::string_view name);
 

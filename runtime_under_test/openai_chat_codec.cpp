@@ -22,15 +22,6 @@ std::string string_member(const json& o, const char* key) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-/// A number read whole from `text` (no trailing junk); nullopt otherwise.
-std::optional<double> parse_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !(v >= 0)) return std::nullopt;
-  return v;
-}
-
 // ---- Request -------------------------------------------------------------------------------------
 
 std::string joined_text(const json& parts) {
@@ -356,17 +347,7 @@ class Codec final : public ICodec {
       const std::string message = string_member(*e, "message");
       out.message = type.empty() ? message : type + ": " + message;
     }
-    // `retry-after-ms` (milliseconds, OpenAI's own) wins over `retry-after` (seconds), as in the
-    // openai SDK; an HTTP-date `retry-after` is not read.
-    if (auto ms = header_value(headers, "retry-after-ms")) {
-      if (auto v = parse_number(*ms)) {
-        out.retry_after_s = *v / 1000.0;
-        return out;
-      }
-    }
-    if (auto s = header_value(headers, "retry-after")) {
-      if (auto v = parse_number(*s)) out.retry_after_s = *v;
-    }
+    out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;
   }
 };

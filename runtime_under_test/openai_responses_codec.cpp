@@ -341,26 +341,7 @@ class Codec final : public ICodec {
       if (kind.empty()) kind = str(*e, "code");
       out.message = (kind.empty() ? std::string() : kind + ": ") + str(*e, "message");
     }
-    auto number = [](const std::string& text) -> std::optional<double> {
-      try {
-        std::size_t used = 0;
-        const double v = std::stod(text, &used);
-        if (used != text.size() || !(v >= 0)) return std::nullopt;
-        return v;
-      } catch (...) {
-        return std::nullopt;
-      }
-    };
-    // OpenAI sends both; the millisecond one is the precise one (openai-node reads it first).
-    if (auto ms = header_value(headers, "retry-after-ms")) {
-      if (auto v = number(*ms)) {
-        out.retry_after_s = *v / 1000.0;
-        return out;
-      }
-    }
-    if (auto s = header_value(headers, "retry-after")) {
-      if (auto v = number(*s)) out.retry_after_s = *v;
-    }
+    out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;
   }
 };
