@@ -58,7 +58,7 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && versions_ok; then
 fi
 
 echo "installing the pinned SDKs into $cache: $(pinned | tr ' \n' '@ ')"
-mkdir -p "$cache"
+mkdir -p "$cache" || die "cannot create $cache"
 rm -f "$stamp"
 cp "$src/package.json" "$src/package-lock.json" "$cache/"
 # npm ci: exactly the lock file (fails when package.json and the lock disagree), node_modules
