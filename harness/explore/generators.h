@@ -162,7 +162,7 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
         {2, rc::gen::just(Fault(mock::EndFault{at}))},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms}); })},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms}); })},
-        {2, rc::gen::map(gen_weighted<int>({{2, gen_int(1, 12)}, {1, gen_int(13, 160)}}),
+        {2, rc::gen::map(gen_weighted<int>({{3, gen_int(1, 12)}, {2, gen_int(60, 200)}}),
                          [at](int b) { return Fault(mock::CutFault{at, b}); })},
         {2, rc::gen::map(gen_pick<int>({503, 529, 500, 429}),
                          [at](int st) { return Fault(mock::ErrorEventFault{at, st}); })},
