@@ -230,6 +230,12 @@ int MockHttpServer::start() {
                 progress->client_gone = true;
                 return false;
               }
+            } else if (auto* d = std::get_if<DrainAction>(&action)) {
+              wait_acked(conn(), 1000, *stopping);
+              if (!pause_ms(cap(d->pause_ms), conn(), *stopping)) {
+                progress->client_gone = !stopping->load();
+                return false;
+              }
             } else {
               const auto& s = std::get<StallAction>(action);
               if (!pause_ms(s.seconds * stall_ms_per_s, conn(), *stopping)) {

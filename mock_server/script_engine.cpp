@@ -56,6 +56,14 @@ class StreamBuilder {
     actions_.push_back(StallAction{seconds});
   }
 
+  void drain(int pause_ms) {
+    flush();
+    actions_.push_back(DrainAction{pause_ms});
+  }
+
+  /// True when nothing was written or is waiting to be.
+  bool empty() const { return run_.empty() && actions_.empty(); }
+
   std::vector<Action> take() {
     flush();
     return std::move(actions_);
@@ -274,7 +282,8 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
         }
         plan.ending = Ending::kFin;
       } else if (auto* e = std::get_if<ErrorEventFault>(&f)) {
-        out.flush();
+        // The error goes out in a read of its own, after what came before was received.
+        if (i > 0 || split > 0 || !out.empty()) out.drain(kErrorEventPauseMs);
         out.add_bytes(encoder->error_event(e->status));
         out.flush();
         plan.ending = Ending::kTerminator;

@@ -39,7 +39,19 @@ struct WriteAction {
 struct StallAction {
   double seconds = 0;
 };
-using Action = std::variant<WriteAction, StallAction>;
+/// Wait until the client has acknowledged every byte written so far, then `pause_ms` more, so the
+/// next write reaches the client in a read of its own. Written before an in-stream error: a real
+/// backend sends it tens of milliseconds after the last frame, and SDKs parse per read
+/// (@google/genai recognises the bare `{"error"}` object only alone in a read; issue 12). In
+/// process it costs nothing.
+struct DrainAction {
+  int pause_ms = 0;
+};
+using Action = std::variant<WriteAction, StallAction, DrainAction>;
+
+/// The pause before an in-stream error, in real milliseconds (the reference runtime's runner caps
+/// it with ServerOptions::max_delay_ms).
+inline constexpr int kErrorEventPauseMs = 50;
 
 /// How a streamed response ends after its actions.
 enum class Ending {
@@ -66,7 +78,7 @@ struct Plan {
 };
 
 /// How far a plan got on the wire, reported by whoever executed it. For a streaming plan only
-/// `actions_done` counts (a StallAction counts once its pause ran to the end); a non-streaming
+/// `actions_done` counts (a StallAction or DrainAction counts once its pause ran to the end); a non-streaming
 /// body counts as delivered unless `client_gone`.
 struct Delivery {
   int actions_done = 0;        ///< actions fully executed (a write counts when sent in full)

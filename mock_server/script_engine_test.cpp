@@ -76,6 +76,8 @@ std::vector<std::tuple<std::string, int, bool>> rows(const Plan& p) {
   for (const auto& a : p.actions) {
     if (auto* w = std::get_if<WriteAction>(&a)) {
       out.emplace_back(w->bytes, w->events_done, w->terminal);
+    } else if (auto* d = std::get_if<mock::DrainAction>(&a)) {
+      out.emplace_back("<drain " + std::to_string(d->pause_ms) + " ms>", -1, false);
     } else {
       out.emplace_back("<stall " + std::to_string(std::get<StallAction>(a).seconds) + ">", -1, false);
     }
@@ -186,10 +188,15 @@ TEST_CASE("cut sends the first bytes of the next frame as their own write, then 
   CHECK(p.ending == Ending::kFin);
 }
 
-TEST_CASE("error_event sends the bare in-stream error object as its own chunk, then ends") {
+TEST_CASE("error_event sends the bare in-stream error object as its own chunk, in a read of its own, then ends") {
   const Plan p = play(mock::ErrorEventFault{2, 529});
-  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall), 2, false}, {g::stream_error_chunk(529), 2, false}});
+  CHECK(rows(p) == Rows{{frame(kText) + frame(kCall), 2, false},
+                        {"<drain 50 ms>", -1, false},
+                        {g::stream_error_chunk(529), 2, false}});
   CHECK(p.ending == Ending::kTerminator);
+  // First in the stream there is nothing to wait for.
+  const Plan first = play(mock::ErrorEventFault{0, 503});
+  CHECK(rows(first) == Rows{{g::stream_error_chunk(503), 0, false}});
 }
 
 TEST_CASE("malformed sends one undecodable frame between writes and goes on") {
