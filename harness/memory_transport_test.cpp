@@ -52,7 +52,7 @@ TEST_CASE("a reset after the call is a lost connection and the call is delivered
   CHECK(j[0].delivered_calls[0].name == "shell");
 }
 
-TEST_CASE("a stall at or beyond the idle timeout is an idle timeout; a shorter one is a delay") {
+TEST_CASE("a stall at or beyond the idle timeout is an idle timeout, a shorter one is a delay") {
   mock::Attempt a;
   a.events = {mock::TextEvent{"hi"}, mock::FinishEvent{}};
   a.fault = mock::StallFault{1, 20};

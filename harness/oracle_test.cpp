@@ -89,7 +89,7 @@ TEST_CASE("oracle: status classes") {
   CHECK(r.waited_s == 0);
 }
 
-TEST_CASE("oracle: each wait is max(schedule step, retry-after); the last step repeats") {
+TEST_CASE("oracle: each wait is max(schedule step, retry-after), and the last step repeats") {
   auto s = scenario({{status(429, 30), status(503, 5), status(503), status(503), stream({finish()})}});
   s.runtime.max_attempts = 5;
   s.runtime.backoff_s = std::vector<double>{10, 20};
@@ -162,7 +162,7 @@ TEST_CASE("oracle: content filter and fallback") {
   CHECK(predict(twice).requests == 1);
 }
 
-TEST_CASE("oracle: budget is per turn; a request past the script gets 500") {
+TEST_CASE("oracle: budget is per turn, and a request past the script gets 500") {
   auto s = scenario({{stream({call("t", {{"n", 1}}), finish()})}});
   auto r = predict(s);
   CHECK(r.error == "retries_exhausted");

@@ -3,6 +3,8 @@
 // problems, and the stable-order writer.
 #include "harness/scenario_io.h"
 
+#include "mock_server/wire_format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -331,11 +333,45 @@ class Validator {
           problem(at(fp, "after_event"), "expected an integer in 0.." + std::to_string(count) +
                                              " (the attempt's event count), found integer " +
                                              std::to_string(*after));
+        } else if (auto frag = mock::fault_after_fragment(*fault)) {
+          // The fault cuts a call: the event after_event names must be one, with more fragments
+          // than go out before the fault (else the whole call is sent and nothing is cut).
+          const std::size_t at_event = static_cast<std::size_t>(after.value_or(0));
+          const auto* call = at_event < a.events.size() ? std::get_if<mock::CallEvent>(&a.events[at_event]) : nullptr;
+          if (call == nullptr) {
+            problem(at(fp, "after_fragment"),
+                    "expected event " + std::to_string(at_event) + " (after_event) to be a call, found " +
+                        (at_event < a.events.size() ? "a " + std::string(event_kind(a.events[at_event])) + " event"
+                                                    : std::string("no event")));
+          } else if (*frag >= std::max(call->fragments, 1)) {
+            problem(at(fp, "after_fragment"),
+                    "expected fewer than the call's " + std::to_string(std::max(call->fragments, 1)) +
+                        " fragment(s) (events/" + std::to_string(at_event) + "/call/fragments), found " +
+                        std::to_string(*frag));
+          } else {
+            a.fault = fault;
+          }
         } else {
           a.fault = fault;
         }
       }
     }
+    // The server sends a scripted id as written: two calls of one attempt may not share one.
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < a.events.size(); ++i) {
+      const auto* call = std::get_if<mock::CallEvent>(&a.events[i]);
+      if (call == nullptr || call->id.empty()) continue;
+      if (!ids.insert(call->id).second) {
+        problem(at(at(at(ep, i), "call"), "id"),
+                "expected an id no other call of this attempt has, found \"" + call->id + "\" again");
+      }
+    }
+  }
+
+  static std::string_view event_kind(const mock::Event& e) {
+    if (std::holds_alternative<mock::TextEvent>(e)) return "text";
+    if (std::holds_alternative<mock::CallEvent>(e)) return "call";
+    return "finish";
   }
 
   void turns(const json& j, const std::string& p, std::vector<mock::Turn>& out) {
@@ -552,6 +588,13 @@ std::string format_problem(const LoadProblem& problem) {
 
 LoadResult parse_scenario(std::string_view text, const std::string& file) {
   LoadResult result;
+  // Recursive JSON code overflows the stack on absurd nesting: refuse it before parsing.
+  if (mock::json_nesting_depth(text, mock::kMaxJsonDepth) > mock::kMaxJsonDepth) {
+    result.problems.push_back({file, "", "arrays and objects nest deeper than " +
+                                             std::to_string(mock::kMaxJsonDepth) +
+                                             " levels (brackets in comments count too)"});
+    return result;
+  }
   json root;
   try {
     root = json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/true);

@@ -364,3 +364,31 @@ TEST_CASE("a last turn that completes with function calls is a script mistake") 
       { "events": [ { "call": { "name": "shell", "args": {} } }, { "finish": "stop" } ],
         "fault": { "kind": "disconnect", "after_event": 1 } } ] } ]})").empty());
 }
+
+TEST_CASE("a scenario nested absurdly deep is one problem, not a crash") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string text = std::string(R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[{"call":{"name":"f","args":{"x":)") +
+                           deep + "}}}]}]}]}";
+  const harness::LoadResult r = parse_scenario(text, "deep.json");
+  REQUIRE(r.problems.size() == 1u);
+  CHECK(r.problems[0].message.find("deeper than 512") != std::string::npos);
+  CHECK_FALSE(r.scenario.has_value());
+}
+
+TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one attempt have distinct ids") {
+  auto problems_of = [](const std::string& attempt) {
+    const std::string text = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[)" + attempt +
+                             R"(,{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+    return parse_scenario(text, "x.json").problems;
+  };
+  const std::string call3 = R"({"call":{"name":"f","args":{"a":"bcdef"},"fragments":3}})";
+  CHECK(problems_of(R"({"events":[)" + call3 + R"(,{"finish":"stop"}],"fault":{"kind":"reset","after_event":0,"after_fragment":2}})").empty());
+  CHECK(has(problems_of(R"({"events":[{"text":"t"},)" + call3 + R"(],"fault":{"kind":"reset","after_event":0,"after_fragment":1}})"),
+            "/turns/0/attempts/0/fault/after_fragment", "expected event 0 (after_event) to be a call, found a text event"));
+  CHECK(has(problems_of(R"({"events":[)" + call3 + R"(],"fault":{"kind":"reset","after_event":1,"after_fragment":0}})"),
+            "/turns/0/attempts/0/fault/after_fragment", "found no event"));
+  CHECK(has(problems_of(R"({"events":[)" + call3 + R"(],"fault":{"kind":"cut","after_event":0,"after_fragment":3,"bytes":4}})"),
+            "/turns/0/attempts/0/fault/after_fragment", "expected fewer than the call's 3 fragment(s)"));
+  CHECK(has(problems_of(R"({"events":[{"call":{"name":"f","id":"c1"}},{"call":{"name":"g","id":"c1"}},{"finish":"stop"}]})"),
+            "/turns/0/attempts/0/events/1/call/id", "found \"c1\" again"));
+}

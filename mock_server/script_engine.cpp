@@ -113,7 +113,9 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   }
   const WireFormat* format = format_for_path(path);
   if (request.method != "POST" || format == nullptr) {
-    const WireFormat* fallback = wire_format(script_.provider);
+    // A known path with the wrong method answers in that path's envelope; an unknown path in the
+    // scenario's provider's.
+    const WireFormat* fallback = format != nullptr ? format : wire_format(script_.provider);
     if (fallback == nullptr) fallback = wire_formats().front();
     entry.played = "not-found";
     plan.status = 404;
@@ -123,6 +125,17 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     return plan;
   }
   entry.provider = std::string(format->name());
+  if (json_nesting_depth(request.body, kMaxJsonDepth) > kMaxJsonDepth) {
+    entry.played = "bad-request";
+    entry.validated = false;
+    entry.rejection = "the request body nests arrays and objects deeper than " +
+                      std::to_string(kMaxJsonDepth) + " levels";
+    ErrorAnswer answer = format->error_answer(400, entry.rejection, std::nullopt);
+    plan.status = 400;
+    plan.body = std::move(answer.body);
+    plan.headers = std::move(answer.headers);
+    return plan;
+  }
   DecodedRequest decoded = format->decode_request(request.target, request.body);
   entry.model = decoded.model;
   entry.streaming = decoded.streaming;

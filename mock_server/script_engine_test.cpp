@@ -474,3 +474,32 @@ TEST_CASE("the attempt rewriter edits a copy of each played attempt, and the jou
   CHECK(engine.journal()[0].delivered_calls.at(0).args["ledger"] == "/tmp/l");
   CHECK_FALSE(std::get<mock::CallEvent>(engine.script().turns[0].attempts[0].events[0]).args.contains("ledger"));
 }
+
+TEST_CASE("a body nested deeper than kMaxJsonDepth is a 400 in the path's envelope, decoded by no parser") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const Plan gemini = engine.respond({"POST", kStream, R"({"contents":)" + deep + "}"});
+  CHECK(gemini.status == 400);
+  CHECK(json::parse(gemini.body)["error"]["status"] == "INVALID_ARGUMENT");
+  const Plan anthropic = engine.respond({"POST", "/v1/messages", R"({"messages":[{"role":"user","content":)" + deep + "}]}"});
+  CHECK(anthropic.status == 400);
+  CHECK(json::parse(anthropic.body)["type"] == "error");
+  const auto j = engine.journal();
+  CHECK(j[0].played == "bad-request");
+  CHECK(j[1].provider == "anthropic");
+  CHECK(j[1].rejection.find("deeper than 512") != std::string::npos);
+  // Brackets inside strings do not count; 512 levels are still decoded.
+  CHECK(mock::json_nesting_depth(R"({"a":"[[[[{{{{"})", 100) == 1u);
+  const std::string ok = std::string(511, '[') + R"({"contents":1})" + std::string(511, ']');
+  CHECK(mock::json_nesting_depth(ok, mock::kMaxJsonDepth) == 512u);
+}
+
+TEST_CASE("a known path with the wrong method gets a 404 in that path's envelope") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  const Plan p = engine.respond({"GET", "/v1/messages", ""});
+  CHECK(p.status == 404);
+  CHECK(json::parse(p.body)["type"] == "error");
+  const Plan q = engine.respond({"DELETE", "/v1/chat/completions", ""});
+  CHECK(q.status == 404);
+  CHECK(json::parse(q.body)["error"].contains("type"));
+}

@@ -30,6 +30,28 @@ const WireFormat* format_for_path(std::string_view path) {
   return nullptr;
 }
 
+std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > cap) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 std::vector<std::string> split_fragments(const std::string& text, int n) {
   // Character boundaries: every byte that is not a UTF-8 continuation byte starts one.
   std::vector<std::size_t> starts;

@@ -168,6 +168,15 @@ const WireFormat* wire_format(std::string_view name);
 /// The format serving a POST to `path` (no query); nullptr when none does.
 const WireFormat* format_for_path(std::string_view path);
 
+/// The deepest nesting of arrays and objects in a JSON text (brackets inside strings do not
+/// count), found by one linear scan without parsing; stops counting at `cap` + 1. The engine
+/// rejects bodies deeper than kMaxJsonDepth before any parser sees them: recursive JSON code
+/// (nlohmann's copies and destructor) overflows a worker thread's stack near 100,000 levels.
+std::size_t json_nesting_depth(std::string_view text, std::size_t cap);
+
+/// The deepest request body the server decodes; deeper ones get a 400 in the provider's envelope.
+inline constexpr std::size_t kMaxJsonDepth = 512;
+
 /// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never
 /// split a UTF-8 sequence (fewer pieces when `text` has fewer characters; one "" piece for "").
 std::vector<std::string> split_fragments(const std::string& text, int n);

@@ -148,7 +148,7 @@ TEST_CASE("anthropic request: target, headers and the body for a multi-turn hist
   CHECK(codec_for("anthropic") == &codec());
 }
 
-TEST_CASE("anthropic encoding: tool_results lead a user message; missing ids are filled in") {
+TEST_CASE("anthropic encoding: tool_results lead a user message, missing ids are filled in") {
   const json contents = json::parse(R"([
     {"role":"user","parts":[{"text":"go"}]},
     {"role":"model","parts":[{"functionCall":{"name":"shell","args":{}}},{"text":""},{"text":"then"}]},
@@ -250,7 +250,7 @@ TEST_CASE("anthropic finish classes for every stop_reason") {
   CHECK_FALSE(decode_stream(ev("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"}})")).finish);
 }
 
-TEST_CASE("anthropic stream: an error event is an in-stream error; ping is ignored; bad JSON is undecodable") {
+TEST_CASE("anthropic stream: an error event is an in-stream error, ping is ignored, bad JSON is undecodable") {
   Decoded d = decode_stream(
       ev("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})") +
       ev("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}})") +

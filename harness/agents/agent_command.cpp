@@ -36,7 +36,7 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
   report.add(make_console_listener(std::cout));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
-  report.run_starting(RunInfo{"run", 0, "agent:" + recipe.name, {}});
+  report.run_starting(RunInfo{"run", 0, "agent:" + recipe.name, {}, ""});
   RunTotals totals;
   for (const Scenario& s : scenarios) {
     const AgentCaseResult r = run_agent_scenario(s, recipe, options);

@@ -46,7 +46,7 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-TEST_CASE("a correct agent passes the reset-after-call scenario; inside-only checks are n/a") {
+TEST_CASE("a correct agent passes the reset-after-call scenario, inside-only checks are n/a") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("correct"), {});
   INFO(r.harness_error << r.output_tail);
   for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);

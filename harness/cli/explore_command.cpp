@@ -58,6 +58,7 @@ int explore_command(const Args& args) {
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text;
   std::string determinism_text;
   bool determinism = false;
+  bool provider_given = false;
   ArgReader in(args);
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -70,7 +71,7 @@ int explore_command(const Args& args) {
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
-               in.value("--provider", options.provider)) {
+               (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
@@ -95,7 +96,7 @@ int explore_command(const Args& args) {
     if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");
     else options.jobs = *jobs;
   }
-  if (!options.provider.empty() && !rut::codec_for(options.provider)) {
+  if (provider_given && !rut::codec_for(options.provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  options.provider + "\"");
   }

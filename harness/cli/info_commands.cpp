@@ -46,11 +46,11 @@ int faults_command(const Args& args) {
   if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
   for (const mock::FaultKindInfo& f : mock::fault_catalogue()) {
     std::cout << std::left << std::setw(13) << f.name << f.doc << '\n';
-    std::cout << "             " << std::setw(13) << "after_event"
+    std::cout << "             " << std::setw(16) << "after_event"
               << "integer  events fully delivered before the fault (default: all)\n";
     for (const mock::FaultFieldInfo& field : f.fields) {
       if (field.name == "after_event") continue;
-      std::cout << "             " << std::setw(13) << field.name << std::setw(9) << field.type << field.doc << '\n';
+      std::cout << "             " << std::setw(16) << field.name << std::setw(9) << field.type << field.doc << '\n';
     }
   }
   return kExitPassed;

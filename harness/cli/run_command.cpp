@@ -107,6 +107,7 @@ int run_command(const Args& args) {
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
   std::string agent, agent_cmd, agent_timeout, provider;
+  bool provider_given = false;
   bool catches = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -116,7 +117,7 @@ int run_command(const Args& args) {
     if (in.value("--defect", v)) defects.push_back(v);
     else if (in.value("--tag", v)) tags.push_back(v);
     else if (in.value("--report-dir", report_dir) || in.value("--transport", transport) ||
-             in.value("--provider", provider) ||
+             (in.value("--provider", provider) && (provider_given = true)) ||
              in.value("--seed", seed_text) || in.value("--agent", agent) ||
              in.value("--agent-cmd", agent_cmd) || in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
@@ -130,7 +131,7 @@ int run_command(const Args& args) {
     in.set_error("--transport expects http or memory, found \"" + transport + "\"");
   }
   if (paths.empty()) in.set_error("no PATH given");
-  if (!provider.empty() && !rut::codec_for(provider)) {
+  if (provider_given && !rut::codec_for(provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  provider + "\"");
   }
@@ -189,7 +190,7 @@ int run_command(const Args& args) {
   report.add(make_console_listener(std::cout));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
-  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects});
+  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider});
 
   RunTotals totals;
   auto record = [&](const ReportCase& c) {

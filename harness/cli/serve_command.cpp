@@ -25,7 +25,7 @@ Point a client at it, e.g.
   GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT gemini -p "..."
   OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 (openai SDKs, codex)   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
 A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
-Requests are matched to the script by turn index and attempt index (SCENARIO-FORMAT.md), whatever
+Requests are matched to the script by turn index and attempt index (../shared/SCENARIO-FORMAT.md), whatever
 the format. Stops on SIGINT or SIGTERM and prints one line per journaled request.
 
 options:

@@ -198,7 +198,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
 
   if (listener) {
     listener->run_starting(RunInfo{"explore", options.seed, std::string(transport_name(options.transport)),
-                                   options.defects});
+                                   options.defects, options.provider});
   }
 
   int shard_total = 0;

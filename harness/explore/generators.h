@@ -127,7 +127,7 @@ inline rc::Gen<RuntimeSettings> gen_runtime() {
       gen_optional(rc::gen::just(false), 7, 1));
 }
 
-/// The wire formats a case is played in, drawn per case (shrinking towards gemini).
+/// The wire formats a case is played in, drawn per case.
 inline const std::vector<std::string>& providers() {
   static const std::vector<std::string> names = {"gemini", "openai-chat", "openai-responses", "anthropic"};
   return names;
@@ -159,16 +159,16 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
   using mock::Fault;
   return rc::gen::mapcat(gen_after_event(events), [idle_s](std::optional<int> at) {
     return gen_weighted<Fault>({
-        {2, rc::gen::just(Fault(mock::EndFault{at}))},
-        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms}); })},
-        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms}); })},
+        {2, rc::gen::just(Fault(mock::EndFault{at, std::nullopt}))},
+        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms, std::nullopt}); })},
+        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms, std::nullopt}); })},
         {2, rc::gen::map(gen_weighted<int>({{3, gen_int(1, 12)}, {2, gen_int(60, 200)}}),
-                         [at](int b) { return Fault(mock::CutFault{at, b}); })},
+                         [at](int b) { return Fault(mock::CutFault{at, b, std::nullopt}); })},
         {2, rc::gen::map(gen_pick<int>({503, 529, 500, 429}),
-                         [at](int st) { return Fault(mock::ErrorEventFault{at, st}); })},
-        {2, rc::gen::just(Fault(mock::MalformedFault{at}))},
-        {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s}); })},
-        {2, rc::gen::map(gen_long_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s}); })},
+                         [at](int st) { return Fault(mock::ErrorEventFault{at, st, std::nullopt}); })},
+        {2, rc::gen::just(Fault(mock::MalformedFault{at, std::nullopt}))},
+        {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
+        {2, rc::gen::map(gen_long_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
     });
   });
 }
@@ -178,7 +178,7 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
 inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s) {
   using mock::Fault;
   return gen_weighted<Fault>(
-      {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s}); },
+      {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s, std::nullopt}); },
                           gen_int(0, events), gen_short_stall_s(idle_s))},
        {1, rc::gen::map(gen_fault(events, idle_s), [events](Fault f) {
           std::visit([events](auto& k) { k.after_event = events; }, f);
@@ -366,8 +366,9 @@ inline void assign_call_args(mock::Script& script) {
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
 /// attempt so the run goes on; the last streams none). `expect` is left empty: the oracle fills it.
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
+  // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
-      provider.empty() ? gen_pick(providers()) : rc::gen::just(provider);
+      provider.empty() ? rc::gen::noShrink(gen_pick(providers())) : rc::gen::just(provider);
   return rc::gen::mapcat(rc::gen::pair(gen_runtime(), provider_gen),
                          [name](const std::pair<RuntimeSettings, std::string>& settings) {
     const RuntimeSettings& rt = settings.first;

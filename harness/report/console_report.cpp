@@ -12,6 +12,7 @@ class ConsoleListener final : public ReportListener {
   explicit ConsoleListener(std::ostream& out) : out_(out) {}
   void run_starting(const RunInfo& info) override {
     out_ << "hiccup " << info.command << ": seed " << info.seed << ", transport " << info.transport;
+    if (!info.provider.empty()) out_ << ", provider " << info.provider;
     if (!info.defects.empty()) {
       out_ << ", defects";
       for (const auto& d : info.defects) out_ << ' ' << d;

@@ -21,6 +21,9 @@ struct RunInfo {
   std::uint64_t seed = 0;
   std::string transport;             ///< "http" / "memory"
   std::vector<std::string> defects;  ///< defects switched on from the CLI
+  /// The wire format every case was played in (`--provider`); "" = each scenario's own (run) or
+  /// drawn per case (explore).
+  std::string provider;
 };
 
 /// One test case of a report: a scenario of `run`, or a property of `explore`.

@@ -19,7 +19,7 @@ std::string slurp(const std::string& path) {
 }
 
 void feed(ReportListener& l) {
-  l.run_starting(RunInfo{"run", 7, "http", {"keep-calls-on-retry"}});
+  l.run_starting(RunInfo{"run", 7, "http", {"keep-calls-on-retry"}, ""});
   ReportCase ok;
   ok.name = "plain-answer";
   ok.classname = "hiccup.basics";

@@ -22,7 +22,8 @@ class SummaryListener final : public ReportListener {
   }
   void run_ended(const RunTotals& t) override {
     nlohmann::json j = {{"schema", 1},       {"command", info_.command},   {"seed", info_.seed},
-                        {"transport", info_.transport}, {"defects", info_.defects}, {"passed", t.passed},
+                        {"transport", info_.transport}, {"defects", info_.defects},
+                        {"provider", info_.provider}, {"passed", t.passed},
                         {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
     std::ofstream(path_) << j.dump(2) << '\n';
   }
