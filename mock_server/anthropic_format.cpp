@@ -134,12 +134,52 @@ json neutral_contents(const json& messages) {
   return contents;
 }
 
+bool is_integer(const json& j) {
+  return j.is_number_integer() || (j.is_number_float() && std::isfinite(j.get<double>()) &&
+                                   j.get<double>() == std::floor(j.get<double>()));
+}
+
+/// Checks one content block (at `at`, e.g. "messages.1.content.0"). The API validates blocks as a
+/// union tagged by `type` and names a field inside one by the tag: its real answer to a tool_use
+/// input that is not an object is "messages.61.content.0.tool_use.input: Input should be a valid
+/// dictionary" (anthropics/claude-code#6696, anthropic-sdk-typescript#648). The other messages
+/// follow the same (pydantic) wording and are not verified.
+std::optional<Rejection> check_block(const json& block, const std::string& at) {
+  if (!block.is_object()) {
+    return shape_error(at + ": Input should be a valid dictionary or object to extract fields from");
+  }
+  auto type = block.find("type");
+  if (type == block.end() || !type->is_string()) {
+    return shape_error(at + ": Unable to extract tag using discriminator 'type'");
+  }
+  const std::string& tag = type->get_ref<const std::string&>();
+  auto field = [&](const char* key) { return at + "." + tag + "." + key; };
+  if (tag == "text") {
+    if (!block.contains("text")) return shape_error(field("text") + ": Field required");
+    if (!block["text"].is_string()) return shape_error(field("text") + ": Input should be a valid string");
+  } else if (tag == "tool_use") {
+    for (const char* key : {"id", "name"}) {
+      if (!block.contains(key)) return shape_error(field(key) + ": Field required");
+      if (!block[key].is_string()) return shape_error(field(key) + ": Input should be a valid string");
+    }
+    if (!block.contains("input")) return shape_error(field("input") + ": Field required");
+    if (!block["input"].is_object()) return shape_error(field("input") + ": Input should be a valid dictionary");
+  } else if (tag == "tool_result") {
+    if (!block.contains("tool_use_id")) return shape_error(field("tool_use_id") + ": Field required");
+    if (!block["tool_use_id"].is_string()) {
+      return shape_error(field("tool_use_id") + ": Input should be a valid string");
+    }
+  }
+  return std::nullopt;
+}
+
 /// Checks the request's shape; nullopt when `messages` can be decoded.
 std::optional<Rejection> check_shape(const json& body) {
   if (!body.is_object()) return shape_error("invalid request: the body is not a JSON object");
   if (!body.contains("model")) return shape_error("model: Field required");
   if (!body.contains("max_tokens")) return shape_error("max_tokens: Field required");
   if (!body.contains("messages")) return shape_error("messages: Field required");
+  if (!is_integer(body["max_tokens"])) return shape_error("max_tokens: Input should be a valid integer");
   const json& messages = body["messages"];
   if (!messages.is_array()) return shape_error("messages: Input should be a valid list");
   if (messages.empty()) return shape_error("messages: at least one message is required");
@@ -152,14 +192,36 @@ std::optional<Rejection> check_shape(const json& body) {
       return shape_error(at + ".role: Input should be 'user' or 'assistant'");
     }
     if (!m.contains("content")) return shape_error(at + ".content: Field required");
-    if (!m["content"].is_string() && !m["content"].is_array()) {
+    const json& content = m["content"];
+    if (!content.is_string() && !content.is_array()) {
       return shape_error(at + ".content: Input should be a valid list");
+    }
+    if (content.is_array()) {
+      for (std::size_t k = 0; k < content.size(); ++k) {
+        if (auto r = check_block(content[k], at + ".content." + std::to_string(k))) return r;
+      }
+    }
+    // Empty content: real answers "messages.0: all messages must have non-empty content except for
+    // the optional final assistant message" (anthropics/claude-code#6774, #4416).
+    const bool final_assistant = i + 1 == messages.size() && role == "assistant";
+    const bool empty = content.is_string() ? content.get_ref<const std::string&>().empty() : content.empty();
+    if (empty && !final_assistant) {
+      return shape_error(at + ": all messages must have non-empty content except for the optional "
+                              "final assistant message");
     }
   }
   if (str_field(messages[0], "role") != "user") {
     return shape_error("messages: first message must use the \"user\" role");
   }
   return std::nullopt;
+}
+
+/// Two tool_result blocks for one tool_use id in a user message; `m` is the second. The real answer
+/// (quoted in many clients' handling of it, e.g. "messages.148.content.1: each tool_use must have a
+/// single result. Found multiple `tool_result` blocks with id: toolu_01TPs…").
+std::string duplicate_tool_result_message(std::size_t n, std::size_t m, const std::string& id) {
+  return "messages." + std::to_string(n) + ".content." + std::to_string(m) +
+         ": each tool_use must have a single result. Found multiple `tool_result` blocks with id: " + id;
 }
 
 /// Checks tool_use / tool_result pairing, message by message in order: duplicate tool_use ids,
@@ -194,6 +256,12 @@ std::optional<Rejection> check_pairing(const json& messages) {
       }
       previous_uses = std::move(uses);
       continue;
+    }
+    std::set<std::string> results;  // tool_use_ids answered so far in this message
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      if (!is_block(blocks[k], "tool_result")) continue;
+      const std::string id = str_field(blocks[k], "tool_use_id");
+      if (!results.insert(id).second) return pairing_error(duplicate_tool_result_message(n, k, id));
     }
     std::vector<std::string> unexpected;
     std::size_t first = 0;

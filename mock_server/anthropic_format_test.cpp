@@ -249,7 +249,7 @@ TEST_CASE("call ids are toolu_ ids derived from the journal index and the call i
   CHECK(a::message_id(7) == "msg_hiccup_7");
 }
 
-TEST_CASE("a multi-turn request decodes into the neutral view; model and stream come from the body") {
+TEST_CASE("a multi-turn request decodes into the neutral view, model and stream come from the body") {
   const json messages = json::parse(R"([
     {"role":"user","content":"Deploy it."},
     {"role":"assistant","content":[
@@ -382,6 +382,68 @@ TEST_CASE("shape rejections are 400s that are not pairing rejections and never t
         "messages.1: Input should be a valid dictionary");
 }
 
+TEST_CASE("wrongly typed fields and blocks are shape rejections naming the field") {
+  auto shape = [](const json& messages) {
+    const auto d = decode(messages);
+    REQUIRE(d.rejection);
+    CHECK(d.rejection->status == 400);
+    CHECK_FALSE(d.rejection->pairing);
+    return d.rejection->message;
+  };
+  const json use_a = {{"role", "assistant"}, {"content", json::array({tool_use("toolu_a")})}};
+  const json result_a = {{"role", "user"}, {"content", json::array({tool_result("toolu_a")})}};
+  // A block that is not an object, a block without a type.
+  CHECK(shape(json::array({{{"role", "user"}, {"content", json::array({5})}}})) ==
+        "messages.0.content.0: Input should be a valid dictionary or object to extract fields from");
+  CHECK(shape(json::array({{{"role", "user"}, {"content", json::array({{{"text", "hi"}}})}}})) ==
+        "messages.0.content.0: Unable to extract tag using discriminator 'type'");
+  CHECK(shape(json::array({{{"role", "user"}, {"content", json::array({{{"type", 1}, {"text", "hi"}}})}}})) ==
+        "messages.0.content.0: Unable to extract tag using discriminator 'type'");
+  // Empty content, except for a final assistant message (a prefill).
+  CHECK(shape(json::array({{{"role", "user"}, {"content", json::array()}}})) ==
+        "messages.0: all messages must have non-empty content except for the optional final assistant "
+        "message");
+  CHECK(shape(json::array({kUserGo, {{"role", "assistant"}, {"content", ""}}, kUserGo})) ==
+        "messages.1: all messages must have non-empty content except for the optional final assistant "
+        "message");
+  CHECK_FALSE(decode(json::array({kUserGo, {{"role", "assistant"}, {"content", json::array()}}})).rejection);
+  // tool_use fields: input an object, id present.
+  json bad_input = tool_use("toolu_a");
+  bad_input["input"] = "notobj";
+  CHECK(shape(json::array({kUserGo, {{"role", "assistant"}, {"content", json::array({bad_input})}}, result_a})) ==
+        "messages.1.content.0.tool_use.input: Input should be a valid dictionary");
+  json no_id = tool_use("toolu_a");
+  no_id.erase("id");
+  CHECK(shape(json::array({kUserGo, {{"role", "assistant"}, {"content", json::array({no_id})}}, kUserGo})) ==
+        "messages.1.content.0.tool_use.id: Field required");
+  json no_use_id = tool_result("toolu_a");
+  no_use_id.erase("tool_use_id");
+  CHECK(shape(json::array({kUserGo, use_a, {{"role", "user"}, {"content", json::array({no_use_id})}}})) ==
+        "messages.2.content.0.tool_result.tool_use_id: Field required");
+  // max_tokens must be an integer.
+  const auto d = fmt().decode_request(
+      "/v1/messages", json{{"model", "m"}, {"max_tokens", "5"}, {"messages", json::array({kUserGo})}}.dump());
+  REQUIRE(d.rejection);
+  CHECK_FALSE(d.rejection->pairing);
+  CHECK(d.rejection->message == "max_tokens: Input should be a valid integer");
+  CHECK_FALSE(fmt().decode_request(
+                      "/v1/messages", json{{"model", "m"}, {"max_tokens", 5.0}, {"messages", json::array({kUserGo})}}.dump())
+                  .rejection);
+}
+
+TEST_CASE("validation: two tool_result blocks for one tool_use id") {
+  const auto d = decode(json::array({kUserGo,
+                                     {{"role", "assistant"}, {"content", json::array({tool_use("toolu_a"), tool_use("toolu_b")})}},
+                                     {{"role", "user"}, {"content", json::array({tool_result("toolu_a"), tool_result("toolu_b"),
+                                                                                tool_result("toolu_a")})}}}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->status == 400);
+  CHECK(d.rejection->pairing);  // a pairing problem, like duplicate tool_use ids
+  CHECK(d.rejection->message ==
+        "messages.2.content.2: each tool_use must have a single result. Found multiple `tool_result` "
+        "blocks with id: toolu_a");
+}
+
 TEST_CASE("the non-streaming answer is one Message: blocks, stop_reason and usage") {
   const std::vector<mock::Event> events = {mock::TextEvent{"Running."},
                                            call("shell", {{"command", "ls"}}, "toolu_hiccup_3_0"),
@@ -398,4 +460,110 @@ TEST_CASE("the non-streaming answer is one Message: blocks, stop_reason and usag
             ["stop_reason"] == "max_tokens");
   CHECK(fmt().unary_body({mock::FinishEvent{mock::FinishReason::kMalformedCall}}, kCtx) ==
         R"({"type":"error","error":{"type":"api_error","message":"Internal server error"}})");
+}
+
+// ---- Streams played through the script engine, with every fault at every position -------------
+
+namespace {
+
+mock::Fault fault_of(int kind, int after_event, std::optional<int> frag) {
+  switch (kind) {
+    case 0: return mock::DisconnectFault{after_event, 0, frag};
+    case 1: return mock::ResetFault{after_event, 200, frag};
+    case 2: return mock::EndFault{after_event, frag};
+    case 3: return mock::CutFault{after_event, 30, frag};
+    case 4: return mock::ErrorEventFault{after_event, 529, frag};
+    case 5: return mock::MalformedFault{after_event, frag};
+    default: return mock::StallFault{after_event, 1.0, frag};
+  }
+}
+
+std::string play(const std::vector<mock::Event>& events, std::optional<mock::Fault> fault) {
+  mock::Script script;
+  script.provider = "anthropic";
+  mock::Attempt at;
+  at.events = events;
+  at.fault = std::move(fault);
+  script.turns.push_back({{at}});
+  mock::ScriptEngine engine(script);
+  const auto plan = engine.respond({"POST", "/v1/messages", body_with(json::array({kUserGo}))});
+  REQUIRE(plan.streaming);
+  std::string bytes;
+  for (const auto& act : plan.actions) {
+    if (auto* w = std::get_if<mock::WriteAction>(&act)) bytes += w->bytes;
+  }
+  return bytes;
+}
+
+/// The parsed data of every complete frame whose `data:` parses (a cut's partial frame and the
+/// malformed frame are left out).
+std::vector<json> parsed_frames(const std::string& bytes) {
+  std::vector<json> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t end = bytes.find("\n\n", at);
+    if (end == std::string::npos) break;
+    const std::string frame = bytes.substr(at, end - at);
+    at = end + 2;
+    const std::size_t d = frame.find("data: ");
+    if (d == std::string::npos) continue;
+    json j = json::parse(frame.substr(d + 6), nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+/// Block indexes start at 0 and rise by one; deltas and stops name the open block; a block opens
+/// only when none is open; message_delta and error come with no block open... except that a fault
+/// may end the stream (or send its error) inside a block.
+void check_blocks(const std::vector<json>& frames) {
+  int next = 0;
+  int open = -1;
+  for (const json& f : frames) {
+    const std::string type = f.value("type", "");
+    if (type == "content_block_start") {
+      CHECK(open == -1);
+      CHECK(f["index"] == next);
+      open = next++;
+    } else if (type == "content_block_delta") {
+      CHECK(f["index"] == open);
+    } else if (type == "content_block_stop") {
+      CHECK(f["index"] == open);
+      open = -1;
+    } else if (type == "message_delta") {
+      CHECK(open == -1);
+      CHECK(f["usage"]["output_tokens"] == std::max(next, 1));
+    }
+  }
+}
+
+const std::vector<mock::Event> kFaultEvents = {
+    mock::TextEvent{"Looking."}, call("shell", {{"command", "ls -la"}}, "", 3),
+    call("read", {{"path", "/etc/hosts"}}, "", 2), mock::TextEvent{"Done."},
+    mock::FinishEvent{mock::FinishReason::kStop}};
+
+}  // namespace
+
+TEST_CASE("block indexes stay consistent for every fault at every position") {
+  const int n = static_cast<int>(kFaultEvents.size());
+  for (int kind = 0; kind < 7; ++kind) {
+    for (int at = 0; at <= n; ++at) {
+      INFO("fault kind " << kind << " after_event " << at);
+      const auto frames = parsed_frames(play(kFaultEvents, fault_of(kind, at, std::nullopt)));
+      check_blocks(frames);
+      // A fault that ends the stream before event `at` leaves the blocks of the events before it.
+      int blocks = 0;
+      for (const json& f : frames) blocks += f.value("type", "") == "content_block_start";
+      CHECK(blocks == (kind <= 4 ? std::min(at, 4) : 4));
+      if (kind == 4) CHECK(frames.back()["type"] == "error");
+    }
+    for (int at : {1, 2}) {
+      const int fragments = std::get<mock::CallEvent>(kFaultEvents[static_cast<std::size_t>(at)]).fragments;
+      for (int frag = 0; frag <= fragments; ++frag) {
+        INFO("fault kind " << kind << " after_event " << at << " after_fragment " << frag);
+        check_blocks(parsed_frames(play(kFaultEvents, fault_of(kind, at, frag))));
+      }
+    }
+  }
+  check_blocks(parsed_frames(play(kFaultEvents, std::nullopt)));
 }

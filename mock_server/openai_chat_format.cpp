@@ -81,6 +81,31 @@ std::string string_member(const json& o, const char* key) {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
+/// Checks a message's `content` (at `where`.content): a string, or an array of content parts, each
+/// an object with a `type`; absent or null only when not `required`. The API's answers:
+/// "Invalid type for 'messages[1].content': expected one of a string or array of objects, but got
+/// an object instead." (pydantic/pydantic-ai#2653) and "Missing required parameter:
+/// 'messages[2].content[0].type'." (neuron-core/neuron-ai#292); a part that is not an object is
+/// answered in the style of the first (not verified).
+std::optional<std::string> content_problem(const json* content, const std::string& where, bool required) {
+  if (content == nullptr || content->is_null()) {
+    return required ? std::optional<std::string>(missing(where + ".content")) : std::nullopt;
+  }
+  if (content->is_string()) return std::nullopt;
+  if (!content->is_array()) {
+    return invalid_type(where + ".content", "one of a string or array of objects", *content);
+  }
+  for (std::size_t k = 0; k < content->size(); ++k) {
+    const json& part = (*content)[k];
+    const std::string at = where + ".content[" + std::to_string(k) + "]";
+    if (!part.is_object()) return invalid_type(at, "an object", part);
+    const json* type = member(part, "type");
+    if (type == nullptr || type->is_null()) return missing(at + ".type");
+    if (!type->is_string()) return invalid_type(at + ".type", "a string", *type);
+  }
+  return std::nullopt;
+}
+
 /// The text of a message `content`: a string, or an array of parts whose `text` members join.
 std::string content_text(const json* content) {
   if (content == nullptr) return "";
@@ -173,6 +198,7 @@ std::optional<Rejection> decode_messages(const json& messages, json& contents) {
                                : invalid_type(where + ".tool_call_id", "a string", *id_j),
                false);
       }
+      if (auto problem = content_problem(member(m, "content"), where, true)) reject(*problem, false);
       const std::string id = id_j && id_j->is_string() ? id_j->get<std::string>() : std::string();
       // Pairing: a tool message answers one call of the assistant message right before its run.
       bool known = false;
@@ -209,6 +235,13 @@ std::optional<Rejection> decode_messages(const json& messages, json& contents) {
 
     close_run();
     last_is_tool_group = false;
+    // Every role but the assistant's (whose content may be left out beside tool_calls) must send
+    // content; the deprecated `function` role is not checked.
+    if (role != "function") {
+      if (auto problem = content_problem(member(m, "content"), where, role != "assistant")) {
+        reject(*problem, false);
+      }
+    }
     if (role == "system" || role == "developer" || role == "function") continue;
 
     json parts = json::array();
@@ -421,12 +454,18 @@ class Format final : public WireFormat {
       if (!out.rejection) out.rejection = Rejection{400, std::move(message), false};
     };
     const json parsed = json::parse(body, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    if (parsed.is_discarded()) {
       // The API's answer to a body that is not JSON.
       reject("We could not parse the JSON body of your request. (HINT: This likely means you "
              "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but "
              "what was sent was not valid JSON. If you have trouble figuring out how to fix this, "
              "please contact us through our help center at help.openai.com.)");
+      return out;
+    }
+    if (!parsed.is_object()) {
+      // Valid JSON that is not an object (`[]`, `null`, `"str"`). NOT verified: no real answer was
+      // found; the openai-responses format answers the same way.
+      reject(invalid_type("body", "an object", parsed));
       return out;
     }
     const json* model = member(parsed, "model");

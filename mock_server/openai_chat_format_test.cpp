@@ -343,6 +343,48 @@ TEST_CASE("shape problems are 400s with the API's messages, not pairing rejectio
   CHECK(fmt().decode_request("/v1/chat/completions", "[1]").contents.is_null());
 }
 
+TEST_CASE("wrongly typed content and bodies are 400s naming the field") {
+  auto shape = [](const json& body) {
+    auto d = fmt().decode_request("/v1/chat/completions", body.dump());
+    REQUIRE(d.rejection);
+    CHECK_FALSE(d.rejection->pairing);
+    CHECK(d.rejection->status == 400);
+    return d.rejection->message;
+  };
+  CHECK(shape(request(json::array({{{"role", "user"}, {"content", 5}}}))) ==
+        "Invalid type for 'messages[0].content': expected one of a string or array of objects, but got "
+        "an integer instead.");
+  CHECK(shape(request(json::array({{{"role", "user"}, {"content", {{"text", "hi"}}}}}))) ==
+        "Invalid type for 'messages[0].content': expected one of a string or array of objects, but got "
+        "an object instead.");
+  CHECK(shape(request(json::array({user("go"), {{"role", "user"}}}))) ==
+        "Missing required parameter: 'messages[1].content'.");
+  CHECK(shape(request(json::array({{{"role", "system"}, {"content", nullptr}}, user("go")}))) ==
+        "Missing required parameter: 'messages[0].content'.");
+  CHECK(shape(request(json::array({{{"role", "user"}, {"content", json::array({5})}}}))) ==
+        "Invalid type for 'messages[0].content[0]': expected an object, but got an integer instead.");
+  CHECK(shape(request(json::array({{{"role", "user"}, {"content", json::array({{{"text", "hi"}}})}}}))) ==
+        "Missing required parameter: 'messages[0].content[0].type'.");
+  CHECK(shape(request(json::array({user("go"), assistant_calls({"call_1"}),
+                                   {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", 7}}}))) ==
+        "Invalid type for 'messages[2].content': expected one of a string or array of objects, but got "
+        "an integer instead.");
+  CHECK(shape(request(json::array({user("go"), {{"role", "assistant"}, {"content", 5}}}))) ==
+        "Invalid type for 'messages[1].content': expected one of a string or array of objects, but got "
+        "an integer instead.");
+  // Valid JSON that is not an object is not "could not parse".
+  CHECK(shape(json::array()) == "Invalid type for 'body': expected an object, but got an array instead.");
+  CHECK(shape(json()) == "Invalid type for 'body': expected an object, but got null instead.");
+  CHECK(shape(json("str")) == "Invalid type for 'body': expected an object, but got a string instead.");
+  // What stays accepted: an assistant with tool calls and null or no content, typed parts.
+  json no_content = assistant_calls({"call_1"});
+  no_content.erase("content");
+  CHECK_FALSE(decode(request(json::array({user("go"), no_content, tool("call_1")}))).rejection);
+  CHECK_FALSE(decode(request(json::array(
+                  {{{"role", "user"}, {"content", json::array({{{"type", "text"}, {"text", "hi"}}})}}})))
+                  .rejection);
+}
+
 TEST_CASE("decoding never throws on odd JSON") {
   for (const char* body : {R"({"model":1,"messages":[1,null,{"role":3}]})",
                            R"({"model":"m","messages":[{"role":"assistant","tool_calls":[1,{"id":2,"function":"x"}]}]})",
@@ -371,7 +413,7 @@ TEST_CASE("the non-streaming answer is a chat.completion with the message and fi
   CHECK(length["choices"][0]["finish_reason"] == "length");
 }
 
-TEST_CASE("a non-streaming content filter has null content; no finish gives finish_reason null") {
+TEST_CASE("a non-streaming content filter has null content, no finish gives finish_reason null") {
   const json filtered = json::parse(fmt().unary_body(
       {mock::TextEvent{"Sure"}, mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx));
   CHECK(filtered["choices"][0]["finish_reason"] == "content_filter");

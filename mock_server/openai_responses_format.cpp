@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -163,12 +164,6 @@ class Encoder final : public StreamEncoder {
   }
 
   std::vector<std::string> event_units(const Event& event, int call_index) override {
-    // Everything encoded so far went out before this event (the engine asks for an event's units
-    // only after delivering the previous ones, and may then place a fault before or inside this
-    // event); error_event reports that much output.
-    delivered_output_ = output_;
-    seq_before_last_ = seq_;
-    last_was_call_ = std::holds_alternative<CallEvent>(event);
     if (auto* f = std::get_if<FinishEvent>(&event)) {
       const Ending e = ending_for(f->reason);
       return {frame(e.event, {{"response", response_object(ctx_, e.status, output_, e.error,
@@ -198,10 +193,12 @@ class Encoder final : public StreamEncoder {
   }
 
   std::string error_event(int status) override {
-    // The engine encodes the event at a fault before placing the fault. A text or finish event
-    // went out not at all, so its numbers are reused; a call may have sent its start and some
-    // fragments, so its numbers stay spent (the sequence then skips the withheld frames).
-    if (seq_before_last_ && !last_was_call_) seq_ = *seq_before_last_;
+    // The engine encodes only events something of which goes out: an event a stream-ending fault
+    // replaces is never encoded, and every event encoded before the fault went out whole. So the
+    // error takes the next sequence number and reports every output item completed so far.
+    // (A fault placed inside a call, `after_fragment`, is the one case this cannot see: the call
+    // was encoded but its done frames were withheld, so its item is reported and the sequence skips
+    // those two frames; telling it apart needs the engine to say which units it withheld.)
     // Mid-stream failures arrive as `response.failed`: codex acts on no other event, and maps
     // `rate_limit_exceeded` to a retry (parsing "try again in …") and anything else to a
     // retryable stream error (codex-rs/codex-api/src/sse/responses.rs).
@@ -214,7 +211,7 @@ class Encoder final : public StreamEncoder {
                            "persists. Please include the request ID req_hiccup_" +
                                std::to_string(ctx_.journal_index) + " in your message.");
     return frame("response.failed",
-                 {{"response", response_object(ctx_, "failed", delivered_output_, error)}});
+                 {{"response", response_object(ctx_, "failed", output_, error)}});
   }
 
   std::string malformed_frame() override {
@@ -263,11 +260,8 @@ class Encoder final : public StreamEncoder {
 
   ResponseContext ctx_;
   int seq_ = 0;
-  std::optional<int> seq_before_last_;  // seq_ before the last event_units call, if any
-  bool last_was_call_ = false;          // whether that event was a call
   int next_output_index_ = 0;
-  ojson output_ = ojson::array();            // completed items of every event encoded
-  ojson delivered_output_ = ojson::array();  // those of the events before the last one encoded
+  ojson output_ = ojson::array();  // completed items of every event encoded
 };
 
 // ---- Request decoding ---------------------------------------------------------------------------
@@ -286,6 +280,58 @@ std::string type_name(const json& j) {
     case json::value_t::number_float: return "a decimal";
     default: return "an integer";
   }
+}
+
+std::string invalid_type(const std::string& param, std::string_view expected, const json& got) {
+  return "Invalid type for '" + param + "': expected " + std::string(expected) + ", but got " +
+         type_name(got) + " instead.";
+}
+
+/// The `type`s an input item may have (openai-node ResponseInputItem; `message` may be left out
+/// when the item has a `role`, `item_reference` when it has only an `id`). The API answers an
+/// unknown or missing type "Invalid value: ''. Supported values are: 'apply_patch_call',
+/// 'apply_patch_call_output', …, 'message', …, and 'web_search_call'." with `param: input[N]`
+/// (langchain-ai/langchain#35702, lobehub/lobehub#14031: an item without `type` and `role` sent to a
+/// strict Responses endpoint); the full list is the SDK's, sorted like the quoted one.
+constexpr std::string_view kItemTypes[] = {
+    "additional_tools", "apply_patch_call", "apply_patch_call_output", "code_interpreter_call",
+    "compaction", "compaction_trigger", "computer_call", "computer_call_output", "custom_tool_call",
+    "custom_tool_call_output", "file_search_call", "function_call", "function_call_output",
+    "image_generation_call", "item_reference", "local_shell_call", "local_shell_call_output",
+    "mcp_approval_request", "mcp_approval_response", "mcp_call", "mcp_list_tools", "message",
+    "program", "program_output", "reasoning", "shell_call", "shell_call_output", "tool_search_call",
+    "tool_search_output", "web_search_call"};
+
+bool known_item_type(std::string_view type) {
+  return std::find(std::begin(kItemTypes), std::end(kItemTypes), type) != std::end(kItemTypes);
+}
+
+std::string invalid_item_type(const std::string& type) {
+  std::string list;
+  const std::size_t n = std::size(kItemTypes);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) list += i + 1 == n ? ", and " : ", ";
+    list += "'" + std::string(kItemTypes[i]) + "'";
+  }
+  return "Invalid value: '" + type + "'. Supported values are: " + list + ".";
+}
+
+/// Checks a message item's `content` (at `at`.content): a string or an array of content parts, each
+/// an object with a `type` (Chat Completions' verified answers for the same shapes, mirrored).
+std::optional<std::string> content_problem(const json& content, const std::string& at) {
+  if (content.is_string()) return std::nullopt;
+  if (!content.is_array()) {
+    return invalid_type(at + ".content", "one of a string or array of objects", content);
+  }
+  for (std::size_t k = 0; k < content.size(); ++k) {
+    const json& part = content[k];
+    const std::string p = at + ".content[" + std::to_string(k) + "]";
+    if (!part.is_object()) return invalid_type(p, "an object", part);
+    auto type = part.find("type");
+    if (type == part.end() || type->is_null()) return "Missing required parameter: '" + p + ".type'.";
+    if (!type->is_string()) return invalid_type(p + ".type", "a string", *type);
+  }
+  return std::nullopt;
 }
 
 std::string str(const json& o, const char* key) {
@@ -352,6 +398,14 @@ class HistoryBuilder {
   int model_groups_ = 0;
 };
 
+/// Two outputs for one call. The answer a strict Responses endpoint gives (quoted from it through
+/// gateways in NousResearch/hermes-agent#102629 and mnfst/llm-gateway#2858; not confirmed to be
+/// api.openai.com's own wording, and quoted there without a final period).
+std::string duplicate_output_message(const std::string& call_id) {
+  return "Duplicate function_call_output for call_id '" + call_id +
+         "'. Each function_call must have exactly one matching function_call_output";
+}
+
 /// Decodes `input` (an array of items) into the neutral view and returns the first problem: a
 /// malformed item, then call/output pairing in input order.
 std::optional<Rejection> decode_items(const json& input, json& contents) {
@@ -371,6 +425,7 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
   std::map<std::string, std::string> call_names;         // call_id → name of the latest call
   std::map<std::string, int> call_group;                  // call_id → model content it is in
   std::set<std::string> item_ids;                          // item `id`s seen
+  std::set<std::string> answered;  // call_ids whose latest call already has an output
   for (std::size_t i = 0; i < input.size(); ++i) {
     const json& item = input[i];
     const std::string at = "input[" + std::to_string(i) + "]";
@@ -386,12 +441,33 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
                     true));
       }
     }
+    auto type_j = item.find("type");
+    if (type_j != item.end() && !type_j->is_null() && !type_j->is_string()) {
+      note(reject(invalid_type(at + ".type", "a string", *type_j)));
+      continue;
+    }
     std::string type = str(item, "type");
-    if (type.empty() && item.contains("role")) type = "message";
+    if (type.empty() && (type_j == item.end() || type_j->is_null())) {
+      // An item without a type is a message when it has a role, an item reference when it has
+      // only an id.
+      if (item.contains("role")) {
+        type = "message";
+      } else if (item.contains("id") && item.size() == 1) {
+        type = "item_reference";
+      }
+    }
+    if (!known_item_type(type)) {
+      note(reject(invalid_item_type(type)));
+      continue;
+    }
     if (type == "message") {
       const std::string role = str(item, "role");
-      if (!item.contains("content")) {
+      if (!item.contains("content") || item["content"].is_null()) {
         note(reject("Missing required parameter: '" + at + ".content'."));
+        continue;
+      }
+      if (auto p = content_problem(item["content"], at)) {
+        note(reject(*p));
         continue;
       }
       if (role == "user") {
@@ -422,6 +498,7 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
       }
       call_group[call_id] = group;
       call_names[call_id] = name;
+      answered.erase(call_id);
       const auto& outs = output_at[call_id];
       if (std::none_of(outs.begin(), outs.end(), [&](std::size_t o) { return o > i; })) {
         note(reject("No tool output found for function call " + call_id + ".", true));
@@ -434,6 +511,8 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
       auto name = call_names.find(call_id);
       if (name == call_names.end()) {
         note(reject("No tool call found for function call output with call_id " + call_id + ".", true));
+      } else if (!answered.insert(call_id).second) {
+        note(reject(duplicate_output_message(call_id), true));
       }
       history.output({{"functionResponse",
                        {{"name", name == call_names.end() ? std::string() : name->second},
@@ -467,8 +546,11 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 /// The `param` of a 400 this format produced: `input` for pairing, the quoted parameter of a
 /// missing or mistyped one; null otherwise.
 ojson param_for(std::string_view message) {
-  if (starts_with(message, "No tool ") || starts_with(message, "Duplicate item ")) return "input";
-  for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '"}) {
+  if (starts_with(message, "No tool ") || starts_with(message, "Duplicate item ") ||
+      starts_with(message, "Duplicate function_call_output ")) {
+    return "input";
+  }
+  for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '", "Invalid '"}) {
     if (starts_with(message, prefix)) {
       const std::string_view rest = message.substr(prefix.size());
       return std::string(rest.substr(0, rest.find('\'')));
@@ -481,6 +563,9 @@ ojson code_for_400(std::string_view message) {
   if (starts_with(message, "Missing required parameter")) return "missing_required_parameter";
   if (starts_with(message, "Invalid type for")) return "invalid_type";
   if (starts_with(message, "Invalid value")) return "invalid_value";
+  if (starts_with(message, "Invalid '") && message.find("empty array") != std::string_view::npos) {
+    return "empty_array";
+  }
   return nullptr;
 }
 
@@ -508,21 +593,45 @@ class Format final : public WireFormat {
     }
     out.model = str(j, "model");
     out.streaming = j.value("stream", json(false)) == json(true);
+    // Problems of the top-level parameters come before those of the input items; the first is
+    // answered. `model` is required and its absence is answered like any missing parameter
+    // (Chat Completions words it "you must provide a model parameter").
+    std::optional<Rejection> top;
+    auto note = [&](Rejection r) {
+      if (!top) top = std::move(r);
+    };
+    if (auto model = j.find("model"); model == j.end() || model->is_null()) {
+      note(reject("Missing required parameter: 'model'."));
+    } else if (!model->is_string()) {
+      note(reject(invalid_type("model", "a string", *model)));
+    }
+    if (auto stream = j.find("stream"); stream != j.end() && !stream->is_null() && !stream->is_boolean()) {
+      note(reject(invalid_type("stream", "a boolean", *stream)));
+    }
     auto input = j.find("input");
     if (input == j.end() || input->is_null()) {
-      out.rejection = reject("Missing required parameter: 'input'.");
+      note(reject("Missing required parameter: 'input'."));
+      out.rejection = std::move(top);
       return out;
     }
     if (input->is_string()) {
       out.contents = json::array({{{"role", "user"}, {"parts", json::array({{{"text", *input}}})}}});
+      out.rejection = std::move(top);
       return out;
     }
     if (!input->is_array()) {
-      out.rejection = reject("Invalid type for 'input': expected one of a string or an array of input "
-                             "items, but got " + type_name(*input) + " instead.");
+      note(reject("Invalid type for 'input': expected one of a string or an array of input items, but "
+                  "got " + type_name(*input) + " instead."));
+      out.rejection = std::move(top);
       return out;
     }
-    out.rejection = decode_items(*input, out.contents);
+    if (input->empty()) {
+      // Mirrors Chat Completions' answer to an empty `messages` (not verified for `input`).
+      note(reject("Invalid 'input': empty array. Expected an array with minimum length 1, but got an "
+                  "empty array instead."));
+    }
+    auto items = decode_items(*input, out.contents);
+    out.rejection = top ? std::move(top) : std::move(items);
     return out;
   }
 

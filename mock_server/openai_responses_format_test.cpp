@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "mock_server/openai_responses_format.h"
+#include "mock_server/script_engine.h"
 
 using nlohmann::json;
 
@@ -65,7 +66,11 @@ std::string stream(const std::vector<mock::Event>& events) {
   return s;
 }
 
-mock::DecodedRequest decode(const json& body) { return fmt().decode_request("/v1/responses", body.dump()); }
+/// Decodes `body`, with `"model": "m"` added when it names none (the API requires a model).
+mock::DecodedRequest decode(json body) {
+  if (body.is_object() && !body.contains("model")) body["model"] = "m";
+  return fmt().decode_request("/v1/responses", body.dump());
+}
 
 json user_msg(const std::string& text) {
   return {{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
@@ -199,37 +204,42 @@ TEST_CASE("responses: each finish ends the response its own way, output holding 
 }
 
 TEST_CASE("responses: the in-stream error is response.failed, rate_limit_exceeded for 429, server_error otherwise") {
+  // The engine encodes only what goes out: the error follows every event encoded before it.
   auto enc = fmt().stream_encoder(kCtx);
   std::string s = enc->open() + join(enc->event_units(mock::TextEvent{"a"}, 0));
-  // The engine encodes the event at the fault before it places the fault: it was never sent.
-  (void)enc->event_units(call("shell", json::object(), "c1"), 0);
-  const auto p = pairs(enc->error_event(503));
-  REQUIRE(p.size() == 1);
-  CHECK(p[0].event == "response.failed");
-  // The call may have been cut after its start: its numbers stay spent.
-  CHECK(p[0].data["sequence_number"] == 12);  // 0-1 open, 2-7 text, 8-11 the call
-  const json& r = p[0].data["response"];
+  const auto after_text = pairs(enc->error_event(503));
+  REQUIRE(after_text.size() == 1);
+  CHECK(after_text[0].event == "response.failed");
+  CHECK(after_text[0].data["sequence_number"] == 8);  // 0-1 open, 2-7 text
+  const json& r = after_text[0].data["response"];
   CHECK(r["status"] == "failed");
   CHECK(r["error"]["code"] == "server_error");
   CHECK(r["error"]["message"] ==
         "An error occurred while processing your request. You can retry your request, or contact us "
         "through our help center at help.openai.com if the error persists. Please include the request "
         "ID req_hiccup_3 in your message.");
-  REQUIRE(r["output"].size() == 1);  // the text item only: the call was never sent
+  REQUIRE(r["output"].size() == 1);  // the completed text item
   CHECK(r["output"][0]["type"] == "message");
+  CHECK(r["output"][0]["status"] == "completed");
 
-  // Before a text event, nothing of it went out: the error takes the next number.
+  // After a delivered call: the next number, and the call's item with the text's.
   auto enc2 = fmt().stream_encoder(kCtx);
   (void)enc2->open();
-  (void)enc2->event_units(mock::TextEvent{"never sent"}, 0);
+  (void)enc2->event_units(mock::TextEvent{"a"}, 0);
+  (void)enc2->event_units(call("shell", json::object(), "c1"), 0);
   const auto q = pairs(enc2->error_event(429));
-  CHECK(q.at(0).data["sequence_number"] == 2);
-  CHECK(q.at(0).data["response"]["output"] == json::array());
+  CHECK(q.at(0).data["sequence_number"] == 12);  // 0-1 open, 2-7 text, 8-11 the call
+  REQUIRE(q.at(0).data["response"]["output"].size() == 2);
+  CHECK(q.at(0).data["response"]["output"][1]["type"] == "function_call");
+  CHECK(q.at(0).data["response"]["output"][1]["call_id"] == "c1");
   CHECK(q.at(0).data["response"]["error"]["code"] == "rate_limit_exceeded");
+
+  // Before any event.
   auto enc3 = fmt().stream_encoder(kCtx);
   (void)enc3->open();
   const auto r3 = pairs(enc3->error_event(529));
   CHECK(r3.at(0).data["sequence_number"] == 2);
+  CHECK(r3.at(0).data["response"]["output"] == json::array());
   CHECK(r3.at(0).data["response"]["error"]["code"] == "server_error");
 }
 
@@ -327,6 +337,75 @@ TEST_CASE("responses: unparsable JSON and a missing input are bad requests, not 
   CHECK_FALSE(no_call_id.rejection->pairing);
 }
 
+TEST_CASE("responses: wrongly typed requests are 400s naming the field") {
+  auto shape = [](const json& body) {
+    const auto d = fmt().decode_request("/v1/responses", body.dump());
+    REQUIRE(d.rejection);
+    CHECK(d.rejection->status == 400);
+    CHECK_FALSE(d.rejection->pairing);
+    return d.rejection->message;
+  };
+  // The model is required: no more 200 with "model":"".
+  CHECK(shape({{"input", "go"}}) == "Missing required parameter: 'model'.");
+  CHECK(shape({{"model", 5}, {"input", "go"}}) == "Invalid type for 'model': expected a string, but got an integer instead.");
+  // stream must be a boolean, as in Chat Completions.
+  CHECK(shape({{"model", "m"}, {"input", "go"}, {"stream", "yes"}}) ==
+        "Invalid type for 'stream': expected a boolean, but got a string instead.");
+  CHECK_FALSE(decode({{"input", "go"}, {"stream", nullptr}}).rejection);
+  // An empty input.
+  CHECK(shape({{"model", "m"}, {"input", json::array()}}) ==
+        "Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array "
+        "instead.");
+  // Items: no type and no role, an unknown type, a type that is not a string.
+  const std::string supported =
+      "Supported values are: 'additional_tools', 'apply_patch_call', 'apply_patch_call_output', "
+      "'code_interpreter_call', 'compaction', 'compaction_trigger', 'computer_call', "
+      "'computer_call_output', 'custom_tool_call', 'custom_tool_call_output', 'file_search_call', "
+      "'function_call', 'function_call_output', 'image_generation_call', 'item_reference', "
+      "'local_shell_call', 'local_shell_call_output', 'mcp_approval_request', 'mcp_approval_response', "
+      "'mcp_call', 'mcp_list_tools', 'message', 'program', 'program_output', 'reasoning', 'shell_call', "
+      "'shell_call_output', 'tool_search_call', 'tool_search_output', and 'web_search_call'.";
+  CHECK(shape({{"model", "m"}, {"input", json::array({user_msg("go"), {{"content", "hi"}}})}}) ==
+        "Invalid value: ''. " + supported);
+  CHECK(shape({{"model", "m"}, {"input", json::array({user_msg("go"), {{"type", "wizard"}}})}}) ==
+        "Invalid value: 'wizard'. " + supported);
+  CHECK(shape({{"model", "m"}, {"input", json::array({{{"type", 3}, {"role", "user"}, {"content", "x"}}})}}) ==
+        "Invalid type for 'input[0].type': expected a string, but got an integer instead.");
+  // Message content.
+  CHECK(shape({{"model", "m"}, {"input", json::array({{{"role", "user"}, {"content", 5}}})}}) ==
+        "Invalid type for 'input[0].content': expected one of a string or array of objects, but got an "
+        "integer instead.");
+  CHECK(shape({{"model", "m"}, {"input", json::array({{{"role", "user"}, {"content", json::array({5})}}})}}) ==
+        "Invalid type for 'input[0].content[0]': expected an object, but got an integer instead.");
+  CHECK(shape({{"model", "m"}, {"input", json::array({{{"role", "user"}, {"content", json::array({{{"text", "x"}}})}}})}}) ==
+        "Missing required parameter: 'input[0].content[0].type'.");
+  // What stays accepted: a message without type, an item reference, other known items.
+  CHECK_FALSE(decode({{"input", json::array({{{"role", "user"}, {"content", "hi"}},
+                                             {{"id", "msg_1"}},
+                                             {{"type", "item_reference"}, {"id", "msg_2"}},
+                                             {{"type", "reasoning"}, {"id", "rs_1"}, {"summary", json::array()}}})}})
+                  .rejection);
+  // The envelope names the parameter.
+  CHECK(json::parse(fmt().error_answer(400, shape({{"model", "m"}, {"input", json::array()}}), std::nullopt).body)["error"]["param"] ==
+        "input");
+  CHECK(json::parse(fmt().error_answer(400, shape({{"input", "go"}}), std::nullopt).body)["error"]["param"] == "model");
+}
+
+TEST_CASE("responses: two outputs for one call are rejected") {
+  const auto d = decode({{"input", json::array({user_msg("go"), fc("call_a", "shell"), fco("call_a"), fco("call_a")})}});
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->status == 400);
+  CHECK(d.rejection->message ==
+        "Duplicate function_call_output for call_id 'call_a'. Each function_call must have exactly one "
+        "matching function_call_output");
+  CHECK(d.rejection->pairing);  // a call/output pairing problem, like Chat's duplicate tool_call_id
+  CHECK(json::parse(fmt().error_answer(400, d.rejection->message, std::nullopt).body)["error"]["param"] == "input");
+  // In two turns, one output each.
+  CHECK_FALSE(decode({{"input", json::array({user_msg("go"), fc("call_a", "shell"), fco("call_a"),
+                                             fc("call_a", "shell"), fco("call_a")})}})
+                  .rejection);
+}
+
 TEST_CASE("responses: a string input is one user content") {
   const auto d = decode({{"model", "gpt-4.1-mini"}, {"input", "Deploy."}, {"stream", false}});
   CHECK_FALSE(d.rejection);
@@ -399,4 +478,130 @@ TEST_CASE("responses: the format serves POST /v1/responses and names calls call_
   CHECK_FALSE(fmt().matches("/v1/chat/completions"));
   CHECK(mock::format_for_path("/v1/responses") == &fmt());
   CHECK(fmt().call_id(7, 2) == "call_hiccup_7_2");
+}
+
+// ---- Streams played through the script engine, with every fault at every position -------------
+
+namespace {
+
+/// Fault kind `kind` (catalogue order) after `after_event` events, optionally inside the next call.
+mock::Fault fault_of(int kind, int after_event, std::optional<int> frag) {
+  switch (kind) {
+    case 0: return mock::DisconnectFault{after_event, 0, frag};
+    case 1: return mock::ResetFault{after_event, 200, frag};
+    case 2: return mock::EndFault{after_event, frag};
+    case 3: return mock::CutFault{after_event, 30, frag};
+    case 4: return mock::ErrorEventFault{after_event, 503, frag};
+    case 5: return mock::MalformedFault{after_event, frag};
+    default: return mock::StallFault{after_event, 1.0, frag};
+  }
+}
+
+/// The bytes a streaming plan writes.
+std::string played_bytes(const mock::Plan& plan) {
+  std::string bytes;
+  for (const auto& act : plan.actions) {
+    if (auto* w = std::get_if<mock::WriteAction>(&act)) bytes += w->bytes;
+  }
+  return bytes;
+}
+
+/// Plays one attempt with `events` and `fault` through a fresh engine, streaming.
+std::string play(const std::vector<mock::Event>& events, std::optional<mock::Fault> fault) {
+  mock::Script script;
+  script.provider = "openai-responses";
+  mock::Attempt a;
+  a.events = events;
+  a.fault = std::move(fault);
+  script.turns.push_back({{a}});
+  mock::ScriptEngine engine(script);
+  const auto plan = engine.respond(
+      {"POST", "/v1/responses", json{{"model", "m"}, {"input", "go"}, {"stream", true}}.dump()});
+  REQUIRE(plan.streaming);
+  return played_bytes(plan);
+}
+
+/// The parsed data of every complete frame with a parsable `data:` line (a cut's partial frame
+/// and the malformed frame are left out).
+std::vector<json> parsed_frames(const std::string& bytes) {
+  std::vector<json> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t end = bytes.find("\n\n", at);
+    if (end == std::string::npos) break;
+    const std::string frame = bytes.substr(at, end - at);
+    at = end + 2;
+    const std::size_t d = frame.find("data: ");
+    if (d == std::string::npos) continue;
+    json j = json::parse(frame.substr(d + 6), nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+const std::vector<mock::Event> kFaultEvents = {
+    mock::TextEvent{"Looking."}, call("shell", {{"command", "ls -la"}}, "", 3),
+    call("read", {{"path", "/etc/hosts"}}, "", 2), mock::TextEvent{"Done."},
+    mock::FinishEvent{mock::FinishReason::kStop}};
+
+/// Checks one played stream: sequence numbers 0, 1, 2, … with no gap; a response.failed reports
+/// exactly the items whose output_item.done went out, and comes last.
+void check_stream(const std::string& bytes, bool allow_gap_before_failed) {
+  const auto frames = parsed_frames(bytes);
+  REQUIRE_FALSE(frames.empty());
+  json done_items = json::array();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const json& f = frames[i];
+    if (f["type"] == "response.failed" && allow_gap_before_failed) {
+      CHECK(f["sequence_number"].get<int>() > frames[i - 1]["sequence_number"].get<int>());
+    } else {
+      CHECK(f["sequence_number"] == static_cast<int>(i));
+    }
+    if (f["type"] == "response.output_item.done") done_items.push_back(f["item"]);
+    if (f["type"] == "response.failed") {
+      CHECK(i + 1 == frames.size());
+      if (!allow_gap_before_failed) CHECK(f["response"]["output"] == done_items);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("responses: an error event after a delivered text takes the next number and reports the text") {
+  // The reviewer's case: `fault: {kind: error_event, after_event: 1}` after a text event.
+  const auto frames = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{1, 503, std::nullopt}));
+  REQUIRE(frames.size() == 9);  // 2 open, 6 text, failed
+  CHECK(frames[8]["type"] == "response.failed");
+  CHECK(frames[8]["sequence_number"] == 8);
+  REQUIRE(frames[8]["response"]["output"].size() == 1);
+  CHECK(frames[8]["response"]["output"][0]["type"] == "message");
+  // After a call: the call's item is reported too.
+  const auto after_call = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{2, 503, std::nullopt}));
+  const json& failed = after_call.back();
+  CHECK(failed["type"] == "response.failed");
+  CHECK(failed["sequence_number"] == static_cast<int>(after_call.size()) - 1);
+  REQUIRE(failed["response"]["output"].size() == 2);
+  CHECK(failed["response"]["output"][1]["type"] == "function_call");
+  CHECK(failed["response"]["output"][1]["name"] == "shell");
+}
+
+TEST_CASE("responses: sequence numbers rise by one across the stream for every fault at every position") {
+  const int n = static_cast<int>(kFaultEvents.size());
+  for (int kind = 0; kind < 7; ++kind) {
+    for (int at = 0; at <= n; ++at) {
+      INFO("fault kind " << kind << " after_event " << at);
+      check_stream(play(kFaultEvents, fault_of(kind, at, std::nullopt)), false);
+    }
+    check_stream(play(kFaultEvents, std::nullopt), false);
+    // Inside each call, after its start and 0 … F fragments.
+    for (int at : {1, 2}) {
+      const int fragments = std::get<mock::CallEvent>(kFaultEvents[static_cast<std::size_t>(at)]).fragments;
+      for (int frag = 0; frag <= fragments; ++frag) {
+        INFO("fault kind " << kind << " after_event " << at << " after_fragment " << frag);
+        // An error event inside a call follows frames the encoder numbered but the engine withheld
+        // (the call's done frames): the numbers still rise, with that gap (see error_event).
+        check_stream(play(kFaultEvents, fault_of(kind, at, frag)), kind == 4);
+      }
+    }
+  }
 }

@@ -10,6 +10,34 @@ Rejection reject(std::string message, bool pairing = false) {
   return Rejection{400, std::move(message), pairing};
 }
 
+/// The API's protobuf JSON front end names a value of the wrong type with the field's path, its
+/// proto type and the value as sent, without the "Invalid JSON payload received." prefix of its
+/// other parse errors: `Invalid value at 'message.android.data[2].value' (TYPE_STRING), 1` is a
+/// real answer of the same front end (esl/MongoosePush#123), and Gemini answers
+/// `Invalid value at '…any_of[1].type' (type.googleapis.com/google.ai.generativelanguage.v1beta.Type), "null"`
+/// (simonw/llm-gemini#49). A list where a single value belongs is `Proto field is not repeating,
+/// cannot start list.` (Mirrowel/LLM-API-Key-Proxy#149, prism-php/prism#274).
+std::string invalid_value(const std::string& path, std::string_view proto_type,
+                          const nlohmann::json& value) {
+  return "Invalid value at '" + path + "' (" + std::string(proto_type) + "), " + value.dump();
+}
+
+constexpr std::string_view kPartType = "type.googleapis.com/google.ai.generativelanguage.v1beta.Part";
+
+/// Checks one entry of a content's `parts` (at `path`): an object whose `text`, when present, is a
+/// string.
+std::optional<Rejection> check_part(const nlohmann::json& part, const std::string& path) {
+  if (!part.is_object()) return reject(invalid_value(path, kPartType, part));
+  if (auto text = part.find("text"); text != part.end() && !text->is_null() && !text->is_string()) {
+    if (text->is_array()) {
+      return reject("Invalid JSON payload received. Unknown name \"text\" at '" + path +
+                    "': Proto field is not repeating, cannot start list.");
+    }
+    return reject(invalid_value(path + ".text", "TYPE_STRING", *text));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Rejection> check_pairing(const nlohmann::json& contents) {
@@ -63,8 +91,15 @@ std::optional<Rejection> validate_request(std::string_view body, nlohmann::json*
       }
     }
     auto parts = c.find("parts");
-    if (parts == c.end() || !parts->is_array() || parts->empty()) {
+    if (parts != c.end() && !parts->is_null() && !parts->is_array()) {
+      return reject("Invalid JSON payload received. Invalid value at '" + at +
+                    ".parts', expected an array");
+    }
+    if (parts == c.end() || parts->is_null() || parts->empty()) {
       return reject("* GenerateContentRequest." + at + ".parts: contents.parts must not be empty.");
+    }
+    for (std::size_t k = 0; k < parts->size(); ++k) {
+      if (auto r = check_part((*parts)[k], at + ".parts[" + std::to_string(k) + "]")) return r;
     }
   }
   if (auto r = check_pairing(*contents)) return r;

@@ -94,3 +94,36 @@ TEST_CASE("a call turn not right after a user or function response turn is rejec
         "function response turn.");
   CHECK(message_of(body({kModelTwoCalls, kTwoResponses})) == g::kCallTurnOrderMessage);
 }
+
+TEST_CASE("wrongly typed parts are 400 INVALID_ARGUMENT naming the field") {
+  // `parts` that is not an array is not "empty".
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":"x"}]})") ==
+        "Invalid JSON payload received. Invalid value at 'contents[0].parts', expected an array");
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":{"text":"x"}}]})") ==
+        "Invalid JSON payload received. Invalid value at 'contents[0].parts', expected an array");
+  // A part must be an object (a Part message).
+  auto r = g::validate_request(R"({"contents":[{"role":"user","parts":[5]}]})");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK_FALSE(r->pairing);
+  CHECK(r->message ==
+        "Invalid value at 'contents[0].parts[0]' "
+        "(type.googleapis.com/google.ai.generativelanguage.v1beta.Part), 5");
+  CHECK(message_of(body({kUser, R"({"role":"model","parts":[{"text":"ok"},"str"]})"})) ==
+        "Invalid value at 'contents[1].parts[1]' "
+        "(type.googleapis.com/google.ai.generativelanguage.v1beta.Part), \"str\"");
+  // `text` must be a string.
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":[{"text":5}]}]})") ==
+        "Invalid value at 'contents[0].parts[0].text' (TYPE_STRING), 5");
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":[{"text":true}]}]})") ==
+        "Invalid value at 'contents[0].parts[0].text' (TYPE_STRING), true");
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":[{"text":["a"]}]}]})") ==
+        "Invalid JSON payload received. Unknown name \"text\" at 'contents[0].parts[0]': Proto field "
+        "is not repeating, cannot start list.");
+  // A missing or null parts is still "empty"; a null text is an absent one.
+  CHECK(message_of(R"({"contents":[{"role":"user"}]})") ==
+        "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.");
+  CHECK(message_of(R"({"contents":[{"role":"user","parts":null}]})") ==
+        "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.");
+  CHECK_FALSE(g::validate_request(R"({"contents":[{"role":"user","parts":[{"text":null,"inlineData":{}}]}]})"));
+}
