@@ -3,10 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include "mock_server/anthropic_format.h"
+#include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
 namespace a = mock::anthropic;
 using nlohmann::json;
+
+using mock::testing::parsed_frames;
+using mock::testing::played_bytes;
 
 namespace {
 
@@ -467,50 +471,14 @@ TEST_CASE("the non-streaming answer is one Message: blocks, stop_reason and usag
 namespace {
 
 mock::Fault fault_of(int kind, int after_event, std::optional<int> frag) {
-  switch (kind) {
-    case 0: return mock::DisconnectFault{after_event, 0, frag};
-    case 1: return mock::ResetFault{after_event, 200, frag};
-    case 2: return mock::EndFault{after_event, frag};
-    case 3: return mock::CutFault{after_event, 30, frag};
-    case 4: return mock::ErrorEventFault{after_event, 529, frag};
-    case 5: return mock::MalformedFault{after_event, frag};
-    default: return mock::StallFault{after_event, 1.0, frag};
-  }
+  return mock::testing::fault_of(kind, after_event, frag, 529);
 }
 
 std::string play(const std::vector<mock::Event>& events, std::optional<mock::Fault> fault) {
-  mock::Script script;
-  script.provider = "anthropic";
-  mock::Attempt at;
-  at.events = events;
-  at.fault = std::move(fault);
-  script.turns.push_back({{at}});
-  mock::ScriptEngine engine(script);
-  const auto plan = engine.respond({"POST", "/v1/messages", body_with(json::array({kUserGo}))});
+  const auto plan = mock::testing::play_attempt("anthropic", "/v1/messages", body_with(json::array({kUserGo})),
+                                                events, std::move(fault));
   REQUIRE(plan.streaming);
-  std::string bytes;
-  for (const auto& act : plan.actions) {
-    if (auto* w = std::get_if<mock::WriteAction>(&act)) bytes += w->bytes;
-  }
-  return bytes;
-}
-
-/// The parsed data of every complete frame whose `data:` parses (a cut's partial frame and the
-/// malformed frame are left out).
-std::vector<json> parsed_frames(const std::string& bytes) {
-  std::vector<json> out;
-  std::size_t at = 0;
-  while (true) {
-    const std::size_t end = bytes.find("\n\n", at);
-    if (end == std::string::npos) break;
-    const std::string frame = bytes.substr(at, end - at);
-    at = end + 2;
-    const std::size_t d = frame.find("data: ");
-    if (d == std::string::npos) continue;
-    json j = json::parse(frame.substr(d + 6), nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
+  return played_bytes(plan);
 }
 
 /// Block indexes start at 0 and rise by one; deltas and stops name the open block; a block opens

@@ -4,9 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "mock_server/openai_responses_format.h"
+#include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
 using nlohmann::json;
+
+using mock::testing::parsed_frames;
+using mock::testing::played_bytes;
 
 namespace {
 
@@ -484,59 +488,15 @@ TEST_CASE("responses: the format serves POST /v1/responses and names calls call_
 
 namespace {
 
-/// Fault kind `kind` (catalogue order) after `after_event` events, optionally inside the next call.
-mock::Fault fault_of(int kind, int after_event, std::optional<int> frag) {
-  switch (kind) {
-    case 0: return mock::DisconnectFault{after_event, 0, frag};
-    case 1: return mock::ResetFault{after_event, 200, frag};
-    case 2: return mock::EndFault{after_event, frag};
-    case 3: return mock::CutFault{after_event, 30, frag};
-    case 4: return mock::ErrorEventFault{after_event, 503, frag};
-    case 5: return mock::MalformedFault{after_event, frag};
-    default: return mock::StallFault{after_event, 1.0, frag};
-  }
-}
-
-/// The bytes a streaming plan writes.
-std::string played_bytes(const mock::Plan& plan) {
-  std::string bytes;
-  for (const auto& act : plan.actions) {
-    if (auto* w = std::get_if<mock::WriteAction>(&act)) bytes += w->bytes;
-  }
-  return bytes;
-}
+using mock::testing::fault_of;
 
 /// Plays one attempt with `events` and `fault` through a fresh engine, streaming.
 std::string play(const std::vector<mock::Event>& events, std::optional<mock::Fault> fault) {
-  mock::Script script;
-  script.provider = "openai-responses";
-  mock::Attempt a;
-  a.events = events;
-  a.fault = std::move(fault);
-  script.turns.push_back({{a}});
-  mock::ScriptEngine engine(script);
-  const auto plan = engine.respond(
-      {"POST", "/v1/responses", json{{"model", "m"}, {"input", "go"}, {"stream", true}}.dump()});
+  const auto plan = mock::testing::play_attempt(
+      "openai-responses", "/v1/responses", json{{"model", "m"}, {"input", "go"}, {"stream", true}}.dump(),
+      events, std::move(fault));
   REQUIRE(plan.streaming);
   return played_bytes(plan);
-}
-
-/// The parsed data of every complete frame with a parsable `data:` line (a cut's partial frame
-/// and the malformed frame are left out).
-std::vector<json> parsed_frames(const std::string& bytes) {
-  std::vector<json> out;
-  std::size_t at = 0;
-  while (true) {
-    const std::size_t end = bytes.find("\n\n", at);
-    if (end == std::string::npos) break;
-    const std::string frame = bytes.substr(at, end - at);
-    at = end + 2;
-    const std::size_t d = frame.find("data: ");
-    if (d == std::string::npos) continue;
-    json j = json::parse(frame.substr(d + 6), nullptr, false);
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
 }
 
 const std::vector<mock::Event> kFaultEvents = {

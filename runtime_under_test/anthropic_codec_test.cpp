@@ -1,6 +1,7 @@
 // Tests of the runtime's Anthropic Messages codec: the request it builds, the stream decoder under
 // any chunking, finish classes, in-stream errors, the open-call repair, bodies and error answers.
 #include "runtime_under_test/anthropic_codec.h"
+#include "runtime_under_test/codec_test_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,47 +18,13 @@ std::string ev(const std::string& name, const std::string& data) {
   return "event: " + name + "\ndata: " + data + "\n\n";
 }
 
-/// What a decoder made of a whole stream.
-struct Decoded {
-  std::vector<ModelPart> parts;
-  std::optional<FinishClass> finish;
-  std::string finish_reason;
-  std::optional<std::string> stream_error;
-  bool undecodable = false;
-};
+using rut::testing::Decoded;
 
-/// Feeds `bytes` to an SseDecoder in pieces of `step` bytes (0: all at once) and every frame to a
-/// fresh stream decoder, stopping at the first finish, error or undecodable frame like the runtime.
+/// Decodes `bytes` in pieces of `step` with a fresh decoder, handed back through `keep`.
 Decoded decode_stream(const std::string& bytes, std::size_t step = 0,
                       std::unique_ptr<IStreamDecoder>* keep = nullptr) {
   auto decoder = codec().stream_decoder();
-  SseDecoder sse;
-  Decoded out;
-  bool done = false;
-  auto handle = [&](std::vector<SseFrame>& frames) {
-    for (const SseFrame& f : frames) {
-      if (done) break;
-      DecodedChunk c = decoder->on_frame(f);
-      for (auto& p : c.parts) out.parts.push_back(std::move(p));
-      if (c.undecodable) out.undecodable = done = true;
-      if (c.stream_error) {
-        out.stream_error = c.stream_error;
-        done = true;
-      }
-      if (c.finish) {
-        out.finish = c.finish;
-        out.finish_reason = c.finish_reason;
-        done = true;
-      }
-    }
-    frames.clear();
-  };
-  std::vector<SseFrame> frames;
-  const std::size_t n = step == 0 ? bytes.size() : step;
-  for (std::size_t at = 0; at < bytes.size() && !done; at += n) {
-    sse.feed(std::string_view(bytes).substr(at, n), frames);
-    handle(frames);
-  }
+  Decoded out = rut::testing::decode_with(*decoder, bytes, step);
   if (keep) *keep = std::move(decoder);
   return out;
 }

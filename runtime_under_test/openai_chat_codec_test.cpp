@@ -2,6 +2,7 @@
 // history, the stream decoder (calls by index, finish only at [DONE], any chunking), the
 // non-streaming body, error envelopes and Retry-After headers.
 #include "runtime_under_test/openai_chat_codec.h"
+#include "runtime_under_test/codec_test_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -33,54 +34,12 @@ std::string call_piece(int index, const std::string& piece) {
 }
 const std::string kDone = "data: [DONE]\n\n";
 
-/// What a whole stream decodes to: parts in order, the finish, an error, and after which frame
-/// the finish came.
-struct Decoded {
-  std::vector<rut::ModelPart> parts;
-  std::optional<FinishClass> finish;
-  std::string finish_reason;
-  std::optional<std::string> stream_error;
-  bool undecodable = false;
-  int frames = 0;
-  int finish_frame = -1;
-};
+using rut::testing::Decoded;
 
-/// Feeds `bytes` through the SSE decoder in pieces of `step` bytes (0: whole) and the codec's
-/// stream decoder, stopping at the first finish, error or undecodable frame as the client does.
+/// Decodes `bytes` in pieces of `step`, flushing an unterminated last line at the end.
 Decoded decode_stream(const std::string& bytes, std::size_t step = 0) {
-  Decoded out;
-  rut::SseDecoder sse;
   auto decoder = codec().stream_decoder();
-  bool stop = false;
-  auto handle = [&](std::vector<rut::SseFrame>& frames) {
-    for (const auto& f : frames) {
-      if (stop) break;
-      DecodedChunk c = decoder->on_frame(f);
-      ++out.frames;
-      for (auto& p : c.parts) out.parts.push_back(std::move(p));
-      if (c.undecodable) out.undecodable = stop = true;
-      if (c.stream_error) {
-        out.stream_error = c.stream_error;
-        stop = true;
-      }
-      if (c.finish) {
-        out.finish = c.finish;
-        out.finish_reason = c.finish_reason;
-        out.finish_frame = out.frames;
-        stop = true;
-      }
-    }
-    frames.clear();
-  };
-  std::vector<rut::SseFrame> frames;
-  const std::size_t n = step == 0 ? bytes.size() : step;
-  for (std::size_t at = 0; at < bytes.size() && !stop; at += n) {
-    sse.feed(std::string_view(bytes).substr(at, n), frames);
-    handle(frames);
-  }
-  sse.finish(frames);
-  handle(frames);
-  return out;
+  return rut::testing::decode_with(*decoder, bytes, step, /*finish_at_end=*/true);
 }
 
 /// A transport that answers once with fixed bytes.

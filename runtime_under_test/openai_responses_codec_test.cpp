@@ -1,6 +1,7 @@
 // Tests of the runtime's OpenAI Responses codec: request encoding, stream decoding under any
 // chunking, every finish and error, the open call a cut leaves, bodies and error answers.
 #include "runtime_under_test/openai_responses_codec.h"
+#include "runtime_under_test/codec_test_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -51,43 +52,12 @@ std::string ending(const std::string& type, json response) {
   return pair(type, {{"response", response}});
 }
 
-/// What a decoder made of a whole stream: parts in order, then the first finish or error.
-struct Decoded {
-  std::vector<ModelPart> parts;
-  std::optional<FinishClass> finish;
-  std::string finish_reason;
-  std::optional<std::string> stream_error;
-  bool undecodable = false;
-};
+using rut::testing::Decoded;
 
-/// Feeds `bytes` through an SseDecoder in pieces of `step` bytes and the codec's decoder, stopping
-/// at the first finish, error or undecodable frame as ModelClient does.
+/// Decodes `bytes` in pieces of `step` with `keep` (or a fresh decoder).
 Decoded decode_stream(const std::string& bytes, std::size_t step, IStreamDecoder* keep = nullptr) {
   auto owned = codec().stream_decoder();
-  IStreamDecoder& dec = keep ? *keep : *owned;
-  SseDecoder sse;
-  Decoded out;
-  bool decided = false;
-  for (std::size_t at = 0; at < bytes.size() && !decided; at += step) {
-    std::vector<SseFrame> frames;
-    sse.feed(std::string_view(bytes).substr(at, step), frames);
-    for (const SseFrame& f : frames) {
-      if (decided) break;
-      DecodedChunk c = dec.on_frame(f);
-      for (ModelPart& p : c.parts) out.parts.push_back(std::move(p));
-      if (c.undecodable) out.undecodable = decided = true;
-      if (c.stream_error) {
-        out.stream_error = c.stream_error;
-        decided = true;
-      }
-      if (c.finish) {
-        out.finish = c.finish;
-        out.finish_reason = c.finish_reason;
-        decided = true;
-      }
-    }
-  }
-  return out;
+  return rut::testing::decode_with(keep ? *keep : *owned, bytes, step);
 }
 
 const std::string kCompleted = ending("response.completed", {{"status", "completed"}, {"output", json::array()}});

@@ -11,20 +11,8 @@ cache="${HICCUP_AGENT_CACHE:-$root/.cache/npm}"
 
 die() { echo "install_agents.sh: error: $*" >&2; exit 1; }
 
-# Node.js >= 20 and npm: the machine image ships them; where they are missing, Debian's packages
-# are installed (Debian 12's nodejs is 18, too old for gemini-cli, which then fails clearly).
-ensure_node() {
-  if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-    echo "install_agents.sh: node/npm missing: installing Debian's nodejs and npm"
-    local sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nodejs npm ||
-      die "could not install nodejs and npm from Debian's packages"
-  fi
-  local major
-  major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-  [[ "$major" -ge 20 ]] || die "node $(node --version 2>/dev/null) is too old: gemini-cli needs Node.js >= 20"
-}
+# shellcheck source=scripts/node_env.sh
+source "$root/scripts/node_env.sh"
 
 # name → npm package spec, install prefix, binary inside the prefix
 install_npm() {
@@ -36,7 +24,7 @@ install_npm() {
     echo "$name $version: already installed at $prefix"
     return 0
   fi
-  ensure_node
+  ensure_node "install_agents.sh" "gemini-cli"
   echo "$name $version: installing $spec into $prefix"
   mkdir -p "$prefix"
   # --ignore-scripts: the optional native add-ons (keytar, node-pty) are not needed headless.

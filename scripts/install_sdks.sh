@@ -19,20 +19,8 @@ die() { echo "install_sdks.sh: error: $*" >&2; exit 1; }
 [[ -f "$src/package.json" && -f "$src/package-lock.json" ]] ||
   die "$src/package.json or package-lock.json is missing"
 
-# Node.js >= 20 and npm: the machine image ships them; where they are missing, Debian's packages
-# are installed (Debian 12's nodejs is 18, too old for @google/genai, which then fails clearly).
-ensure_node() {
-  if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-    echo "install_sdks.sh: node/npm missing: installing Debian's nodejs and npm"
-    local sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nodejs npm ||
-      die "could not install nodejs and npm from Debian's packages"
-  fi
-  local major
-  major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-  [[ "$major" -ge 20 ]] || die "node $(node --version 2>/dev/null) is too old: the pinned SDKs need Node.js >= 20"
-}
+# shellcheck source=scripts/node_env.sh
+source "$root/scripts/node_env.sh"
 
 # The pinned name@version pairs, read from package.json's dependencies.
 pinned() {
@@ -51,7 +39,7 @@ versions_ok() {
 }
 
 want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
-ensure_node
+ensure_node "install_sdks.sh" "the pinned SDKs"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && versions_ok; then
   echo "SDKs already installed at $cache: $(pinned | tr ' \n' '@ ')"
   exit 0
