@@ -27,7 +27,7 @@ void SseDecoder::finish(std::vector<SseFrame>& out) {
   std::string_view text = pending_;
   if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
   if (!text.empty() && is_bare_error_object(text)) {
-    out.push_back({SseFrame::Kind::kErrorObject, std::string(text)});
+    out.push_back({SseFrame::Kind::kErrorObject, std::string(text), ""});
   }
   pending_.clear();
   data_.clear();
@@ -71,7 +71,7 @@ void SseDecoder::line(std::string_view text, std::vector<SseFrame>& out) {
     return;
   }
   if (text.front() == '{' && is_bare_error_object(text)) {
-    out.push_back({SseFrame::Kind::kErrorObject, std::string(text)});
+    out.push_back({SseFrame::Kind::kErrorObject, std::string(text), ""});
   }
   // other fields (event:, id:, retry:) and junk lines are ignored
 }
