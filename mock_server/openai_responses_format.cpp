@@ -164,6 +164,7 @@ class Encoder final : public StreamEncoder {
   }
 
   std::vector<std::string> event_units(const Event& event, int call_index) override {
+    last_call_unit_frames_.clear();
     if (auto* f = std::get_if<FinishEvent>(&event)) {
       const Ending e = ending_for(f->reason);
       return {frame(e.event, {{"response", response_object(ctx_, e.status, output_, e.error,
@@ -178,9 +179,11 @@ class Encoder final : public StreamEncoder {
     units.push_back(frame("response.output_item.added",
                           {{"output_index", oi},
                            {"item", function_call_item(id, "in_progress", "", call)}}));
+    last_call_unit_frames_.push_back(1);
     for (const std::string& piece : split_fragments(args, std::max(call.fragments, 1))) {
       units.push_back(frame("response.function_call_arguments.delta",
                             {{"item_id", id}, {"output_index", oi}, {"delta", piece}}));
+      last_call_unit_frames_.push_back(1);
     }
     ojson item = function_call_item(id, "completed", args, call);
     std::string done =
@@ -188,17 +191,24 @@ class Encoder final : public StreamEncoder {
               {{"item_id", id}, {"output_index", oi}, {"name", call.name}, {"arguments", args}});
     done += frame("response.output_item.done", {{"output_index", oi}, {"item", item}});
     units.push_back(std::move(done));
+    last_call_unit_frames_.push_back(2);
     output_.push_back(std::move(item));
     return units;
   }
 
+  void withhold_last_units(std::size_t units_sent) override {
+    // The withheld frames were numbered last: give their numbers back. The done unit completes
+    // the item; withheld, the call never completed.
+    for (std::size_t u = units_sent; u < last_call_unit_frames_.size(); ++u) seq_ -= last_call_unit_frames_[u];
+    if (units_sent < last_call_unit_frames_.size() && !output_.empty()) output_.erase(output_.end() - 1);
+    last_call_unit_frames_.clear();
+  }
+
   std::string error_event(int status) override {
     // The engine encodes only events something of which goes out: an event a stream-ending fault
-    // replaces is never encoded, and every event encoded before the fault went out whole. So the
-    // error takes the next sequence number and reports every output item completed so far.
-    // (A fault placed inside a call, `after_fragment`, is the one case this cannot see: the call
-    // was encoded but its done frames were withheld, so its item is reported and the sequence skips
-    // those two frames; telling it apart needs the engine to say which units it withheld.)
+    // replaces is never encoded, and a call cut inside its fragments is trimmed back by
+    // withhold_last_units. So the error takes the next sequence number and reports every output
+    // item completed so far.
     // Mid-stream failures arrive as `response.failed`: codex acts on no other event, and maps
     // `rate_limit_exceeded` to a retry (parsing "try again in …") and anything else to a
     // retryable stream error (codex-rs/codex-api/src/sse/responses.rs).
@@ -262,6 +272,7 @@ class Encoder final : public StreamEncoder {
   int seq_ = 0;
   int next_output_index_ = 0;
   ojson output_ = ojson::array();  // completed items of every event encoded
+  std::vector<int> last_call_unit_frames_;  // frames per unit of the call last encoded
 };
 
 // ---- Request decoding ---------------------------------------------------------------------------

@@ -268,6 +268,8 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
       if (a.fault && i == at && is_call && units.size() >= 2) {
         if (auto frag = fault_after_fragment(*a.fault)) {
           split = std::min<std::size_t>(1 + static_cast<std::size_t>(*frag), units.size() - 1);
+          // A fault that ends the stream here withholds the rest of the call for good.
+          if (stops_delivery(*a.fault)) encoder->withhold_last_units(split);
         }
       }
     }

@@ -110,6 +110,12 @@ class StreamEncoder {
   /// `call_index` = the call's position among the attempt's calls.
   virtual std::vector<std::string> event_units(const Event& event, int call_index) = 0;
 
+  /// The engine sends only the first `units_sent` units of the call last encoded and then ends the
+  /// stream (a stream-ending fault with `after_fragment`): forget what the withheld units counted
+  /// (sequence numbers, completed items) so a later error_event numbers and reports only what
+  /// went out. Default: nothing to forget.
+  virtual void withhold_last_units(std::size_t units_sent) { (void)units_sent; }
+
   /// The provider's in-stream error for an HTTP-like `status` (e.g. 503, 529), written as its own
   /// chunk after which the response ends cleanly.
   virtual std::string error_event(int status) = 0;
