@@ -12,17 +12,14 @@ using nlohmann::json;
 using mock::testing::parsed_frames;
 using mock::testing::played_bytes;
 
+using mock::testing::call;
+using mock::testing::join;
+
 namespace {
 
 const mock::ResponseContext kCtx{"claude-sonnet-4-5", 3};
 
 const mock::WireFormat& fmt() { return a::format(); }
-
-std::string join(const std::vector<std::string>& units) {
-  std::string s;
-  for (const auto& u : units) s += u;
-  return s;
-}
 
 /// The data JSON of every `data:` line of `bytes`, in order.
 std::vector<json> data_of(const std::string& bytes) {
@@ -34,15 +31,6 @@ std::vector<json> data_of(const std::string& bytes) {
     at = end;
   }
   return out;
-}
-
-mock::CallEvent call(std::string name, json args, std::string id, int fragments = 0) {
-  mock::CallEvent c;
-  c.name = std::move(name);
-  c.args = std::move(args);
-  c.id = std::move(id);
-  c.fragments = fragments;
-  return c;
 }
 
 /// A request body with `messages` (model and max_tokens set).

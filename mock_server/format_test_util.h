@@ -12,6 +12,23 @@
 
 namespace mock::testing {
 
+/// The units of an event, joined.
+inline std::string join(const std::vector<std::string>& units) {
+  std::string s;
+  for (const auto& u : units) s += u;
+  return s;
+}
+
+/// A call event with `name`, `args`, `id` ("" = the format's default) and `fragments`.
+inline CallEvent call(std::string name, nlohmann::json args, std::string id, int fragments = 0) {
+  CallEvent c;
+  c.name = std::move(name);
+  c.args = std::move(args);
+  c.id = std::move(id);
+  c.fragments = fragments;
+  return c;
+}
+
 /// Every WriteAction's bytes of `plan`, concatenated (stalls and drains left out).
 inline std::string played_bytes(const Plan& plan) {
   std::string bytes;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "mock_server/request_validator.h"
+
 namespace mock::gemini {
 namespace {
 
@@ -179,13 +181,10 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
   return response_shell(std::move(cand), ctx);
 }
 
-}  // namespace mock::gemini
 
 // ---- The WireFormat ---------------------------------------------------------------------------
 
-#include "mock_server/request_validator.h"
 
-namespace mock::gemini {
 namespace {
 
 class GeminiEncoder final : public StreamEncoder {

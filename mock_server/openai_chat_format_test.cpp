@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "mock_server/openai_chat_format.h"
+#include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
 namespace chat = mock::openai_chat;
 using nlohmann::json;
+
+using mock::testing::join;
 
 namespace {
 
@@ -17,12 +20,6 @@ const mock::ResponseContext kCtx{"gpt-4.1-mini", 3};
 const std::string kHead =
     R"(data: {"id":"chatcmpl-hiccup-3","object":"chat.completion.chunk","created":1700000000,)"
     R"("model":"gpt-4.1-mini","system_fingerprint":"fp_hiccup","choices":[)";
-
-std::string join(const std::vector<std::string>& units) {
-  std::string s;
-  for (const auto& u : units) s += u;
-  return s;
-}
 
 /// The data payloads of an SSE byte string (frames end with a blank line).
 std::vector<std::string> payloads(const std::string& bytes) {

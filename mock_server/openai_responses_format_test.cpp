@@ -12,6 +12,9 @@ using nlohmann::json;
 using mock::testing::parsed_frames;
 using mock::testing::played_bytes;
 
+using mock::testing::call;
+using mock::testing::join;
+
 namespace {
 
 const mock::WireFormat& fmt() { return mock::openai_responses::format(); }
@@ -41,21 +44,6 @@ std::vector<Pair> pairs(const std::string& bytes) {
     out.push_back({frame.substr(7, nl - 7), json::parse(frame.substr(nl + 7), nullptr, false)});
   }
   return out;
-}
-
-std::string join(const std::vector<std::string>& units) {
-  std::string s;
-  for (const auto& u : units) s += u;
-  return s;
-}
-
-mock::CallEvent call(std::string name, json args, std::string id, int fragments = 0) {
-  mock::CallEvent c;
-  c.name = std::move(name);
-  c.args = std::move(args);
-  c.id = std::move(id);
-  c.fragments = fragments;
-  return c;
 }
 
 /// A whole stream: open, then every event's units.

@@ -113,11 +113,9 @@ json function_response_json(const FunctionCall& call, const json& response) {
   return {{"functionResponse", fr}};
 }
 
-}  // namespace rut
 
 // ---- The ICodec ------------------------------------------------------------------------------
 
-namespace rut {
 namespace {
 
 FinishClass finish_class(const std::string& reason) {
