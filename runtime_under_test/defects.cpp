@@ -31,7 +31,7 @@ const std::vector<DefectInfo>& defect_catalogue() {
       {Defect::kExecutePartialArgs, "execute-partial-args",
        "a call whose arguments were cut mid-stream is repaired (its JSON closed) and executed"},
       {Defect::kCollapseParallelCalls, "collapse-parallel-calls",
-       "parallel calls are keyed by their position in a frame, not the provider's index: one runs with another's arguments, the rest not at all"},
+       "parallel calls are keyed by their position in a frame, not the provider's index: the first runs, history records it with the last one's arguments, the rest never run"},
       {Defect::kDuplicateCallIds, "duplicate-call-ids",
        "a retried attempt's calls are committed after the failed attempt's calls with the same ids, so the next request repeats an id"},
   };

@@ -23,7 +23,8 @@ enum class Defect {
   kKeepPartialText,        ///< a failed attempt's text stays in the shown output
   kRestartRunOnFailure,    ///< a failed run is started again from the prompt, re-running tools
   kExecutePartialArgs,     ///< a call cut mid-arguments is repaired and its turn taken as complete
-  kCollapseParallelCalls,  ///< parallel calls keyed by their position in a frame merge into one
+  kCollapseParallelCalls,  ///< parallel calls keyed by their position in a frame merge into one:
+                           ///< the first runs, history holds it with the last one's arguments
   kDuplicateCallIds,       ///< a retried attempt's calls are committed after the failed attempt's,
                            ///< with the failed attempt's ids: the next request repeats an id
 };

@@ -80,7 +80,8 @@ AttemptResult ModelClient::run(const HttpRequest& request,
     for (ModelPart& p : chunk.parts) {
       if (p.call && defects_.contains(Defect::kCollapseParallelCalls)) {
         // defect: calls are keyed by their position in the frame, not by the provider's index:
-        // a later call lands on an earlier one's slot and takes it over with its arguments
+        // a later call lands on an earlier one's slot and overwrites its arguments; it is never
+        // handed out, so the earlier call runs as delivered and history records the overwrite
         bool merged = false;
         for (ModelPart& q : result.parts) {
           if (q.call && q.position_in_frame == p.position_in_frame) {
