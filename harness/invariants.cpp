@@ -1,4 +1,4 @@
-// The seven invariant checkers and the expect checks; see invariants.h. Each checker reads the
+// The invariant checkers and the expect checks; see invariants.h. Each checker reads the
 // server's journal (what was really asked and delivered) and the runtime's result (what it did),
 // never the runtime's internals, so the same checks judge any runtime.
 #include "harness/invariants.h"
@@ -225,7 +225,8 @@ void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) 
     }
     if (e.response_status != 400 || !e.contents.is_array()) continue;
     for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
-      if (ev.journal[k].contents == e.contents) {
+      // The same history with another body (other parameters or features) is a changed request.
+      if (ev.journal[k].contents == e.contents && ev.journal[k].body_digest == e.body_digest) {
         out.push_back(make("no-rejected-request",
                            where(ev.journal[k]) + " repeats " + where(e) + ", which was answered 400",
                            &ev.journal[k]));
@@ -262,6 +263,30 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
       }
     }
   }
+  if (ev.real_time) {
+    // Waits honour Retry-After, measured: from the end of the answer that asked for the delay to
+    // the arrival of the next request for the same turn.
+    for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+      const mock::JournalEntry& e = ev.journal[i];
+      const mock::Attempt* a = played_attempt(ev.scenario, e);
+      if (a == nullptr || !a->status || !a->retry_after_s || e.played != "status" || e.answered_ms < 0) continue;
+      for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
+        const mock::JournalEntry& next = ev.journal[k];
+        if (next.turn != e.turn || next.arrived_ms < 0) continue;
+        const double gap_ms = next.arrived_ms - e.answered_ms;
+        if (gap_ms + kRetryAfterSlackMs < *a->retry_after_s * 1000) {
+          std::ostringstream msg;
+          msg.setf(std::ios::fixed);
+          msg.precision(0);
+          msg << where(next) << " retried " << gap_ms << " ms after " << where(e) << " ended, but the server asked for "
+              << *a->retry_after_s * 1000 << " ms (Retry-After / RetryInfo)";
+          out.push_back(make("bounded-retries", msg.str(), &next));
+        }
+        break;
+      }
+    }
+    return;
+  }
   // Waits honour Retry-After: each retry event follows the request it retries.
   int last_seq = -1;
   for (const json& event : ev.run.events) {
@@ -277,6 +302,24 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
       msg << "the retry after " << where(e) << " waited " << wait << " s, but the server asked for "
           << *a->retry_after_s << " s (Retry-After / RetryInfo)";
       out.push_back(make("bounded-retries", msg.str(), &e));
+    }
+  }
+}
+
+void check_no_unchanged_content_filter_retry(const Evidence& ev, std::vector<Violation>& out) {
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    const auto finish = delivered_finish(ev.scenario, e);
+    if (!finish || *finish != mock::FinishReason::kContentFilter || !e.contents.is_array()) continue;
+    for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
+      const mock::JournalEntry& next = ev.journal[k];
+      if (next.turn == e.turn && next.model == e.model && next.contents == e.contents) {
+        out.push_back(make("no-unchanged-content-filter-retry",
+                           where(next) + " repeats " + where(e) + " unchanged (model \"" + e.model +
+                               "\", same history) after its content-filter finish: the same request is filtered again",
+                           &next));
+        break;
+      }
     }
   }
 }
@@ -357,6 +400,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After"},
       {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success; the run ends with a clear outcome"},
       {"clean-output", "text shown to the user contains only committed attempts' text"},
+      {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
   };
   return kCatalogue;
 }
@@ -370,6 +414,7 @@ std::vector<Violation> check_invariants(const Evidence& ev) {
   check_bounded_retries(ev, out);
   check_honest_outcome(ev, out);
   check_clean_output(ev, out);
+  check_no_unchanged_content_filter_retry(ev, out);
   return out;
 }
 

@@ -36,7 +36,7 @@ struct InvariantInfo {
   std::string_view doc;
 };
 
-/// The seven invariants, in DESIGN.md order.
+/// The invariants: DESIGN.md's seven in its order, then no-unchanged-content-filter-retry.
 const std::vector<InvariantInfo>& invariant_catalogue();
 
 /// What the checkers look at. `cap_message` is non-empty when the run hit a harness cap.
@@ -46,7 +46,14 @@ struct Evidence {
   const mock::Journal& journal;
   int max_attempts = 4;
   std::string cap_message;
+  /// The run waited in real time (an external agent): the journal's arrived_ms/answered_ms are
+  /// compared with Retry-After instead of the runtime's retry events.
+  bool real_time = false;
 };
+
+/// Slack in ms allowed when judging a real-time gap against Retry-After (clock and scheduling
+/// granularity; the client starts its wait after our last byte, so the gap errs long, not short).
+inline constexpr double kRetryAfterSlackMs = 20;
 
 /// Every invariant, in catalogue order.
 std::vector<Violation> check_invariants(const Evidence& evidence);

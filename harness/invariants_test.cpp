@@ -147,6 +147,18 @@ TEST_CASE("no-rejected-request: repeating a request answered 400 is a violation"
   CHECK(std::count(n.begin(), n.end(), "bounded-retries") == 1);  // 400 retried
 }
 
+TEST_CASE("no-rejected-request: the same history in a changed body after a 400 is not a repeat") {
+  Fixture f;
+  f.journal[0].response_status = 400;
+  f.journal[0].played = "status";
+  f.journal[0].delivered_calls.clear();
+  f.journal[0].body_digest = "00000000000000aa";
+  f.journal[1].body_digest = "00000000000000bb";  // e.g. a beta feature dropped
+  const auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "no-rejected-request") == 0);
+  CHECK(std::count(n.begin(), n.end(), "bounded-retries") == 1);  // a 400 is still not retryable
+}
+
 TEST_CASE("bounded-retries: budget, cap and Retry-After") {
   Fixture f;
   SECTION("more attempts than the budget") {
@@ -219,11 +231,76 @@ TEST_CASE("expect.executions: an unlisted tool that ran is a violation") {
   CHECK(vs[0].message.find("expected 0 (not listed)") != std::string::npos);
 }
 
-TEST_CASE("the catalogue lists the seven invariants of DESIGN.md") {
+TEST_CASE("the catalogue lists DESIGN.md's seven invariants, then no-unchanged-content-filter-retry") {
   std::vector<std::string> n;
   for (const auto& i : invariant_catalogue()) n.emplace_back(i.name);
   CHECK(n == std::vector<std::string>{"at-most-once", "pairing", "history-integrity", "no-rejected-request",
-                                      "bounded-retries", "honest-outcome", "clean-output"});
+                                      "bounded-retries", "honest-outcome", "clean-output",
+                                      "no-unchanged-content-filter-retry"});
+}
+
+/// Turn 0 attempt 0 ends with a content-filter finish after text; attempt 1 is `retry_model`'s
+/// request with the same history.
+struct FilterFixture {
+  Scenario scenario;
+  rut::RunResult run;
+  mock::Journal journal;
+  explicit FilterFixture(const std::string& retry_model) {
+    scenario.name = "filter";
+    scenario.prompt = "go";
+    mock::Attempt filtered;
+    filtered.events = {mock::TextEvent{"Here is"}, mock::FinishEvent{mock::FinishReason::kContentFilter}};
+    mock::Attempt done;
+    done.events = {mock::TextEvent{"done"}, mock::FinishEvent{}};
+    scenario.script.turns = {mock::Turn{{filtered, done}}};
+    journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+    journal[0].model = "m";
+    journal[0].events_delivered = 2;
+    journal.push_back(entry(1, 0, 1, json::array({user_prompt()}), true));
+    journal[1].model = retry_model;
+    journal[1].events_delivered = 2;
+    journal[1].delivered_text = "done";
+    run.completed = true;
+    run.final_text = run.shown_output = "done";
+    run.final_history = json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", "done"}}})}}});
+  }
+  std::vector<Violation> check() const { return check_invariants(Evidence{scenario, run, journal, 4, ""}); }
+};
+
+TEST_CASE("no-unchanged-content-filter-retry: the same model and history after a content-filter finish is named") {
+  const auto vs = FilterFixture("m").check();
+  REQUIRE(names(vs) == std::vector<std::string>{"no-unchanged-content-filter-retry"});
+  CHECK(vs[0].request == 1);
+  CHECK(vs[0].message.find("repeats request 0 (turn 0, attempt 0) unchanged (model \"m\"") != std::string::npos);
+}
+
+TEST_CASE("no-unchanged-content-filter-retry: a retry on another model (the fallback) passes") {
+  CHECK(FilterFixture("fallback").check().empty());
+}
+
+TEST_CASE("bounded-retries in real time: a retry sooner than Retry-After is named with the measured gap") {
+  Fixture f;
+  mock::Attempt busy;
+  busy.status = 429;
+  busy.retry_after_s = 2;
+  f.scenario.script.turns[0].attempts[0] = busy;
+  f.journal[0].played = "status";
+  f.journal[0].response_status = 429;
+  f.journal[0].delivered_calls.clear();
+  f.run.ledger = {rut::LedgerEntry{"shell", {{"command", "ls"}}, 1, 0, ""}};
+  f.journal[0].answered_ms = 100;
+  f.journal[1].arrived_ms = 1300;  // 1.2 s later: too soon for 2 s
+  f.journal[2].arrived_ms = 1500;
+  Evidence ev{f.scenario, f.run, f.journal, 10, "", true};
+  auto vs = check_invariants(ev);
+  std::vector<Violation> retries;
+  for (const auto& v : vs) if (v.invariant == "bounded-retries") retries.push_back(v);
+  REQUIRE(retries.size() == 1);
+  CHECK(retries[0].request == 1);
+  CHECK(retries[0].message == "request 1 (turn 0, attempt 1) retried 1200 ms after request 0 (turn 0, attempt 0) ended, but the server asked for 2000 ms (Retry-After / RetryInfo)");
+  f.journal[1].arrived_ms = 2100;  // 2.0 s later: honoured
+  Evidence late{f.scenario, f.run, f.journal, 10, "", true};
+  for (const auto& v : check_invariants(late)) CHECK(v.invariant != "bounded-retries");
 }
 
 }  // namespace

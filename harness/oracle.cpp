@@ -105,6 +105,7 @@ OracleResult predict(const Scenario& s) {
     int used = 0;                 // attempts of this turn, all models
     std::size_t server_index = 0; // the server's attempt counter for this turn index
     bool fallback_used = false;
+    r.turns_reached = static_cast<int>(t) + 1;
     for (;;) {
       ++r.requests;
       ++used;

@@ -25,6 +25,9 @@ struct OracleResult {
   std::vector<ExpectedExecution> executions;
   int requests = 0;       ///< total model requests sent
   double waited_s = 0;    ///< total virtual seconds of backoff (idle timeouts excluded)
+  /// Turns a correct client requests at least once: turn indexes 0 … turns_reached - 1 (a request
+  /// past the script counts). Black-box verdicts require an agent to request each of them.
+  int turns_reached = 0;
   bool operator==(const OracleResult&) const = default;
 };
 

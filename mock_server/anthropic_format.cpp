@@ -106,6 +106,8 @@ json neutral_contents(const json& messages) {
   json previous_calls = json::object();  // tool_use id → name, of the previous assistant message
   for (const json& m : messages) {
     if (!m.is_object()) continue;
+    // A mid-conversation system message is an instruction, not a turn: left out of the view.
+    if (str_field(m, "role") == "system") continue;
     const bool model = str_field(m, "role") == "assistant";
     json parts = json::array();
     json calls = json::object();
@@ -173,6 +175,31 @@ std::optional<Rejection> check_block(const json& block, const std::string& at) {
   return std::nullopt;
 }
 
+/// Placement of mid-conversation `role: "system"` messages (platform.claude.com, "Mid-conversation
+/// system messages"): never messages[0] (rejected as a role error in check_shape), right after a
+/// user message (or an assistant message ending in a server_tool_use block), and either the last
+/// message or followed by an assistant message. claude-code 2.1.332 sends one as messages[1]. The
+/// rules are the documented ones; the wording of these two 400 messages is not verified.
+std::optional<Rejection> check_system_placement(const json& messages) {
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    if (str_field(messages[i], "role") != "system") continue;
+    const std::string at = "messages." + std::to_string(i);
+    const json& prev = messages[i - 1];
+    const std::string prev_role = str_field(prev, "role");
+    const json prev_blocks = blocks_of(prev["content"]);
+    const bool after_server_tool = prev_role == "assistant" && !prev_blocks.empty() &&
+                                   is_block(prev_blocks.back(), "server_tool_use");
+    if (prev_role != "user" && !after_server_tool) {
+      return shape_error(at + ": a system message must immediately follow a user message");
+    }
+    if (i + 1 < messages.size() && str_field(messages[i + 1], "role") != "assistant") {
+      return shape_error(at + ": a system message must be the last message or be followed by an "
+                              "assistant message");
+    }
+  }
+  return std::nullopt;
+}
+
 /// Checks the request's shape; nullopt when `messages` can be decoded.
 std::optional<Rejection> check_shape(const json& body) {
   if (!body.is_object()) return shape_error("invalid request: the body is not a JSON object");
@@ -188,7 +215,9 @@ std::optional<Rejection> check_shape(const json& body) {
     const std::string at = "messages." + std::to_string(i);
     if (!m.is_object()) return shape_error(at + ": Input should be a valid dictionary");
     const std::string role = str_field(m, "role");
-    if (role != "user" && role != "assistant") {
+    // `system` is valid past messages[0] (mid-conversation system messages; its placement is
+    // checked in check_system_placement once every message has a valid shape).
+    if (role != "user" && role != "assistant" && (role != "system" || i == 0)) {
       return shape_error(at + ".role: Input should be 'user' or 'assistant'");
     }
     if (!m.contains("content")) return shape_error(at + ".content: Field required");
@@ -199,6 +228,10 @@ std::optional<Rejection> check_shape(const json& body) {
     if (content.is_array()) {
       for (std::size_t k = 0; k < content.size(); ++k) {
         if (auto r = check_block(content[k], at + ".content." + std::to_string(k))) return r;
+        if (role == "system" && !is_block(content[k], "text")) {
+          return shape_error(at + ".content." + std::to_string(k) +
+                             ": a system message may only contain text blocks");
+        }
       }
     }
     // Empty content: real answers "messages.0: all messages must have non-empty content except for
@@ -213,7 +246,7 @@ std::optional<Rejection> check_shape(const json& body) {
   if (str_field(messages[0], "role") != "user") {
     return shape_error("messages: first message must use the \"user\" role");
   }
-  return std::nullopt;
+  return check_system_placement(messages);
 }
 
 /// Two tool_result blocks for one tool_use id in a user message; `m` is the second. The real answer
@@ -232,6 +265,7 @@ std::optional<Rejection> check_pairing(const json& messages) {
   std::vector<std::string> previous_uses;  // of the previous message when it is the assistant's
   for (std::size_t n = 0; n < messages.size(); ++n) {
     const json& m = messages[n];
+    if (str_field(m, "role") == "system") continue;  // placed after a user message: no pairing role
     const json blocks = blocks_of(m["content"]);
     if (str_field(m, "role") == "assistant") {
       std::vector<std::string> uses;

@@ -350,6 +350,47 @@ TEST_CASE("a well-paired request passes validation") {
   CHECK(mock::turn_index(d.contents) == 2);
 }
 
+// claude-code 2.1.332 sends a `role: "system"` message second: a list of text blocks on the first
+// request, a string later. The API accepts mid-conversation system messages right after a user
+// message; the mock must not answer 400 (claude-code then folds it into the user message and
+// resends, so the 400 was a hiccup fidelity bug).
+TEST_CASE("a mid-conversation system message after a user message is valid and not a turn") {
+  const json sys_blocks = {{"role", "system"},
+                           {"content", json::array({{{"type", "text"}, {"text", "# Environment"}}})}};
+  const json sys_text = {{"role", "system"}, {"content", "# Environment"}};
+  // First request: [user, system(blocks)].
+  auto d = decode(json::array({kUserGo, sys_blocks}));
+  CHECK_FALSE(d.rejection);
+  CHECK(d.contents == json::array({{{"role", "user"}, {"parts", json::array({{{"text", "go"}}})}}}));
+  CHECK(mock::turn_index(d.contents) == 0);
+  // Next request: [user, system(string), assistant(tool_use), user(tool_result)].
+  d = decode(json::array({kUserGo, sys_text,
+                          {{"role", "assistant"}, {"content", json::array({tool_use("toolu_a")})}},
+                          {{"role", "user"}, {"content", json::array({tool_result("toolu_a")})}}}));
+  CHECK_FALSE(d.rejection);
+  CHECK(d.contents.size() == 3);
+  CHECK(mock::turn_index(d.contents) == 1);
+  // Placement: not after an assistant message, not followed by a user message, text blocks only.
+  d = decode(json::array({kUserGo, {{"role", "assistant"}, {"content", "ok"}}, sys_text}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->status == 400);
+  CHECK(d.rejection->message == "messages.2: a system message must immediately follow a user message");
+  d = decode(json::array({kUserGo, sys_text, kUserGo}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message ==
+        "messages.1: a system message must be the last message or be followed by an assistant message");
+  d = decode(json::array({kUserGo, {{"role", "system"}, {"content", json::array({tool_result("toolu_a")})}}}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message == "messages.1.content.0: a system message may only contain text blocks");
+  // messages[0] can never be a system message; other roles stay invalid.
+  d = decode(json::array({sys_text, kUserGo}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message == "messages.0.role: Input should be 'user' or 'assistant'");
+  d = decode(json::array({kUserGo, {{"role", "developer"}, {"content", "x"}}}));
+  REQUIRE(d.rejection);
+  CHECK(d.rejection->message == "messages.1.role: Input should be 'user' or 'assistant'");
+}
+
 TEST_CASE("shape rejections are 400s that are not pairing rejections and never throw") {
   auto shape = [](std::string_view body) {
     const auto d = fmt().decode_request("/v1/messages", body);

@@ -163,9 +163,13 @@ int MockHttpServer::start() {
   auto stopping = stopping_;
   auto cap = [max_delay_ms](int ms) { return max_delay_ms >= 0 ? std::min(ms, max_delay_ms) : ms; };
 
-  auto handler = [this, stall_ms_per_s, cap, stopping](const httplib::Request& req,
+  const auto origin = Clock::now();
+  auto since_start_ms = [origin] {
+    return std::chrono::duration<double, std::milli>(Clock::now() - origin).count();
+  };
+  auto handler = [this, stall_ms_per_s, cap, stopping, since_start_ms](const httplib::Request& req,
                                                        httplib::Response& res) {
-    Plan plan = engine_.respond(Request{req.method, req.target, req.body});
+    Plan plan = engine_.respond(Request{req.method, req.target, req.body, since_start_ms()});
     const std::size_t index = plan.journal_index;
     const int local_port = port_;
     const int remote_port = req.remote_port;
@@ -182,12 +186,12 @@ int MockHttpServer::start() {
         } else {
           fin_connection(fd);
         }
-        engine_.settle(index, Delivery{0, true});
+        engine_.settle(index, Delivery{0, true, since_start_ms()});
         return;
       }
       if (plan.body.empty()) {
         res.set_content("", plan.content_type.c_str());
-        engine_.settle(index, Delivery{0, false});
+        engine_.settle(index, Delivery{0, false, since_start_ms()});
         return;
       }
       auto body = std::make_shared<std::string>(std::move(plan.body));
@@ -196,7 +200,7 @@ int MockHttpServer::start() {
           [body](size_t offset, size_t length, httplib::DataSink& sink) {
             return sink.write(body->data() + offset, length);
           },
-          [this, index](bool success) { engine_.settle(index, Delivery{0, !success}); });
+          [this, index, since_start_ms](bool success) { engine_.settle(index, Delivery{0, !success, since_start_ms()}); });
       return;
     }
 
@@ -261,9 +265,9 @@ int MockHttpServer::start() {
           }
           return false;
         },
-        [this, index, progress](bool success) {
+        [this, index, progress, since_start_ms](bool success) {
           const bool gone = progress->client_gone || (!progress->ran && !success);
-          engine_.settle(index, Delivery{progress->actions_done, gone});
+          engine_.settle(index, Delivery{progress->actions_done, gone, since_start_ms()});
         });
   };
   for (const char* any : {".*"}) {

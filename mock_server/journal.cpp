@@ -21,6 +21,7 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
       {"attempt", e.attempt},
       {"script_attempt", e.script_attempt},
       {"contents", e.contents},
+      {"body_digest", e.body_digest},
       {"response_status", e.response_status},
       {"played", e.played},
       {"fault", e.fault},
@@ -33,6 +34,8 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
       {"delivered_calls", std::move(calls)},
       {"delivered_text", e.delivered_text},
   };
+  if (e.arrived_ms >= 0) j["arrived_ms"] = e.arrived_ms;
+  if (e.answered_ms >= 0) j["answered_ms"] = e.answered_ms;
   return j;
 }
 

@@ -33,6 +33,9 @@ struct JournalEntry {
   /// The request's history in the neutral view (wire_format.h DecodedRequest; Gemini's own
   /// `contents` as received); null if unparsable.
   nlohmann::json contents;
+  /// FNV-1a 64 of the whole request body, 16 hex digits: tells a changed request (other
+  /// parameters, beta features) from a repeat when the history is the same.
+  std::string body_digest;
   int response_status = 0;     ///< HTTP status answered
   /// "stream", "status", "unscripted", "rejected" (pairing 400), "bad-request" (unparsable or
   /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200)
@@ -49,6 +52,11 @@ struct JournalEntry {
   bool completed = false;              ///< terminal stop/max_tokens frame delivered: the turn is done
   std::vector<DeliveredCall> delivered_calls;
   std::string delivered_text;          ///< text parts delivered, concatenated
+  /// Real monotonic times over HTTP, in ms since the server started (steady clock): when the
+  /// request arrived and when its answer ended (last byte written or connection dropped); -1 in
+  /// memory, where time is virtual. Black-box verdicts judge Retry-After and backoff with them.
+  double arrived_ms = -1;
+  double answered_ms = -1;
 };
 
 using Journal = std::vector<JournalEntry>;

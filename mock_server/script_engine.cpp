@@ -91,6 +91,14 @@ Plan ScriptEngine::respond(const Request& request) {
   JournalEntry entry;
   entry.index = journal_.size();
   entry.method = request.method;
+  entry.arrived_ms = request.arrived_ms;
+  {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
+    for (unsigned char c : request.body) h = (h ^ c) * 0x100000001b3ULL;
+    static constexpr char kHex[] = "0123456789abcdef";
+    entry.body_digest.assign(16, '0');
+    for (int i = 15; i >= 0; --i, h >>= 4) entry.body_digest[static_cast<std::size_t>(i)] = kHex[h & 0xf];
+  }
   entry.target = request.target;
   PlanRecord record;
   Plan plan = respond_locked(request, entry, record);
@@ -380,6 +388,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   JournalEntry& e = journal_[journal_index];
   const PlanRecord& rec = records_[journal_index];
   e.settled = true;
+  e.answered_ms = delivery.ended_ms;
   e.events_delivered = 0;
   e.completed = false;
   e.delivered_calls.clear();

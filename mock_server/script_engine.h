@@ -24,6 +24,9 @@ struct Request {
   std::string method;  ///< "POST", "GET", "HEAD"
   std::string target;
   std::string body;
+  /// Real monotonic time the request arrived, in ms since the server started; -1 when the
+  /// transport has no real time (the in-memory transport). Recorded in the journal as is.
+  double arrived_ms = -1;
 };
 
 /// Write `bytes` as one send on the wire (one HTTP chunk when streaming).
@@ -83,6 +86,9 @@ struct Plan {
 struct Delivery {
   int actions_done = 0;        ///< actions fully executed (a write counts when sent in full)
   bool client_gone = false;    ///< the client hung up or stopped reading before the end
+  /// Real monotonic time the answer ended (last byte written, or the connection dropped), in ms
+  /// since the server started; -1 when unknown. Recorded in the journal as is.
+  double ended_ms = -1;
 };
 
 /// Plays one script for one run. Thread-safe: the HTTP adapter calls it from pool threads.

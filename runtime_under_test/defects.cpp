@@ -34,6 +34,8 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "parallel calls are keyed by their position in a frame, not the provider's index: the first runs, history records it with the last one's arguments, the rest never run"},
       {Defect::kDuplicateCallIds, "duplicate-call-ids",
        "a retried attempt's calls are committed after the failed attempt's calls with the same ids, so the next request repeats an id"},
+      {Defect::kRetryContentFilterUnchanged, "retry-content-filter-unchanged",
+       "a content-filter finish with no fallback left is retried like a 503: the identical request (same model, same history) is sent again after backoff"},
   };
   return catalogue;
 }

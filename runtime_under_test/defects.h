@@ -27,6 +27,8 @@ enum class Defect {
                            ///< the first runs, history holds it with the last one's arguments
   kDuplicateCallIds,       ///< a retried attempt's calls are committed after the failed attempt's,
                            ///< with the failed attempt's ids: the next request repeats an id
+  kRetryContentFilterUnchanged,  ///< a content-filter finish with no fallback left is retried like a
+                                 ///< 503: the same model, the same history, after backoff
 };
 
 struct DefectInfo {

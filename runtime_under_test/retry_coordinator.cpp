@@ -65,6 +65,7 @@ RetryDecision RetryCoordinator::on_failure(const AttemptResult& result) {
         d.model = model_;
         return d;
       }
+      if (config_.defects.contains(Defect::kRetryContentFilterUnchanged)) break;  // defect: retry as is
       d.run_error = "content_filter";
       return d;
     case RetryClass::kRetryable:

@@ -3,7 +3,7 @@
 # (.cache/npm/, gitignored: never commit it). Idempotent: an agent already installed at its pinned
 # version is left alone. Fails loudly (non-zero exit, a message on stderr) when an install fails.
 #
-# usage: scripts/install_agents.sh [AGENT...]     (default: all; known: gemini-cli)
+# usage: scripts/install_agents.sh [AGENT...]     (default: all; known: gemini-cli codex claude-code qwen-code opencode)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,7 +24,7 @@ install_npm() {
     echo "$name $version: already installed at $prefix"
     return 0
   fi
-  ensure_node "install_agents.sh" "gemini-cli"
+  ensure_node "install_agents.sh" "$spec"
   echo "$name $version: installing $spec into $prefix"
   mkdir -p "$prefix"
   # --ignore-scripts: the optional native add-ons (keytar, node-pty) are not needed headless.
@@ -37,13 +37,28 @@ install_npm() {
   echo "$name $version: installed ($prefix/$bin)"
 }
 
+known="gemini-cli codex claude-code qwen-code opencode"
+
 install_agent() {
   case "$1" in
     gemini-cli) install_npm gemini-cli "@google/gemini-cli@0.61.0" 0.61.0 node_modules/.bin/gemini ;;
-    *) die "unknown agent \"$1\" (known: gemini-cli)" ;;
+    codex) install_npm codex "@openai/codex@0.171.0" 0.171.0 node_modules/.bin/codex ;;
+    claude-code)
+      # npm skips its postinstall (--ignore-scripts); the platform binary is run directly.
+      install_npm claude-code "@anthropic-ai/claude-code@2.1.332" 2.1.332 \
+        node_modules/@anthropic-ai/claude-code-linux-x64/claude ;;
+    qwen-code)
+      install_npm qwen-code "@qwen-code/qwen-code@0.24.4" 0.24.4 node_modules/.bin/qwen
+      # its vendored ripgrep may lack the exec bit (EACCES on stderr otherwise)
+      find "$cache/qwen-code-0.24.4/node_modules/@qwen-code" -path '*ripgrep*' -name rg -type f -exec chmod +x {} + 2>/dev/null || true ;;
+    opencode)
+      # --ignore-scripts leaves .bin/opencode a stub that only says "postinstall was not run";
+      # the platform binary is run directly.
+      install_npm opencode "opencode-ai@1.18.33" 1.18.33 node_modules/opencode-linux-x64/bin/opencode ;;
+    *) die "unknown agent \"$1\" (known: $known)" ;;
   esac
 }
 
 agents=("$@")
-[[ ${#agents[@]} -gt 0 ]] || agents=(gemini-cli)
+[[ ${#agents[@]} -gt 0 ]] || agents=($known)
 for a in "${agents[@]}"; do install_agent "$a"; done

@@ -16,9 +16,15 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
     std::cerr << "error: --agent: " << e.what() << '\n';
     return 3;
   }
+  // --agent-cmd speaks whatever format each scenario names.
+  auto recipe_for = [&](const Scenario& s) {
+    Recipe r = recipe;
+    if (!agent_cmd.empty()) r.provider = s.script.provider;
+    return r;
+  };
   bool playable = true;
   for (const Scenario& s : scenarios) {
-    for (const std::string& p : check_agent_scenario(s, recipe)) {
+    for (const std::string& p : check_agent_scenario(s, recipe_for(s))) {
       std::cerr << "error: " << s.source_path << ": " << p << '\n';
       playable = false;
     }
@@ -36,10 +42,10 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
   report.add(make_console_listener(std::cout));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
-  report.run_starting(RunInfo{"run", 0, "agent:" + recipe.name, {}, ""});
+  report.run_starting(RunInfo{"run", 0, "http", {}, "", recipe.name});
   RunTotals totals;
   for (const Scenario& s : scenarios) {
-    const AgentCaseResult r = run_agent_scenario(s, recipe, options);
+    const AgentCaseResult r = run_agent_scenario(s, recipe_for(s), options);
     const ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
     (c.passed ? totals.passed : totals.failed) += 1;
     totals.wall_ms += c.wall_ms;

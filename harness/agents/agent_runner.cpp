@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "harness/oracle.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
 
@@ -24,16 +26,43 @@ using nlohmann::json;
 
 namespace {
 
-/// `expect` fields a black box cannot show: the error code, shown text and virtual waits live
-/// inside the runtime (its exit code only says completed or failed), and the request count follows
-/// the scenario's `runtime` budget, which an external agent does not use.
+/// `expect` fields a black box cannot show (see not_applicable_checks()).
 std::vector<std::string> unjudged_expect_fields(const Expect& x) {
   std::vector<std::string> out;
   if (x.error) out.push_back("expect.error");
-  if (x.final_text) out.push_back("expect.final_text");
   if (x.requests) out.push_back("expect.requests");
   if (x.waited_s) out.push_back("expect.waited_s");
   return out;
+}
+
+/// Whether `output` shows `text`: as is, or JSON-escaped (structured output such as stream-json).
+bool shows(const std::string& output, const std::string& text) {
+  if (text.empty()) return true;
+  if (output.find(text) != std::string::npos) return true;
+  const std::string quoted = json(text).dump();
+  return output.find(quoted.substr(1, quoted.size() - 2)) != std::string::npos;
+}
+
+/// The text a JSON-lines output shows by the recipe's shown_text rule; nullopt when the recipe
+/// has none. Lines that are not JSON objects are skipped.
+std::optional<std::string> shown_text(const std::string& output, const Recipe& recipe) {
+  if (recipe.shown_text_pointer.empty()) return std::nullopt;
+  std::string shown;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    bool match = true;
+    for (const auto& [pointer, want] : recipe.shown_text_where) {
+      const json::json_pointer p(pointer);
+      const std::string expected = want == "{model}" ? recipe.model : want;
+      match = match && j.contains(p) && j.at(p).is_string() && j.at(p).get<std::string>() == expected;
+    }
+    const json::json_pointer text(recipe.shown_text_pointer);
+    if (match && j.contains(text) && j.at(text).is_string()) shown += j.at(text).get<std::string>();
+  }
+  return shown;
 }
 
 /// Replaces {name} variables in one pass (substituted text is never re-scanned).
@@ -56,6 +85,22 @@ std::string expand(const std::string& s, const std::map<std::string, std::string
   return out;
 }
 
+/// `expand` applied to every string inside `j` (keys are left alone).
+json expand_json(const json& j, const std::map<std::string, std::string>& vars) {
+  if (j.is_string()) return expand(j.get<std::string>(), vars);
+  if (j.is_array()) {
+    json out = json::array();
+    for (const json& v : j) out.push_back(expand_json(v, vars));
+    return out;
+  }
+  if (j.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : j.items()) out[k] = expand_json(v, vars);
+    return out;
+  }
+  return j;
+}
+
 std::string tail_of(const std::string& path, std::size_t max_lines) {
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -74,21 +119,43 @@ bool is_model_request(const mock::JournalEntry& e) {
   return e.played != "preflight" && e.played != "not-found";
 }
 
-/// An agent's first user content may carry its own context before the prompt (gemini-cli sends a
-/// `<session_context>` text part first). When the prompt is one of that content's text parts, the
-/// other text parts are dropped for judging, so history-integrity compares turns, not preambles.
+/// Whether `content` is a user content with the prompt as one of its text parts.
+bool holds_prompt(const json& content, const std::string& prompt) {
+  if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
+      !content["parts"].is_array()) {
+    return false;
+  }
+  const json& parts = content["parts"];
+  return std::any_of(parts.begin(), parts.end(), [&](const json& p) {
+    return p.is_object() && p.contains("text") && p["text"] == prompt;
+  });
+}
+
+/// Whether `content` is a user content of text parts only (an agent's context message).
+bool text_only_user(const json& content) {
+  if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
+      !content["parts"].is_array()) {
+    return false;
+  }
+  const json& parts = content["parts"];
+  return std::all_of(parts.begin(), parts.end(), [](const json& p) { return p.is_object() && p.contains("text"); });
+}
+
+/// Agents send their own context around the prompt: gemini-cli a `<session_context>` text part
+/// before it in the same content, codex an `<environment_context>` user message before it. When
+/// the prompt is a text part of a user content that only text-only user contents precede, those
+/// contents and the content's other text parts are dropped for judging, so history-integrity
+/// compares turns, not preambles.
 void strip_preamble(mock::Journal& journal, const std::string& prompt) {
   for (mock::JournalEntry& e : journal) {
     if (!e.contents.is_array() || e.contents.empty()) continue;
+    std::size_t at = 0;
+    while (at < e.contents.size() && !holds_prompt(e.contents[at], prompt) && text_only_user(e.contents[at])) ++at;
+    if (at == e.contents.size() || !holds_prompt(e.contents[at], prompt)) continue;
+    e.contents.erase(e.contents.begin(), e.contents.begin() + static_cast<std::ptrdiff_t>(at));
     json& first = e.contents[0];
-    if (first.value("role", "") != "user" || !first.contains("parts") || !first["parts"].is_array()) continue;
-    const json& parts = first["parts"];
-    const bool has_prompt = std::any_of(parts.begin(), parts.end(), [&](const json& p) {
-      return p.is_object() && p.contains("text") && p["text"] == prompt;
-    });
-    if (!has_prompt) continue;
     json kept = json::array();
-    for (const json& p : parts) {
+    for (const json& p : first["parts"]) {
       if (p.is_object() && p.contains("text") && p["text"] != prompt) continue;
       kept.push_back(p);
     }
@@ -119,10 +186,29 @@ std::string base_url_variable(const std::string& provider) {
 
 }  // namespace
 
-const std::vector<std::string>& not_applicable_invariants() {
-  static const std::vector<std::string> kNa = {"honest-outcome", "clean-output",
-                                               "bounded-retries.retry-after-timing"};
+const std::vector<BlackBoxCheck>& black_box_verdicts() {
+  static const std::vector<BlackBoxCheck> kVerdicts = {
+      {"scenario-coverage", "the agent requested every turn a correct client reaches in the scenario (an agent that never contacts the server fails every scenario that scripts a turn)"},
+      {"outcome-agreement", "where a correct client completes, the agent reports success (its exit code and output) and its output shows the final text"},
+      {"liveness", "the agent exits within its timeout"},
+  };
+  return kVerdicts;
+}
+
+const std::vector<BlackBoxCheck>& not_applicable_checks() {
+  static const std::vector<BlackBoxCheck> kNa = {
+      {"clean-output", "unless the recipe says where its JSON-lines output shows the model's text (output.shown_text), hiccup cannot tell shown text from the rest of what a CLI prints"},
+      {"expect.error", "the error code (retries_exhausted, content_filter, ...) lives inside the runtime; the exit code only says success or failure"},
+      {"expect.requests", "the count follows the scenario's runtime budget and schedule, which an agent does not use; scenario-coverage and bounded-retries judge its requests"},
+      {"expect.waited_s", "virtual backoff of the reference runtime; an agent's real gaps are judged against Retry-After instead"},
+  };
   return kNa;
+}
+
+std::vector<std::string> not_applicable_invariants() {
+  std::vector<std::string> out;
+  for (const BlackBoxCheck& c : not_applicable_checks()) out.push_back(c.name);
+  return out;
 }
 
 std::vector<std::string> AgentCaseResult::violated() const {
@@ -164,9 +250,17 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
   strip_preamble(journal, s.prompt);
 
   rut::RunResult run;
-  run.completed = result.process.started && !result.process.timed_out &&
-                  std::find(recipe.success_exit_codes.begin(), recipe.success_exit_codes.end(),
-                            result.process.exit_code) != recipe.success_exit_codes.end();
+  const bool success_exit = result.process.started && !result.process.timed_out &&
+                            std::find(recipe.success_exit_codes.begin(), recipe.success_exit_codes.end(),
+                                      result.process.exit_code) != recipe.success_exit_codes.end();
+  std::string marker;
+  for (const std::string& m : recipe.failure_markers) {
+    if (result.output.find(m) != std::string::npos) {
+      marker = m;
+      break;
+    }
+  }
+  run.completed = success_exit && marker.empty();
   result.completed = run.completed;
   run.final_history = nullptr;  // unknown from outside
   run.requests = static_cast<int>(std::count_if(journal.begin(), journal.end(), is_model_request));
@@ -195,14 +289,91 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
     run.ledger.push_back(std::move(l));
   }
 
-  const Evidence evidence{s, run, journal, recipe.max_attempts, cap_message};
-  static const std::set<std::string> kSkip = {"honest-outcome", "clean-output"};
+  // A correct client of this scenario with the agent's own attempt budget (no fallback model: an
+  // agent has none that the scenario knows of).
+  Scenario correct_client = s;
+  correct_client.runtime = RuntimeSettings{};
+  correct_client.runtime.max_attempts = recipe.max_attempts;
+  const OracleResult correct = predict(correct_client);
+  const bool expect_completed = s.expect.outcome ? *s.expect.outcome == "completed" : correct.completed;
+  const std::string expect_text = s.expect.final_text ? *s.expect.final_text
+                                  : correct.completed ? correct.final_text : std::string();
+
   result.violations.clear();
+  if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
+  const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true};
   for (Violation& v : check_invariants(evidence)) {
-    if (!kSkip.contains(v.invariant)) result.violations.push_back(std::move(v));
+    if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
+    // Its failure branch asks for a clear error code, which only the runtime's insides hold.
+    if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
+    result.violations.push_back(std::move(v));
+  }
+  if (const auto shown = shown_text(result.output, recipe); shown && cap_message.empty()) {
+    std::string committed;
+    for (const mock::JournalEntry& e : journal) {
+      if (e.completed) committed += e.delivered_text;
+    }
+    if (*shown != committed) {
+      result.violations.push_back({"clean-output", "the agent showed " + json(*shown).dump() +
+                                                       ", but only completed attempts' text " + json(committed).dump() +
+                                                       " should be shown"});
+    }
+  }
+  const bool claimed_false_success = std::any_of(result.violations.begin(), result.violations.end(),
+                                                 [](const Violation& v) { return v.invariant == "honest-outcome"; });
+
+  const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
+  std::string exit_text = "exited " + std::to_string(result.process.exit_code);
+  if (auto it = recipe.exit_code_meanings.find(result.process.exit_code); it != recipe.exit_code_meanings.end()) {
+    exit_text += " (" + it->second + ")";
+  }
+  if (cap_message.empty()) {
+    if (run.requests == 0 && correct.turns_reached > 0) {
+      result.violations.push_back(
+          {"scenario-coverage", "the agent made no request to the mock server; a correct client requests turn" +
+                                    std::string(correct.turns_reached > 1 ? "s 0-" + std::to_string(correct.turns_reached - 1)
+                                                                          : " 0") +
+                                    " of this scenario (was it pointed at the base URL, in the " +
+                                    s.script.provider + " format?)"});
+    } else {
+      std::set<int> requested;
+      for (const mock::JournalEntry& e : journal) {
+        if (is_model_request(e) && e.turn >= 0) requested.insert(e.turn);
+      }
+      for (int t = 0; t < correct.turns_reached; ++t) {
+        if (requested.contains(t)) continue;
+        result.violations.push_back({"scenario-coverage",
+                                     "turn " + std::to_string(t) + " was never requested, but a correct client reaches it (" +
+                                         std::to_string(correct.turns_reached) + " turn(s), " +
+                                         (correct.completed ? "then completes" : "then fails: " + correct.error) + ")"});
+        break;
+      }
+    }
+    if (expect_completed && !run.completed) {
+      std::string why = "the agent " + exit_text;
+      if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + json(marker).dump() + ")";
+      result.violations.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
+    } else if (expect_completed && !shows(result.output, expect_text)) {
+      result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
+                                                            " does not show the final text " + json(expect_text).dump()});
+    } else if (!expect_completed && run.completed && !claimed_false_success) {
+      std::string shown;
+      for (const mock::JournalEntry& e : journal) {
+        if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
+      }
+      result.violations.push_back(
+          {"honest-outcome", "the agent " + exit_text + " and reports success" +
+                                 (shown.empty() ? std::string() : ", showing " + json(shown).dump()) +
+                                 ", but a correct client cannot complete this scenario (" +
+                                 (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
+    }
   }
   const std::vector<std::string> unjudged = unjudged_expect_fields(s.expect);
-  for (Violation& v : check_expect(evidence)) {
+  // A killed agent's ledger and outcome are cut short: liveness says why, the expect fields
+  // would only echo it.
+  for (Violation& v : cap_message.empty() ? check_expect(evidence) : std::vector<Violation>{}) {
+    // outcome and final text are judged above, as outcome-agreement and honest-outcome.
+    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
     if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
       result.violations.push_back(std::move(v));
     }
@@ -212,7 +383,8 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
                                                      " line(s) that are not hiccup tokens, first: " +
                                                      json(result.stray_ledger_lines.front()).dump()});
   }
-  result.not_applicable = not_applicable_invariants();
+  result.not_applicable.clear();
+  if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
   for (const std::string& f : unjudged) result.not_applicable.push_back(f);
 }
 
@@ -265,7 +437,12 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
         {"base_url", server.base_url()}, {"home", home.string()}, {"tmpdir", tmp.string()},
         {"workdir", work.string()}, {"ledger", ledger}};
     for (const auto& [rel, content] : recipe.home_files) {
-      write_file(home / rel, content.is_string() ? content.get<std::string>() : content.dump(2) + "\n");
+      if (rel.back() == '/') {
+        fs::create_directories(home / rel);
+        continue;
+      }
+      const json expanded = expand_json(content, vars);
+      write_file(home / rel, expanded.is_string() ? expanded.get<std::string>() : expanded.dump(2) + "\n");
     }
 
     ProcessSpec spec;
@@ -291,6 +468,12 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     result.journal = engine.journal();
     result.ledger = read_ledger(ledger, &result.stray_ledger_lines);
     result.output_tail = "stderr:\n" + tail_of(err_path, 8) + "stdout:\n" + tail_of(out_path, 8);
+    {
+      std::ifstream shown(recipe.output_stream == "stderr" ? err_path : out_path, std::ios::binary);
+      std::stringstream text;
+      text << shown.rdbuf();
+      result.output = text.str();
+    }
 
     if (!result.process.started) {
       result.harness_error = "agent " + recipe.name + ": " + result.process.error;
@@ -298,7 +481,8 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       std::string cap;
       if (result.process.timed_out) {
         std::ostringstream m;
-        m << "agent " << recipe.name << " did not exit within " << spec.timeout_s << " s and was killed";
+        m << "agent " << recipe.name << " did not exit within " << spec.timeout_s << " s and was killed ("
+          << result.journal.size() << " request(s) seen)";
         cap = m.str();
       }
       judge_agent_run(result, recipe, cap);

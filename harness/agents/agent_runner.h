@@ -18,9 +18,24 @@
 
 namespace harness::agents {
 
-/// Invariants (and Retry-After timing inside bounded-retries) no black-box run can judge: they
-/// need the runtime's events and shown output. Reported as "n/a", never as passed.
-const std::vector<std::string>& not_applicable_invariants();
+/// A check as it applies to external agents: its name and why it is n/a, or what it judges.
+struct BlackBoxCheck {
+  std::string name;
+  std::string doc;
+};
+
+/// Verdicts only black-box runs get, on top of the invariant catalogue: scenario-coverage (every
+/// turn a correct client reaches was requested), outcome-agreement (where a correct client
+/// completes, the agent reports success and shows the final text) and liveness (it exits within
+/// its timeout).
+const std::vector<BlackBoxCheck>& black_box_verdicts();
+
+/// Invariants and expect fields no black-box run can judge, each with the reason. Reported as
+/// "n/a", never as passed.
+const std::vector<BlackBoxCheck>& not_applicable_checks();
+
+/// The names of not_applicable_checks(), in order.
+std::vector<std::string> not_applicable_invariants();
 
 struct AgentRunOptions {
   double timeout_s = 0;        ///< wall-clock limit per run; 0 = the recipe's timeout_s
@@ -40,6 +55,8 @@ struct AgentCaseResult {
   std::vector<std::string> not_applicable;  ///< invariant and expect.<field> names not judged
   std::string harness_error;                ///< the run could not happen (e.g. agent not installed)
   std::string output_tail;                  ///< last lines of the agent's stderr and stdout
+  /// What the agent showed: the recipe's output stream (stdout unless it says stderr), in full.
+  std::string output;
   std::string scratch_dir;
   double wall_ms = 0;                       ///< whole case: server, agent, judging
   bool passed() const { return harness_error.empty() && violations.empty(); }
@@ -52,8 +69,10 @@ struct AgentCaseResult {
 /// outside the recipe's shell tool command argument.
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe);
 
-/// Judges one finished black-box run (pure; exposed for tests). `cap_message` is non-empty when
-/// the agent was killed at its timeout (a bounded-retries violation).
+/// Judges one finished black-box run (pure; exposed for tests) against a correct client's run as
+/// the oracle predicts it with the recipe's attempt budget. `cap_message` is non-empty when the
+/// agent was killed at its timeout (a liveness violation; coverage and outcome are then not judged).
+/// The journal's real times judge Retry-After.
 void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message);
 
 /// Runs `scenario` against `recipe`'s agent and judges it. The agent runs in SCRATCH/work with

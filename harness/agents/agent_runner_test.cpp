@@ -1,7 +1,9 @@
 // The agent runner end to end with a tiny fake Gemini agent (testdata/fake_agent.py) run through
 // --agent-cmd: a correct agent passes; one that keeps a failed attempt's calls is caught by
-// at-most-once (from the ledger) and pairing (from the journal); timeouts, missing binaries and
-// unplayable scenarios are clear errors; n/a invariants are never reported as passed.
+// at-most-once (from the ledger) and pairing (from the journal); an agent that never contacts the
+// server, hides its answer, retries too soon or repeats a filtered request fails; timeouts,
+// missing binaries and unplayable scenarios are clear errors; n/a checks are never reported as
+// passed.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -55,13 +57,125 @@ TEST_CASE("a correct agent passes the reset-after-call scenario, inside-only che
   CHECK(r.completed);
   CHECK(r.violations.empty());
   CHECK(r.ledger == std::vector<LedgerToken>{{0, 1, 0}});
-  CHECK(has(r.not_applicable, "honest-outcome"));
   CHECK(has(r.not_applicable, "clean-output"));
-  CHECK(has(r.not_applicable, "expect.final_text"));
+  CHECK(has(r.not_applicable, "expect.requests"));
   const ReportCase c = to_report_case(r, fake_agent("correct"), "hiccup.agents.test");
   CHECK(c.passed);
   CHECK(c.extra["ledger"] == nlohmann::json::array({"hiccup:t0:a1:c0"}));
-  CHECK(c.extra["not_applicable"].size() == 5);  // 3 invariants + expect.final_text, expect.requests
+  CHECK(c.extra["not_applicable"] == nlohmann::json::array({"clean-output", "expect.requests"}));
+}
+
+TEST_CASE("a command that never contacts the server fails: scenario-coverage, outcome-agreement, honest-outcome") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), command_recipe("true"), {});
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.process.exit_code == 0);
+  CHECK(r.journal.empty());
+  CHECK(r.violated() ==
+        std::vector<std::string>{"expect.executions", "honest-outcome", "outcome-agreement", "scenario-coverage"});
+  for (const auto& v : r.violations) {
+    if (v.invariant == "scenario-coverage") {
+      CHECK(v.message == "the agent made no request to the mock server; a correct client requests turns 0-1 of this "
+                         "scenario (was it pointed at the base URL, in the gemini format?)");
+    }
+    if (v.invariant == "outcome-agreement") {
+      CHECK(v.message == "the agent reports success, but its output does not show the final text \"Deployed.\"");
+    }
+  }
+}
+
+TEST_CASE("an agent that completes without showing the final text fails outcome-agreement") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("silent"), {});
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.completed);
+  CHECK(r.violated() == std::vector<std::string>{"outcome-agreement"});
+}
+
+TEST_CASE("a failure marker in the output turns an exit 0 into a failed outcome") {
+  Recipe marked = fake_agent("correct");
+  marked.failure_markers = {"Deployed"};
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), marked, {});
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.process.exit_code == 0);
+  CHECK_FALSE(r.completed);
+  REQUIRE(r.violated() == std::vector<std::string>{"outcome-agreement"});
+  CHECK(r.violations[0].message ==
+        "a correct client completes this scenario; the agent exited 0, but its output reports a failure (\"Deployed\")");
+}
+
+constexpr const char* kBusyThenAnswer = R"({
+  "schema": 1, "name": "fake-429-retry-after", "prompt": "Hi.",
+  "turns": [ { "attempts": [ { "status": 429, "retry_after_s": 1 },
+                             { "events": [ { "text": "Hello." }, { "finish": "stop" } ] } ] } ]
+})";
+
+TEST_CASE("Retry-After is judged in real time: an agent that waits passes, one that does not is caught") {
+  const AgentCaseResult waits = run_agent_scenario(load(kBusyThenAnswer), fake_agent("correct"), {});
+  REQUIRE(waits.harness_error.empty());
+  INFO(waits.output_tail);
+  for (const auto& v : waits.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(waits.passed());
+  REQUIRE(waits.journal.size() == 2);
+  CHECK(waits.journal[1].arrived_ms - waits.journal[0].answered_ms >= 1000 - kRetryAfterSlackMs);
+
+  const AgentCaseResult hasty = run_agent_scenario(load(kBusyThenAnswer), fake_agent("no-wait"), {});
+  REQUIRE(hasty.harness_error.empty());
+  REQUIRE(hasty.violated() == std::vector<std::string>{"bounded-retries"});
+  CHECK(hasty.violations[0].message.find("request 1 (turn 0, attempt 1) retried ") == 0);
+  CHECK(hasty.violations[0].message.find(" ms after request 0 (turn 0, attempt 0) ended, but the server asked for 1000 ms") !=
+        std::string::npos);
+}
+
+constexpr const char* kPartialText = R"({
+  "schema": 1, "name": "fake-partial-text", "prompt": "Hi.",
+  "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ],
+                               "fault": { "kind": "reset", "after_event": 1 } },
+                             { "events": [ { "text": "Hello." }, { "finish": "stop" } ] } ] } ]
+})";
+
+TEST_CASE("clean-output is judged from the recipe's shown text: a failed attempt's text shown is caught") {
+  auto jsonl = [](const std::string& mode) {
+    Recipe r = fake_agent(mode);
+    r.env["FAKE_AGENT_JSONL"] = "1";
+    r.shown_text_where = {{"/type", "text"}};
+    r.shown_text_pointer = "/text";
+    return r;
+  };
+  const AgentCaseResult clean = run_agent_scenario(load(kPartialText), jsonl("correct"), {});
+  REQUIRE(clean.harness_error.empty());
+  for (const auto& v : clean.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(clean.passed());
+  CHECK_FALSE(has(clean.not_applicable, "clean-output"));
+
+  const AgentCaseResult noisy = run_agent_scenario(load(kPartialText), jsonl("show-partial"), {});
+  REQUIRE(noisy.harness_error.empty());
+  REQUIRE(noisy.violated() == std::vector<std::string>{"clean-output"});
+  CHECK(noisy.violations[0].message ==
+        "the agent showed \"HelHello.\", but only completed attempts' text \"Hello.\" should be shown");
+}
+
+constexpr const char* kFiltered = R"({
+  "schema": 1, "name": "fake-content-filter", "prompt": "Write.",
+  "turns": [ { "attempts": [ { "events": [ { "text": "I can" }, { "finish": "content_filter" } ] },
+                             { "events": [ { "text": "Written." }, { "finish": "stop" } ] } ] } ]
+})";
+
+TEST_CASE("a content-filter finish: failing honestly passes, retrying the unchanged request is caught") {
+  const AgentCaseResult honest = run_agent_scenario(load(kFiltered), fake_agent("correct"), {});
+  REQUIRE(honest.harness_error.empty());
+  for (const auto& v : honest.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(honest.passed());
+  CHECK_FALSE(honest.completed);
+
+  const AgentCaseResult blind = run_agent_scenario(load(kFiltered), fake_agent("retry-filter"), {});
+  REQUIRE(blind.harness_error.empty());
+  CHECK(blind.completed);
+  CHECK(blind.violated() == std::vector<std::string>{"honest-outcome", "no-unchanged-content-filter-retry"});
+  for (const auto& v : blind.violations) {
+    if (v.invariant == "honest-outcome") {
+      CHECK(v.message == "the agent exited 0 and reports success, showing \"Written.\", but a correct client cannot "
+                         "complete this scenario (content_filter)");
+    }
+  }
 }
 
 TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once and pairing") {
@@ -76,14 +190,15 @@ TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once
   CHECK_FALSE(has(names, "honest-outcome"));
 }
 
-TEST_CASE("an agent that outlives its timeout is killed and judged a bounded-retries violation") {
+TEST_CASE("an agent that outlives its timeout is killed and judged a liveness violation") {
   Recipe slow = command_recipe("sleep 30");
   AgentRunOptions options;
   options.timeout_s = 0.5;
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), slow, options);
   CHECK(r.process.timed_out);
   CHECK(r.wall_ms < 10000);
-  CHECK(has(r.violated(), "bounded-retries"));
+  CHECK(r.violated() == std::vector<std::string>{"liveness"});
+  CHECK(r.violations[0].message.find("agent agent-cmd did not exit within 0.5 s and was killed (0 request(s) seen)") == 0);
   CHECK_FALSE(r.completed);
 }
 

@@ -42,13 +42,14 @@ Recipe command_recipe(const std::string& command, const std::string& provider) {
 Recipe recipe_from_json(const json& j) {
   if (!j.is_object()) throw std::runtime_error("a recipe must be a JSON object");
   static const std::vector<std::string> known = {
-      "name", "description", "provider", "install", "binary", "argv", "model", "env", "home_files",
-      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s"};
+      "name", "version", "description", "provider", "install", "binary", "argv", "model", "env", "home_files",
+      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end()) bad(k, "unknown field");
   }
   Recipe r;
   r.name = str(j, "name", true);
+  r.version = str(j, "version", false);
   r.description = str(j, "description", false);
   if (j.contains("provider")) r.provider = str(j, "provider", true);
   r.install_hint = str(j, "install", false);
@@ -70,6 +71,7 @@ Recipe recipe_from_json(const json& j) {
     if (!j["home_files"].is_object()) bad("home_files", "expected an object: relative path → content");
     for (const auto& [k, v] : j["home_files"].items()) {
       if (k.empty() || k.front() == '/' || k.find("..") != std::string::npos) bad("home_files/" + k, "expected a relative path inside HOME");
+      if (k.back() == '/' && !v.is_null()) bad("home_files/" + k, "a folder (path ending in /) takes null, found " + v.dump());
       r.home_files[k] = v;
     }
   }
@@ -99,6 +101,48 @@ Recipe recipe_from_json(const json& j) {
         r.exit_code_meanings[std::stoi(k)] = v.get<std::string>();
       } catch (const std::exception&) {
         bad("exit_codes/" + k, "expected an integer key");
+      }
+    }
+  }
+  if (j.contains("output")) {
+    const json& o = j["output"];
+    if (!o.is_object()) bad("output", "expected {\"stream\": \"stdout\"|\"stderr\", \"failure_markers\": [strings]}");
+    for (const auto& [k, v] : o.items()) {
+      if (k != "stream" && k != "failure_markers" && k != "shown_text") {
+        bad("output/" + k, "unknown field (known: stream, failure_markers, shown_text)");
+      }
+    }
+    if (o.contains("stream")) {
+      r.output_stream = str(o, "stream", true);
+      if (r.output_stream != "stdout" && r.output_stream != "stderr") bad("output/stream", "expected \"stdout\" or \"stderr\", found \"" + r.output_stream + "\"");
+    }
+    if (o.contains("shown_text")) {
+      const json& t = o["shown_text"];
+      auto pointer_ok = [](const std::string& p) {
+        try {
+          (void)json::json_pointer(p);
+          return !p.empty();
+        } catch (const json::exception&) {
+          return false;
+        }
+      };
+      if (!t.is_object() || !t.contains("pointer") || !t["pointer"].is_string() || !pointer_ok(t["pointer"].get<std::string>())) {
+        bad("output/shown_text", "expected {\"where\": {JSON pointer: string}, \"pointer\": JSON pointer of the text}");
+      }
+      r.shown_text_pointer = t["pointer"].get<std::string>();
+      if (t.contains("where")) {
+        if (!t["where"].is_object()) bad("output/shown_text/where", "expected an object: JSON pointer → string");
+        for (const auto& [p, v] : t["where"].items()) {
+          if (!pointer_ok(p) || !v.is_string()) bad("output/shown_text/where/" + p, "expected a JSON pointer mapped to a string");
+          r.shown_text_where[p] = v.get<std::string>();
+        }
+      }
+    }
+    if (o.contains("failure_markers")) {
+      if (!o["failure_markers"].is_array()) bad("output/failure_markers", "expected an array of strings");
+      for (const json& m : o["failure_markers"]) {
+        if (!m.is_string() || m.get<std::string>().empty()) bad("output/failure_markers", "expected non-empty strings, found " + m.dump());
+        r.failure_markers.push_back(m.get<std::string>());
       }
     }
   }

@@ -18,6 +18,7 @@ namespace harness::agents {
 /// as whole argv entries' parts (never through a shell).
 struct Recipe {
   std::string name;                      ///< e.g. "gemini-cli"
+  std::string version;                   ///< the pinned version, e.g. "0.61.0" ("" for --agent-cmd)
   std::string description;
   std::string provider = "gemini";       ///< wire format it speaks (scenarios must match)
   std::string install_hint;              ///< how to install the binary, for error messages
@@ -26,7 +27,8 @@ struct Recipe {
   std::string model;                     ///< model name the agent is told to use
   std::map<std::string, std::string> env;  ///< extra environment (on top of PATH/HOME/TMPDIR/HICCUP_*)
   /// Files written before each run, path relative to the scratch HOME → content (a JSON value is
-  /// written as JSON, a string as is).
+  /// written as JSON, a string as is; the variables above are expanded in every string). A path
+  /// ending in "/" makes an empty folder (its content must be null).
   std::map<std::string, nlohmann::json> home_files;
   std::string tool_name;                 ///< the agent's shell tool, e.g. "run_shell_command"
   std::string tool_command_arg;          ///< its argument holding the command line, e.g. "command"
@@ -34,6 +36,18 @@ struct Recipe {
   std::vector<int> success_exit_codes = {0};  ///< exit codes meaning "completed"; others "failed"
   std::map<int, std::string> exit_code_meanings;  ///< notes for reports, e.g. 1 → "stream error"
   double timeout_s = 120;                ///< default wall-clock limit per run
+  /// How the agent shows its outcome (recipe field "output"): which stream holds what it shows
+  /// ("stdout" or "stderr"), and substrings of that stream meaning it reported a failure even
+  /// when its exit code says success (e.g. "\"is_error\":true" in a stream-json result line).
+  std::string output_stream = "stdout";
+  std::vector<std::string> failure_markers;
+  /// Where a JSON-lines output shows the model's text ("output"/"shown_text"): the lines whose
+  /// values at the JSON pointers of `shown_text_where` equal the given strings, and the pointer of
+  /// the text in such a line. The texts of all such lines, concatenated, are what the agent
+  /// showed; clean-output is judged on it. Empty pointer: not judged (n/a). A `where` value
+  /// "{model}" stands for the recipe's model (claude-code marks its own error lines "<synthetic>").
+  std::map<std::string, std::string> shown_text_where;
+  std::string shown_text_pointer;
 };
 
 /// `--agent-cmd COMMAND`: a recipe that runs COMMAND through /bin/sh -c (by design: the user

@@ -3,6 +3,11 @@
 
 #include "harness/agents/recipe.h"
 
+#include <fstream>
+#include <sstream>
+
+#include "runtime_under_test/codec.h"
+
 namespace harness::agents {
 namespace {
 
@@ -18,7 +23,8 @@ TEST_CASE("the bundled gemini-cli recipe loads with its tool, settings and exit 
   CHECK(r.success_exit_codes == std::vector<int>{0});
   CHECK(r.exit_code_meanings.at(247).find("503") != std::string::npos);
   CHECK(r.install_hint.find("scripts/install_agents.sh") != std::string::npos);
-  CHECK(recipe_names(default_recipes_dir()) == std::vector<std::string>{"gemini-cli"});
+  CHECK(recipe_names(default_recipes_dir()) ==
+        std::vector<std::string>{"claude-code", "codex", "gemini-cli", "opencode", "qwen-code"});
 }
 
 TEST_CASE("an unknown agent name lists the known recipes") {
@@ -26,7 +32,8 @@ TEST_CASE("an unknown agent name lists the known recipes") {
     (void)load_recipe("gemni-cli", default_recipes_dir());
     FAIL("expected an error");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: gemini-cli; or pass a recipe .json path)");
+    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, codex, gemini-cli, opencode, qwen-code; or pass a "
+                               "recipe .json path)");
   }
 }
 
@@ -41,6 +48,41 @@ TEST_CASE("agent-cmd runs its command through /bin/sh -c") {
   const Recipe r = command_recipe("echo hi");
   CHECK(r.argv == std::vector<std::string>{"/bin/sh", "-c", "echo hi"});
   CHECK(r.binary.empty());
+}
+
+}  // namespace
+}  // namespace harness::agents
+
+namespace harness::agents {
+namespace {
+
+TEST_CASE("every bundled recipe loads, is pinned, and names a format, a shell tool and its install entry") {
+  std::ifstream script(repo_root() + "/scripts/install_agents.sh");
+  std::stringstream text;
+  text << script.rdbuf();
+  for (const std::string& name : recipe_names(default_recipes_dir())) {
+    INFO(name);
+    const Recipe r = load_recipe(name, default_recipes_dir());
+    CHECK(r.name == name);
+    CHECK_FALSE(r.version.empty());
+    CHECK(rut::codec_for(r.provider) != nullptr);
+    CHECK_FALSE(r.tool_name.empty());
+    CHECK(r.install_hint == "scripts/install_agents.sh " + name);
+    CHECK(text.str().find("    " + name + ")") != std::string::npos);
+    CHECK(r.binary.find(name + "-" + r.version) != std::string::npos);  // the pinned install prefix
+  }
+}
+
+TEST_CASE("a recipe's output section is decoded and checked") {
+  nlohmann::json j = {{"name", "x"}, {"argv", {"x"}},
+                      {"output", {{"stream", "stderr"}, {"failure_markers", {"\"is_error\":true"}}}}};
+  const Recipe r = recipe_from_json(j);
+  CHECK(r.output_stream == "stderr");
+  CHECK(r.failure_markers == std::vector<std::string>{"\"is_error\":true"});
+  j["output"]["stream"] = "stdin";
+  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/stream\": expected \"stdout\" or \"stderr\", found \"stdin\"");
+  j["output"] = {{"markers", nlohmann::json::array()}};
+  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/markers\": unknown field (known: stream, failure_markers, shown_text)");
 }
 
 }  // namespace

@@ -72,6 +72,12 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (in < 0 || out < 0 || err < 0) fail(errno);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) fail(errno);
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) fail(errno);
+    // Nothing else of ours leaks into the agent: other threads' mock-server sockets (a matrix
+    // runs cases in parallel) must not stay open in it, or closing a connection would send no
+    // FIN or RST. The report pipe closes on exec by itself.
+    const unsigned keep = static_cast<unsigned>(report[1]);
+    if (keep > 3) close_range(3, keep - 1, 0);
+    close_range(keep + 1, ~0U, 0);
     execvpe(argv[0], argv.data(), envp.data());
     fail(errno);
   }

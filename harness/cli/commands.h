@@ -23,5 +23,6 @@ int serve_command(const Args& args);
 int defects_command(const Args& args);
 int faults_command(const Args& args);
 int invariants_command(const Args& args);
+int matrix_command(const Args& args);
 
 }  // namespace harness::cli

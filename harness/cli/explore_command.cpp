@@ -42,7 +42,7 @@ options:
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text
 
-exit codes: 0 no failure, 1 a failure found, 2 usage error, 3 invalid input (unknown defect),
+exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
 4 determinism mismatch
 )";
 
@@ -144,7 +144,7 @@ int explore_command(const Args& args) {
       std::cerr << "error: --defect: unknown defect \"" << d << "\"; known defects:";
       for (const auto& info : rut::defect_catalogue()) std::cerr << " " << info.name;
       std::cerr << "\n";
-      return kExitInvalidInput;
+      return kExitUsage;
     }
   }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.h"
+#include "harness/agents/agent_runner.h"
 #include "harness/invariants.h"
 #include "mock_server/faults.h"
 #include "runtime_under_test/defects.h"
@@ -58,11 +59,22 @@ int faults_command(const Args& args) {
 
 int invariants_command(const Args& args) {
   constexpr const char* kUsage =
-      "usage: hiccup invariants\n  lists the invariants every run is checked against\n";
+      "usage: hiccup invariants\n  lists the invariants every run is checked against, the verdicts black-box\n"
+      "  agent runs get on top, and what stays n/a for them and why\n";
   if (wants_help(args, kUsage)) return kExitPassed;
   if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  constexpr int kWidth = 35;
+  std::cout << "invariants (every run; for external agents all but clean-output):\n";
   for (const InvariantInfo& i : invariant_catalogue()) {
-    std::cout << std::left << std::setw(21) << i.name << i.doc << '\n';
+    std::cout << "  " << std::left << std::setw(kWidth) << i.name << i.doc << '\n';
+  }
+  std::cout << "\nblack-box verdicts (run --agent, run --agent-cmd, matrix; judged in real time):\n";
+  for (const agents::BlackBoxCheck& c : agents::black_box_verdicts()) {
+    std::cout << "  " << std::left << std::setw(kWidth) << c.name << c.doc << '\n';
+  }
+  std::cout << "\nn/a for external agents:\n";
+  for (const agents::BlackBoxCheck& c : agents::not_applicable_checks()) {
+    std::cout << "  " << std::left << std::setw(kWidth) << c.name << c.doc << '\n';
   }
   return kExitPassed;
 }

@@ -42,9 +42,11 @@ options:
   --agent-timeout S    wall-clock limit per agent run in seconds (default: the recipe's, 120)
   -h, --help           this text
 
-With --agent/--agent-cmd the verdict is black-box: at-most-once from the ledger, pairing,
-history-integrity, no-rejected-request and bounded-retries from the journal, the outcome from the
-exit code; honest-outcome, clean-output and Retry-After timing are reported n/a.
+With --agent/--agent-cmd the verdict is black-box, in real time: every invariant the journal and
+the ledger can judge (Retry-After against measured gaps), plus scenario-coverage (every turn a
+correct client reaches was requested), outcome-agreement (where a correct client completes, the
+agent reports success and shows the final text) and liveness; `hiccup invariants` lists what
+stays n/a and why.
 
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
 )";
@@ -142,17 +144,14 @@ int run_command(const Args& args) {
   if (!agent_timeout.empty() && !parse_number<unsigned>(agent_timeout)) {
     in.set_error("--agent-timeout expects whole seconds, found \"" + agent_timeout + "\"");
   }
+  for (const std::string& d : defects) {
+    if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
+  }
   if (!in.error().empty()) {
     std::cerr << "error: " << in.error() << "\n\n" << kRunUsage;
     return kExitUsage;
   }
   options.seed = *seed;
-  for (const std::string& d : defects) {
-    if (!rut::defect_from_name(d)) {
-      std::cerr << "error: --defect: unknown defect \"" << d << "\" (see `hiccup defects`)\n";
-      return kExitInvalidInput;
-    }
-  }
   options.extra_defects = defects;
 
   std::vector<Scenario> scenarios;

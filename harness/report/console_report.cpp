@@ -11,7 +11,10 @@ class ConsoleListener final : public ReportListener {
  public:
   explicit ConsoleListener(std::ostream& out) : out_(out) {}
   void run_starting(const RunInfo& info) override {
-    out_ << "hiccup " << info.command << ": seed " << info.seed << ", transport " << info.transport;
+    out_ << "hiccup " << info.command << ": ";
+    if (info.agent.empty()) out_ << "seed " << info.seed;
+    else out_ << "agent " << info.agent << " (black box, real time)";
+    out_ << ", transport " << info.transport;
     if (!info.provider.empty()) out_ << ", provider " << info.provider;
     if (!info.defects.empty()) {
       out_ << ", defects";

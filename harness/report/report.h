@@ -24,6 +24,9 @@ struct RunInfo {
   /// The wire format every case was played in (`--provider`); "" = each scenario's own (run) or
   /// drawn per case (explore).
   std::string provider;
+  /// The external agent's recipe name for a black-box run (`run --agent`, `matrix`); the seed
+  /// means nothing there and is not shown. "" for the reference runtime.
+  std::string agent;
 };
 
 /// One test case of a report: a scenario of `run`, or a property of `explore`.

@@ -25,6 +25,10 @@ class SummaryListener final : public ReportListener {
                         {"transport", info_.transport}, {"defects", info_.defects},
                         {"provider", info_.provider}, {"passed", t.passed},
                         {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
+    if (!info_.agent.empty()) {
+      j["agent"] = info_.agent;
+      j["seed"] = nullptr;  // a black box has no seed of ours
+    }
     std::ofstream(path_) << j.dump(2) << '\n';
   }
 

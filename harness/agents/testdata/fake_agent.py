@@ -4,10 +4,17 @@
 It reads HICCUP_BASE_URL and HICCUP_PROMPT, streams turns from the mock server, runs each
 run_shell_command call's `command` with /bin/sh, and sends the function responses back.
 FAKE_AGENT_MODE=correct (default) discards a failed attempt's calls before retrying;
-FAKE_AGENT_MODE=duplicate keeps them (gemini-cli 0.61.0's bug), so the call runs twice.
-Exit 0 when a turn ends without calls, 1 when retries are exhausted.
+FAKE_AGENT_MODE=duplicate keeps them (gemini-cli 0.61.0's bug), so the call runs twice;
+FAKE_AGENT_MODE=no-wait retries at once, ignoring RetryInfo.retryDelay (Retry-After);
+FAKE_AGENT_MODE=retry-filter retries a SAFETY finish with the unchanged request;
+FAKE_AGENT_MODE=silent completes without printing the final text;
+FAKE_AGENT_MODE=show-partial prints a failed attempt's text too.
+With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
+{"type": "text", "text": ...}, and the final text is not printed again.
+The correct agent waits RetryInfo.retryDelay before retrying an HTTP error and fails on SAFETY.
+Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
 """
-import http.client, json, os, subprocess, sys, urllib.parse
+import http.client, json, os, re, subprocess, sys, time, urllib.parse
 
 base = urllib.parse.urlparse(os.environ["HICCUP_BASE_URL"])
 prompt = os.environ["HICCUP_PROMPT"]
@@ -16,15 +23,22 @@ path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 history = [{"role": "user", "parts": [{"text": "<context>fake agent</context>"}, {"text": prompt}]}]
 
 
+blocked = False
+jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
+
+
 def attempt():
     """One streamed attempt: (calls, text, finished)."""
+    global blocked
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     calls, text, finished = [], "", False
     try:
         conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
         resp = conn.getresponse()
         if resp.status != 200:
-            resp.read()
+            delay = re.search(r'"retryDelay": *"([0-9.]+)s"', resp.read().decode())
+            if delay and mode != "no-wait":
+                time.sleep(float(delay.group(1)))
             return calls, text, False
         for raw in resp:
             line = raw.decode().strip()
@@ -39,6 +53,8 @@ def attempt():
                     text += part["text"]
             if cand.get("finishReason") == "STOP":
                 finished = True
+            if cand.get("finishReason") == "SAFETY" and mode != "retry-filter":
+                blocked = True
     except (OSError, http.client.HTTPException, ValueError):
         pass
     finally:
@@ -50,6 +66,10 @@ for turn in range(8):
     pending = []
     for tries in range(4):
         calls, text, finished = attempt()
+        if jsonl and text and (finished or mode == "show-partial"):
+            print(json.dumps({"type": "text", "text": text}), flush=True)
+        if blocked:
+            sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
         if finished:
             break
@@ -58,7 +78,8 @@ for turn in range(8):
     history.append({"role": "model", "parts": [{"text": text}] * bool(text) +
                     [{"functionCall": c} for c in calls]})
     if not pending:
-        print(text)
+        if mode != "silent" and not jsonl:
+            print(text)
         sys.exit(0)
     responses = []
     for c in pending:

@@ -1,0 +1,264 @@
+// The matrix's pure parts: known-failure pins, cell verdicts, scenario assignment, rendering.
+#include "harness/agents/matrix.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/invariants.h"
+
+namespace harness::agents {
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& pointer, const std::string& what) {
+  throw std::runtime_error(pointer + ": " + what);
+}
+
+/// Every name a black-box verdict can carry: the invariant catalogue, the black-box verdicts and
+/// the expect fields.
+const std::set<std::string>& known_names() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> n;
+    for (const InvariantInfo& i : invariant_catalogue()) n.emplace(i.name);
+    for (const BlackBoxCheck& c : black_box_verdicts()) n.insert(c.name);
+    for (const char* f : {"expect.executions", "expect.outcome", "expect.final_text"}) n.insert(f);
+    return n;
+  }();
+  return names;
+}
+
+std::string escape_pointer(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+KnownFailures known_failures_from_json(const json& j) {
+  if (!j.is_object()) bad("", "expected an object {\"schema\": 1, \"agents\": {...}}");
+  for (const auto& [k, v] : j.items()) {
+    if (k != "schema" && k != "agents" && k != "description") bad("/" + escape_pointer(k), "unknown field (known: schema, description, agents)");
+  }
+  if (!j.contains("schema") || j["schema"] != 1) bad("/schema", "expected 1");
+  if (!j.contains("agents") || !j["agents"].is_object()) bad("/agents", "expected an object: agent name → pins");
+  KnownFailures out;
+  for (const auto& [agent, pins] : j["agents"].items()) {
+    const std::string at = "/agents/" + escape_pointer(agent);
+    if (!pins.is_object()) bad(at, "expected {\"version\": ..., \"known_failures\": {...}}");
+    for (const auto& [k, v] : pins.items()) {
+      if (k != "version" && k != "known_failures") bad(at + "/" + escape_pointer(k), "unknown field (known: version, known_failures)");
+    }
+    AgentPins p;
+    if (!pins.contains("version") || !pins["version"].is_string()) bad(at + "/version", "expected the pinned version as a string");
+    p.version = pins["version"].get<std::string>();
+    if (pins.contains("known_failures")) {
+      if (!pins["known_failures"].is_object()) bad(at + "/known_failures", "expected an object: scenario name → pin");
+      for (const auto& [scenario, pin] : pins["known_failures"].items()) {
+        const std::string pat = at + "/known_failures/" + escape_pointer(scenario);
+        if (!pin.is_object()) bad(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
+        for (const auto& [k, v] : pin.items()) {
+          if (k != "violates" && k != "why") bad(pat + "/" + escape_pointer(k), "unknown field (known: violates, why)");
+        }
+        KnownFailure kf;
+        if (!pin.contains("violates") || !pin["violates"].is_array() || pin["violates"].empty()) {
+          bad(pat + "/violates", "expected a non-empty array of invariant names");
+        }
+        for (std::size_t i = 0; i < pin["violates"].size(); ++i) {
+          const json& n = pin["violates"][i];
+          if (!n.is_string() || !known_names().contains(n.get<std::string>())) {
+            bad(pat + "/violates/" + std::to_string(i),
+                "expected an invariant name (see `hiccup invariants`), found " + n.dump());
+          }
+          kf.violates.push_back(n.get<std::string>());
+        }
+        std::sort(kf.violates.begin(), kf.violates.end());
+        kf.violates.erase(std::unique(kf.violates.begin(), kf.violates.end()), kf.violates.end());
+        if (!pin.contains("why") || !pin["why"].is_string() || pin["why"].get<std::string>().empty()) {
+          bad(pat + "/why", "expected a non-empty string saying what the agent does wrong");
+        }
+        kf.why = pin["why"].get<std::string>();
+        p.known_failures[scenario] = std::move(kf);
+      }
+    }
+    out[agent] = std::move(p);
+  }
+  return out;
+}
+
+KnownFailures load_known_failures(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the known-failures file");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str(), nullptr, false, /*ignore_comments=*/true);
+  if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
+  try {
+    return known_failures_from_json(j);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+std::string cell_status_name(CellStatus s) {
+  switch (s) {
+    case CellStatus::kPass: return "PASS";
+    case CellStatus::kKnown: return "known";
+    case CellStatus::kFail: return "FAIL";
+    case CellStatus::kChanged: return "CHANGED";
+    case CellStatus::kFixed: return "FIXED";
+    case CellStatus::kError: return "ERROR";
+    case CellStatus::kNotPlayed: return "—";
+  }
+  return "?";
+}
+
+bool cell_ok(CellStatus s) {
+  return s == CellStatus::kPass || s == CellStatus::kKnown || s == CellStatus::kNotPlayed;
+}
+
+MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure>& pin) {
+  MatrixCell c;
+  c.agent = r.agent;
+  c.scenario = r.scenario.name;
+  c.pin = pin;
+  c.exit_code = r.process.exit_code;
+  c.wall_ms = r.wall_ms;
+  if (!r.harness_error.empty()) {
+    c.status = CellStatus::kError;
+    c.detail = r.harness_error;
+    return c;
+  }
+  c.violated = r.violated();
+  if (r.passed()) {
+    c.status = pin ? CellStatus::kFixed : CellStatus::kPass;
+    if (pin) c.detail = "pinned as failing " + join(pin->violates, ", ") + ", but it passed: remove the pin";
+  } else if (!pin) {
+    c.status = CellStatus::kFail;
+  } else if (c.violated == pin->violates) {
+    c.status = CellStatus::kKnown;
+  } else {
+    c.status = CellStatus::kChanged;
+    c.detail = "pinned as failing " + join(pin->violates, ", ") + ", found " + join(c.violated, ", ");
+  }
+  return c;
+}
+
+std::string row_name(const std::string& scenario_name, const std::string& agent) {
+  const std::string prefix = agent + "-";
+  if (scenario_name.size() > prefix.size() && scenario_name.rfind(prefix, 0) == 0) {
+    return scenario_name.substr(prefix.size());
+  }
+  return scenario_name;
+}
+
+std::pair<std::vector<std::string>, std::map<std::string, std::map<std::string, std::size_t>>>
+assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes) {
+  std::vector<std::string> rows;
+  std::map<std::string, std::map<std::string, std::size_t>> chosen;
+  for (const Recipe& recipe : recipes) {
+    auto& mine = chosen[recipe.name];
+    std::map<std::string, bool> own;  // row → the chosen scenario is the agent's own
+    for (std::size_t i = 0; i < scenarios.size(); ++i) {
+      const Scenario& s = scenarios[i];
+      if (!check_agent_scenario(s, recipe).empty()) continue;
+      const std::string row = row_name(s.name, recipe.name);
+      const bool is_own = row != s.name || std::find(s.tags.begin(), s.tags.end(), recipe.name) != s.tags.end();
+      auto it = mine.find(row);
+      if (it == mine.end()) {
+        mine[row] = i;
+        own[row] = is_own;
+      } else if (is_own && !own[row]) {
+        it->second = i;
+        own[row] = true;
+      } else if (is_own == own[row]) {
+        throw std::runtime_error("agent " + recipe.name + " could play both " + scenarios[it->second].source_path +
+                                 " and " + s.source_path + " as row \"" + row +
+                                 "\": name one \"" + recipe.name + "-" + row + "\" or tag it " + recipe.name);
+      }
+    }
+  }
+  // Rows in the order their scenarios were given.
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    for (const Recipe& recipe : recipes) {
+      for (const auto& [row, index] : chosen[recipe.name]) {
+        if (index == i && std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      }
+    }
+  }
+  return {rows, chosen};
+}
+
+namespace {
+
+const MatrixCell* find_cell(const std::vector<MatrixCell>& cells, const std::string& agent, const std::string& row) {
+  for (const MatrixCell& c : cells) {
+    if (c.agent == agent && row_name(c.scenario, agent) == row) return &c;
+  }
+  return nullptr;
+}
+
+std::string cell_text(const MatrixCell* c) {
+  if (c == nullptr || c->status == CellStatus::kNotPlayed) return "—";
+  switch (c->status) {
+    case CellStatus::kPass: return "PASS";
+    case CellStatus::kKnown: return join(c->violated, ", ") + " (known)";
+    case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
+    case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
+    case CellStatus::kFixed: return "**PASS** (pinned as failing " + join(c->pin->violates, ", ") + ")";
+    case CellStatus::kError: return "ERROR: " + c->detail;
+    case CellStatus::kNotPlayed: break;
+  }
+  return "—";
+}
+
+std::string column_title(const Recipe& r) { return r.version.empty() ? r.name : r.name + " " + r.version; }
+
+}  // namespace
+
+std::string matrix_markdown(const std::vector<std::string>& rows, const std::vector<Recipe>& recipes,
+                            const std::vector<MatrixCell>& cells) {
+  std::ostringstream md;
+  md << "| scenario |";
+  for (const Recipe& r : recipes) md << ' ' << column_title(r) << " (" << r.provider << ") |";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < recipes.size(); ++i) md << "---|";
+  md << '\n';
+  for (const std::string& row : rows) {
+    md << "| " << row << " |";
+    for (const Recipe& r : recipes) md << ' ' << cell_text(find_cell(cells, r.name, row)) << " |";
+    md << '\n';
+  }
+  return md.str();
+}
+
+json matrix_json(const std::vector<std::string>& rows, const std::vector<Recipe>& recipes,
+                 const std::vector<MatrixCell>& cells) {
+  json j = {{"schema", 1}, {"agents", json::array()}, {"rows", rows}, {"cells", json::array()}};
+  for (const Recipe& r : recipes) j["agents"].push_back({{"name", r.name}, {"version", r.version}, {"provider", r.provider}});
+  for (const MatrixCell& c : cells) {
+    json cell = {{"agent", c.agent},       {"scenario", c.scenario}, {"row", row_name(c.scenario, c.agent)},
+                 {"status", cell_status_name(c.status)}, {"violated", c.violated},
+                 {"exit_code", c.exit_code}, {"wall_ms", c.wall_ms}};
+    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}};
+    if (!c.detail.empty()) cell["detail"] = c.detail;
+    j["cells"].push_back(std::move(cell));
+  }
+  return j;
+}
+
+}  // namespace harness::agents

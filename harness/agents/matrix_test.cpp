@@ -1,0 +1,136 @@
+// The matrix's pure parts: known-failure pins decode with pointer-naming errors, a cell is judged
+// against its pin (known, changed, fixed, new), scenarios are assigned to rows per agent, and the
+// table renders as Markdown and JSON.
+#include <catch2/catch.hpp>
+
+#include "harness/agents/matrix.h"
+#include "harness/scenario_io.h"
+
+namespace harness::agents {
+namespace {
+
+using nlohmann::json;
+
+std::string error_of(const json& j) {
+  try {
+    known_failures_from_json(j);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("known failures decode, sorted, and name what is wrong by JSON pointer") {
+  const json ok = {{"schema", 1},
+                   {"agents", {{"codex", {{"version", "0.171.0"},
+                                          {"known_failures", {{"codex-reset-after-call",
+                                                               {{"violates", {"pairing", "at-most-once"}},
+                                                                {"why", "runs the tool twice"}}}}}}}}}};
+  const KnownFailures k = known_failures_from_json(ok);
+  REQUIRE(k.at("codex").known_failures.size() == 1);
+  CHECK(k.at("codex").version == "0.171.0");
+  CHECK(k.at("codex").known_failures.at("codex-reset-after-call").violates ==
+        std::vector<std::string>{"at-most-once", "pairing"});
+
+  json typo = ok;
+  typo["agents"]["codex"]["known_failures"]["codex-reset-after-call"]["violates"][0] = "pairng";
+  CHECK(error_of(typo) ==
+        "/agents/codex/known_failures/codex-reset-after-call/violates/0: expected an invariant name (see `hiccup "
+        "invariants`), found \"pairng\"");
+  json no_why = ok;
+  no_why["agents"]["codex"]["known_failures"]["codex-reset-after-call"].erase("why");
+  CHECK(error_of(no_why) == "/agents/codex/known_failures/codex-reset-after-call/why: expected a non-empty string saying "
+                            "what the agent does wrong");
+  CHECK(error_of(json{{"schema", 2}, {"agents", json::object()}}) == "/schema: expected 1");
+  CHECK(error_of(json{{"schema", 1}, {"agents", json::object()}, {"extra", 1}}) ==
+        "/extra: unknown field (known: schema, description, agents)");
+}
+
+AgentCaseResult result_with(std::vector<std::string> invariants) {
+  AgentCaseResult r;
+  r.agent = "codex";
+  r.scenario.name = "codex-reset-after-call";
+  for (auto& n : invariants) r.violations.push_back({n, "m"});
+  return r;
+}
+
+TEST_CASE("a cell is judged against its pin: pass, known, new, changed, fixed, error") {
+  const KnownFailure pin{{"at-most-once", "pairing"}, "runs the tool twice"};
+  CHECK(judge_cell(result_with({}), std::nullopt).status == CellStatus::kPass);
+  CHECK(judge_cell(result_with({"pairing", "at-most-once", "pairing"}), pin).status == CellStatus::kKnown);
+  CHECK(judge_cell(result_with({"pairing"}), std::nullopt).status == CellStatus::kFail);
+  const MatrixCell changed = judge_cell(result_with({"pairing"}), pin);
+  CHECK(changed.status == CellStatus::kChanged);
+  CHECK(changed.detail == "pinned as failing at-most-once, pairing, found pairing");
+  const MatrixCell fixed = judge_cell(result_with({}), pin);
+  CHECK(fixed.status == CellStatus::kFixed);
+  CHECK_FALSE(cell_ok(fixed.status));
+  AgentCaseResult missing = result_with({});
+  missing.harness_error = "agent codex is not installed";
+  CHECK(judge_cell(missing, std::nullopt).status == CellStatus::kError);
+  CHECK(cell_ok(CellStatus::kKnown));
+  CHECK_FALSE(cell_ok(CellStatus::kChanged));
+}
+
+Scenario scenario(const std::string& name, const std::string& provider, const std::string& tool) {
+  const std::string text = R"({"schema": 1, "name": ")" + name + R"(", "provider": ")" + provider +
+                           R"(", "prompt": "p", "turns": [{"attempts": [{"events": [{"call": {"name": ")" + tool +
+                           R"(", "args": {"command": "{{ledger}}"}}}, {"finish": "stop"}]}]},
+                           {"attempts": [{"events": [{"text": "ok"}, {"finish": "stop"}]}]}]})";
+  LoadResult r = parse_scenario(text, name + ".json");
+  for (const auto& p : r.problems) INFO(format_problem(p));
+  REQUIRE(r.scenario);
+  return *r.scenario;
+}
+
+Recipe recipe(const std::string& name, const std::string& provider, const std::string& tool) {
+  Recipe r;
+  r.name = name;
+  r.version = "1.0";
+  r.provider = provider;
+  r.tool_name = tool;
+  r.tool_command_arg = "command";
+  return r;
+}
+
+TEST_CASE("scenarios are assigned to rows per agent by name prefix, format and shell tool") {
+  const std::vector<Scenario> s = {scenario("qwen-code-tool-round-trip", "openai-chat", "run_shell_command"),
+                                   scenario("opencode-tool-round-trip", "openai-chat", "bash"),
+                                   scenario("codex-tool-round-trip", "openai-responses", "exec_command")};
+  const std::vector<Recipe> r = {recipe("qwen-code", "openai-chat", "run_shell_command"),
+                                 recipe("opencode", "openai-chat", "bash"),
+                                 recipe("codex", "openai-responses", "exec_command")};
+  const auto [rows, chosen] = assign_scenarios(s, r);
+  CHECK(rows == std::vector<std::string>{"tool-round-trip"});
+  CHECK(chosen.at("qwen-code").at("tool-round-trip") == 0);
+  CHECK(chosen.at("opencode").at("tool-round-trip") == 1);
+  CHECK(chosen.at("codex").at("tool-round-trip") == 2);
+
+  std::vector<MatrixCell> cells(2);
+  cells[0].agent = "qwen-code";
+  cells[0].scenario = "qwen-code-tool-round-trip";
+  cells[0].status = CellStatus::kPass;
+  cells[1].agent = "opencode";
+  cells[1].scenario = "opencode-tool-round-trip";
+  cells[1].status = CellStatus::kKnown;
+  cells[1].violated = {"at-most-once", "pairing"};
+  const std::string md = matrix_markdown(rows, r, cells);
+  CHECK(md == "| scenario | qwen-code 1.0 (openai-chat) | opencode 1.0 (openai-chat) | codex 1.0 (openai-responses) |\n"
+              "|---|---|---|---|\n"
+              "| tool-round-trip | PASS | at-most-once, pairing (known) | — |\n");
+  const json j = matrix_json(rows, r, cells);
+  CHECK(j["cells"][1]["status"] == "known");
+  CHECK(j["cells"][1]["row"] == "tool-round-trip");
+}
+
+TEST_CASE("two scenarios of one row that an agent could both play, neither its own, are an error") {
+  const std::vector<Scenario> s = {scenario("a-round-trip", "openai-chat", "bash"),
+                                   scenario("b-round-trip", "openai-chat", "bash")};
+  std::vector<Scenario> same = {s[0], s[0]};
+  same[1].source_path = "other.json";
+  CHECK_THROWS_WITH(assign_scenarios(same, {recipe("opencode", "openai-chat", "bash")}),
+                    Catch::Contains("could play both") && Catch::Contains("name one \"opencode-a-round-trip\""));
+}
+
+}  // namespace
+}  // namespace harness::agents
