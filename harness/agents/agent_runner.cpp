@@ -119,6 +119,14 @@ bool is_model_request(const mock::JournalEntry& e) {
   return e.played != "preflight" && e.played != "not-found";
 }
 
+/// Whether a text part shows the prompt: equal to it, or ending with it after a preamble that
+/// the wire format joined into the same text (qwen-code's `<system-reminder>` parts).
+bool is_prompt_part(const json& part, const std::string& prompt) {
+  if (!part.is_object() || !part.contains("text") || !part["text"].is_string()) return false;
+  const std::string& text = part["text"].get_ref<const std::string&>();
+  return text == prompt || (!prompt.empty() && text.size() > prompt.size() && text.ends_with(prompt));
+}
+
 /// Whether `content` is a user content with the prompt as one of its text parts.
 bool holds_prompt(const json& content, const std::string& prompt) {
   if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
@@ -126,9 +134,7 @@ bool holds_prompt(const json& content, const std::string& prompt) {
     return false;
   }
   const json& parts = content["parts"];
-  return std::any_of(parts.begin(), parts.end(), [&](const json& p) {
-    return p.is_object() && p.contains("text") && p["text"] == prompt;
-  });
+  return std::any_of(parts.begin(), parts.end(), [&](const json& p) { return is_prompt_part(p, prompt); });
 }
 
 /// Whether `content` is a user content of text parts only (an agent's context message).
@@ -142,7 +148,8 @@ bool text_only_user(const json& content) {
 }
 
 /// Agents send their own context around the prompt: gemini-cli a `<session_context>` text part
-/// before it in the same content, codex an `<environment_context>` user message before it. When
+/// before it in the same content, qwen-code `<system-reminder>` parts that the Chat format joins
+/// into the prompt's text, codex an `<environment_context>` user message before it. When
 /// the prompt is a text part of a user content that only text-only user contents precede, those
 /// contents and the content's other text parts are dropped for judging, so history-integrity
 /// compares turns, not preambles.
@@ -155,9 +162,14 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt) {
     e.contents.erase(e.contents.begin(), e.contents.begin() + static_cast<std::ptrdiff_t>(at));
     json& first = e.contents[0];
     json kept = json::array();
+    bool prompt_kept = false;
     for (const json& p : first["parts"]) {
-      if (p.is_object() && p.contains("text") && p["text"] != prompt) continue;
-      kept.push_back(p);
+      if (!p.is_object() || !p.contains("text")) {
+        kept.push_back(p);
+      } else if (!prompt_kept && is_prompt_part(p, prompt)) {
+        kept.push_back({{"text", prompt}});
+        prompt_kept = true;
+      }
     }
     first["parts"] = kept;
   }
@@ -256,8 +268,28 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
   std::string marker;
   for (const std::string& m : recipe.failure_markers) {
     if (result.output.find(m) != std::string::npos) {
-      marker = m;
+      marker = json(m).dump();
       break;
+    }
+  }
+  if (marker.empty() && !recipe.failure_lines.empty()) {
+    std::istringstream lines(result.output);
+    std::string line;
+    while (marker.empty() && std::getline(lines, line)) {
+      const json j = json::parse(line, nullptr, false);
+      if (!j.is_object()) continue;
+      for (const auto& rule : recipe.failure_lines) {
+        const bool match = std::all_of(rule.begin(), rule.end(), [&](const auto& kv) {
+          const json::json_pointer p(kv.first);
+          return j.contains(p) && j.at(p) == kv.second;
+        });
+        if (match) {
+          json shown = json::object();
+          for (const auto& [p, v] : rule) shown[p] = v;
+          marker = "a line with " + shown.dump();
+          break;
+        }
+      }
     }
   }
   run.completed = success_exit && marker.empty();
@@ -351,7 +383,7 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
     }
     if (expect_completed && !run.completed) {
       std::string why = "the agent " + exit_text;
-      if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + json(marker).dump() + ")";
+      if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
       result.violations.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
     } else if (expect_completed && !shows(result.output, expect_text)) {
       result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +

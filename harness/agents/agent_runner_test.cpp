@@ -90,6 +90,18 @@ TEST_CASE("an agent that completes without showing the final text fails outcome-
   CHECK(r.violated() == std::vector<std::string>{"outcome-agreement"});
 }
 
+TEST_CASE("a failure line in JSON-lines output turns an exit 0 into a failed outcome") {
+  Recipe marked = fake_agent("correct");
+  marked.env["FAKE_AGENT_JSONL"] = "1";
+  marked.failure_lines = {{{"/type", "text"}, {"/text", "Deployed."}}};
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), marked, {});
+  REQUIRE(r.harness_error.empty());
+  CHECK_FALSE(r.completed);
+  REQUIRE(r.violated() == std::vector<std::string>{"outcome-agreement"});
+  CHECK(r.violations[0].message == "a correct client completes this scenario; the agent exited 0, but its output reports a "
+                                   "failure (a line with {\"/text\":\"Deployed.\",\"/type\":\"text\"})");
+}
+
 TEST_CASE("a failure marker in the output turns an exit 0 into a failed outcome") {
   Recipe marked = fake_agent("correct");
   marked.failure_markers = {"Deployed"};

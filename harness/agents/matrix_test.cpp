@@ -102,6 +102,14 @@ TEST_CASE("scenarios are assigned to rows per agent by name prefix, format and s
                                  recipe("codex", "openai-responses", "exec_command")};
   const auto [rows, chosen] = assign_scenarios(s, r);
   CHECK(rows == std::vector<std::string>{"tool-round-trip"});
+  // A scenario with no shell call is playable by both Chat CLIs, but named for one of them.
+  std::vector<Scenario> with_plain = s;
+  with_plain.push_back(scenario("opencode-tool-round-trip", "openai-chat", "bash"));
+  with_plain.back().name = "opencode-503-then-answer";
+  with_plain.back().script.turns.erase(with_plain.back().script.turns.begin());
+  const auto plain = assign_scenarios(with_plain, r);
+  CHECK(plain.second.at("opencode").contains("503-then-answer"));
+  CHECK_FALSE(plain.second.at("qwen-code").contains("opencode-503-then-answer"));
   CHECK(chosen.at("qwen-code").at("tool-round-trip") == 0);
   CHECK(chosen.at("opencode").at("tool-round-trip") == 1);
   CHECK(chosen.at("codex").at("tool-round-trip") == 2);

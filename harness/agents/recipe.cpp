@@ -108,8 +108,8 @@ Recipe recipe_from_json(const json& j) {
     const json& o = j["output"];
     if (!o.is_object()) bad("output", "expected {\"stream\": \"stdout\"|\"stderr\", \"failure_markers\": [strings]}");
     for (const auto& [k, v] : o.items()) {
-      if (k != "stream" && k != "failure_markers" && k != "shown_text") {
-        bad("output/" + k, "unknown field (known: stream, failure_markers, shown_text)");
+      if (k != "stream" && k != "failure_markers" && k != "failure_lines" && k != "shown_text") {
+        bad("output/" + k, "unknown field (known: stream, failure_markers, failure_lines, shown_text)");
       }
     }
     if (o.contains("stream")) {
@@ -136,6 +136,18 @@ Recipe recipe_from_json(const json& j) {
           if (!pointer_ok(p) || !v.is_string()) bad("output/shown_text/where/" + p, "expected a JSON pointer mapped to a string");
           r.shown_text_where[p] = v.get<std::string>();
         }
+      }
+    }
+    if (o.contains("failure_lines")) {
+      if (!o["failure_lines"].is_array()) bad("output/failure_lines", "expected an array of {JSON pointer: value} objects");
+      for (const json& rule : o["failure_lines"]) {
+        if (!rule.is_object() || rule.empty()) bad("output/failure_lines", "expected non-empty {JSON pointer: value} objects, found " + rule.dump());
+        std::map<std::string, json> m;
+        for (const auto& [p, v] : rule.items()) {
+          if (p.empty() || p[0] != '/') bad("output/failure_lines", "expected JSON pointers as keys, found \"" + p + "\"");
+          m[p] = v;
+        }
+        r.failure_lines.push_back(std::move(m));
       }
     }
     if (o.contains("failure_markers")) {

@@ -41,6 +41,9 @@ struct Recipe {
   /// when its exit code says success (e.g. "\"is_error\":true" in a stream-json result line).
   std::string output_stream = "stdout";
   std::vector<std::string> failure_markers;
+  /// JSON lines meaning a failure ("output"/"failure_lines"): each entry maps JSON pointers to the
+  /// values a line must hold there, e.g. {"/type": "result", "/is_error": true}.
+  std::vector<std::map<std::string, nlohmann::json>> failure_lines;
   /// Where a JSON-lines output shows the model's text ("output"/"shown_text"): the lines whose
   /// values at the JSON pointers of `shown_text_where` equal the given strings, and the pointer of
   /// the text in such a line. The texts of all such lines, concatenated, are what the agent

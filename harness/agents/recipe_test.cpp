@@ -82,7 +82,7 @@ TEST_CASE("a recipe's output section is decoded and checked") {
   j["output"]["stream"] = "stdin";
   CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/stream\": expected \"stdout\" or \"stderr\", found \"stdin\"");
   j["output"] = {{"markers", nlohmann::json::array()}};
-  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/markers\": unknown field (known: stream, failure_markers, shown_text)");
+  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/markers\": unknown field (known: stream, failure_markers, failure_lines, shown_text)");
 }
 
 }  // namespace
