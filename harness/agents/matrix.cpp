@@ -72,7 +72,9 @@ KnownFailures known_failures_from_json(const json& j) {
         const std::string pat = at + "/known_failures/" + escape_pointer(scenario);
         if (!pin.is_object()) bad(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
         for (const auto& [k, v] : pin.items()) {
-          if (k != "violates" && k != "why") bad(pat + "/" + escape_pointer(k), "unknown field (known: violates, why)");
+          if (k != "violates" && k != "why" && k != "flaky") {
+            bad(pat + "/" + escape_pointer(k), "unknown field (known: violates, why, flaky)");
+          }
         }
         KnownFailure kf;
         if (!pin.contains("violates") || !pin["violates"].is_array() || pin["violates"].empty()) {
@@ -92,6 +94,10 @@ KnownFailures known_failures_from_json(const json& j) {
           bad(pat + "/why", "expected a non-empty string saying what the agent does wrong");
         }
         kf.why = pin["why"].get<std::string>();
+        if (pin.contains("flaky")) {
+          if (!pin["flaky"].is_boolean()) bad(pat + "/flaky", "expected true or false");
+          kf.flaky = pin["flaky"].get<bool>();
+        }
         p.known_failures[scenario] = std::move(kf);
       }
     }
@@ -145,8 +151,8 @@ MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure
   }
   c.violated = r.violated();
   if (r.passed()) {
-    c.status = pin ? CellStatus::kFixed : CellStatus::kPass;
-    if (pin) c.detail = "pinned as failing " + join(pin->violates, ", ") + ", but it passed: remove the pin";
+    c.status = pin && !pin->flaky ? CellStatus::kFixed : CellStatus::kPass;
+    if (pin && !pin->flaky) c.detail = "pinned as failing " + join(pin->violates, ", ") + ", but it passed: remove the pin";
   } else if (!pin) {
     c.status = CellStatus::kFail;
   } else if (c.violated == pin->violates) {
@@ -228,8 +234,8 @@ const MatrixCell* find_cell(const std::vector<MatrixCell>& cells, const std::str
 std::string cell_text(const MatrixCell* c) {
   if (c == nullptr || c->status == CellStatus::kNotPlayed) return "—";
   switch (c->status) {
-    case CellStatus::kPass: return "PASS";
-    case CellStatus::kKnown: return join(c->violated, ", ") + " (known)";
+    case CellStatus::kPass: return c->pin ? "PASS (flaky: fails in other runs with " + join(c->pin->violates, ", ") + ")" : "PASS";
+    case CellStatus::kKnown: return join(c->violated, ", ") + (c->pin->flaky ? " (known, flaky: passes in other runs)" : " (known)");
     case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
     case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
     case CellStatus::kFixed: return "**PASS** (pinned as failing " + join(c->pin->violates, ", ") + ")";
@@ -267,7 +273,7 @@ json matrix_json(const std::vector<std::string>& rows, const std::vector<Recipe>
     json cell = {{"agent", c.agent},       {"scenario", c.scenario}, {"row", row_name(c.scenario, c.agent)},
                  {"status", cell_status_name(c.status)}, {"violated", c.violated},
                  {"exit_code", c.exit_code}, {"wall_ms", c.wall_ms}};
-    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}};
+    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}};
     if (!c.detail.empty()) cell["detail"] = c.detail;
     j["cells"].push_back(std::move(cell));
   }

@@ -69,6 +69,11 @@ TEST_CASE("a cell is judged against its pin: pass, known, new, changed, fixed, e
   missing.harness_error = "agent codex is not installed";
   CHECK(judge_cell(missing, std::nullopt).status == CellStatus::kError);
   CHECK(cell_ok(CellStatus::kKnown));
+  KnownFailure race = pin;
+  race.flaky = true;
+  CHECK(judge_cell(result_with({}), race).status == CellStatus::kPass);
+  CHECK(judge_cell(result_with({"at-most-once", "pairing"}), race).status == CellStatus::kKnown);
+  CHECK(judge_cell(result_with({"pairing"}), race).status == CellStatus::kChanged);
   CHECK_FALSE(cell_ok(CellStatus::kChanged));
 }
 
