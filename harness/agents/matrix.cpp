@@ -219,6 +219,18 @@ assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recip
       }
     }
   }
+  // The rows every agent folder has first (scenarios/README.md), in the order of the failure
+  // chain; then the rest by name.
+  static const std::vector<std::string> kStandard = {
+      "tool-round-trip", "503-then-429-retry-after", "reset-after-call", "fin-after-call", "end-after-call",
+      "error-event-after-text", "content-filter", "args-cut-after-first-fragment", "two-parallel-calls"};
+  auto rank = [](const std::string& row) {
+    const auto it = std::find(kStandard.begin(), kStandard.end(), row);
+    return static_cast<std::size_t>(it - kStandard.begin());
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const std::string& a, const std::string& b) {
+    return std::make_pair(rank(a), a) < std::make_pair(rank(b), b);
+  });
   return {rows, chosen};
 }
 

@@ -81,7 +81,8 @@ std::string row_name(const std::string& scenario_name, const std::string& agent)
 /// Picks, per agent and row, the scenario the agent plays: among those it can play
 /// (check_agent_scenario finds no problem) and that are not named ("AGENT-…") or tagged for other
 /// agents only (bundled recipe names and `recipes`), the one named or tagged for the agent, else
-/// the only one. Returns (rows in first-seen order, agent → row → index into `scenarios`). Throws
+/// the only one. Returns (rows: the nine every agent folder has (scenarios/README.md) first, in
+/// that order, then the rest by name; agent → row → index into `scenarios`). Throws
 /// std::runtime_error when an agent could play two scenarios of one row and neither is its own.
 std::pair<std::vector<std::string>, std::map<std::string, std::map<std::string, std::size_t>>>
 assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes);
