@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "harness/invariants.h"
+#include "harness/scenario_io.h"
 
 namespace harness::agents {
 using nlohmann::json;
@@ -31,16 +32,6 @@ const std::set<std::string>& known_names() {
   return names;
 }
 
-std::string escape_pointer(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
@@ -52,16 +43,16 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 KnownFailures known_failures_from_json(const json& j) {
   if (!j.is_object()) bad("", "expected an object {\"schema\": 1, \"agents\": {...}}");
   for (const auto& [k, v] : j.items()) {
-    if (k != "schema" && k != "agents" && k != "description") bad("/" + escape_pointer(k), "unknown field (known: schema, description, agents)");
+    if (k != "schema" && k != "agents" && k != "description") bad("/" + pointer_escape(k), "unknown field (known: schema, description, agents)");
   }
   if (!j.contains("schema") || j["schema"] != 1) bad("/schema", "expected 1");
   if (!j.contains("agents") || !j["agents"].is_object()) bad("/agents", "expected an object: agent name → pins");
   KnownFailures out;
   for (const auto& [agent, pins] : j["agents"].items()) {
-    const std::string at = "/agents/" + escape_pointer(agent);
+    const std::string at = "/agents/" + pointer_escape(agent);
     if (!pins.is_object()) bad(at, "expected {\"version\": ..., \"known_failures\": {...}}");
     for (const auto& [k, v] : pins.items()) {
-      if (k != "version" && k != "known_failures") bad(at + "/" + escape_pointer(k), "unknown field (known: version, known_failures)");
+      if (k != "version" && k != "known_failures") bad(at + "/" + pointer_escape(k), "unknown field (known: version, known_failures)");
     }
     AgentPins p;
     if (!pins.contains("version") || !pins["version"].is_string()) bad(at + "/version", "expected the pinned version as a string");
@@ -69,11 +60,11 @@ KnownFailures known_failures_from_json(const json& j) {
     if (pins.contains("known_failures")) {
       if (!pins["known_failures"].is_object()) bad(at + "/known_failures", "expected an object: scenario name → pin");
       for (const auto& [scenario, pin] : pins["known_failures"].items()) {
-        const std::string pat = at + "/known_failures/" + escape_pointer(scenario);
+        const std::string pat = at + "/known_failures/" + pointer_escape(scenario);
         if (!pin.is_object()) bad(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
         for (const auto& [k, v] : pin.items()) {
           if (k != "violates" && k != "why" && k != "flaky") {
-            bad(pat + "/" + escape_pointer(k), "unknown field (known: violates, why, flaky)");
+            bad(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky)");
           }
         }
         KnownFailure kf;
