@@ -226,6 +226,7 @@ std::vector<std::string> not_applicable_invariants() {
 std::vector<std::string> AgentCaseResult::violated() const {
   std::set<std::string> names;
   for (const Violation& v : violations) names.insert(v.invariant);
+  for (const Violation& v : differences) names.insert(v.invariant);
   return {names.begin(), names.end()};
 }
 
@@ -256,7 +257,7 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
   return problems;
 }
 
-void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message) {
+void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message, bool strict) {
   const Scenario& s = result.scenario;
   mock::Journal journal = result.journal;
   strip_preamble(journal, s.prompt);
@@ -417,6 +418,18 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
   }
   result.not_applicable.clear();
   if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
+
+  // A bug or a policy difference: an agent that reported failure honestly, broke no invariant
+  // and did contact the server, where a correct client would have retried and completed, differs
+  // from docs/POLICY.md; it did nothing unsafe.
+  result.differences.clear();
+  const bool only_policy = std::all_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
+    return v.invariant == "scenario-coverage" || v.invariant == "outcome-agreement" || v.invariant.rfind("expect.", 0) == 0;
+  });
+  if (!strict && !result.violations.empty() && only_policy && !run.completed && run.requests > 0 && cap_message.empty()) {
+    result.differences = std::move(result.violations);
+    result.violations.clear();
+  }
   for (const std::string& f : unjudged) result.not_applicable.push_back(f);
 }
 
@@ -496,6 +509,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     spec.timeout_s = options.timeout_s > 0 ? options.timeout_s : recipe.timeout_s;
 
     result.process = run_process(spec);
+    const bool strict = options.strict;
     server.stop();
     result.journal = engine.journal();
     result.ledger = read_ledger(ledger, &result.stray_ledger_lines);
@@ -517,7 +531,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
           << result.journal.size() << " request(s) seen)";
         cap = m.str();
       }
-      judge_agent_run(result, recipe, cap);
+      judge_agent_run(result, recipe, cap, strict);
     }
 
     if (!options.output_dir.empty()) {
@@ -549,6 +563,8 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   c.violations = r.violations;
   c.wall_ms = r.wall_ms;
   c.extra = {{"agent", r.agent}, {"outcome", r.completed ? "completed" : "failed"},
+             {"verdict", !r.harness_error.empty() ? "error" : !r.violations.empty() ? "fail"
+                         : !r.differences.empty() ? "difference" : "pass"},
              {"exit_code", r.process.exit_code}, {"timed_out", r.process.timed_out},
              {"agent_wall_ms", r.process.wall_ms}, {"not_applicable", r.not_applicable}};
   if (auto it = recipe.exit_code_meanings.find(r.process.exit_code); it != recipe.exit_code_meanings.end()) {
@@ -557,6 +573,10 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   int requests = 0;
   for (const auto& e : r.journal) requests += is_model_request(e) ? 1 : 0;
   c.extra["requests"] = requests;
+  if (!r.differences.empty()) {
+    c.extra["differences"] = json::array();
+    for (const Violation& v : r.differences) c.extra["differences"].push_back(violation_to_json(v));
+  }
   c.extra["ledger"] = json::array();
   for (const LedgerToken& t : r.ledger) c.extra["ledger"].push_back(token_text(t));
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;

@@ -41,6 +41,7 @@ struct AgentRunOptions {
   double timeout_s = 0;        ///< wall-clock limit per run; 0 = the recipe's timeout_s
   std::string output_dir;      ///< when set: OUTPUT_DIR/SCENARIO/{stdout,stderr,ledger,journal.json}
   bool keep_scratch = false;   ///< keep the scratch folder (its path is in the result)
+  bool strict = false;         ///< policy differences fail too (see AgentCaseResult::differences)
 };
 
 struct AgentCaseResult {
@@ -52,6 +53,11 @@ struct AgentCaseResult {
   std::vector<std::string> stray_ledger_lines;  ///< ledger lines that are not tokens
   bool completed = false;                   ///< outcome from the exit code
   std::vector<Violation> violations;        ///< invariants and applicable expect.<field> failures
+  /// Policy differences, not bugs: the agent failed honestly (reported failure, broke no
+  /// invariant, made at least one request) where a correct client by docs/POLICY.md would have
+  /// retried and completed, so only scenario-coverage, outcome-agreement and expect.* differ.
+  /// They do not fail the case unless the run is strict (then they are moved to `violations`).
+  std::vector<Violation> differences;
   std::vector<std::string> not_applicable;  ///< invariant and expect.<field> names not judged
   std::string harness_error;                ///< the run could not happen (e.g. agent not installed)
   std::string output_tail;                  ///< last lines of the agent's stderr and stdout
@@ -60,7 +66,8 @@ struct AgentCaseResult {
   std::string scratch_dir;
   double wall_ms = 0;                       ///< whole case: server, agent, judging
   bool passed() const { return harness_error.empty() && violations.empty(); }
-  /// Sorted, unique invariant names of the violations (what the known-failure tests assert).
+  /// Sorted, unique invariant names of the violations and differences (what known-failure pins
+  /// assert).
   std::vector<std::string> violated() const;
 };
 
@@ -73,7 +80,8 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
 /// the oracle predicts it with the recipe's attempt budget. `cap_message` is non-empty when the
 /// agent was killed at its timeout (a liveness violation; coverage and outcome are then not judged).
 /// The journal's real times judge Retry-After.
-void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message);
+void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message,
+                     bool strict = false);
 
 /// Runs `scenario` against `recipe`'s agent and judges it. The agent runs in SCRATCH/work with
 /// HOME=SCRATCH/home and TMPDIR=SCRATCH/tmp; its environment is exactly PATH, HOME, TMPDIR, LANG,

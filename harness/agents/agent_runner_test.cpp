@@ -83,6 +83,27 @@ TEST_CASE("a command that never contacts the server fails: scenario-coverage, ou
   }
 }
 
+TEST_CASE("an agent that gives up honestly where the policy retries is a difference, failing only with --strict") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("give-up"), {});
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.process.exit_code == 1);
+  CHECK(r.ledger.empty());
+  CHECK(r.passed());
+  CHECK(r.violations.empty());
+  CHECK(r.violated() == std::vector<std::string>{"expect.executions", "outcome-agreement", "scenario-coverage"});
+  const ReportCase c = to_report_case(r, fake_agent("give-up"), "hiccup.agents.test");
+  CHECK(c.passed);
+  CHECK(c.extra["verdict"] == "difference");
+  CHECK(c.extra["differences"].size() == 3);
+
+  AgentRunOptions strict;
+  strict.strict = true;
+  const AgentCaseResult s = run_agent_scenario(load(kResetAfterCall), fake_agent("give-up"), strict);
+  CHECK_FALSE(s.passed());
+  CHECK(s.differences.empty());
+  CHECK(s.violated() == r.violated());
+}
+
 TEST_CASE("an agent that completes without showing the final text fails outcome-agreement") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("silent"), {});
   REQUIRE(r.harness_error.empty());
@@ -98,7 +119,8 @@ TEST_CASE("a failure line in JSON-lines output turns an exit 0 into a failed out
   REQUIRE(r.harness_error.empty());
   CHECK_FALSE(r.completed);
   REQUIRE(r.violated() == std::vector<std::string>{"outcome-agreement"});
-  CHECK(r.violations[0].message == "a correct client completes this scenario; the agent exited 0, but its output reports a "
+  REQUIRE(r.differences.size() == 1);  // it reports failure honestly: a difference, not a bug
+  CHECK(r.differences[0].message == "a correct client completes this scenario; the agent exited 0, but its output reports a "
                                    "failure (a line with {\"/text\":\"Deployed.\",\"/type\":\"text\"})");
 }
 
@@ -110,7 +132,8 @@ TEST_CASE("a failure marker in the output turns an exit 0 into a failed outcome"
   CHECK(r.process.exit_code == 0);
   CHECK_FALSE(r.completed);
   REQUIRE(r.violated() == std::vector<std::string>{"outcome-agreement"});
-  CHECK(r.violations[0].message ==
+  REQUIRE(r.differences.size() == 1);
+  CHECK(r.differences[0].message ==
         "a correct client completes this scenario; the agent exited 0, but its output reports a failure (\"Deployed\")");
 }
 

@@ -114,6 +114,7 @@ KnownFailures load_known_failures(const std::string& path) {
 std::string cell_status_name(CellStatus s) {
   switch (s) {
     case CellStatus::kPass: return "PASS";
+    case CellStatus::kDifference: return "DIFF";
     case CellStatus::kKnown: return "known";
     case CellStatus::kFail: return "FAIL";
     case CellStatus::kChanged: return "CHANGED";
@@ -125,7 +126,8 @@ std::string cell_status_name(CellStatus s) {
 }
 
 bool cell_ok(CellStatus s) {
-  return s == CellStatus::kPass || s == CellStatus::kKnown || s == CellStatus::kNotPlayed;
+  return s == CellStatus::kPass || s == CellStatus::kDifference || s == CellStatus::kKnown ||
+         s == CellStatus::kNotPlayed;
 }
 
 MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure>& pin) {
@@ -141,11 +143,12 @@ MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure
     return c;
   }
   c.violated = r.violated();
-  if (r.passed()) {
+  c.difference = r.violations.empty() && !r.differences.empty();
+  if (c.violated.empty()) {
     c.status = pin && !pin->flaky ? CellStatus::kFixed : CellStatus::kPass;
     if (pin && !pin->flaky) c.detail = "pinned as failing " + join(pin->violates, ", ") + ", but it passed: remove the pin";
   } else if (!pin) {
-    c.status = CellStatus::kFail;
+    c.status = c.difference ? CellStatus::kDifference : CellStatus::kFail;
   } else if (c.violated == pin->violates) {
     c.status = CellStatus::kKnown;
   } else {
@@ -238,7 +241,10 @@ std::string cell_text(const MatrixCell* c) {
   if (c == nullptr || c->status == CellStatus::kNotPlayed) return "—";
   switch (c->status) {
     case CellStatus::kPass: return c->pin ? "PASS (flaky: fails in other runs with " + join(c->pin->violates, ", ") + ")" : "PASS";
-    case CellStatus::kKnown: return join(c->violated, ", ") + (c->pin->flaky ? " (known, flaky: passes in other runs)" : " (known)");
+    case CellStatus::kDifference: return join(c->violated, ", ") + " (policy difference)";
+    case CellStatus::kKnown:
+      return join(c->violated, ", ") + (c->pin->flaky ? " (known, flaky: passes in other runs)"
+                                        : c->difference ? " (known policy difference)" : " (known)");
     case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
     case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
     case CellStatus::kFixed: return "**PASS** (pinned as failing " + join(c->pin->violates, ", ") + ")";
@@ -274,7 +280,7 @@ json matrix_json(const std::vector<std::string>& rows, const std::vector<Recipe>
   for (const Recipe& r : recipes) j["agents"].push_back({{"name", r.name}, {"version", r.version}, {"provider", r.provider}});
   for (const MatrixCell& c : cells) {
     json cell = {{"agent", c.agent},       {"scenario", c.scenario}, {"row", row_name(c.scenario, c.agent)},
-                 {"status", cell_status_name(c.status)}, {"violated", c.violated},
+                 {"status", cell_status_name(c.status)}, {"violated", c.violated}, {"difference", c.difference},
                  {"exit_code", c.exit_code}, {"wall_ms", c.wall_ms}};
     if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}};
     if (!c.detail.empty()) cell["detail"] = c.detail;

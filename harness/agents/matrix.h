@@ -45,6 +45,7 @@ KnownFailures load_known_failures(const std::string& path);
 /// How one cell came out, against its pin.
 enum class CellStatus {
   kPass,        ///< passed, no pin
+  kDifference,  ///< no pin; only policy differences (an honest failure where POLICY.md retries)
   kKnown,       ///< failed with exactly the pinned invariants
   kFail,        ///< failed, no pin (a new failure)
   kChanged,     ///< pinned, but failed with other invariants
@@ -53,10 +54,10 @@ enum class CellStatus {
   kNotPlayed,   ///< the agent cannot play this scenario (another format or shell tool)
 };
 
-/// "PASS", "known", "FAIL", "CHANGED", "FIXED", "ERROR", "—".
+/// "PASS", "DIFF", "known", "FAIL", "CHANGED", "FIXED", "ERROR", "—".
 std::string cell_status_name(CellStatus s);
 
-/// Whether a matrix with this cell is still green (pass, known, not played).
+/// Whether a matrix with this cell is still green (pass, difference, known, not played).
 bool cell_ok(CellStatus s);
 
 struct MatrixCell {
@@ -64,6 +65,7 @@ struct MatrixCell {
   std::string scenario;
   CellStatus status = CellStatus::kNotPlayed;
   std::vector<std::string> violated;  ///< sorted invariant names (empty when passed)
+  bool difference = false;            ///< the names are policy differences only, not bugs
   std::optional<KnownFailure> pin;
   std::string detail;                 ///< harness error, or what changed against the pin
   int exit_code = 0;

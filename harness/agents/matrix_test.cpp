@@ -69,6 +69,13 @@ TEST_CASE("a cell is judged against its pin: pass, known, new, changed, fixed, e
   missing.harness_error = "agent codex is not installed";
   CHECK(judge_cell(missing, std::nullopt).status == CellStatus::kError);
   CHECK(cell_ok(CellStatus::kKnown));
+  AgentCaseResult honest = result_with({});
+  honest.differences = {{"outcome-agreement", "m"}, {"scenario-coverage", "m"}};
+  const MatrixCell diff = judge_cell(honest, std::nullopt);
+  CHECK(diff.status == CellStatus::kDifference);
+  CHECK(diff.difference);
+  CHECK(cell_ok(diff.status));
+  CHECK(judge_cell(honest, KnownFailure{{"outcome-agreement", "scenario-coverage"}, "gives up"}).status == CellStatus::kKnown);
   KnownFailure race = pin;
   race.flaky = true;
   CHECK(judge_cell(result_with({}), race).status == CellStatus::kPass);

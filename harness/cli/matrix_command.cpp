@@ -34,14 +34,17 @@ options:
   --jobs N                cases run at once (default 1; each has its own server and scratch)
   --agent-timeout S       wall-clock limit per run in seconds (default: each recipe's)
   --tag TAG               only scenarios with this tag (repeatable: any of them)
+  --strict                policy differences fail too (DIFF cells become FAIL unless pinned)
   --report-dir DIR        matrix.md, matrix.json, junit.xml, summary.json and each case's agent
                           output under agents/AGENT/SCENARIO/ (default: reports/matrix)
   -h, --help              this text
 
-cells: PASS; "INVARIANTS (known)" pinned and reproduced; FAIL a new failure; CHANGED pinned but
-other invariants; FIXED pinned but passed; ERROR the run could not happen; — not playable.
+cells: PASS; DIFF a policy difference, not a bug (the agent failed honestly where docs/POLICY.md
+retries: only scenario-coverage, outcome-agreement and expect.* differ); "INVARIANTS (known)"
+pinned and reproduced; FAIL a new failure; CHANGED pinned but other invariants; FIXED pinned but
+passed; ERROR the run could not happen; — not playable.
 
-exit codes: 0 every cell PASS, known or not playable; 1 some cell FAIL, CHANGED, FIXED or
+exit codes: 0 every cell PASS, DIFF, known or not playable; 1 some cell FAIL, CHANGED, FIXED or
 ERROR; 2 usage error; 3 invalid input (unknown agent, bad scenario or known-failures file, an
 agent that can play none of the scenarios)
 )usage";
@@ -62,7 +65,7 @@ int matrix_command(const Args& args) {
   ArgReader in(args);
   std::vector<std::string> agent_names, paths, tags;
   std::string known_path, jobs_text = "1", timeout_text, report_dir = "reports/matrix", v;
-  bool known_given = false;
+  bool known_given = false, strict = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
       std::cout << kMatrixUsage;
@@ -72,6 +75,8 @@ int matrix_command(const Args& args) {
       for (auto& n : split_commas(v)) agent_names.push_back(n);
     } else if (in.value("--tag", v)) {
       tags.push_back(v);
+    } else if (in.flag("--strict")) {
+      strict = true;
     } else if ((in.value("--known-failures", known_path) && (known_given = true)) || in.value("--jobs", jobs_text) ||
                in.value("--agent-timeout", timeout_text) || in.value("--report-dir", report_dir)) {
     } else if (in.peek().rfind("-", 0) == 0) {
@@ -187,6 +192,7 @@ int matrix_command(const Args& args) {
       const Task& t = tasks[i];
       agents::AgentRunOptions options;
       options.output_dir = report_dir + "/agents/" + t.recipe->name;
+      options.strict = strict;
       if (!timeout_text.empty()) options.timeout_s = *parse_number<unsigned>(timeout_text);
       const agents::AgentCaseResult r = agents::run_agent_scenario(*t.scenario, *t.recipe, options);
       std::optional<agents::KnownFailure> pin;

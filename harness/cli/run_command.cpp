@@ -40,13 +40,19 @@ options:
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
                        was started from is in HICCUP_INVOKE_DIR)
   --agent-timeout S    wall-clock limit per agent run in seconds (default: the recipe's, 120)
+  --strict             with --agent/--agent-cmd: policy differences fail too (below)
   -h, --help           this text
 
 With --agent/--agent-cmd the verdict is black-box, in real time: every invariant the journal and
 the ledger can judge (Retry-After against measured gaps), plus scenario-coverage (every turn a
 correct client reaches was requested), outcome-agreement (where a correct client completes, the
 agent reports success and shows the final text) and liveness; `hiccup invariants` lists what
-stays n/a and why.
+stays n/a and why. An agent that fails honestly (reports failure, breaks no invariant, made a
+request) where docs/POLICY.md would have retried and completed is a policy difference, not a bug:
+DIFF, passing unless --strict. Time is real for agents: a fault's idle_ms / delay_ms are real
+milliseconds, a stall's virtual second is a real second, and Retry-After (header or RetryInfo) is
+a real delay the agent must wait, judged against the measured gap between the end of the answer
+and the next request of the turn (20 ms slack).
 
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
 )";
@@ -110,7 +116,7 @@ int run_command(const Args& args) {
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
   std::string agent, agent_cmd, agent_timeout, provider;
   bool provider_given = false;
-  bool catches = false;
+  bool catches = false, strict = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
       std::cout << kRunUsage;
@@ -123,6 +129,7 @@ int run_command(const Args& args) {
              in.value("--seed", seed_text) || in.value("--agent", agent) ||
              in.value("--agent-cmd", agent_cmd) || in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
+    else if (in.flag("--strict")) strict = true;
     else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else paths.push_back(in.take());
   }
@@ -141,6 +148,7 @@ int run_command(const Args& args) {
   if ((!agent.empty() || !agent_cmd.empty()) && (!defects.empty() || catches)) {
     in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
   }
+  if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
   if (!agent_timeout.empty() && !parse_number<unsigned>(agent_timeout)) {
     in.set_error("--agent-timeout expects whole seconds, found \"" + agent_timeout + "\"");
   }
@@ -176,6 +184,7 @@ int run_command(const Args& args) {
   if (!agent.empty() || !agent_cmd.empty()) {
     agents::AgentRunOptions agent_options;
     if (!agent_timeout.empty()) agent_options.timeout_s = *parse_number<unsigned>(agent_timeout);
+    agent_options.strict = strict;
     return agents::run_agent_command(scenarios, agent, agent_cmd, agent_options, report_dir);
   }
 

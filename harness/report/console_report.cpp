@@ -23,8 +23,15 @@ class ConsoleListener final : public ReportListener {
     out_ << '\n';
   }
   void case_ended(const ReportCase& c) override {
-    out_ << (c.passed ? "PASS " : "FAIL ") << c.name << "  (" << std::fixed << std::setprecision(1)
-         << c.wall_ms << " ms)\n";
+    const bool differs = c.passed && c.extra.contains("differences");
+    out_ << (!c.passed ? "FAIL " : differs ? "DIFF " : "PASS ") << c.name << "  (" << std::fixed
+         << std::setprecision(1) << c.wall_ms << " ms)\n";
+    if (differs) {  // a black box that failed honestly where docs/POLICY.md would have retried
+      out_ << "    a policy difference, not a bug (--strict makes it fail):\n";
+      for (const auto& d : c.extra["differences"]) {
+        out_ << "    " << d.value("invariant", "") << ": " << d.value("message", "") << '\n';
+      }
+    }
     for (const Violation& v : c.violations) {
       out_ << "    " << v.invariant;
       out_ << violation_location(v);

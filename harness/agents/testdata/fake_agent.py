@@ -8,7 +8,8 @@ FAKE_AGENT_MODE=duplicate keeps them (gemini-cli 0.61.0's bug), so the call runs
 FAKE_AGENT_MODE=no-wait retries at once, ignoring RetryInfo.retryDelay (Retry-After);
 FAKE_AGENT_MODE=retry-filter retries a SAFETY finish with the unchanged request;
 FAKE_AGENT_MODE=silent completes without printing the final text;
-FAKE_AGENT_MODE=show-partial prints a failed attempt's text too.
+FAKE_AGENT_MODE=show-partial prints a failed attempt's text too;
+FAKE_AGENT_MODE=give-up exits 1 after the first attempt that fails (no retry at all).
 With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
 {"type": "text", "text": ...}, and the final text is not printed again.
 The correct agent waits RetryInfo.retryDelay before retrying an HTTP error and fails on SAFETY.
@@ -68,7 +69,7 @@ for turn in range(8):
         calls, text, finished = attempt()
         if jsonl and text and (finished or mode == "show-partial"):
             print(json.dumps({"type": "text", "text": text}), flush=True)
-        if blocked:
+        if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
         if finished:
