@@ -48,6 +48,7 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
     const AgentCaseResult r = run_agent_scenario(s, recipe_for(s), options);
     const ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
     (c.passed ? totals.passed : totals.failed) += 1;
+    if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;
     totals.wall_ms += c.wall_ms;
     report.case_ended(c);
   }

@@ -229,6 +229,7 @@ int matrix_command(const Args& args) {
   RunTotals totals;
   for (const ReportCase& c : cases) {
     (c.passed ? totals.passed : totals.failed) += 1;
+    if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;
     totals.wall_ms += c.wall_ms;
     report.case_ended(c);
   }

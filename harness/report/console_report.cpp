@@ -45,7 +45,9 @@ class ConsoleListener final : public ReportListener {
     }
   }
   void run_ended(const RunTotals& t) override {
-    out_ << t.passed << " passed, " << t.failed << " failed" << std::endl;
+    out_ << t.passed << " passed, " << t.failed << " failed";
+    if (t.differences > 0) out_ << " (" << t.differences << " of the passed: a policy difference, not a bug)";
+    out_ << std::endl;
   }
 
  private:

@@ -44,6 +44,7 @@ struct ReportCase {
 struct RunTotals {
   int passed = 0;
   int failed = 0;
+  int differences = 0;  ///< of the passed: black-box policy differences (DIFF), not bugs
   double wall_ms = 0;
 };
 

@@ -25,6 +25,7 @@ class SummaryListener final : public ReportListener {
                         {"transport", info_.transport}, {"defects", info_.defects},
                         {"provider", info_.provider}, {"passed", t.passed},
                         {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
+    if (t.differences > 0) j["differences"] = t.differences;
     if (!info_.agent.empty()) {
       j["agent"] = info_.agent;
       j["seed"] = nullptr;  // a black box has no seed of ours
