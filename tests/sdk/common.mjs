@@ -51,17 +51,17 @@ export const answerTurn = turn({ events: [{ text: 'Done.' }, { finish: 'stop' }]
 
 /**
  * Starts `hiccup serve` on `scn` (an object) on 127.0.0.1 with an ephemeral port and stalls scaled
- * to 20 ms per virtual second. Returns {url, stop()}; stop() sends SIGTERM and resolves to the
- * journal (an array of entries: index, method, target, turn, attempt, response_status, played,
- * fault, completed, …).
+ * to 20 ms per virtual second (`opts.stallMsPerS` overrides). Returns {url, stop()}; stop() sends
+ * SIGTERM and resolves to the journal (an array of entries: index, method, target, turn, attempt,
+ * response_status, played, fault, completed, …).
  */
-export async function serve(scn) {
+export async function serve(scn, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'hiccup-sdk-'));
   const file = join(dir, `${scn.name}.json`);
   const journalFile = join(dir, 'journal.json');
   writeFileSync(file, JSON.stringify(scn, null, 2));
   if (!existsSync(hiccupBin)) throw new Error(`hiccup binary not found at ${hiccupBin} (set HICCUP_BIN or build it)`);
-  const child = spawn(hiccupBin, ['serve', file, '--port', '0', '--stall-ms-per-s', '20', '--journal', journalFile],
+  const child = spawn(hiccupBin, ['serve', file, '--port', '0', '--stall-ms-per-s', String(opts.stallMsPerS ?? 20), '--journal', journalFile],
                       { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -96,10 +96,10 @@ export async function serve(scn) {
 
 /**
  * Runs `body(url)` against a server playing `scn` and returns {result, error, journal, ms}:
- * `error` is what body threw (undefined when it returned), `ms` its wall time.
+ * `error` is what body threw (undefined when it returned), `ms` its wall time. `opts` go to serve().
  */
-export async function withServer(scn, body) {
-  const server = await serve(scn);
+export async function withServer(scn, body, opts = {}) {
+  const server = await serve(scn, opts);
   const start = performance.now();
   let result, error;
   try {
