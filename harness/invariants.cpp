@@ -24,7 +24,10 @@ Violation make(std::string_view invariant, std::string message, const mock::Jour
 
 std::string where(const mock::JournalEntry& e) {
   std::ostringstream out;
-  out << "request " << e.index << " (turn " << e.turn << ", attempt " << e.attempt << ")";
+  out << "request " << e.index;
+  if (e.turn >= 0 && e.attempt >= 0) out << " (turn " << e.turn << ", attempt " << e.attempt << ")";
+  else if (e.turn >= 0) out << " (turn " << e.turn << ", " << (e.played.empty() ? std::string("unmatched") : e.played) << ")";
+  else out << " (" << (e.played.empty() ? std::string("no turn") : e.played) << ")";
   return out.str();
 }
 
@@ -119,8 +122,10 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   std::map<std::pair<int, int>, std::vector<int>> runs;  // (turn, call index) → request seqs
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
-      out.push_back(make("at-most-once", "tool \"" + l.name + "\" ran for request " +
-                                             std::to_string(l.request_seq) + ", which the server never saw"));
+      out.push_back(make("at-most-once", l.request_seq < 0
+                                             ? "tool \"" + l.name + "\" ran for a call no request of the journal delivered"
+                                             : "tool \"" + l.name + "\" ran for request " + std::to_string(l.request_seq) +
+                                                   ", which the server never saw"));
       continue;
     }
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
@@ -327,7 +332,11 @@ void check_no_unchanged_content_filter_retry(const Evidence& ev, std::vector<Vio
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
   if (!ev.cap_message.empty()) return;
   if (ev.run.completed) {
-    const mock::JournalEntry* last = ev.journal.empty() ? nullptr : &ev.journal.back();
+    // The last model request: a preflight (HEAD / GET of "/") or a 404 is not an attempt.
+    const mock::JournalEntry* last = nullptr;
+    for (const mock::JournalEntry& e : ev.journal) {
+      if (e.played != "preflight" && e.played != "not-found") last = &e;
+    }
     if (last == nullptr) {
       out.push_back(make("honest-outcome", "the run reports success without any request"));
     } else if (!last->completed) {

@@ -1,6 +1,7 @@
 // In-process execution of mock::Plan values; see memory_transport.h.
 #include "harness/memory_transport.h"
 
+#include <algorithm>
 #include <cctype>
 #include <variant>
 
@@ -23,9 +24,20 @@ rut::TransportResult MemoryTransport::post(const rut::HttpRequest& request,
                                            const std::function<bool(std::string_view)>& on_body) {
   const mock::Plan plan = engine_.respond(mock::Request{"POST", request.target, request.body});
   if (!plan.streaming) {
+    // A stall delays the whole answer: at or beyond the idle timeout nothing arrives.
+    for (const mock::Action& action : plan.actions) {
+      const auto* stall = std::get_if<mock::StallAction>(&action);
+      if (stall != nullptr && stall->seconds >= request.idle_timeout_s) {
+        engine_.settle(plan.journal_index, mock::Delivery{0, true});
+        return {0, rut::TransportEnd::kIdleTimeout};
+      }
+    }
     if (plan.ending != mock::Ending::kTerminator) {
+      // Headers, the first body_bytes of the body, then FIN or RST.
+      const std::size_t n = std::min(plan.body_bytes, plan.body.size());
+      if (n > 0) on_body(std::string_view(plan.body).substr(0, n));
       engine_.settle(plan.journal_index, mock::Delivery{0, true});
-      return {0, rut::TransportEnd::kConnectionLost};
+      return {plan.status, rut::TransportEnd::kConnectionLost, lower_case(plan.headers)};
     }
     const bool more = plan.body.empty() || on_body(plan.body);
     engine_.settle(plan.journal_index, mock::Delivery{0, !more});

@@ -15,8 +15,10 @@ class MemoryTransport final : public rut::ITransport {
   explicit MemoryTransport(mock::ScriptEngine& engine) : engine_(engine) {}
 
   /// Plays the plan for `request`. A stall of `seconds >= request.idle_timeout_s` ends the
-  /// response with kIdleTimeout (the runtime accounts the idle time on its own clock); FIN and RST
-  /// endings are kConnectionLost; `on_body` returning false is kCancelled.
+  /// response with kIdleTimeout (the runtime accounts the idle time on its own clock; status 0
+  /// when the stall delays a non-streaming answer, as no head arrived); FIN and RST endings are
+  /// kConnectionLost (a non-streaming plan first hands out its `body_bytes`); `on_body` returning
+  /// false is kCancelled.
   rut::TransportResult post(const rut::HttpRequest& request,
                             const std::function<bool(std::string_view)>& on_body) override;
 

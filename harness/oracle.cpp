@@ -22,29 +22,27 @@ bool retryable_status(int status) {
          status == 529;
 }
 
-/// `stream` false: the non-streaming endpoint, where a stall or malformed frame changes nothing
-/// (the answer is one body) and any other fault before the finish drops the connection.
+/// An HTTP error answer with `status` and Retry-After `retry_after_s`.
+AttemptOutcome classify_status(int status, double retry_after_s) {
+  if (retryable_status(status)) return {AttemptOutcome::kRetryable, retry_after_s, {}, {}};
+  if (status == 400) return {AttemptOutcome::kInvalidRequest, 0, {}, {}};
+  return {AttemptOutcome::kNonRetryable, 0, {}, {}};
+}
+
+/// `stream` false: the non-streaming endpoint (POLICY.md "Non-streaming requests"), where an
+/// error_event before the finish is the provider's HTTP error with its status, and every other
+/// fault before the finish fails the attempt as it does in a stream (a short stall only delays).
 AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stream) {
   AttemptOutcome out{AttemptOutcome::kRetryable, 0, {}, {}};
-  if (a.status) {
-    if (retryable_status(*a.status)) {
-      out.kind = AttemptOutcome::kRetryable;
-      out.retry_after_s = a.retry_after_s.value_or(0);
-    } else if (*a.status == 400) {
-      out.kind = AttemptOutcome::kInvalidRequest;
-    } else {
-      out.kind = AttemptOutcome::kNonRetryable;
-    }
-    return out;
-  }
+  if (a.status) return classify_status(*a.status, a.retry_after_s.value_or(0));
   const std::size_t n = a.events.size();
   const std::size_t fault_at =
       a.fault ? static_cast<std::size_t>(mock::fault_after_event(*a.fault, n)) : n + 1;
   for (std::size_t i = 0; i <= n; ++i) {
-    if (i == fault_at && !stream &&
-        (std::holds_alternative<mock::StallFault>(*a.fault) || std::holds_alternative<mock::MalformedFault>(*a.fault))) {
-      // no effect on a non-streaming answer
-    } else if (i == fault_at) {
+    if (i == fault_at && !stream && std::holds_alternative<mock::ErrorEventFault>(*a.fault)) {
+      return classify_status(std::get<mock::ErrorEventFault>(*a.fault).status, 0);
+    }
+    if (i == fault_at) {
       if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
         if (stall->seconds >= idle_timeout_s) return {AttemptOutcome::kRetryable, 0, {}, {}};
         // a shorter stall is only a delay

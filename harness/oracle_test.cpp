@@ -258,3 +258,37 @@ TEST_CASE("suite: every fault kind, finish reason and defect appears") {
     CHECK(catches.count(std::string(d.name)));
   }
 }
+
+TEST_CASE("oracle: non-streaming, an error_event is the provider's HTTP error with its status") {
+  auto s = scenario({{stream({text("a"), finish()}, mock::ErrorEventFault{1, 503}), stream({text("b"), finish()})}});
+  s.runtime.stream = false;
+  auto r = predict(s);
+  CHECK(r.completed);
+  CHECK(r.requests == 2);
+  CHECK(r.waited_s == 10);
+  s.script.turns[0].attempts[0].fault = mock::ErrorEventFault{1, 400};
+  r = predict(s);
+  CHECK_FALSE(r.completed);
+  CHECK(r.error == "invalid_request");
+  CHECK(r.requests == 1);
+  s.script.turns[0].attempts[0].fault = mock::ErrorEventFault{1, 403};
+  CHECK(predict(s).error == "non_retryable");
+  s.runtime.stream = true;  // streamed, the same fault is a retryable in-stream error
+  CHECK(predict(s).completed);
+}
+
+TEST_CASE("oracle: non-streaming, stall, malformed, end, disconnect, reset and cut fail the attempt as in a stream") {
+  std::vector<mock::Fault> failing = {mock::DisconnectFault{1, 0}, mock::ResetFault{1, 200}, mock::EndFault{1},
+                                      mock::CutFault{1, 3},        mock::MalformedFault{1},  mock::StallFault{1, 60}};
+  for (const auto& f : failing) {
+    INFO(mock::fault_name(f));
+    auto s = scenario({{stream({text("a"), finish()}, f), stream({text("b"), finish()})}});
+    s.runtime.stream = false;
+    auto r = predict(s);
+    CHECK(r.final_text == "b");
+    CHECK(r.requests == 2);
+  }
+  auto s = scenario({{stream({text("a"), finish()}, mock::StallFault{1, 30}), stream({text("b"), finish()})}});
+  s.runtime.stream = false;
+  CHECK(predict(s).final_text == "a");  // a stall below the idle timeout only delays the answer
+}

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "harness/oracle.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
 #include "runtime_under_test/defects.h"
@@ -154,6 +155,56 @@ TEST_CASE("a run never hangs: unbounded retries reach the request cap as bounded
   CHECK(r.run.requests == 64);
   REQUIRE_FALSE(r.violations.empty());
   CHECK(r.violations.front().invariant == "bounded-retries");
+}
+
+/// One non-streaming scenario: an attempt with `fault` (or `events` alone), then a clean retry.
+Scenario non_streaming(const std::string& provider, std::vector<mock::Event> events, std::optional<mock::Fault> fault) {
+  Scenario s;
+  s.name = "non-streaming";
+  s.prompt = "go";
+  s.script.provider = provider;
+  s.runtime.stream = false;
+  s.runtime.idle_timeout_s = 10;
+  mock::Attempt first;
+  first.events = std::move(events);
+  first.fault = std::move(fault);
+  mock::Attempt retry;
+  retry.events = {mock::TextEvent{"b"}, mock::FinishEvent{}};
+  s.script.turns = {mock::Turn{{first, retry}}};
+  s.expect = oracle_expect(s);
+  return s;
+}
+
+TEST_CASE("non-streaming: every fault kind plays, is journaled and is judged as the oracle predicts, in every format") {
+  const std::vector<mock::Fault> faults = {
+      mock::DisconnectFault{1, 5}, mock::ResetFault{1, 20}, mock::EndFault{1}, mock::CutFault{1, 7},
+      mock::ErrorEventFault{1, 503}, mock::ErrorEventFault{1, 400}, mock::MalformedFault{1},
+      mock::StallFault{1, 20}, mock::StallFault{1, 2}};
+  for (const std::string& provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    for (const mock::Fault& f : faults) {
+      const Scenario s = non_streaming(provider, {mock::TextEvent{"a"}, mock::FinishEvent{}}, f);
+      const CaseResult http = run_scenario(s, RunOptions{});
+      const CaseResult mem = run_scenario(s, memory());
+      INFO(provider << " " << mock::fault_name(f) << " " << describe(http) << " " << describe(mem));
+      CHECK(http.passed());
+      CHECK(mem.passed());
+      CHECK(http.digest == mem.digest);
+      REQUIRE_FALSE(http.journal.empty());
+      CHECK_FALSE(http.journal[0].streaming);
+      CHECK(http.journal[0].fault == mock::fault_name(f));
+      const bool short_stall = std::holds_alternative<mock::StallFault>(f) && std::get<mock::StallFault>(f).seconds < 10;
+      CHECK(http.journal[0].completed == short_stall);
+    }
+    // A content filter: a blocked answer, never a success; the text before it is not delivered
+    // (Anthropic's refusal keeps it).
+    const Scenario filtered = non_streaming(
+        provider, {mock::TextEvent{"a"}, mock::FinishEvent{mock::FinishReason::kContentFilter}}, std::nullopt);
+    const CaseResult r = run_scenario(filtered, RunOptions{});
+    INFO(provider << " content filter " << describe(r));
+    CHECK(r.passed());
+    CHECK(r.run.error == "content_filter");
+    CHECK(r.journal[0].delivered_text == (provider == std::string("anthropic") ? "a" : ""));
+  }
 }
 
 }  // namespace

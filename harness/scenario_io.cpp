@@ -500,6 +500,11 @@ class Validator {
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
     if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1);
+    const bool provider_known = std::none_of(problems.begin(), problems.end(),
+                                             [](const LoadProblem& p) { return p.pointer == "/provider"; });
+    if (provider_known) {
+      for (LoadProblem& p : status_problems(s, s.script.provider, file_)) problems.push_back(std::move(p));
+    }
   }
 
   /// A last turn that can complete with function calls is a script mistake: a correct runtime
@@ -576,6 +581,26 @@ std::string pointer_escape(std::string_view token) {
     if (c == '~') out += "~0";
     else if (c == '/') out += "~1";
     else out += c;
+  }
+  return out;
+}
+
+std::vector<LoadProblem> status_problems(const Scenario& s, std::string_view provider, const std::string& file) {
+  std::vector<LoadProblem> out;
+  const mock::WireFormat* format = mock::wire_format(provider);
+  if (format == nullptr) return out;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    const auto& attempts = s.script.turns[t].attempts;
+    for (std::size_t i = 0; i < attempts.size(); ++i) {
+      const mock::Attempt& a = attempts[i];
+      const std::string base = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(i);
+      if (a.status) {
+        if (auto note = format->status_note(*a.status)) out.push_back({file, base + "/status", *note});
+      }
+      if (const auto* e = a.fault ? std::get_if<mock::ErrorEventFault>(&*a.fault) : nullptr) {
+        if (auto note = format->status_note(e->status)) out.push_back({file, base + "/fault/status", *note});
+      }
+    }
   }
   return out;
 }

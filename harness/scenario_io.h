@@ -38,6 +38,15 @@ struct LoadResult {
 /// problems and is stored as the scenario's `source_path`. Never throws.
 [[nodiscard]] LoadResult parse_scenario(std::string_view text, const std::string& file);
 
+/// The HTTP statuses of `scenario` that `provider`'s API never sends (mock::WireFormat::status_note,
+/// which names the provider's own alternative): one problem per `attempts[].status` and per
+/// `fault.status` of an error_event, with its pointer (`/turns/T/attempts/A/status`,
+/// `/turns/T/attempts/A/fault/status`). parse_scenario reports them as errors for the scenario's
+/// own `provider`; `hiccup run --provider` prints them as warnings for the provider it plays
+/// (the status is then sent as scripted, in that provider's envelope). Unknown provider: none.
+[[nodiscard]] std::vector<LoadProblem> status_problems(const Scenario& scenario, std::string_view provider,
+                                                       const std::string& file);
+
 /// Reads `path` and parses it; an unreadable file gives one problem with pointer "". Never throws.
 [[nodiscard]] LoadResult load_scenario_file(const std::string& path);
 

@@ -268,7 +268,7 @@ TEST_CASE("round trip: parse(write(s)) == s for every fault kind and finish reas
   s.runtime.consumer = "subagent";
   std::vector<mock::Fault> faults = {
       mock::DisconnectFault{1, 30},     mock::ResetFault{std::nullopt, 200}, mock::EndFault{0},
-      mock::CutFault{2, 5},             mock::ErrorEventFault{1, 529},       mock::MalformedFault{},
+      mock::CutFault{2, 5},             mock::ErrorEventFault{1, 503},       mock::MalformedFault{},
       mock::StallFault{1, 0.5},         mock::StallFault{std::nullopt, 20}};
   mock::Turn turn;
   for (const auto& f : faults) {
@@ -391,4 +391,31 @@ TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one
             "/turns/0/attempts/0/fault/after_fragment", "expected fewer than the call's 3 fragment(s)"));
   CHECK(has(problems_of(R"({"events":[{"call":{"name":"f","id":"c1"}},{"call":{"name":"g","id":"c1"}},{"finish":"stop"}]})"),
             "/turns/0/attempts/0/events/1/call/id", "found \"c1\" again"));
+}
+
+TEST_CASE("lint: a status the scenario's provider never sends is an error naming its own alternative") {
+  const std::string base = R"({"schema":1,"name":"x","prompt":"p","provider":"PROVIDER","turns":[{"attempts":[
+      {"status":529},
+      {"events":[{"text":"a"},{"finish":"stop"}],"fault":{"kind":"error_event","after_event":1,"status":529}},
+      {"events":[{"finish":"stop"}]}]}]})";
+  auto with = [&](const std::string& provider) {
+    std::string text = base;
+    text.replace(text.find("PROVIDER"), 8, provider);
+    return parse_scenario(text, "s.json");
+  };
+  const auto gemini = with("gemini");
+  REQUIRE(gemini.problems.size() == 2);
+  CHECK(gemini.problems[0].pointer == "/turns/0/attempts/0/status");
+  CHECK(gemini.problems[0].message ==
+        "gemini does not send 529 (Anthropic's overloaded_error); its overload is 503 UNAVAILABLE");
+  CHECK(gemini.problems[1].pointer == "/turns/0/attempts/1/fault/status");
+  CHECK(with("openai-chat").problems.size() == 2);
+  CHECK(with("anthropic").problems.empty());
+  // Played in another format (hiccup run --provider), the same check gives warnings.
+  const auto anthropic = with("anthropic");
+  REQUIRE(anthropic.scenario);
+  CHECK(harness::status_problems(*anthropic.scenario, "gemini", "s.json").size() == 2);
+  CHECK(harness::status_problems(*anthropic.scenario, "anthropic", "s.json").empty());
+  // An unknown provider is its own error, not a status one.
+  CHECK(with("nope").problems.size() == 1);
 }

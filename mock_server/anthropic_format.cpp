@@ -591,6 +591,21 @@ class AnthropicFormat final : public WireFormat {
     m["usage"] = usage(std::max(blocks, 1));
     return m.dump();
   }
+
+  /// A refusal keeps what was generated before it: docs.claude.com "Streaming refusals" shows the
+  /// answer `{"content":[{"type":"text","text":"Hello.."}],"stop_reason":"refusal"}`.
+  bool filtered_answer_keeps_parts() const override { return true; }
+  int malformed_call_unary_status() const override { return kMalformedCallStatus; }
+
+  std::optional<std::string> status_note(int status) const override {
+    // docs.claude.com/en/api/errors: 400 invalid_request_error, 401 authentication_error, 402
+    // billing_error, 403 permission_error, 404 not_found_error, 409 conflict, 413
+    // request_too_large, 429 rate_limit_error, 500 api_error, 504 timeout_error, 529
+    // overloaded_error; 502/503 come from its edge (Cloudflare, Envoy's "upstream connect error").
+    static const StatusTable table{"anthropic", {400, 401, 402, 403, 404, 409, 413, 429, 500, 502, 503, 504, 529},
+                                   "529 overloaded_error"};
+    return table.note(status);
+  }
 };
 
 }  // namespace

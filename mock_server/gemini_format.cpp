@@ -73,8 +73,11 @@ std::string_view status_name(int status) {
     case 401: return "UNAUTHENTICATED";
     case 403: return "PERMISSION_DENIED";
     case 404: return "NOT_FOUND";
+    case 409: return "ABORTED";
     case 429: return "RESOURCE_EXHAUSTED";
+    case 499: return "CANCELLED";
     case 500: return "INTERNAL";
+    case 501: return "UNIMPLEMENTED";
     case 502:
     case 503:
     case 529: return "UNAVAILABLE";
@@ -174,7 +177,10 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
     }
   }
   ojson cand = ojson::object();
-  const bool blocked = finish && !finish_has_content(*finish) && parts.empty();
+  // A content filter blocks the whole answer: the candidate has no content, whatever was
+  // generated before (WIRE-FORMATS.md "Gemini": a blocked output).
+  const bool blocked = finish && !finish_has_content(*finish) &&
+                       (parts.empty() || *finish == FinishReason::kContentFilter);
   if (!blocked) cand["content"] = model_content(std::move(parts));
   if (finish) cand["finishReason"] = std::string(finish_reason_name(*finish));
   cand["index"] = 0;
@@ -247,6 +253,18 @@ class GeminiFormat final : public WireFormat {
 
   std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
     return merged_response(events, FrameContext{ctx.model, response_id(ctx.journal_index)}).dump();
+  }
+
+  bool filtered_answer_keeps_parts() const override { return false; }
+
+  std::optional<std::string> status_note(int status) const override {
+    // The HTTP statuses of google.rpc codes as the Gemini API answers them (ai.google.dev
+    // "Troubleshooting": 400, 403, 404, 429, 500, 503, 504; google.rpc.Code's HTTP mapping adds
+    // 401 UNAUTHENTICATED, 409 ABORTED, 499 CANCELLED, 501 UNIMPLEMENTED), plus 502 from Google's
+    // front end. No 529: that is Anthropic's overloaded_error (WIRE-FORMATS.md).
+    static const StatusTable table{"gemini", {400, 401, 403, 404, 409, 429, 499, 500, 501, 502, 503, 504},
+                                   "503 UNAVAILABLE"};
+    return table.note(status);
   }
 };
 

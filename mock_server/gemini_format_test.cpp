@@ -89,6 +89,11 @@ TEST_CASE("the non-streaming body merges all parts into one candidate") {
   const auto blocked = json::parse(
       g::merged_response({mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx).dump());
   CHECK_FALSE(blocked["candidates"][0].contains("content"));
+  // Text before a SAFETY finish is not in the blocked answer.
+  const auto late = json::parse(
+      g::merged_response({mock::TextEvent{"a"}, mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx).dump());
+  CHECK_FALSE(late["candidates"][0].contains("content"));
+  CHECK(late["candidates"][0]["finishReason"] == "SAFETY");
 }
 
 TEST_CASE("request targets name the model and the method") {

@@ -177,16 +177,42 @@ int MockHttpServer::start() {
     for (const auto& [name, value] : plan.headers) res.set_header(name.c_str(), value);
 
     if (!plan.streaming) {
-      if (plan.ending != Ending::kTerminator) {
-        // A fault on a non-streaming request: drop the connection instead of answering.
+      // A stall delays the whole answer: nothing, not even the status line, before it ends.
+      for (const auto& action : plan.actions) {
+        const auto* stall = std::get_if<StallAction>(&action);
+        if (stall == nullptr) continue;
         const int fd = find_connection(local_port, remote_port);
-        pause_ms(cap(plan.ending_delay_ms), fd, *stopping);
-        if (plan.ending == Ending::kReset) {
-          reset_connection(fd);
-        } else {
-          fin_connection(fd);
+        if (!pause_ms(stall->seconds * stall_ms_per_s, fd, *stopping)) {
+          // The client timed out (or the server stops): answer nothing more.
+          engine_.settle(index, Delivery{0, true, since_start_ms()});
+          res.set_content_provider(
+              1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; },
+              [](bool) {});
+          return;
         }
-        engine_.settle(index, Delivery{0, true, since_start_ms()});
+      }
+      if (plan.ending != Ending::kTerminator) {
+        // A fault on a non-streaming request: the headers announce the whole body, the first
+        // body_bytes go out, then FIN or RST mid-body.
+        auto shared_plan = std::make_shared<Plan>(std::move(plan));
+        res.set_content_provider(
+            shared_plan->body.size(), shared_plan->content_type.c_str(),
+            [shared_plan, local_port, remote_port, cap, stopping](size_t, size_t, httplib::DataSink& sink) {
+              const Plan& p = *shared_plan;
+              const std::size_t n = std::min(p.body_bytes, p.body.size());
+              if (n > 0 && !sink.write(p.body.data(), n)) return false;
+              const int fd = find_connection(local_port, remote_port);
+              if (p.ending == Ending::kReset) {
+                wait_acked(fd, 1000, *stopping);
+                pause_ms(cap(p.ending_delay_ms), fd, *stopping);
+                reset_connection(fd);
+              } else {
+                pause_ms(cap(p.ending_delay_ms), fd, *stopping);
+                fin_connection(fd);
+              }
+              return false;
+            },
+            [this, index, since_start_ms](bool) { engine_.settle(index, Delivery{0, true, since_start_ms()}); });
         return;
       }
       if (plan.body.empty()) {

@@ -266,13 +266,52 @@ TEST_CASE("a stall ends early when the client hangs up, and nothing after it cou
   CHECK(Clock::now() - started < std::chrono::seconds(1));
 }
 
-TEST_CASE("generateContent with a fault before the finish drops the connection") {
+TEST_CASE("generateContent with a disconnect before the finish writes half the body, then FIN") {
   mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::DisconnectFault{1, 0}));
   mock::MockHttpServer server(engine, fast_options());
   const auto r = raw_post(server.start(), kUnary, kBody);
   CHECK(r.eof);
-  CHECK(r.data.empty());
+  const auto head_end = r.data.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  CHECK(r.data.rfind("HTTP/1.1 200", 0) == 0);
+  const std::string body = r.data.substr(head_end + 4);
+  const auto len_at = r.data.find("Content-Length: ");
+  REQUIRE(len_at != std::string::npos);
+  const auto announced = std::stoul(r.data.substr(len_at + 16));
+  CHECK(body.size() == announced / 2);
+  CHECK_FALSE(body.empty());
+  const auto e = settled(engine, 0);
+  CHECK_FALSE(e.completed);
+  CHECK(e.fault == "disconnect");
+}
+
+TEST_CASE("generateContent with a stall sends nothing, not even the status line, until it ends") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::StallFault{1, 10}));
+  auto options = fast_options();
+  options.stall_ms_per_s = 15;  // 150 ms
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  // A client that gives up after 60 ms sees no byte at all.
+  const auto early = raw_post(port, kUnary, kBody, 0, 60);
+  CHECK(early.data.empty());
   CHECK_FALSE(settled(engine, 0).completed);
+  // One that waits gets the whole answer, late.
+  const auto started = Clock::now();
+  const auto late = raw_post(port, kUnary, kBody, 0, 3000);
+  CHECK(Clock::now() - started >= std::chrono::milliseconds(140));
+  CHECK(late.data.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(late.data.find("\"finishReason\":\"STOP\"") != std::string::npos);
+}
+
+TEST_CASE("generateContent with an error_event answers the status in the provider's envelope") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::ErrorEventFault{1, 429}));
+  mock::MockHttpServer server(engine, fast_options());
+  auto cli = client_for(server.start());
+  auto res = cli.Post(kUnary.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 429);
+  CHECK(json::parse(res->body)["error"]["status"] == "RESOURCE_EXHAUSTED");
+  CHECK(settled(engine, 0).fault == "error_event");
 }
 
 TEST_CASE("generateContent with a clean attempt answers one JSON body") {

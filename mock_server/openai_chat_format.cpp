@@ -555,8 +555,8 @@ class Format final : public WireFormat {
         tool_calls.push_back(std::move(call));
       }
     }
-    // The non-streaming answer to unparsable model output is HTTP 500 model_error; the engine
-    // answers 200 here, so the body is that error envelope.
+    // The non-streaming answer to unparsable model output is HTTP 500 model_error
+    // (malformed_call_unary_status); the body is that error envelope.
     if (finish == FinishReason::kMalformedCall) return model_error_envelope().dump();
     const bool filtered = finish == FinishReason::kContentFilter;
     ojson message = ojson::object();
@@ -580,6 +580,19 @@ class Format final : public WireFormat {
     body["usage"] = usage();
     body["system_fingerprint"] = std::string(kSystemFingerprint);
     return body.dump();
+  }
+
+  bool filtered_answer_keeps_parts() const override { return false; }
+  int malformed_call_unary_status() const override { return 500; }
+
+  std::optional<std::string> status_note(int status) const override {
+    // OpenAI's API error codes (platform.openai.com/docs/guides/error-codes: 401, 403, 429, 500,
+    // 503) plus what its endpoints answer in practice and its SDKs classify: 400 invalid request,
+    // 404 unknown model, 409 conflict, 422 unprocessable, 502/504 from its edge. No 529: that is
+    // Anthropic's overloaded_error (WIRE-FORMATS.md); OpenAI's overload is a 503.
+    static const StatusTable table{"openai-chat", {400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 504},
+                                   "503 (\"That model is currently overloaded with other requests.\")"};
+    return table.note(status);
   }
 
  private:

@@ -712,7 +712,21 @@ class Format final : public WireFormat {
       return response_object(ctx, "in_progress", std::move(output)).dump();
     }
     const Ending end = ending_for(*finish);
+    // A content filter withholds the answer: `incomplete` with reason content_filter and no output.
+    if (*finish == FinishReason::kContentFilter) output = ojson::array();
     return response_object(ctx, end.status, std::move(output), end.error, end.incomplete_details).dump();
+  }
+
+  bool filtered_answer_keeps_parts() const override { return false; }
+
+  std::optional<std::string> status_note(int status) const override {
+    // OpenAI's API error codes (platform.openai.com/docs/guides/error-codes: 401, 403, 429, 500,
+    // 503) plus what its endpoints answer in practice and its SDKs classify: 400 invalid request,
+    // 404 unknown model, 409 conflict, 422 unprocessable, 502/504 from its edge. No 529: that is
+    // Anthropic's overloaded_error (WIRE-FORMATS.md); OpenAI's overload is a 503.
+    static const StatusTable table{"openai-responses", {400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 504},
+                                   "503 (\"That model is currently overloaded with other requests.\")"};
+    return table.note(status);
   }
 };
 

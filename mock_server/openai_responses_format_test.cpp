@@ -461,6 +461,12 @@ TEST_CASE("responses: the non-streaming body is the response object with its sta
   CHECK(max["incomplete_details"]["reason"] == "max_output_tokens");
   const json none = json::parse(fmt().unary_body({mock::TextEvent{"a"}}, kCtx));
   CHECK(none["status"] == "in_progress");
+  // A content filter withholds the answer: incomplete, reason content_filter, no output text.
+  const json filtered = json::parse(fmt().unary_body(
+      {mock::TextEvent{"a"}, call("shell", {{"c", 1}}, "call_1"), mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx));
+  CHECK(filtered["status"] == "incomplete");
+  CHECK(filtered["incomplete_details"]["reason"] == "content_filter");
+  CHECK(filtered["output"] == json::array());
 }
 
 TEST_CASE("responses: the format serves POST /v1/responses and names calls call_…") {

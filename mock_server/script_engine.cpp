@@ -216,32 +216,7 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
   const int n = static_cast<int>(a.events.size());
   const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
 
-  if (!streaming) {
-    // Non-streaming: all events in one body, unless the fault stops delivery before a finish.
-    const int upto = a.fault && stops_delivery(*a.fault) ? at : n;
-    const bool has_finish = std::any_of(a.events.begin(), a.events.begin() + upto,
-                                        [](const Event& e) { return std::holds_alternative<FinishEvent>(e); });
-    if (a.fault && stops_delivery(*a.fault) && !has_finish) {
-      entry.fault = std::string(fault_name(*a.fault));
-      plan.streaming = false;
-      plan.status = 200;
-      if (auto* r = std::get_if<ResetFault>(&*a.fault)) {
-        plan.ending = Ending::kReset;
-        plan.ending_delay_ms = r->idle_ms;
-      } else {
-        plan.ending = Ending::kFin;
-        if (auto* d = std::get_if<DisconnectFault>(&*a.fault)) plan.ending_delay_ms = d->delay_ms;
-      }
-      return plan;
-    }
-    const std::vector<Event> delivered(a.events.begin(), a.events.begin() + upto);
-    plan.status = 200;
-    plan.body = format.unary_body(delivered, ctx);
-    record.has_body_events = true;
-    record.body_events = upto;
-    record.body_completed = std::any_of(delivered.begin(), delivered.end(), is_terminal);
-    return plan;
-  }
+  if (!streaming) return plan_unary(format, a, ctx, entry, record);
 
   plan.status = 200;
   plan.streaming = true;
@@ -334,6 +309,83 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
     } else {
       record.actions.push_back({false, 0, false});
     }
+  }
+  return plan;
+}
+
+Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const ResponseContext& ctx,
+                              JournalEntry& entry, PlanRecord& record) const {
+  // The answer holds the events up to and including the first finish. A fault placed after that
+  // finish does not play: a streaming client stops reading at the finish, and a non-streaming
+  // answer ends there (the journal records no fault). Any other fault has one form per kind.
+  const int n = static_cast<int>(a.events.size());
+  int finish = n;  // index of the first finish, n when none
+  for (int i = 0; i < n; ++i) {
+    if (std::holds_alternative<FinishEvent>(a.events[static_cast<std::size_t>(i)])) {
+      finish = i;
+      break;
+    }
+  }
+  const int upto = finish < n ? finish + 1 : n;
+  const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
+  const bool fault_plays = a.fault && at <= finish;
+  const std::vector<Event> full(a.events.begin(), a.events.begin() + upto);
+  Plan plan;
+  plan.status = 200;
+  plan.streaming = false;
+  auto answer = [&](const std::vector<Event>& events) {
+    plan.body = format.unary_body(events, ctx);
+    record.has_body_events = true;
+    record.body_events = static_cast<int>(events.size());
+    record.body_completed = std::any_of(events.begin(), events.end(), is_terminal);
+    const bool filtered = std::any_of(events.begin(), events.end(), [](const Event& e) {
+      const auto* f = std::get_if<FinishEvent>(&e);
+      return f && f->reason == FinishReason::kContentFilter;
+    });
+    record.body_blocked = filtered && !format.filtered_answer_keeps_parts();
+    const bool malformed_call = std::any_of(events.begin(), events.end(), [](const Event& e) {
+      const auto* f = std::get_if<FinishEvent>(&e);
+      return f && f->reason == FinishReason::kMalformedCall;
+    });
+    if (malformed_call) plan.status = format.malformed_call_unary_status();
+  };
+  if (!fault_plays) {
+    answer(full);
+    return plan;
+  }
+  const Fault& f = *a.fault;
+  entry.fault = std::string(fault_name(f));
+  // A body cut short: the headers announce all of it, the first `bytes` go out, then the end.
+  auto cut_body = [&](Ending ending, int delay_ms, std::size_t bytes) {
+    plan.body = format.unary_body(full, ctx);
+    plan.ending = ending;
+    plan.ending_delay_ms = delay_ms;
+    plan.body_bytes = std::min(std::max<std::size_t>(bytes, 1), plan.body.size() > 1 ? plan.body.size() - 1 : 0);
+  };
+  if (auto* e = std::get_if<ErrorEventFault>(&f)) {
+    // The provider's HTTP error with that status, in its envelope: what the API answers where a
+    // stream would carry the in-stream error.
+    entry.played = "status";
+    ErrorAnswer err = format.error_answer(e->status, format.default_message(e->status), std::nullopt);
+    plan.status = e->status;
+    plan.body = std::move(err.body);
+    plan.headers = std::move(err.headers);
+  } else if (auto* s = std::get_if<StallFault>(&f)) {
+    plan.actions.push_back(StallAction{s->seconds});  // the whole answer is late
+    answer(full);
+  } else if (std::holds_alternative<MalformedFault>(f)) {
+    // A complete HTTP answer whose JSON does not parse: the first half of the body.
+    const std::string body = format.unary_body(full, ctx);
+    plan.body = body.substr(0, body.size() / 2);
+  } else if (std::holds_alternative<EndFault>(f)) {
+    // A well-formed answer without a finish reason: the events before the fault, no finish.
+    answer(std::vector<Event>(a.events.begin(), a.events.begin() + at));
+  } else if (auto* d = std::get_if<DisconnectFault>(&f)) {
+    cut_body(Ending::kFin, d->delay_ms, format.unary_body(full, ctx).size() / 2);
+  } else if (auto* r = std::get_if<ResetFault>(&f)) {
+    cut_body(Ending::kReset, r->idle_ms, format.unary_body(full, ctx).size() / 2);
+  } else if (auto* c = std::get_if<CutFault>(&f)) {
+    cut_body(Ending::kFin, 0, static_cast<std::size_t>(std::max(c->bytes, 1)));
   }
   return plan;
 }
@@ -433,7 +485,8 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   int call_index = 0;
   for (std::size_t i = 0; i < attempt.events.size(); ++i) {
     const Event& ev = attempt.events[i];
-    const bool delivered = static_cast<int>(i) < events;
+    // A blocked non-streaming answer holds its finish but none of the parts before it.
+    const bool delivered = static_cast<int>(i) < events && !rec.body_blocked;
     if (auto* c = std::get_if<CallEvent>(&ev)) {
       if (delivered) e.delivered_calls.push_back({c->name, c->args, c->id, call_index});
       ++call_index;

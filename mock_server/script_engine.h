@@ -64,9 +64,12 @@ enum class Ending {
 };
 
 /// What to answer one request with. For `streaming` plans the status is 200 and the body is
-/// `actions` in order, then `ending`; otherwise `body` is the whole response (error envelopes,
-/// non-streaming `generateContent`) and, if `ending` is not kTerminator, the connection is
-/// dropped that way instead of answering (a fault on a non-streaming request).
+/// `actions` in order, then `ending`. Otherwise (error envelopes, non-streaming answers) the
+/// StallActions in `actions` (a `stall` fault) run before the status line, so the whole answer is
+/// late and the client's idle timeout applies; then the status, the headers and `body` go out
+/// with `Content-Length: body.size()`. When `ending` is not kTerminator only the first
+/// `body_bytes` bytes of `body` are written before the connection ends that way (FIN or RST
+/// mid-body: `disconnect`, `reset`, `cut` on a non-streaming request).
 struct Plan {
   std::size_t journal_index = 0;  ///< the journal entry to settle with ScriptEngine::settle
   int status = 200;
@@ -78,11 +81,14 @@ struct Plan {
   std::vector<Action> actions;
   Ending ending = Ending::kTerminator;
   int ending_delay_ms = 0;
+  /// Non-streaming plans ending in kFin/kReset: body bytes written before the end (< body.size()).
+  std::size_t body_bytes = 0;
 };
 
 /// How far a plan got on the wire, reported by whoever executed it. For a streaming plan only
-/// `actions_done` counts (a StallAction or DrainAction counts once its pause ran to the end); a non-streaming
-/// body counts as delivered unless `client_gone`.
+/// `actions_done` counts (a StallAction or DrainAction counts once its pause ran to the end); a
+/// non-streaming body counts as delivered unless `client_gone` (a client that timed out during a
+/// stall before the answer is gone; a body cut by FIN/RST delivers nothing decodable).
 struct Delivery {
   int actions_done = 0;        ///< actions fully executed (a write counts when sent in full)
   bool client_gone = false;    ///< the client hung up or stopped reading before the end
@@ -132,12 +138,15 @@ class ScriptEngine {
     bool has_body_events = false;     // non-streaming 200 body carrying events
     int body_events = 0;              // events in that body
     bool body_completed = false;      // the body carries a stop/max_tokens finish
+    bool body_blocked = false;        // a filtered answer without the parts before its finish
     std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
   };
 
   Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);
   Plan plan_attempt(const WireFormat& format, const Attempt& attempt, const DecodedRequest& request,
                     JournalEntry& entry, PlanRecord& record) const;
+  Plan plan_unary(const WireFormat& format, const Attempt& attempt, const ResponseContext& ctx,
+                  JournalEntry& entry, PlanRecord& record) const;
   void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
 
   Script script_;

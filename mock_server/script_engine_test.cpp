@@ -408,11 +408,12 @@ TEST_CASE("unknown routes get a 404 envelope and a HEAD preflight gets an empty 
 }
 
 TEST_CASE("generateContent answers a stream attempt with one merged JSON body") {
-  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::MalformedFault{1})}}));
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop})}}));
   const Plan p = engine.respond(post(json::array({kUser}), kUnary));
   CHECK(p.status == 200);
   CHECK_FALSE(p.streaming);
   CHECK(p.ending == Ending::kTerminator);
+  CHECK(p.actions.empty());
   const auto body = json::parse(p.body);
   CHECK(body["candidates"][0]["content"]["parts"].size() == 2);
   CHECK(body["candidates"][0]["finishReason"] == "STOP");
@@ -420,24 +421,153 @@ TEST_CASE("generateContent answers a stream attempt with one merged JSON body") 
   const auto e = engine.journal()[0];
   CHECK_FALSE(e.streaming);
   CHECK(e.completed);
+  CHECK(e.fault.empty());
   CHECK(e.delivered_calls.size() == 1);
 }
 
-TEST_CASE("generateContent drops the connection when the fault comes before the finish") {
+TEST_CASE("non-streaming malformed: a 200 whose JSON does not parse, journaled, nothing delivered") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::MalformedFault{1})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK(p.status == 200);
+  CHECK(p.ending == Ending::kTerminator);
+  CHECK_FALSE(p.body.empty());
+  CHECK(json::parse(p.body, nullptr, false).is_discarded());
+  engine.settle(0, {0, false});
+  const auto e = engine.journal()[0];
+  CHECK(e.fault == "malformed");
+  CHECK_FALSE(e.completed);
+  CHECK(e.events_delivered == 0);
+  CHECK(e.delivered_calls.empty());
+}
+
+TEST_CASE("non-streaming stall: the whole answer waits behind a StallAction, journaled") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop}, mock::StallFault{1, 90})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  REQUIRE(p.actions.size() == 1);
+  CHECK(std::get<mock::StallAction>(p.actions[0]).seconds == 90);
+  CHECK(json::parse(p.body)["candidates"][0]["finishReason"] == "STOP");
+  engine.settle(0, {0, false});
+  CHECK(engine.journal()[0].fault == "stall");
+  CHECK(engine.journal()[0].completed);
+  // The client timed out during the stall: nothing arrived.
+  engine.settle(0, {0, true});
+  CHECK_FALSE(engine.journal()[0].completed);
+  CHECK(engine.journal()[0].delivered_text.empty());
+}
+
+TEST_CASE("non-streaming error_event: the provider's HTTP error with that status, journaled as error_event") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop}, mock::ErrorEventFault{1, 503})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK(p.status == 503);
+  CHECK(p.ending == Ending::kTerminator);
+  CHECK(json::parse(p.body)["error"]["status"] == "UNAVAILABLE");
+  engine.settle(0, {0, false});
+  const auto e = engine.journal()[0];
+  CHECK(e.fault == "error_event");
+  CHECK(e.played == "status");
+  CHECK(e.response_status == 503);
+  CHECK(e.events_delivered == 0);
+  CHECK(e.delivered_text.empty());
+}
+
+TEST_CASE("non-streaming disconnect, reset and cut: part of the body, then FIN or RST mid-body") {
   mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::ResetFault{2, 150})}}));
   const Plan p = engine.respond(post(json::array({kUser}), kUnary));
   CHECK_FALSE(p.streaming);
   CHECK(p.ending == Ending::kReset);
   CHECK(p.ending_delay_ms == 150);
-  CHECK(p.body.empty());
+  CHECK(p.body_bytes == p.body.size() / 2);
+  CHECK(json::parse(p.body)["candidates"][0]["finishReason"] == "STOP");  // the announced body
   engine.settle(0, {0, true});
   CHECK_FALSE(engine.journal()[0].completed);
+  CHECK(engine.journal()[0].delivered_calls.empty());
   CHECK(engine.journal()[0].fault == "reset");
 
   mock::ScriptEngine e2(script_of({{stream({kText, kStop}, mock::DisconnectFault{0, 5})}}));
   const Plan q = e2.respond(post(json::array({kUser}), kUnary));
   CHECK(q.ending == Ending::kFin);
   CHECK(q.ending_delay_ms == 5);
+  CHECK(q.body_bytes > 0);
+  CHECK(q.body_bytes < q.body.size());
+
+  mock::ScriptEngine e3(script_of({{stream({kText, kStop}, mock::CutFault{1, 9})}}));
+  const Plan c = e3.respond(post(json::array({kUser}), kUnary));
+  CHECK(c.ending == Ending::kFin);
+  CHECK(c.body_bytes == 9);
+  CHECK(e3.journal()[0].fault == "cut");
+  mock::ScriptEngine e4(script_of({{stream({kText, kStop}, mock::CutFault{1, 100000})}}));
+  const Plan c4 = e4.respond(post(json::array({kUser}), kUnary));
+  CHECK(c4.body_bytes == c4.body.size() - 1);  // never the whole body
+}
+
+TEST_CASE("non-streaming end: a well-formed answer with the events before the fault and no finish") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::EndFault{2})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK(p.status == 200);
+  CHECK(p.ending == Ending::kTerminator);
+  const auto cand = json::parse(p.body)["candidates"][0];
+  CHECK_FALSE(cand.contains("finishReason"));
+  CHECK(cand["content"]["parts"].size() == 2);
+  engine.settle(0, {0, false});
+  const auto e = engine.journal()[0];
+  CHECK(e.fault == "end");
+  CHECK_FALSE(e.completed);
+  CHECK(e.events_delivered == 2);
+  CHECK(e.delivered_calls.size() == 1);
+}
+
+TEST_CASE("non-streaming: a fault after the finish does not play and is not journaled") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop}, mock::ErrorEventFault{2, 503})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  CHECK(p.status == 200);
+  engine.settle(0, {0, false});
+  CHECK(engine.journal()[0].completed);
+  CHECK(engine.journal()[0].fault.empty());
+}
+
+TEST_CASE("non-streaming content filter: a blocked answer without the text before it, in every format") {
+  const mock::Event filter = mock::FinishEvent{mock::FinishReason::kContentFilter};
+  mock::ScriptEngine engine(script_of({{stream({kText, filter})}}));
+  const Plan p = engine.respond(post(json::array({kUser}), kUnary));
+  const auto cand = json::parse(p.body)["candidates"][0];
+  CHECK(cand["finishReason"] == "SAFETY");
+  CHECK_FALSE(cand.contains("content"));
+  engine.settle(0, {0, false});
+  const auto e = engine.journal()[0];
+  CHECK_FALSE(e.completed);
+  CHECK(e.events_delivered == 2);  // the finish arrived
+  CHECK(e.delivered_text.empty());  // the text did not
+  // Anthropic's refusal keeps what came before it (docs.claude.com "Streaming refusals").
+  mock::Script script = script_of({{stream({kText, filter})}});
+  mock::ScriptEngine anthropic(script);
+  const Plan a = anthropic.respond({"POST", "/v1/messages",
+                                    R"({"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})"});
+  CHECK(json::parse(a.body)["stop_reason"] == "refusal");
+  CHECK(json::parse(a.body)["content"].size() == 1);
+  anthropic.settle(0, {0, false});
+  CHECK(anthropic.journal()[0].delivered_text == "Deploying.");
+}
+
+TEST_CASE("non-streaming malformed-call finish: HTTP 500 error envelope for Chat and Anthropic, a 200 finish elsewhere") {
+  const mock::Event bad = mock::FinishEvent{mock::FinishReason::kMalformedCall};
+  auto play = [&](const mock::Request& r) {
+    mock::ScriptEngine engine(script_of({{stream({kText, bad})}}));
+    return engine.respond(r);
+  };
+  const Plan gemini = play(post(json::array({kUser}), kUnary));
+  CHECK(gemini.status == 200);
+  CHECK(json::parse(gemini.body)["candidates"][0]["finishReason"] == "MALFORMED_FUNCTION_CALL");
+  const Plan chat = play({"POST", "/v1/chat/completions",
+                          R"({"model":"gpt-x","messages":[{"role":"user","content":"hi"}]})"});
+  CHECK(chat.status == 500);
+  CHECK(json::parse(chat.body)["error"]["type"] == "model_error");
+  const Plan anthropic = play({"POST", "/v1/messages",
+                               R"({"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})"});
+  CHECK(anthropic.status == 500);
+  CHECK(json::parse(anthropic.body)["type"] == "error");
+  const Plan responses = play({"POST", "/v1/responses", R"({"model":"gpt-x","input":"hi"})"});
+  CHECK(responses.status == 200);
+  CHECK(json::parse(responses.body)["status"] == "failed");
 }
 
 TEST_CASE("the engine is deterministic: the same requests give the same plans and journal") {

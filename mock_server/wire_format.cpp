@@ -10,6 +10,20 @@
 
 namespace mock {
 
+std::optional<std::string> StatusTable::note(int status) const {
+  if (std::find(sent.begin(), sent.end(), status) != sent.end()) return std::nullopt;
+  const std::string head = std::string(provider) + " does not send " + std::to_string(status);
+  if (status == 529) return head + " (Anthropic's overloaded_error); its overload is " + std::string(overload);
+  const bool server = status >= 500;
+  std::string list;
+  for (int s : sent) {
+    if ((s >= 500) != server) continue;
+    list += (list.empty() ? "" : ", ") + std::to_string(s);
+  }
+  if (server) return head + "; its server errors are " + list + " and its overload is " + std::string(overload);
+  return head + "; its client errors are " + list;
+}
+
 const std::vector<const WireFormat*>& wire_formats() {
   static const std::vector<const WireFormat*> formats = {
       &gemini::format(), &openai_chat::format(), &openai_responses::format(), &anthropic::format()};

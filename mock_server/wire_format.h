@@ -160,9 +160,41 @@ class WireFormat {
 
   /// The non-streaming answer (HTTP 200 JSON body) holding `events` (ids resolved, up to and
   /// including the first finish when there is one); a content-filter finish gives the provider's
-  /// blocked or refused answer.
+  /// blocked or refused answer, which holds the parts before the finish only when
+  /// filtered_answer_keeps_parts() says so. Events without a finish give the provider's answer
+  /// with no finish reason (the `end` fault's non-streaming form).
   virtual std::string unary_body(const std::vector<Event>& events,
                                  const ResponseContext& ctx) const = 0;
+
+  /// The HTTP status of the non-streaming answer to a malformed-call finish: 200 where the
+  /// provider answers with a finish of its own (Gemini MALFORMED_FUNCTION_CALL, Responses
+  /// `status: failed`), 500 where it answers with an error envelope (OpenAI Chat `model_error`,
+  /// Anthropic `api_error`; WIRE-FORMATS.md), which unary_body then holds.
+  virtual int malformed_call_unary_status() const { return 200; }
+
+  /// Whether the provider's non-streaming content-filter answer keeps what was generated before
+  /// the filter (Anthropic's `refusal` does; Gemini's blocked candidate, Chat's `content: null` and
+  /// Responses' `incomplete` answer do not). The journal counts those parts as delivered only then.
+  virtual bool filtered_answer_keeps_parts() const = 0;
+
+  /// nullopt when the provider sends HTTP `status` (as an error answer or, for error_event, its
+  /// in-stream error); else why not, naming the provider's own alternative, lower-case, e.g.
+  /// "gemini does not send 529 (Anthropic's overloaded_error); its overload is 503 UNAVAILABLE".
+  /// Each format cites the source of its table (WIRE-FORMATS.md, the provider's error docs).
+  virtual std::optional<std::string> status_note(int status) const = 0;
+};
+
+/// A provider's table of HTTP statuses, for WireFormat::status_note: `sent` lists every status
+/// it sends (error answers and in-stream errors); `overload` names its own overload answer (e.g.
+/// "503 UNAVAILABLE"). The note for a status outside the table reads
+/// "PROVIDER does not send 529 (Anthropic's overloaded_error); its overload is OVERLOAD",
+/// "PROVIDER does not send S; its server errors are 500, 503, 504 and its overload is OVERLOAD" or
+/// "PROVIDER does not send S; its client errors are 400, 401, …".
+struct StatusTable {
+  std::string_view provider;
+  std::vector<int> sent;
+  std::string_view overload;
+  std::optional<std::string> note(int status) const;
 };
 
 /// Every format, in the fixed order gemini, openai-chat, openai-responses, anthropic.

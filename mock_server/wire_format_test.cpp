@@ -77,3 +77,33 @@ TEST_CASE("the neutral history helpers count model turns and read calls and resp
   CHECK(h[2].responses[0].name == "shell");
   CHECK(mock::turn_index(nlohmann::json::object()) == 0);
 }
+
+TEST_CASE("status tables: each provider names the statuses it never sends and its own alternative") {
+  const auto* gemini = mock::wire_format("gemini");
+  const auto* chat = mock::wire_format("openai-chat");
+  const auto* responses = mock::wire_format("openai-responses");
+  const auto* anthropic = mock::wire_format("anthropic");
+  CHECK(gemini->status_note(529) ==
+        std::optional<std::string>("gemini does not send 529 (Anthropic's overloaded_error); its overload is 503 UNAVAILABLE"));
+  CHECK(chat->status_note(529)->find("openai-chat does not send 529 (Anthropic's overloaded_error); its overload is 503") == 0);
+  CHECK(responses->status_note(529)->find("openai-responses does not send 529") == 0);
+  CHECK_FALSE(anthropic->status_note(529));
+  for (int s : {400, 401, 403, 404, 429, 500, 503, 504}) {
+    INFO(s);
+    for (const mock::WireFormat* f : mock::wire_formats()) CHECK_FALSE(f->status_note(s));
+  }
+  CHECK(gemini->status_note(418) ==
+        std::optional<std::string>("gemini does not send 418; its client errors are 400, 401, 403, 404, 409, 429, 499"));
+  CHECK(anthropic->status_note(501) ==
+        std::optional<std::string>("anthropic does not send 501; its server errors are 500, 502, 503, 504, 529 and its "
+                                   "overload is 529 overloaded_error"));
+  CHECK_FALSE(gemini->status_note(501));  // google.rpc UNIMPLEMENTED
+  CHECK(chat->status_note(501));
+}
+
+TEST_CASE("the non-streaming content-filter answer keeps its parts only for Anthropic") {
+  CHECK_FALSE(mock::wire_format("gemini")->filtered_answer_keeps_parts());
+  CHECK_FALSE(mock::wire_format("openai-chat")->filtered_answer_keeps_parts());
+  CHECK_FALSE(mock::wire_format("openai-responses")->filtered_answer_keeps_parts());
+  CHECK(mock::wire_format("anthropic")->filtered_answer_keeps_parts());
+}

@@ -8,13 +8,19 @@
 namespace harness::agents {
 
 int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
-                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir) {
+                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir,
+                      const std::string& provider_override) {
   Recipe recipe;
   try {
     recipe = agent_cmd.empty() ? load_recipe(agent, default_recipes_dir()) : command_recipe(agent_cmd);
   } catch (const std::exception& e) {
     std::cerr << "error: --agent: " << e.what() << '\n';
     return 3;
+  }
+  if (agent_cmd.empty() && !provider_override.empty() && provider_override != recipe.provider) {
+    std::cerr << "error: --provider " << provider_override << ": agent " << recipe.name << " speaks "
+              << recipe.provider << " only\n";
+    return 2;
   }
   // --agent-cmd speaks whatever format each scenario names.
   auto recipe_for = [&](const Scenario& s) {

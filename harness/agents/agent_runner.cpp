@@ -347,8 +347,10 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
       if (e.completed) committed += e.delivered_text;
     }
     if (*shown != committed) {
-      result.violations.push_back({"clean-output", "the agent showed " + json(*shown).dump() +
-                                                       ", but only completed attempts' text " + json(committed).dump() +
+      const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
+                                                    recipe.shown_text_pointer + ")"
+                                              : "the agent showed " + json(*shown).dump();
+      result.violations.push_back({"clean-output", seen + ", but only completed attempts' text " + json(committed).dump() +
                                                        " should be shown"});
     }
   }
@@ -521,8 +523,15 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       result.output = text.str();
     }
 
+    const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
     if (!result.process.started) {
       result.harness_error = "agent " + recipe.name + ": " + result.process.error;
+    } else if (!result.process.timed_out && no_request &&
+               (result.process.exit_code == 126 || result.process.exit_code == 127)) {
+      // The shell's "cannot execute" / "not found": the agent never ran, which is no verdict on it.
+      result.harness_error = "agent " + recipe.name + " could not start (exit " + std::to_string(result.process.exit_code) +
+                             ": a command was not found or not executable; it runs in a scratch folder, so a relative "
+                             "path needs $HICCUP_INVOKE_DIR, and its PATH is hiccup's)\n" + tail_of(err_path, 4);
     } else {
       std::string cap;
       if (result.process.timed_out) {

@@ -102,9 +102,12 @@ namespace harness::agents {
 
 /// `hiccup run --agent NAME | --agent-cmd COMMAND PATH...`: checks every scenario is playable,
 /// runs each against the agent, streams the console report and writes junit.xml, summary.json and
-/// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`. Returns the CLI
-/// exit code: 0 all passed, 1 some verdict failed (or the agent is not installed), 3 invalid input.
+/// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`.
+/// `provider_override` is `--provider` ("" when not given): it must be the agent's own format.
+/// Returns the CLI exit code: 0 all passed, 1 some verdict failed (or the agent is not installed),
+/// 2 a --provider the agent does not speak, 3 invalid input.
 int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
-                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir);
+                      const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir,
+                      const std::string& provider_override = "");
 
 }  // namespace harness::agents

@@ -14,6 +14,7 @@
 #include "harness/cli/commands.h"
 #include "harness/report/report.h"
 #include "harness/scenario_io.h"
+#include "harness/stopwatch.h"
 
 namespace harness::cli {
 namespace {
@@ -140,6 +141,23 @@ int matrix_command(const Args& args) {
     std::cerr << "error: " << e.what() << '\n';
     return kExitInvalidInput;
   }
+  {
+    const auto known_agents = agents::recipe_names(agents::default_recipes_dir());
+    for (const auto& [name, pins] : known) {
+      const bool given = std::any_of(recipes.begin(), recipes.end(), [&](const auto& r) { return r.name == name; });
+      if (!given && std::find(known_agents.begin(), known_agents.end(), name) == known_agents.end()) {
+        std::cerr << "error: --known-failures: " << known_path << ": /agents/" << name
+                  << ": no agent recipe has this name (known: ";
+        for (std::size_t i = 0; i < known_agents.size(); ++i) std::cerr << (i ? ", " : "") << known_agents[i];
+        std::cerr << ")\n";
+        return kExitInvalidInput;
+      }
+    }
+  }
+  if (scenarios.empty() && !tags.empty()) {
+    std::cerr << "error: no scenario under the given paths has any of the tags given with --tag\n";
+    return kExitInvalidInput;
+  }
   for (const agents::Recipe& r : recipes) {
     if (chosen[r.name].empty()) {
       std::cerr << "error: agent " << r.name << " (" << r.provider << ", shell tool \"" << r.tool_name
@@ -182,6 +200,7 @@ int matrix_command(const Args& args) {
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.run_starting(RunInfo{"matrix", 0, "http", {}, "", agents_text});
 
+  const Stopwatch stopwatch;
   std::vector<agents::MatrixCell> cells(tasks.size());
   std::vector<ReportCase> cases(tasks.size());
   std::atomic<std::size_t> next{0};
@@ -230,14 +249,28 @@ int matrix_command(const Args& args) {
   for (const ReportCase& c : cases) {
     (c.passed ? totals.passed : totals.failed) += 1;
     if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;
-    totals.wall_ms += c.wall_ms;
     report.case_ended(c);
   }
+  totals.wall_ms = stopwatch.elapsed_ms();  // elapsed, not the sum of cases run side by side
   report.run_ended(totals);
   const std::string md = agents::matrix_markdown(rows, recipes, cells);
   std::ofstream(report_dir + "/matrix.md") << md;
   std::ofstream(report_dir + "/matrix.json") << agents::matrix_json(rows, recipes, cells).dump(2) << '\n';
   std::cout << '\n' << md << '\n';
+  // A pin of a played agent that matched no scenario it played: a typo, or a scenario renamed.
+  for (const agents::Recipe& r : recipes) {
+    auto it = known.find(r.name);
+    if (it == known.end()) continue;
+    for (const auto& [scenario, pin] : it->second.known_failures) {
+      const bool played = std::any_of(cells.begin(), cells.end(), [&](const agents::MatrixCell& c) {
+        return c.agent == r.name && c.scenario == scenario;
+      });
+      if (!played) {
+        std::cout << "warning: known failure " << r.name << " / " << scenario
+                  << " matched no scenario played (a typo, a renamed scenario, or not under the paths given)\n";
+      }
+    }
+  }
   std::size_t bad = 0;
   for (const auto& c : cells) bad += agents::cell_ok(c.status) ? 0 : 1;
   std::cout << tasks.size() - bad << " of " << tasks.size() << " cell(s) as expected"

@@ -115,7 +115,8 @@ int run_command(const Args& args) {
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
   std::string agent, agent_cmd, agent_timeout, provider;
-  bool provider_given = false;
+  bool provider_given = false, agent_given = false, agent_cmd_given = false, seed_given = false,
+       transport_given = false;
   bool catches = false, strict = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -124,10 +125,13 @@ int run_command(const Args& args) {
     }
     if (in.value("--defect", v)) defects.push_back(v);
     else if (in.value("--tag", v)) tags.push_back(v);
-    else if (in.value("--report-dir", report_dir) || in.value("--transport", transport) ||
+    else if (in.value("--report-dir", report_dir) ||
+             (in.value("--transport", transport) && (transport_given = true)) ||
              (in.value("--provider", provider) && (provider_given = true)) ||
-             in.value("--seed", seed_text) || in.value("--agent", agent) ||
-             in.value("--agent-cmd", agent_cmd) || in.value("--agent-timeout", agent_timeout)) {
+             (in.value("--seed", seed_text) && (seed_given = true)) ||
+             (in.value("--agent", agent) && (agent_given = true)) ||
+             (in.value("--agent-cmd", agent_cmd) && (agent_cmd_given = true)) ||
+             in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
     else if (in.flag("--strict")) strict = true;
     else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
@@ -144,13 +148,21 @@ int run_command(const Args& args) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  provider + "\"");
   }
+  if (agent_given && agent.empty()) in.set_error("--agent needs a recipe name or path, found \"\"");
+  if (agent_cmd_given && agent_cmd.empty()) in.set_error("--agent-cmd needs a command, found \"\"");
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
+  const bool black_box = !agent.empty() || !agent_cmd.empty();
+  if (black_box && seed_given) in.set_error("--seed applies to the reference runtime, not to --agent/--agent-cmd");
+  if (black_box && transport_given && transport != "http") {
+    in.set_error("--agent/--agent-cmd runs over HTTP only (an external process), found --transport " + transport);
+  }
+  if (!black_box && !agent_timeout.empty()) in.set_error("--agent-timeout applies to --agent/--agent-cmd runs");
   if ((!agent.empty() || !agent_cmd.empty()) && (!defects.empty() || catches)) {
     in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
   }
   if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
-  if (!agent_timeout.empty() && !parse_number<unsigned>(agent_timeout)) {
-    in.set_error("--agent-timeout expects whole seconds, found \"" + agent_timeout + "\"");
+  if (!agent_timeout.empty() && (!parse_number<unsigned>(agent_timeout) || *parse_number<unsigned>(agent_timeout) == 0)) {
+    in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + agent_timeout + "\"");
   }
   for (const std::string& d : defects) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
@@ -178,14 +190,21 @@ int run_command(const Args& args) {
   }
 
   if (!provider.empty()) {
-    for (Scenario& s : scenarios) s.script.provider = provider;
+    for (Scenario& s : scenarios) {
+      // A status the played provider never sends is still sent as scripted, in its envelope.
+      for (const LoadProblem& p : status_problems(s, provider, s.source_path)) {
+        std::cerr << "warning: " << s.source_path << ": " << p.pointer << ": " << p.message
+                  << " (played as scripted with --provider " << provider << ")\n";
+      }
+      s.script.provider = provider;
+    }
   }
 
   if (!agent.empty() || !agent_cmd.empty()) {
     agents::AgentRunOptions agent_options;
     if (!agent_timeout.empty()) agent_options.timeout_s = *parse_number<unsigned>(agent_timeout);
     agent_options.strict = strict;
-    return agents::run_agent_command(scenarios, agent, agent_cmd, agent_options, report_dir);
+    return agents::run_agent_command(scenarios, agent, agent_cmd, agent_options, report_dir, provider);
   }
 
   std::error_code ec;

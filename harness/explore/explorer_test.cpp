@@ -76,13 +76,17 @@ TEST_CASE("generated scenarios stay inside the v1 space the issue asks for", "[e
         for (const auto& e : a.events) calls += std::holds_alternative<mock::CallEvent>(e);
         RC_ASSERT(calls <= 4);
         if (a.status) {
-          const auto& st = hx::attempt_statuses();
+          const auto st = hx::attempt_statuses(s.script.provider);
           RC_ASSERT(std::find(st.begin(), st.end(), *a.status) != st.end());
           RC_ASSERT(a.events.empty());
         }
         if (a.fault) {
           if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
             RC_ASSERT((stall->seconds <= idle / 2 || stall->seconds >= 2 * idle));
+          }
+          if (const auto* e = std::get_if<mock::ErrorEventFault>(&*a.fault)) {
+            // only statuses the drawn provider sends
+            RC_ASSERT(!mock::wire_format(s.script.provider)->status_note(e->status));
           }
         }
       }

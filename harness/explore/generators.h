@@ -23,6 +23,7 @@
 
 #include "harness/scenario.h"
 #include "mock_server/faults.h"
+#include "mock_server/wire_format.h"
 #include "mock_server/script.h"
 
 namespace harness::explore {
@@ -36,10 +37,26 @@ inline const std::vector<std::string>& tool_names() {
   return names;
 }
 
-/// HTTP statuses a status attempt is drawn from (retryable and not).
+/// HTTP statuses a status attempt is drawn from (retryable and not), over all providers.
 inline const std::vector<int>& attempt_statuses() {
   static const std::vector<int> statuses = {503, 429, 500, 502, 504, 529, 400, 401, 403, 404};
   return statuses;
+}
+
+/// The statuses of `all` that `provider` sends (mock::WireFormat::status_note), in order; all of
+/// them for an unknown provider.
+inline std::vector<int> statuses_sent_by(const std::string& provider, const std::vector<int>& all) {
+  const mock::WireFormat* format = mock::wire_format(provider);
+  std::vector<int> out;
+  for (int s : all) {
+    if (format == nullptr || !format->status_note(s)) out.push_back(s);
+  }
+  return out;
+}
+
+/// attempt_statuses() that `provider` sends: a generated scenario lints clean in its own format.
+inline std::vector<int> attempt_statuses(const std::string& provider) {
+  return statuses_sent_by(provider, attempt_statuses());
 }
 
 /// The model a generated fallback uses.
@@ -155,16 +172,17 @@ inline rc::Gen<std::optional<int>> gen_after_event(int events) {
 
 /// Any fault kind of the catalogue with small fields, at any position (inside the terminal frame
 /// for `cut` at the finish, after it when positioned at `events`).
-inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
+inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s, const std::string& provider) {
   using mock::Fault;
-  return rc::gen::mapcat(gen_after_event(events), [idle_s](std::optional<int> at) {
+  const std::vector<int> error_statuses = statuses_sent_by(provider, {503, 529, 500, 429});
+  return rc::gen::mapcat(gen_after_event(events), [idle_s, error_statuses](std::optional<int> at) {
     return gen_weighted<Fault>({
         {2, rc::gen::just(Fault(mock::EndFault{at, std::nullopt}))},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms, std::nullopt}); })},
         {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms, std::nullopt}); })},
         {2, rc::gen::map(gen_weighted<int>({{3, gen_int(1, 12)}, {2, gen_int(60, 200)}}),
                          [at](int b) { return Fault(mock::CutFault{at, b, std::nullopt}); })},
-        {2, rc::gen::map(gen_pick<int>({503, 529, 500, 429}),
+        {2, rc::gen::map(gen_pick<int>(error_statuses),
                          [at](int st) { return Fault(mock::ErrorEventFault{at, st, std::nullopt}); })},
         {2, rc::gen::just(Fault(mock::MalformedFault{at, std::nullopt}))},
         {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
@@ -175,12 +193,12 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s) {
 
 /// A fault that cannot fail the attempt: a short stall anywhere, or any fault after the terminal
 /// frame (the runtime stops reading there).
-inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s) {
+inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s, const std::string& provider) {
   using mock::Fault;
   return gen_weighted<Fault>(
       {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s, std::nullopt}); },
                           gen_int(0, events), gen_short_stall_s(idle_s))},
-       {1, rc::gen::map(gen_fault(events, idle_s), [events](Fault f) {
+       {1, rc::gen::map(gen_fault(events, idle_s, provider), [events](Fault f) {
           std::visit([events](auto& k) { k.after_event = events; }, f);
           return f;
         })}});
@@ -281,8 +299,8 @@ inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_abnormal() {
                           {1, rc::gen::just(F())}});
 }
 
-/// An HTTP error attempt: a status of attempt_statuses(), with or without retry_after_s.
-inline rc::Gen<mock::Attempt> gen_status_attempt() {
+/// An HTTP error attempt: a status of attempt_statuses(provider), with or without retry_after_s.
+inline rc::Gen<mock::Attempt> gen_status_attempt(const std::string& provider) {
   return rc::gen::apply(
       [](int status, std::optional<int> retry_after) {
         mock::Attempt a;
@@ -290,53 +308,56 @@ inline rc::Gen<mock::Attempt> gen_status_attempt() {
         if (retry_after) a.retry_after_s = *retry_after;
         return a;
       },
-      gen_pick<int>(attempt_statuses()), gen_optional(gen_pick<int>({30, 1, 5, 15, 90}), 1, 1));
+      gen_pick<int>(attempt_statuses(provider)), gen_optional(gen_pick<int>({30, 1, 5, 15, 90}), 1, 1));
 }
 
 /// An attempt that usually fails: a status, a stream with a fault before its terminal frame, a
 /// content-filter / malformed-call / missing finish, or any stream with any fault anywhere.
-inline rc::Gen<mock::Attempt> gen_failing_attempt(std::vector<std::string> calls, int idle_s) {
+inline rc::Gen<mock::Attempt> gen_failing_attempt(std::vector<std::string> calls, int idle_s,
+                                                  const std::string& provider) {
   using OF [[maybe_unused]] = std::optional<mock::Fault>;
   return gen_weighted<mock::Attempt>({
-      {2, gen_status_attempt()},
+      {2, gen_status_attempt(provider)},
       {4, gen_stream(calls, gen_finish_completing(),
-                     [idle_s](int n) {
+                     [idle_s, provider](int n) {
                        // Position strictly before the terminal frame, or inside it (cut).
-                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s), [](mock::Fault f) { return OF(f); });
+                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s, provider), [](mock::Fault f) { return OF(f); });
                      })},
       {2, gen_stream(calls, gen_finish_abnormal(),
-                     [idle_s](int n) { return gen_optional(gen_harmless_fault(n, idle_s), 3, 1); })},
-      {2, gen_stream(calls, gen_finish_any(), [idle_s](int n) { return gen_optional(gen_fault(n, idle_s), 1, 2); })},
+                     [idle_s, provider](int n) { return gen_optional(gen_harmless_fault(n, idle_s, provider), 3, 1); })},
+      {2, gen_stream(calls, gen_finish_any(),
+                     [idle_s, provider](int n) { return gen_optional(gen_fault(n, idle_s, provider), 1, 2); })},
   });
 }
 
 /// The last scripted attempt of a turn: usually one that completes (stop / max_tokens, at most a
 /// harmless fault), sometimes any failing attempt (it then repeats until the budget runs out).
-inline rc::Gen<mock::Attempt> gen_final_attempt(std::vector<std::string> calls, int idle_s) {
+inline rc::Gen<mock::Attempt> gen_final_attempt(std::vector<std::string> calls, int idle_s,
+                                                const std::string& provider) {
   return gen_weighted<mock::Attempt>({
       {8, gen_stream(calls, gen_finish_completing(),
-                     [idle_s](int n) { return gen_optional(gen_harmless_fault(n, idle_s), 3, 1); })},
-      {1, gen_failing_attempt(calls, idle_s)},
+                     [idle_s, provider](int n) { return gen_optional(gen_harmless_fault(n, idle_s, provider), 3, 1); })},
+      {1, gen_failing_attempt(calls, idle_s, provider)},
   });
 }
 
 /// One turn: its call names (min_calls–max_calls), then 0–4 failing attempts and a final one.
-inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s) {
+inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, const std::string& provider) {
   return rc::gen::mapcat(
       rc::gen::mapcat(gen_int(min_calls, max_calls),
                       [](int c) {
                         return rc::gen::container<std::vector<std::string>>(static_cast<std::size_t>(c),
                                                                             gen_pick(tool_names()));
                       }),
-      [idle_s](std::vector<std::string> calls) {
+      [idle_s, provider](std::vector<std::string> calls) {
         // 0–4 failing attempts: a size-bounded container, so shrinking removes any of them.
         return rc::gen::apply(
             [](std::vector<mock::Attempt> attempts, mock::Attempt last) {
               attempts.push_back(std::move(last));
               return mock::Turn{std::move(attempts)};
             },
-            rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(calls, idle_s))),
-            gen_final_attempt(calls, idle_s));
+            rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(calls, idle_s, provider))),
+            gen_final_attempt(calls, idle_s, provider));
       });
 }
 
@@ -376,8 +397,8 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
     const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
-        rc::gen::pair(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle))),
-                      gen_turn(0, 0, idle)),
+        rc::gen::pair(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
+                      gen_turn(0, 0, idle, provider)),
         [name, rt, provider](const std::pair<std::vector<mock::Turn>, mock::Turn>& p) {
           Scenario s;
           s.name = name;

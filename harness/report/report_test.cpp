@@ -33,7 +33,7 @@ void feed(ReportListener& l) {
   bad.violations = {Violation{"at-most-once", "call 0 (\"shell\") of turn 0 ran 2 times <&>", 1, 0, 1}};
   bad.digest = "00000000000000bb";
   l.case_ended(bad);
-  l.run_ended(RunTotals{1, 1, 3.0});
+  l.run_ended(RunTotals{1, 1, 0, 3.0});
 }
 
 TEST_CASE("junit.xml matches its baseline, with the seed as a property and escaped messages") {
