@@ -500,10 +500,30 @@ class Validator {
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
     if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1);
+    if (s.runtime.stream == false) streaming_only_fields(s.script.turns);
     const bool provider_known = std::none_of(problems.begin(), problems.end(),
                                              [](const LoadProblem& p) { return p.pointer == "/provider"; });
     if (provider_known) {
       for (LoadProblem& p : status_problems(s, s.script.provider, file_)) problems.push_back(std::move(p));
+    }
+  }
+
+  /// With `runtime.stream: false` the answer is one body: writing it in slices, streaming a call's
+  /// arguments in fragments or cutting a call between fragments cannot happen. A field that would
+  /// be silently dropped is an error.
+  void streaming_only_fields(const std::vector<mock::Turn>& turns) {
+    constexpr const char* kWhy = "has no meaning for non-streaming requests (runtime.stream is false: the answer is one body)";
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+        const mock::Attempt& at = turns[t].attempts[a];
+        const std::string p = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a);
+        if (at.slice_bytes) problem(p + "/slice_bytes", kWhy);
+        if (at.fault && mock::fault_after_fragment(*at.fault)) problem(p + "/fault/after_fragment", kWhy);
+        for (std::size_t e = 0; e < at.events.size(); ++e) {
+          const auto* c = std::get_if<mock::CallEvent>(&at.events[e]);
+          if (c != nullptr && c->fragments > 1) problem(p + "/events/" + std::to_string(e) + "/call/fragments", kWhy);
+        }
+      }
     }
   }
 

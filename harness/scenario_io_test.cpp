@@ -393,6 +393,22 @@ TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one
             "/turns/0/attempts/0/events/1/call/id", "found \"c1\" again"));
 }
 
+TEST_CASE("lint: slicing, argument fragments and cuts between fragments are errors on a non-streaming scenario") {
+  auto problems_of = [](const std::string& stream, const std::string& attempt) {
+    const std::string text = R"({"schema":1,"name":"x","prompt":"p","provider":"anthropic","runtime":{"stream":)" + stream +
+                             R"(},"turns":[{"attempts":[)" + attempt + R"(,{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+    return parse_scenario(text, "x.json").problems;
+  };
+  const std::string attempt = R"({"slice_bytes":5,"events":[{"call":{"name":"f","args":{"a":"bcdef"},"fragments":3}}],)"
+                              R"("fault":{"kind":"reset","after_event":0,"after_fragment":1}})";
+  CHECK(problems_of("true", attempt).empty());
+  const auto ps = problems_of("false", attempt);
+  CHECK(ps.size() == 3);
+  CHECK(has(ps, "/turns/0/attempts/0/slice_bytes", "has no meaning for non-streaming requests"));
+  CHECK(has(ps, "/turns/0/attempts/0/fault/after_fragment", "runtime.stream is false: the answer is one body"));
+  CHECK(has(ps, "/turns/0/attempts/0/events/0/call/fragments", "has no meaning for non-streaming requests"));
+}
+
 TEST_CASE("lint: a status the scenario's provider never sends is an error naming its own alternative") {
   const std::string base = R"({"schema":1,"name":"x","prompt":"p","provider":"PROVIDER","turns":[{"attempts":[
       {"status":529},
