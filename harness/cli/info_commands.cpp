@@ -64,7 +64,7 @@ int invariants_command(const Args& args) {
   if (wants_help(args, kUsage)) return kExitPassed;
   if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
   constexpr int kWidth = 35;
-  std::cout << "invariants (every run; for external agents all but clean-output):\n";
+  std::cout << "invariants (every run; for external agents too, clean-output when the recipe says where its output shows text):\n";
   for (const InvariantInfo& i : invariant_catalogue()) {
     std::cout << "  " << std::left << std::setw(kWidth) << i.name << i.doc << '\n';
   }
