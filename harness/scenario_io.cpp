@@ -519,6 +519,19 @@ class Validator {
         const std::string p = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a);
         if (at.slice_bytes) problem(p + "/slice_bytes", kWhy);
         if (at.fault && mock::fault_after_fragment(*at.fault)) problem(p + "/fault/after_fragment", kWhy);
+        // A fault after the finish never plays on a non-streaming answer: the body ends there.
+        const auto finish = std::find_if(at.events.begin(), at.events.end(),
+                                         [](const mock::Event& e) { return std::holds_alternative<mock::FinishEvent>(e); });
+        if (at.fault && finish != at.events.end()) {
+          const auto finish_index = static_cast<int>(finish - at.events.begin());
+          const int after = mock::fault_after_event(*at.fault, at.events.size());
+          if (after > finish_index) {
+            problem(p + "/fault", "plays after event " + std::to_string(after) + " (after_event; the default is after every "
+                                  "event), past the finish (event " + std::to_string(finish_index) +
+                                  "), which a non-streaming answer never reaches: it would change nothing; place it at "
+                                  "after_event <= " + std::to_string(finish_index) + " or drop it");
+          }
+        }
         for (std::size_t e = 0; e < at.events.size(); ++e) {
           const auto* c = std::get_if<mock::CallEvent>(&at.events[e]);
           if (c != nullptr && c->fragments > 1) problem(p + "/events/" + std::to_string(e) + "/call/fragments", kWhy);

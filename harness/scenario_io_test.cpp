@@ -407,6 +407,12 @@ TEST_CASE("lint: slicing, argument fragments and cuts between fragments are erro
   CHECK(has(ps, "/turns/0/attempts/0/slice_bytes", "has no meaning for non-streaming requests"));
   CHECK(has(ps, "/turns/0/attempts/0/fault/after_fragment", "runtime.stream is false: the answer is one body"));
   CHECK(has(ps, "/turns/0/attempts/0/events/0/call/fragments", "has no meaning for non-streaming requests"));
+  // A fault past the finish (explicitly, or by the default after_event) would change nothing.
+  const std::string late = R"({"events":[{"text":"t"},{"finish":"stop"}],"fault":{"kind":"error_event","status":503}})";
+  CHECK(problems_of("true", late).empty());
+  CHECK(has(problems_of("false", late), "/turns/0/attempts/0/fault",
+            "plays after event 2 (after_event; the default is after every event), past the finish (event 1)"));
+  CHECK(problems_of("false", R"({"events":[{"text":"t"},{"finish":"stop"}],"fault":{"kind":"error_event","status":503,"after_event":1}})").empty());
 }
 
 TEST_CASE("lint: a status the scenario's provider never sends is an error naming its own alternative") {

@@ -179,10 +179,14 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
   ojson cand = ojson::object();
   // A content filter blocks the whole answer: the candidate has no content, whatever was
   // generated before (WIRE-FORMATS.md "Gemini": a blocked output).
+  // So does a malformed call: the candidate carries the finish and a finishMessage, no content
+  // (the call as the model wrote it is not a valid functionCall).
+  const bool malformed_call = finish && *finish == FinishReason::kMalformedCall;
   const bool blocked = finish && !finish_has_content(*finish) &&
-                       (parts.empty() || *finish == FinishReason::kContentFilter);
+                       (parts.empty() || *finish == FinishReason::kContentFilter || malformed_call);
   if (!blocked) cand["content"] = model_content(std::move(parts));
   if (finish) cand["finishReason"] = std::string(finish_reason_name(*finish));
+  if (malformed_call) cand["finishMessage"] = "Malformed function call.";
   cand["index"] = 0;
   return response_shell(std::move(cand), ctx);
 }
@@ -256,6 +260,7 @@ class GeminiFormat final : public WireFormat {
   }
 
   bool filtered_answer_keeps_parts() const override { return false; }
+  bool malformed_call_answer_keeps_parts() const override { return false; }
 
   std::optional<std::string> status_note(int status) const override {
     // The HTTP statuses of google.rpc codes as the Gemini API answers them (ai.google.dev

@@ -347,7 +347,17 @@ Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const 
       const auto* f = std::get_if<FinishEvent>(&e);
       return f && f->reason == FinishReason::kMalformedCall;
     });
-    if (malformed_call) plan.status = format.malformed_call_unary_status();
+    if (malformed_call) {
+      plan.status = format.malformed_call_unary_status();
+      if (plan.status != 200) {
+        // An error answer: its envelope's headers (e.g. Anthropic's x-should-retry), and nothing
+        // of the events delivered.
+        plan.headers = format.error_answer(plan.status, format.default_message(plan.status), std::nullopt).headers;
+        record.body_blocked = true;
+      } else {
+        record.body_blocked = !format.malformed_call_answer_keeps_parts();
+      }
+    }
   };
   if (!fault_plays) {
     answer(full);

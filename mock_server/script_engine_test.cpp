@@ -550,13 +550,23 @@ TEST_CASE("non-streaming content filter: a blocked answer without the text befor
 
 TEST_CASE("non-streaming malformed-call finish: HTTP 500 error envelope for Chat and Anthropic, a 200 finish elsewhere") {
   const mock::Event bad = mock::FinishEvent{mock::FinishReason::kMalformedCall};
-  auto play = [&](const mock::Request& r) {
+  // The journal counts as delivered only what the body holds: nothing for an error answer or
+  // Gemini's contentless candidate; Responses' failed answer keeps its output items.
+  auto play = [&](const mock::Request& r, bool keeps_parts = false) {
     mock::ScriptEngine engine(script_of({{stream({kText, bad})}}));
-    return engine.respond(r);
+    const Plan p = engine.respond(r);
+    engine.settle(0, {0, false});
+    const auto e = engine.journal()[0];
+    CHECK(e.delivered_text.empty() == !keeps_parts);
+    CHECK_FALSE(e.completed);
+    return p;
   };
   const Plan gemini = play(post(json::array({kUser}), kUnary));
   CHECK(gemini.status == 200);
-  CHECK(json::parse(gemini.body)["candidates"][0]["finishReason"] == "MALFORMED_FUNCTION_CALL");
+  const auto cand = json::parse(gemini.body)["candidates"][0];
+  CHECK(cand["finishReason"] == "MALFORMED_FUNCTION_CALL");
+  CHECK_FALSE(cand.contains("content"));
+  CHECK(cand["finishMessage"] == "Malformed function call.");
   const Plan chat = play({"POST", "/v1/chat/completions",
                           R"({"model":"gpt-x","messages":[{"role":"user","content":"hi"}]})"});
   CHECK(chat.status == 500);
@@ -565,7 +575,9 @@ TEST_CASE("non-streaming malformed-call finish: HTTP 500 error envelope for Chat
                                R"({"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})"});
   CHECK(anthropic.status == 500);
   CHECK(json::parse(anthropic.body)["type"] == "error");
-  const Plan responses = play({"POST", "/v1/responses", R"({"model":"gpt-x","input":"hi"})"});
+  CHECK(std::find(anthropic.headers.begin(), anthropic.headers.end(),
+                  std::pair<std::string, std::string>{"x-should-retry", "true"}) != anthropic.headers.end());
+  const Plan responses = play({"POST", "/v1/responses", R"({"model":"gpt-x","input":"hi"})"}, true);
   CHECK(responses.status == 200);
   CHECK(json::parse(responses.body)["status"] == "failed");
 }

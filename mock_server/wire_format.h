@@ -172,6 +172,11 @@ class WireFormat {
   /// Anthropic `api_error`; WIRE-FORMATS.md), which unary_body then holds.
   virtual int malformed_call_unary_status() const { return 200; }
 
+  /// Whether a 200 non-streaming answer with a malformed-call finish holds the parts before it
+  /// (Gemini's does not: a candidate with `finishReason: MALFORMED_FUNCTION_CALL`, a
+  /// `finishMessage` and no content). The journal counts them as delivered only then.
+  virtual bool malformed_call_answer_keeps_parts() const { return true; }
+
   /// Whether the provider's non-streaming content-filter answer keeps what was generated before
   /// the filter (Anthropic's `refusal` does; Gemini's blocked candidate, Chat's `content: null` and
   /// Responses' `incomplete` answer do not). The journal counts those parts as delivered only then.

@@ -383,14 +383,21 @@ inline void assign_call_args(mock::Script& script) {
   }
 }
 
-/// For a non-streaming case: no slicing, argument fragments or cuts between fragments, which the
-/// answer (one body) cannot have and lint rejects. Drawn anyway, so the stream of random choices
+/// For a non-streaming case: no slicing, argument fragments, cuts between fragments or faults past
+/// the finish, which the answer (one body) cannot have and lint rejects. Drawn anyway, so the stream of random choices
 /// is the same for both kinds of case.
 inline void drop_streaming_only_fields(mock::Script& script) {
   for (mock::Turn& turn : script.turns) {
     for (mock::Attempt& a : turn.attempts) {
       a.slice_bytes.reset();
       if (a.fault) std::visit([](auto& f) { f.after_fragment.reset(); }, *a.fault);
+      // A fault past the finish never plays on one body (lint rejects it there).
+      const auto finish = std::find_if(a.events.begin(), a.events.end(),
+                                       [](const mock::Event& e) { return std::holds_alternative<mock::FinishEvent>(e); });
+      if (a.fault && finish != a.events.end() &&
+          mock::fault_after_event(*a.fault, a.events.size()) > static_cast<int>(finish - a.events.begin())) {
+        a.fault.reset();
+      }
       for (mock::Event& e : a.events) {
         if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = 0;
       }
