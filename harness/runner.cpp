@@ -20,27 +20,6 @@ struct CapReached : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Counts requests and stops the run at the cap.
-class CappedTransport final : public rut::ITransport {
- public:
-  CappedTransport(rut::ITransport& inner, int max_requests) : inner_(inner), max_(max_requests) {}
-  rut::TransportResult post(const rut::HttpRequest& request,
-                            const std::function<bool(std::string_view)>& on_body) override {
-    if (sent_ >= max_) {
-      throw CapReached("the run reached the cap of " + std::to_string(max_) +
-                       " requests: retries are unbounded");
-    }
-    ++sent_;
-    return inner_.post(request, on_body);
-  }
-  int sent() const { return sent_; }
-
- private:
-  rut::ITransport& inner_;
-  int max_;
-  int sent_ = 0;
-};
-
 /// A virtual clock that stops the run at the virtual-time cap.
 class CappedClock final : public rut::IClock {
  public:
@@ -57,6 +36,32 @@ class CappedClock final : public rut::IClock {
  private:
   double max_;
   double now_ = 0;
+};
+
+/// Counts requests, stops the run at the cap, and notes the virtual time each request was sent.
+class CappedTransport final : public rut::ITransport {
+ public:
+  CappedTransport(rut::ITransport& inner, int max_requests, const rut::IClock& clock)
+      : inner_(inner), max_(max_requests), clock_(clock) {}
+  rut::TransportResult post(const rut::HttpRequest& request,
+                            const std::function<bool(std::string_view)>& on_body) override {
+    if (sent_ >= max_) {
+      throw CapReached("the run reached the cap of " + std::to_string(max_) +
+                       " requests: retries are unbounded");
+    }
+    ++sent_;
+    sent_at_s_.push_back(clock_.now_s());
+    return inner_.post(request, on_body);
+  }
+  int sent() const { return sent_; }
+  const std::vector<double>& sent_at_s() const { return sent_at_s_; }
+
+ private:
+  rut::ITransport& inner_;
+  int max_;
+  const rut::IClock& clock_;
+  int sent_ = 0;
+  std::vector<double> sent_at_s_;
 };
 
 }  // namespace
@@ -114,8 +119,8 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   } else {
     inner = std::make_unique<MemoryTransport>(engine);
   }
-  CappedTransport transport(*inner, options.max_requests);
   CappedClock clock(options.max_virtual_s);
+  CappedTransport transport(*inner, options.max_requests, clock);
   rut::SplitMix64 random(options.seed);
 
   std::string cap_message;
@@ -133,6 +138,7 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   inner.reset();
   if (server) server->stop();
   result.journal = engine.journal();
+  result.sent_at_s = transport.sent_at_s();
 
   const Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};
   result.violations = check_invariants(evidence);

@@ -39,6 +39,8 @@ struct CaseResult {
   rut::RunResult run;
   mock::Journal journal;
   std::vector<Violation> violations;   ///< invariants and expect.<field> failures
+  /// Virtual seconds since the run started at which request n (send order) was sent.
+  std::vector<double> sent_at_s;
   nlohmann::json transcript;           ///< the deterministic record (transport-independent)
   std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()
   bool cap_reached = false;

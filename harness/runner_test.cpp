@@ -9,6 +9,7 @@
 #include "harness/oracle.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
+#include "harness/transcript.h"
 #include "runtime_under_test/defects.h"
 
 namespace harness {
@@ -204,6 +205,42 @@ TEST_CASE("non-streaming: every fault kind plays, is journaled and is judged as 
     CHECK(r.passed());
     CHECK(r.run.error == "content_filter");
     CHECK(r.journal[0].delivered_text == (provider == std::string("anthropic") ? "a" : ""));
+  }
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+TEST_CASE("the review transcript tells request by request where the fault fell and which request delivered each execution") {
+  LoadResult loaded = load_scenario_file(std::string(HICCUP_SOURCE_DIR) + "/scenarios/mid-stream/midstream-reset-after-call.json");
+  REQUIRE(loaded.scenario);
+  RunOptions http;
+  http.extra_defects = {"keep-calls-on-retry"};
+  RunOptions mem = memory();
+  mem.extra_defects = http.extra_defects;
+  for (const RunOptions& o : {http, mem}) {
+    const CaseResult r = run_scenario(*loaded.scenario, o);
+    const auto t = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
+    INFO(t.dump(2));
+    REQUIRE(t["requests"].size() == 3);
+    const auto& first = t["requests"][0];
+    CHECK(first["answer"]["ended"] == "fault:reset");
+    CHECK(first["answer"]["fault"]["kind"] == "reset");
+    CHECK(first["answer"]["fault"]["fell_after_event"] == 1);
+    CHECK(first["answer"]["delivered_calls"].size() == 1);
+    CHECK(first["virtual_s"] == 0.0);
+    CHECK(t["requests"][1]["virtual_s"] == 10.0);  // after the 10 s backoff
+    CHECK(t["requests"][1]["answer"]["ended"] == "completed");
+    CHECK(t["requests"][2]["sent"]["calls_answered"].size() == 1);
+    CHECK(t["requests"][2]["sent"]["function_responses"].size() == 1);  // the committed call, answered
+    CHECK(first["executed"] == nlohmann::json::array({0}));
+    CHECK(t["executions"][1]["request"] == 1);
+    CHECK(t["runtime"]["retries"][0]["reason"] == "connection_lost");
+    CHECK(t["runtime"]["outcome"]["final_text"] == "Deployed.");
+    CHECK(first.contains("arrived_ms") == (o.transport == TransportKind::kHttp));
   }
 }
 

@@ -774,14 +774,38 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
 
 std::string write_scenario(const Scenario& s) { return scenario_to_json(s).dump(2) + "\n"; }
 
+bool is_report_dir(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(dir) / "summary.json");
+  if (!in) return false;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("command") && j.contains("cases");
+}
+
+bool looks_like_scenario_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return true;  // the loader says why it cannot be read
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) return true;  // not JSON: the loader reports the syntax error
+  return j.is_object() && j.contains("turns");
+}
+
 std::vector<std::string> collect_scenario_files(const std::vector<std::string>& paths,
-                                                std::vector<LoadProblem>& problems) {
+                                                std::vector<LoadProblem>& problems, const ScanOptions& scan,
+                                                std::vector<std::string>* notes) {
   namespace fs = std::filesystem;
+  std::vector<fs::path> skip;
+  for (const auto& d : scan.skip_dirs) {
+    std::error_code ec;
+    skip.push_back(fs::weakly_canonical(d, ec));
+  }
+  auto note = [&](std::string line) {
+    if (notes) notes->push_back(std::move(line));
+  };
   std::vector<std::string> out;
   for (const auto& path : paths) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-      std::vector<std::string> found;
+      std::vector<std::string> found, not_scenarios;
       fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
       if (ec) {
         problems.push_back({path, "", "cannot read folder: " + ec.message()});
@@ -790,10 +814,36 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
       for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (ec) break;
         std::error_code ec2;
-        if (it->is_regular_file(ec2) && it->path().extension() == ".json")
-          found.push_back(it->path().generic_string());
+        const fs::path p = it->path();
+        if (it->is_directory(ec2)) {
+          const std::string name = p.filename().string();
+          std::error_code ec3;
+          const fs::path canonical = fs::weakly_canonical(p, ec3);
+          if (std::find(skip.begin(), skip.end(), canonical) != skip.end()) {
+            note(p.generic_string() + ": skipped, the report directory of this run");
+          } else if (is_report_dir(p.string())) {
+            note(p.generic_string() + ": skipped, a report directory (it holds hiccup's summary.json)");
+          } else if ((name.size() > 1 && name[0] == '.') || name == "node_modules") {
+            // hidden folders and installed packages: never scenarios, often thousands of files
+          } else {
+            continue;
+          }
+          it.disable_recursion_pending();
+          continue;
+        }
+        if (!it->is_regular_file(ec2) || p.extension() != ".json") continue;
+        if (looks_like_scenario_file(p.string())) found.push_back(p.generic_string());
+        else not_scenarios.push_back(p.generic_string());
       }
       std::sort(found.begin(), found.end());
+      std::sort(not_scenarios.begin(), not_scenarios.end());
+      if (!not_scenarios.empty()) {
+        std::string line = path + ": skipped " + std::to_string(not_scenarios.size()) +
+                           " JSON file(s) that are not scenario files (no \"turns\"):";
+        for (std::size_t k = 0; k < std::min<std::size_t>(3, not_scenarios.size()); ++k) line += " " + not_scenarios[k];
+        if (not_scenarios.size() > 3) line += " …";
+        note(line);
+      }
       if (found.empty()) problems.push_back({path, "", "no scenario files (*.json) in this folder"});
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::exists(path, ec)) {

@@ -58,11 +58,32 @@ struct LoadResult {
 /// scenario_to_json pretty-printed with a 2-space indent and a trailing newline.
 [[nodiscard]] std::string write_scenario(const Scenario& scenario);
 
+/// How a folder scan chooses scenario files.
+struct ScanOptions {
+  /// Folders not searched below a given folder (e.g. the run's own report directory, which may not
+  /// exist yet); compared after canonicalisation.
+  std::vector<std::string> skip_dirs;
+};
+
+/// Whether the folder `dir` is a hiccup report directory: it holds a `summary.json` that is a JSON
+/// object with "command" and "cases".
+[[nodiscard]] bool is_report_dir(const std::string& dir);
+
+/// Whether the file at `path` is taken as a scenario by a folder scan: a JSON object with a
+/// "turns" member, or text that is not JSON at all (so the loader reports its syntax error).
+[[nodiscard]] bool looks_like_scenario_file(const std::string& path);
+
 /// Expands `paths` into scenario files: a file is taken as given; a folder is searched recursively
-/// for `*.json` files, which are appended sorted by path. A missing path appends a problem (pointer
-/// "") to `problems` and is skipped.
+/// for `*.json` files that looks_like_scenario_file, which are appended sorted by path. Below a given
+/// folder, hidden folders (".git", ".cache"), `node_modules`, `scan.skip_dirs` and report
+/// directories (is_report_dir: their summary.json and counterexamples) are not searched. Every skip
+/// adds one line to `notes` when not null: a skipped folder by name; per given folder, the count of
+/// JSON files that are not scenario files with the first three names. A missing path, or a folder
+/// with no scenario file, appends a problem (pointer "") to `problems`.
 [[nodiscard]] std::vector<std::string> collect_scenario_files(const std::vector<std::string>& paths,
-                                                              std::vector<LoadProblem>& problems);
+                                                              std::vector<LoadProblem>& problems,
+                                                              const ScanOptions& scan = {},
+                                                              std::vector<std::string>* notes = nullptr);
 
 /// RFC 6901 escaping of one reference token ("~" → "~0", "/" → "~1").
 std::string pointer_escape(std::string_view token);

@@ -336,7 +336,7 @@ TEST_CASE("collect_scenario_files expands folders sorted and reports missing pat
   fs::create_directories(dir / "b");
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "empty");
-  for (auto p : {"b/z.json", "a/y.json", "a/notes.md", "x.json"}) std::ofstream(dir / p) << "{}";
+  for (auto p : {"b/z.json", "a/y.json", "a/notes.md", "x.json"}) std::ofstream(dir / p) << R"({"turns": []})";
   std::vector<LoadProblem> problems;
   auto files = harness::collect_scenario_files(
       {(dir / "x.json").string(), dir.string(), (dir / "missing").string(), (dir / "empty").string()},
@@ -349,6 +349,47 @@ TEST_CASE("collect_scenario_files expands folders sorted and reports missing pat
   CHECK(problems[0].file == (dir / "missing").string());
   CHECK(problems[1].file == (dir / "empty").string());
   CHECK(problems[1].message == "no scenario files (*.json) in this folder");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a folder scan skips report directories, hidden folders and JSON that is not a scenario") {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / "hiccup_collect_skip_test";
+  fs::remove_all(dir);
+  for (auto d : {"suite", "reports/counterexamples", "old-run/counterexamples", ".cache", "node_modules/x"}) {
+    fs::create_directories(dir / d);
+  }
+  const std::string scenario = R"({"schema": 1, "turns": []})";
+  std::ofstream(dir / "suite/a.json") << scenario;
+  std::ofstream(dir / "suite/broken.json") << "{ not json";           // the loader reports it
+  std::ofstream(dir / "suite/package.json") << R"({"name": "x"})";     // not a scenario
+  std::ofstream(dir / "suite/list.json") << "[1, 2]";                  // not a scenario
+  std::ofstream(dir / "reports/counterexamples/c.json") << scenario;   // the run's own report dir
+  std::ofstream(dir / "old-run/summary.json") << R"({"command": "explore", "cases": []})";
+  std::ofstream(dir / "old-run/counterexamples/d.json") << scenario;  // another run's report dir
+  std::ofstream(dir / ".cache/e.json") << scenario;
+  std::ofstream(dir / "node_modules/x/f.json") << scenario;
+  CHECK(harness::is_report_dir((dir / "old-run").string()));
+  CHECK_FALSE(harness::is_report_dir((dir / "suite").string()));
+  std::vector<LoadProblem> problems;
+  std::vector<std::string> notes;
+  auto files = harness::collect_scenario_files({dir.string()}, problems,
+                                               harness::ScanOptions{{(dir / "reports").string()}}, &notes);
+  INFO(dump(problems));
+  CHECK(problems.empty());
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].find("suite/a.json") != std::string::npos);
+  CHECK(files[1].find("suite/broken.json") != std::string::npos);
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  INFO(all);
+  CHECK(all.find("reports: skipped, the report directory of this run") != std::string::npos);
+  CHECK(all.find("old-run: skipped, a report directory") != std::string::npos);
+  CHECK(all.find("skipped 2 JSON file(s) that are not scenario files") != std::string::npos);
+  CHECK(all.find(".cache") == std::string::npos);  // hidden folders are skipped without a note
+  // Named directly, a file is read whatever it holds (lint then says what is wrong with it).
+  files = harness::collect_scenario_files({(dir / "suite/package.json").string()}, problems);
+  CHECK(files.size() == 1);
   fs::remove_all(dir);
 }
 

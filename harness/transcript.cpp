@@ -1,8 +1,13 @@
 // Transcript assembly and digest; see transcript.h.
 #include "harness/transcript.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <regex>
+#include <variant>
+
+#include "mock_server/wire_format.h"
 
 namespace harness {
 
@@ -32,15 +37,189 @@ json make_transcript(const Scenario& scenario, const rut::RunResult& run, const 
           {"final_history", run.final_history}};
 }
 
-std::string transcript_digest(const json& transcript) {
+std::string fnv1a_hex(std::string_view text) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : transcript.dump()) {
+  for (unsigned char c : text) {
     h ^= c;
     h *= 0x100000001b3ULL;
   }
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+std::string transcript_digest(const json& transcript) { return fnv1a_hex(transcript.dump()); }
+
+std::vector<int> requests_named(const Violation& violation) {
+  std::vector<int> out;
+  if (violation.request >= 0) out.push_back(violation.request);
+  // "request 3", "requests 0, 1", "requests 0, 1 and 2"
+  static const std::regex kNamed(R"(\brequests? (\d+(?:(?:, | and )\d+)*))");
+  static const std::regex kNumber(R"(\d+)");
+  for (auto it = std::sregex_iterator(violation.message.begin(), violation.message.end(), kNamed);
+       it != std::sregex_iterator(); ++it) {
+    const std::string list = (*it)[1].str();
+    for (auto n = std::sregex_iterator(list.begin(), list.end(), kNumber); n != std::sregex_iterator(); ++n) {
+      out.push_back(std::stoi(n->str()));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+/// The scripted attempt a journal entry played; null when it played none.
+const mock::Attempt* scripted_attempt(const Scenario& scenario, const mock::JournalEntry& e) {
+  if (e.turn < 0 || e.script_attempt < 0) return nullptr;
+  const auto& turns = scenario.script.turns;
+  if (static_cast<std::size_t>(e.turn) >= turns.size()) return nullptr;
+  const auto& attempts = turns[static_cast<std::size_t>(e.turn)].attempts;
+  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
+/// What the request carried: a digest of its history, and the calls of its last model content
+/// with the function responses that answer them.
+json request_sent(const mock::JournalEntry& e) {
+  json calls = json::array(), responses = json::array();
+  int contents = 0;
+  if (e.contents.is_array()) {
+    contents = static_cast<int>(e.contents.size());
+    const auto history = mock::summarize_history(e.contents);
+    // The last model content and the user content after it, if any.
+    for (std::size_t k = history.size(); k-- > 0;) {
+      if (history[k].role != "model") continue;
+      for (const auto& c : history[k].calls) {
+        json call = {{"name", c.name}, {"args", c.args}};
+        if (!c.id.empty()) call["id"] = c.id;
+        calls.push_back(std::move(call));
+      }
+      for (std::size_t u = k + 1; u < history.size(); ++u) {
+        for (const auto& r : history[u].responses) {
+          json response = {{"name", r.name}};
+          if (!r.id.empty()) response["id"] = r.id;
+          responses.push_back(std::move(response));
+        }
+      }
+      break;
+    }
+  }
+  return {{"history_digest", fnv1a_hex(e.contents.dump())}, {"contents", contents},
+          {"calls_answered", calls}, {"function_responses", responses}};
+}
+
+/// How the answer ended: "completed", "fault:KIND", "status:CODE", "finish:REASON" (a finish that
+/// does not complete the turn), "rejected", "bad-request", "not-found", "unscripted",
+/// "preflight" or "incomplete" (the stream ended without its terminal frame).
+std::string answer_ended(const mock::JournalEntry& e, const mock::Attempt* attempt) {
+  if (e.played == "status") return "status:" + std::to_string(e.response_status);
+  if (e.played != "stream") return e.played.empty() ? "incomplete" : e.played;
+  if (e.completed) return "completed";
+  if (!e.fault.empty()) return "fault:" + e.fault;
+  if (attempt && !attempt->events.empty()) {
+    if (const auto* finish = std::get_if<mock::FinishEvent>(&attempt->events.back())) {
+      return "finish:" + std::string(mock::finish_name(finish->reason));
+    }
+  }
+  return "incomplete";
+}
+
+json request_answer(const mock::JournalEntry& e, const mock::Attempt* attempt) {
+  json fault = nullptr;
+  if (!e.fault.empty() && attempt && attempt->fault) {
+    fault = mock::fault_to_json(*attempt->fault);
+    fault["fell_after_event"] = mock::fault_after_event(*attempt->fault, attempt->events.size());
+  } else if (!e.fault.empty()) {
+    fault = {{"kind", e.fault}};
+  }
+  json calls = json::array();
+  for (const auto& c : e.delivered_calls) {
+    json call = {{"name", c.name}, {"args", c.args}, {"call_index", c.call_index}};
+    if (!c.id.empty()) call["id"] = c.id;
+    calls.push_back(std::move(call));
+  }
+  json a = {{"status", e.response_status},
+            {"played", e.played},
+            {"events_delivered", e.events_delivered},
+            {"events_scripted", attempt ? static_cast<int>(attempt->events.size()) : 0},
+            {"fault", fault},
+            {"ended", answer_ended(e, attempt)},
+            {"delivered_calls", calls},
+            {"delivered_text", e.delivered_text}};
+  if (!e.rejection.empty()) a["rejection"] = e.rejection;
+  return a;
+}
+
+}  // namespace
+
+json make_review_transcript(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
+                            const std::vector<Violation>& violations, const std::vector<double>& sent_at_s) {
+  json links = json::array();
+  std::vector<std::vector<int>> named(violations.size());
+  for (std::size_t v = 0; v < violations.size(); ++v) {
+    named[v] = requests_named(violations[v]);
+    links.push_back({{"index", v}, {"invariant", violations[v].invariant}, {"requests", named[v]}});
+  }
+
+  json executions = json::array();
+  for (const rut::LedgerEntry& l : run.ledger) {
+    executions.push_back({{"name", l.name}, {"args", l.args}, {"call_id", l.call_id},
+                          {"call_index", l.call_index}, {"request", l.request_seq}});
+  }
+
+  json requests = json::array();
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    const mock::Attempt* attempt = scripted_attempt(scenario, e);
+    json r = {{"index", e.index}, {"turn", e.turn}, {"attempt", e.attempt}, {"script_attempt", e.script_attempt},
+              {"model", e.model}, {"provider", e.provider}, {"streaming", e.streaming},
+              {"virtual_s", i < sent_at_s.size() ? json(sent_at_s[i]) : json(nullptr)}};
+    if (e.arrived_ms >= 0) r["arrived_ms"] = e.arrived_ms;
+    if (e.answered_ms >= 0) r["answered_ms"] = e.answered_ms;
+    r["sent"] = request_sent(e);
+    r["answer"] = request_answer(e, attempt);
+    json executed = json::array();
+    for (std::size_t k = 0; k < run.ledger.size(); ++k) {
+      if (run.ledger[k].request_seq == static_cast<int>(e.index)) executed.push_back(k);
+    }
+    r["executed"] = executed;
+    json linked = json::array();
+    for (std::size_t v = 0; v < violations.size(); ++v) {
+      if (std::find(named[v].begin(), named[v].end(), static_cast<int>(e.index)) != named[v].end()) linked.push_back(v);
+    }
+    r["violations"] = linked;
+    requests.push_back(std::move(r));
+  }
+
+  // The runtime's own story: each retry, commit and error with the request it followed.
+  json retries = json::array(), commits = json::array(), errors = json::array();
+  int last_request = -1;
+  for (const json& ev : run.events) {
+    const std::string type = ev.value("type", "");
+    if (type == "request") {
+      last_request = ev.value("seq", last_request);
+    } else if (type == "retry") {
+      retries.push_back({{"request", last_request}, {"turn", ev.value("turn", -1)}, {"attempt", ev.value("attempt", -1)},
+                         {"reason", ev.value("error", "")}, {"message", ev.value("message", "")},
+                         {"wait_s", ev.value("wait_s", 0.0)}, {"model", ev.value("model", "")}});
+    } else if (type == "commit") {
+      commits.push_back({{"request", last_request}, {"turn", ev.value("turn", -1)}});
+    } else if (type == "error") {
+      errors.push_back({{"request", last_request}, {"code", ev.value("code", "")}, {"message", ev.value("message", "")}});
+    }
+  }
+  json runtime = {{"retries", retries},
+                  {"commits", commits},
+                  {"errors", errors},
+                  {"outcome", {{"completed", run.completed}, {"error", run.error},
+                               {"error_message", run.error_message}, {"final_text", run.final_text}}},
+                  {"requests", run.requests},
+                  {"waited_s", run.waited_s}};
+
+  return {{"version", kReviewTranscriptVersion}, {"requests", requests}, {"runtime", runtime},
+          {"executions", executions}, {"violations", links}};
 }
 
 }  // namespace harness

@@ -1,12 +1,16 @@
 // The transcript: the deterministic record of one run (runtime events, ledger, shown output,
 // outcome, virtual time, and the journal's transport-independent fields), and its digest. Same
 // scenario and seed ⇒ same transcript on either transport; the digest makes that checkable.
+// The review transcript is the reader's version of the same run for summary.json (request by
+// request, with real times over HTTP, violations linked to requests); it is not digested.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/invariants.h"
 #include "harness/scenario.h"
 #include "mock_server/journal.h"
 #include "runtime_under_test/runtime.h"
@@ -21,5 +25,30 @@ nlohmann::json make_transcript(const Scenario& scenario, const rut::RunResult& r
 
 /// FNV-1a 64 of `transcript.dump()`, as 16 lower-case hex digits.
 std::string transcript_digest(const nlohmann::json& transcript);
+
+/// FNV-1a 64 of `text`, as 16 lower-case hex digits.
+std::string fnv1a_hex(std::string_view text);
+
+/// The version of the review transcript's shape (docs/summary.schema.json `transcript`).
+inline constexpr int kReviewTranscriptVersion = 1;
+
+/// The review transcript of one run, summary.json's `transcript` (docs/REPORTS.md):
+/// {version, requests[{index, turn, attempt, script_attempt, model, provider, streaming,
+/// virtual_s, arrived_ms?, answered_ms?, sent{history_digest, contents, calls_answered[],
+/// function_responses[]}, answer{status, played, events_delivered, events_scripted, fault,
+/// ended, delivered_calls[], delivered_text, rejection?}, executed[], violations[]}],
+/// runtime{retries[], commits[], errors[], outcome{completed, error, error_message, final_text},
+/// requests, waited_s}, executions[{name, args, call_id, call_index, request}],
+/// violations[{index, invariant, requests[]}]}. `sent_at_s` holds the virtual second each
+/// request was sent (send order = journal order for the reference runtime); empty for a black box,
+/// whose requests then carry `virtual_s: null`. Violations are linked to their `request` and to
+/// every "request N" / "requests N, M" their message names.
+nlohmann::json make_review_transcript(const Scenario& scenario, const rut::RunResult& run,
+                                      const mock::Journal& journal, const std::vector<Violation>& violations,
+                                      const std::vector<double>& sent_at_s);
+
+/// The requests a violation names: its `request` and each index in "request N" / "requests N, M
+/// and K" in its message, ascending, without repeats.
+std::vector<int> requests_named(const Violation& violation);
 
 }  // namespace harness

@@ -30,7 +30,11 @@ options:
   --provider NAME           play every case in this wire format: gemini, openai-chat,
                             openai-responses or anthropic (default: drawn per case from its seed)
   --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
-  --report-dir DIR          where junit.xml, summary.json and counterexamples/ go (default: reports)
+  --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
+                            (default: reports); summary.md is also appended to
+                            $GITHUB_STEP_SUMMARY when that is set
+  --transcripts             every case's transcript in summary.json (`explored`); the failing
+                            property always carries its counterexample's
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
@@ -72,6 +76,8 @@ int explore_command(const Args& args) {
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
+    } else if (in.flag("--transcripts")) {
+      options.transcripts = true;
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
@@ -159,6 +165,8 @@ int explore_command(const Args& args) {
   FanoutListener report;
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
   report.add(make_summary_listener((std::filesystem::path(options.report_dir) / "summary.json").string()));
+  report.add(make_markdown_listener((std::filesystem::path(options.report_dir) / "summary.md").string(),
+                                    github_step_summary_path()));
 
   try {
     const explore::ExploreOutcome outcome = explore::explore(options, std::cout, &report);

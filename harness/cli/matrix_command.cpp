@@ -36,7 +36,8 @@ options:
   --agent-timeout S       wall-clock limit per run in seconds (default: each recipe's)
   --tag TAG               only scenarios with this tag (repeatable: any of them)
   --strict                policy differences fail too (DIFF cells become FAIL unless pinned)
-  --report-dir DIR        matrix.md, matrix.json, junit.xml, summary.json and each case's agent
+  --report-dir DIR        matrix.md, matrix.json, junit.xml, summary.json, summary.md (also
+                          appended to $GITHUB_STEP_SUMMARY when set) and each case's agent
                           output under agents/AGENT/SCENARIO/ (default: reports/matrix)
   -h, --help              this text
 
@@ -122,7 +123,8 @@ int matrix_command(const Args& args) {
   // Scenarios: same names may repeat across agents' folders (rows), so no suite-wide name check.
   std::vector<LoadProblem> problems;
   std::vector<Scenario> scenarios;
-  for (const std::string& file : collect_scenario_files(paths, problems)) {
+  std::vector<std::string> notes;
+  for (const std::string& file : collect_scenario_files(paths, problems, ScanOptions{{report_dir}}, &notes)) {
     LoadResult r = load_scenario_file(file);
     for (LoadProblem& p : r.problems) problems.push_back(std::move(p));
     if (!r.scenario) continue;
@@ -130,6 +132,7 @@ int matrix_command(const Args& args) {
     for (const auto& t : r.scenario->tags) tagged |= std::find(tags.begin(), tags.end(), t) != tags.end();
     if (tagged) scenarios.push_back(std::move(*r.scenario));
   }
+  for (const std::string& n : notes) std::cerr << "note: " << n << '\n';
   for (const LoadProblem& p : problems) std::cerr << format_problem(p) << '\n';
   if (!problems.empty()) return kExitInvalidInput;
 
@@ -198,6 +201,7 @@ int matrix_command(const Args& args) {
   FanoutListener report;
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
+  report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.run_starting(RunInfo{"matrix", 0, "http", {}, "", agents_text});
 
   const Stopwatch stopwatch;
@@ -222,6 +226,7 @@ int matrix_command(const Args& args) {
       ReportCase c = agents::to_report_case(r, *t.recipe, "hiccup.matrix." + t.recipe->name);
       c.passed = agents::cell_ok(cells[i].status);
       c.extra["matrix_status"] = agents::cell_status_name(cells[i].status);
+      c.extra["replay"] = "build/hiccup run --agent " + t.recipe->name + " " + t.scenario->source_path;
       if (pin) c.extra["known_failure"] = {{"violates", pin->violates}, {"why", pin->why}};
       cases[i] = c;
       std::lock_guard lock(out_mu);

@@ -11,6 +11,7 @@
 #include "harness/report/report.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
+#include "harness/transcript.h"
 #include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 
@@ -19,8 +20,10 @@ namespace {
 
 constexpr const char* kRunUsage = R"(usage: hiccup run PATH... [OPTIONS]
 
-Runs scenario files (or folders, searched recursively for *.json) against the reference runtime,
-checks every invariant and every expect field, and writes reports.
+Runs scenario files (or folders, searched recursively for scenario files: *.json with "turns";
+report directories, hidden folders and other JSON are skipped with a note) against the reference
+runtime, checks every invariant and every expect field, and writes reports (summary.md is also
+appended to $GITHUB_STEP_SUMMARY when that is set).
 
 options:
   --defect NAME        switch a seeded defect on for every scenario (repeatable; see `hiccup defects`)
@@ -30,7 +33,9 @@ options:
   --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
   --provider NAME      play every scenario in this wire format instead of its own `provider`:
                        gemini, openai-chat, openai-responses or anthropic
-  --report-dir DIR     where junit.xml and summary.json go (default: reports)
+  --report-dir DIR     where junit.xml, summary.json and summary.md go (default: reports); a
+                       folder scan skips it (docs/REPORTS.md)
+  --transcripts        every case's transcript in summary.json (failing cases always carry theirs)
   --seed N             the runtime's random seed (default 1)
   --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
                        name (harness/agents/recipes/NAME.json, e.g. gemini-cli) or recipe path;
@@ -59,16 +64,21 @@ exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
 
 constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...
 
-Validates scenario files (or folders of *.json) without running them: one line per problem,
+Validates scenario files (or folders, searched like `hiccup run` does) without running them: one
+line per problem,
 `error: FILE: /json/pointer: what was expected, what was found`.
 
 exit codes: 0 all valid, 2 usage error, 3 invalid input
 )";
 
-/// Loads every scenario under `paths`; prints problems; returns false when any.
-bool load_all(const std::vector<std::string>& paths, std::vector<Scenario>& out) {
+/// Loads every scenario under `paths` (a folder scan skips `skip_dir`, the run's own report
+/// directory); prints problems and skip notes; returns false when any problem.
+bool load_all(const std::vector<std::string>& paths, std::vector<Scenario>& out, const std::string& skip_dir = "") {
   std::vector<LoadProblem> problems;
-  const std::vector<std::string> files = collect_scenario_files(paths, problems);
+  std::vector<std::string> notes;
+  const std::vector<std::string> files =
+      collect_scenario_files(paths, problems, ScanOptions{skip_dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{skip_dir}}, &notes);
+  for (const std::string& n : notes) std::cerr << "note: " << n << '\n';
   std::map<std::string, std::string> names;
   for (const std::string& file : files) {
     LoadResult r = load_scenario_file(file);
@@ -92,7 +102,18 @@ std::string classname_of(const Scenario& s) {
   return "hiccup." + (folder.empty() ? std::string("scenarios") : folder);
 }
 
-ReportCase to_report_case(const CaseResult& r, std::string name, std::string classname) {
+/// The command line that replays one case: `build/hiccup run FILE` with the run's options.
+std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider) {
+  std::string cmd = "build/hiccup run " + s.source_path;
+  for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
+  if (o.transport == TransportKind::kMemory) cmd += " --transport memory";
+  if (!provider.empty()) cmd += " --provider " + provider;
+  if (o.seed != 1) cmd += " --seed " + std::to_string(o.seed);
+  return cmd;
+}
+
+/// A report case; its transcript when it failed or `transcripts` asks for every one.
+ReportCase to_report_case(const CaseResult& r, std::string name, std::string classname, bool transcripts) {
   ReportCase c;
   c.name = std::move(name);
   c.classname = std::move(classname);
@@ -105,6 +126,9 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
              {"provider", r.scenario.script.provider}};
   if (!r.run.error.empty()) c.extra["error"] = r.run.error;
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
+  if (transcripts || !r.passed()) {
+    c.transcript = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
+  }
   return c;
 }
 
@@ -117,7 +141,7 @@ int run_command(const Args& args) {
   std::string agent, agent_cmd, agent_timeout, provider;
   bool provider_given = false, agent_given = false, agent_cmd_given = false, seed_given = false,
        transport_given = false;
-  bool catches = false, strict = false;
+  bool catches = false, strict = false, transcripts = false;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
       std::cout << kRunUsage;
@@ -133,6 +157,7 @@ int run_command(const Args& args) {
              (in.value("--agent-cmd", agent_cmd) && (agent_cmd_given = true)) ||
              in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
+    else if (in.flag("--transcripts")) transcripts = true;
     else if (in.flag("--strict")) strict = true;
     else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else paths.push_back(in.take());
@@ -161,6 +186,7 @@ int run_command(const Args& args) {
     in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
   }
   if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
+  if (transcripts && black_box) in.set_error("--transcripts applies to the reference runtime, not to --agent/--agent-cmd");
   if (!agent_timeout.empty() && (!parse_number<unsigned>(agent_timeout) || *parse_number<unsigned>(agent_timeout) == 0)) {
     in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + agent_timeout + "\"");
   }
@@ -175,7 +201,7 @@ int run_command(const Args& args) {
   options.extra_defects = defects;
 
   std::vector<Scenario> scenarios;
-  if (!load_all(paths, scenarios)) return kExitInvalidInput;
+  if (!load_all(paths, scenarios, report_dir)) return kExitInvalidInput;
   if (!tags.empty()) {
     std::erase_if(scenarios, [&](const Scenario& s) {
       for (const auto& t : s.tags) {
@@ -217,6 +243,7 @@ int run_command(const Args& args) {
   report.add(make_console_listener(std::cout));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
+  report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider});
 
   RunTotals totals;
@@ -227,14 +254,19 @@ int run_command(const Args& args) {
   };
   for (const Scenario& s : scenarios) {
     const CaseResult r = run_scenario(s, options);
-    record(to_report_case(r, s.name, classname_of(s)));
+    ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
+    c.extra["replay"] = replay_command(s, options, provider);
+    record(c);
     if (!catches) continue;
     for (const std::string& defect : s.catches) {
       RunOptions with = options;
       with.extra_defects.push_back(defect);
       const CaseResult k = run_scenario(s, with);
-      ReportCase c = to_report_case(k, s.name + " catches " + defect, "hiccup.kill-matrix");
+      ReportCase c = to_report_case(k, s.name + " catches " + defect, "hiccup.kill-matrix", true);
       c.passed = !k.passed();
+      c.extra["replay"] = replay_command(s, with, provider);
+      // A caught defect is the expected verdict; a survivor's transcript shows how it got through.
+      if (c.passed && !transcripts) c.transcript = nullptr;
       c.extra["caught_by"] = nlohmann::json::array();
       for (const Violation& viol : k.violations) c.extra["caught_by"].push_back(viol.invariant);
       if (!c.passed) c.detail = "defect " + defect + " survived: the verdict passed with it switched on";

@@ -26,6 +26,7 @@
 #include "harness/oracle.h"
 #include "harness/report/report.h"
 #include "harness/scenario_io.h"
+#include "harness/transcript.h"
 
 namespace harness::explore {
 namespace {
@@ -72,6 +73,14 @@ int event_count(const Scenario& s) {
   for (const auto& t : s.script.turns)
     for (const auto& a : t.attempts) n += static_cast<int>(a.events.size());
   return n;
+}
+
+nlohmann::json size_json(const ScenarioSize& z) {
+  return {{"turns", z.turns}, {"attempts", z.attempts}, {"events", z.events}};
+}
+
+nlohmann::json review_transcript(const CaseResult& r) {
+  return make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
 }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -186,6 +195,10 @@ std::vector<CaseResult> run_all(const std::vector<Scenario>& scenarios, const Ru
   return results;
 }
 
+ScenarioSize size_of(const Scenario& scenario) {
+  return {static_cast<int>(scenario.script.turns.size()), attempt_count(scenario), event_count(scenario)};
+}
+
 ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener) {
   const Stopwatch stopwatch;
   ExploreOutcome out;
@@ -278,6 +291,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
 
     CaseRecord record{i, result.passed(), result.digest, {}, scenario.script.provider};
     for (const auto& v : result.violations) record.invariants.push_back(v.invariant);
+    if (options.transcripts) record.transcript = review_transcript(result);
 
     if (determinism_selected(i, options.determinism_pct)) {
       ++out.determinism_checked;
@@ -331,12 +345,15 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     failure.case_index = i;
     failure.original = scenario;
     failure.original_violations = result.violations;
+    failure.original_size = size_of(scenario);
+    failure.original_transcript = review_transcript(result);
     const std::set<std::string> target = broken_names(result.violations);
     log << "FAIL case " << i << " (seed " << options.seed << "): " << summarize_invariants(record.invariants) << "\n";
     for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
 
     rc::Shrinkable<Scenario> current = root;
     std::vector<Violation> current_violations = result.violations;
+    CaseResult current_result = result;
     bool progressed = true;
     while (progressed && failure.shrink_tries < options.max_shrink_tries) {
       progressed = false;
@@ -346,7 +363,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         ++failure.shrink_tries;
         try {
           const Scenario s = with_oracle_expect(candidate->value());
-          const CaseResult r = run_scenario(s, run_options);
+          CaseResult r = run_scenario(s, run_options);
           if (r.passed()) continue;
           const auto names = broken_names(r.violations);
           if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return target.count(n) > 0; })) {
@@ -354,6 +371,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
           }
           current = *candidate;
           current_violations = r.violations;
+          current_result = std::move(r);
           ++failure.shrink_steps;
           progressed = true;
           break;
@@ -379,6 +397,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     }
     failure.shrunk = shrunk;
     failure.violations = current_violations;
+    failure.shrunk_size = size_of(shrunk);
+    failure.transcript = review_transcript(current_result);
 
     log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries) to "
         << shrunk.script.turns.size() << " turns, " << attempt_count(shrunk) << " attempts, "
@@ -420,6 +440,9 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   }
   progress.finish();
   out.wall_ms = stopwatch.elapsed_ms();
+  std::string digests;
+  for (const CaseRecord& r : out.records) digests += std::to_string(r.index) + " " + r.digest + "\n";
+  out.digest = fnv1a_hex(digests);
 
   if (listener) {
     RunTotals totals;
@@ -432,16 +455,34 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       if (!c.passed) c.violations = it->second;
       c.detail = property_detail[p];
       c.wall_ms = out.wall_ms;
+      c.digest = out.digest;
       c.extra = {{"property", p}, {"seed", options.seed}, {"cases_run", out.cases_run}};
       if (p == "determinism") c.extra["determinism_checked"] = out.determinism_checked;
       if (!c.passed && out.failure && p != "determinism") {
-        c.extra["failing_case"] = out.failure->case_index;
-        c.extra["counterexample"] = out.failure->path;
+        const ExploreFailure& f = *out.failure;
+        c.extra["failing_case"] = f.case_index;
+        c.extra["counterexample"] = f.path;
+        if (!f.replay_command.empty()) c.extra["replay"] = f.replay_command;
+        c.extra["original_size"] = size_json(f.original_size);
+        c.extra["shrunk_size"] = size_json(f.shrunk_size);
+        c.extra["shrink_steps"] = f.shrink_steps;
+        c.extra["shrink_tries"] = f.shrink_tries;
+        c.transcript = f.transcript;  // its violations are the shrunk run's: their requests are its
       }
       (c.passed ? totals.passed : totals.failed) += 1;
       listener->case_ended(c);
     }
     totals.wall_ms = out.wall_ms;
+    totals.extra["digest"] = out.digest;
+    if (options.transcripts) {
+      nlohmann::json explored = nlohmann::json::array();
+      for (const CaseRecord& r : out.records) {
+        explored.push_back({{"index", r.index}, {"name", case_name(options.seed, r.index)}, {"provider", r.provider},
+                            {"passed", r.passed}, {"digest", r.digest}, {"invariants", r.invariants},
+                            {"transcript", r.transcript}});
+      }
+      totals.extra["explored"] = std::move(explored);
+    }
     listener->run_ended(totals);
   }
 

@@ -39,7 +39,20 @@ struct ExploreOptions {
   int jobs = 0;                             ///< cases run at once; 0 = 32 over HTTP, 1 in memory
   double http_idle_floor_ms = 0;            ///< HTTP: RunOptions::min_idle_timeout_ms (0 = its default)
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
+  /// Keep every case's review transcript (CaseRecord::transcript; `--transcripts`); the failure's
+  /// are kept either way.
+  bool transcripts = false;
 };
+
+/// How big a scenario is, for shrinking reports.
+struct ScenarioSize {
+  int turns = 0;
+  int attempts = 0;  ///< scripted attempts over all turns
+  int events = 0;    ///< scripted events over all attempts
+};
+
+/// The size of `scenario`'s script.
+ScenarioSize size_of(const Scenario& scenario);
 
 /// The first failing case, before and after shrinking.
 struct ExploreFailure {
@@ -49,6 +62,10 @@ struct ExploreFailure {
   Scenario shrunk;                        ///< smallest failing scenario found; runtime.defects and
                                           ///< catches hold the defects when some were on
   std::vector<Violation> violations;      ///< the shrunk case's violations
+  ScenarioSize original_size;
+  ScenarioSize shrunk_size;
+  nlohmann::json original_transcript;     ///< review transcript (transcript.h) of the original run
+  nlohmann::json transcript;              ///< review transcript of the shrunk counterexample's run
   int shrink_steps = 0;                   ///< accepted shrinks
   int shrink_tries = 0;                   ///< candidate runs
   std::string path;                       ///< counterexample file ("" when not written)
@@ -63,6 +80,7 @@ struct CaseRecord {
   std::string digest;
   std::vector<std::string> invariants;  ///< names broken, in order
   std::string provider;                 ///< the wire format the case was played in
+  nlohmann::json transcript;            ///< review transcript; null unless ExploreOptions::transcripts
 };
 
 struct ExploreOutcome {
@@ -75,6 +93,9 @@ struct ExploreOutcome {
   /// case (a failure is re-run once before shrinking; one that does not reproduce is not shrunk).
   std::vector<int> determinism_mismatches;
   std::vector<CaseRecord> records;           ///< every case run, in order
+  /// FNV-1a 64 (16 hex digits) over every case run's "index digest" line in index order: one
+  /// string that two machines compare for a whole run (same seed, cases, shard and defects ⇒ same).
+  std::string digest;
   double wall_ms = 0;
   /// Exit code per commands.h: 0, 1 (a failure) or 4 (a determinism mismatch; wins over 1).
   int exit_code() const;

@@ -381,3 +381,36 @@ TEST_CASE("1000 generated cases give the same verdicts and digests over HTTP and
   }
   CHECK(mismatches <= 3);
 }
+
+TEST_CASE("the run digest is the same for the same seed and differs for another seed or defect", "[explore]") {
+  std::ostringstream log;
+  const auto a = hx::explore(quiet_options(5, 40), log);
+  const auto b = hx::explore(quiet_options(5, 40), log);
+  REQUIRE(a.digest.size() == 16);
+  CHECK(a.digest == b.digest);
+  CHECK(hx::explore(quiet_options(6, 40), log).digest != a.digest);
+  auto with_defect = quiet_options(5, 40);
+  with_defect.defects = {"keep-calls-on-retry"};
+  with_defect.stop_at_first_failure = false;
+  with_defect.max_shrink_tries = 0;
+  CHECK(hx::explore(with_defect, log).digest != a.digest);
+}
+
+TEST_CASE("a shrunk failure keeps both sizes and both review transcripts", "[explore]") {
+  std::ostringstream log;
+  auto o = quiet_options(1, 200);
+  o.defects = {"keep-calls-on-retry"};
+  const auto out = hx::explore(o, log);
+  REQUIRE(out.failure);
+  const auto& f = *out.failure;
+  CHECK(f.original_size.turns == static_cast<int>(f.original.script.turns.size()));
+  CHECK(f.original_size.attempts == total_attempts(f.original));
+  CHECK(f.shrunk_size.attempts == total_attempts(f.shrunk));
+  CHECK(f.shrunk_size.attempts <= f.original_size.attempts);
+  CHECK(f.shrunk_size.events <= f.original_size.events);
+  // The shrunk transcript's violations are the shrunk run's, linked to its requests.
+  REQUIRE(f.transcript["violations"].size() == f.violations.size());
+  CHECK(f.transcript["requests"].size() >= 2);
+  CHECK(f.original_transcript["requests"].size() >= f.transcript["requests"].size());
+  for (const auto& r : out.records) CHECK(r.transcript.is_null());  // only with `transcripts`
+}

@@ -1,6 +1,7 @@
 // Report writers behind one listener interface (Catch2's reporter habit): the console streams as it
-// goes; JUnit and summary.json are cumulative (JUnit needs totals first) and write at run end.
-// Fan several out at once with FanoutListener. Every report carries the seed.
+// goes; JUnit, summary.json and summary.md are cumulative (JUnit needs totals first) and write at
+// run end. Fan several out at once with FanoutListener. Every report carries the seed.
+// summary.json's shape is docs/summary.schema.json (version kSummarySchemaVersion, docs/REPORTS.md).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,10 @@
 #include "harness/invariants.h"
 
 namespace harness {
+
+/// summary.json's `schema`: the version of docs/summary.schema.json it follows. 2 added
+/// transcripts, `replay`, explore sizes and digests.
+inline constexpr int kSummarySchemaVersion = 2;
 
 /// What a run is, for report headers.
 struct RunInfo {
@@ -39,6 +44,8 @@ struct ReportCase {
   double wall_ms = 0;
   std::string detail;                  ///< extra text for failures (replay command, seed, …)
   nlohmann::json extra = nlohmann::json::object();  ///< merged into summary.json's case entry
+  /// The review transcript (transcript.h make_review_transcript); null when not recorded.
+  nlohmann::json transcript = nullptr;
 };
 
 struct RunTotals {
@@ -46,6 +53,7 @@ struct RunTotals {
   int failed = 0;
   int differences = 0;  ///< of the passed: black-box policy differences (DIFF), not bugs
   double wall_ms = 0;
+  nlohmann::json extra = nlohmann::json::object();  ///< merged into summary.json's top level
 };
 
 class ReportListener {
@@ -72,8 +80,24 @@ class FanoutListener final : public ReportListener {
 std::unique_ptr<ReportListener> make_console_listener(std::ostream& out);
 /// JUnit XML at `path` (testsuite with the seed as a property; a failure per failed case).
 std::unique_ptr<ReportListener> make_junit_listener(std::string path);
-/// summary.json at `path`: {command, seed, transport, defects, passed, failed, wall_ms,
-/// cases:[{name, passed, digest, violations:[…], …extra}]}.
+/// summary.json at `path`: {schema, command, seed, transport, defects, provider, passed, failed,
+/// wall_ms, cases:[{name, classname, passed, digest, wall_ms, violations:[…], detail?,
+/// transcript?, …extra}], …totals.extra}; docs/summary.schema.json has every field.
 std::unique_ptr<ReportListener> make_summary_listener(std::string path);
+
+/// Most failing cases summary.md lists; the rest are counted ("… and N more").
+inline constexpr int kSummaryMdMaxCases = 20;
+/// Most violations summary.md lists per case.
+inline constexpr int kSummaryMdMaxViolations = 5;
+
+/// summary.md at `path`, short enough for a CI job summary: a heading with the counts, the run's
+/// settings, then each failing case (at most kSummaryMdMaxCases) with its violations and its replay
+/// line. When `append_path` is not empty the same text is appended to it (GitHub's
+/// `$GITHUB_STEP_SUMMARY`). The replay line is the case's `extra.replay`, else the `replay:` line of
+/// its detail, else `hiccup run --agent AGENT FILE` for a black-box case.
+std::unique_ptr<ReportListener> make_markdown_listener(std::string path, std::string append_path = "");
+
+/// `$GITHUB_STEP_SUMMARY`, or "" when unset.
+std::string github_step_summary_path();
 
 }  // namespace harness

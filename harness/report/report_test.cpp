@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/report/report.h"
+#include "harness/transcript.h"
 
 namespace harness {
 namespace {
@@ -32,6 +33,7 @@ void feed(ReportListener& l) {
   bad.passed = false;
   bad.violations = {Violation{"at-most-once", "call 0 (\"shell\") of turn 0 ran 2 times <&>", 1, 0, 1}};
   bad.digest = "00000000000000bb";
+  bad.transcript = {{"version", 1}, {"requests", nlohmann::json::array()}};
   l.case_ended(bad);
   l.run_ended(RunTotals{1, 1, 0, 3.0});
 }
@@ -73,6 +75,82 @@ TEST_CASE("summary.json carries seed, digests and violations per case") {
   CHECK(j["cases"][0]["digest"] == "00000000000000aa");
   CHECK(j["cases"][1]["violations"][0]["invariant"] == "at-most-once");
   CHECK(j["cases"][1]["violations"][0]["turn"] == 0);
+  CHECK(j["schema"] == kSummarySchemaVersion);
+  CHECK_FALSE(j["cases"][0].contains("transcript"));  // none recorded: no field
+  CHECK(j["cases"][1]["transcript"]["version"] == 1);
+}
+
+TEST_CASE("summary.json merges the totals' extra fields into its top level") {
+  const std::string path = (std::filesystem::temp_directory_path() / "hiccup_report_test_extra.json").string();
+  auto l = make_summary_listener(path);
+  l->run_starting(RunInfo{"explore", 3, "memory", {}, ""});
+  RunTotals t{0, 0, 0, 1.0};
+  t.extra["digest"] = "0123456789abcdef";
+  l->run_ended(t);
+  const auto j = nlohmann::json::parse(slurp(path));
+  CHECK(j["digest"] == "0123456789abcdef");
+  CHECK(j["command"] == "explore");
+}
+
+TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {
+  const auto dir = std::filesystem::temp_directory_path() / "hiccup_report_test_md";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string md = (dir / "summary.md").string(), step = (dir / "step.md").string();
+  std::ofstream(step) << "earlier\n";
+  auto l = make_markdown_listener(md, step);
+  l->run_starting(RunInfo{"run", 7, "http", {"keep-calls-on-retry"}, ""});
+  ReportCase bad;
+  bad.name = "midstream-reset-after-call";
+  bad.classname = "hiccup.mid-stream";
+  bad.passed = false;
+  bad.violations = {Violation{"at-most-once", "ran 2 times <b>*", 1, 0, 1}};
+  bad.extra["replay"] = "build/hiccup run x.json --defect keep-calls-on-retry";
+  l->case_ended(bad);
+  ReportCase ok;
+  ok.name = "plain-answer";
+  l->case_ended(ok);
+  l->run_ended(RunTotals{1, 1, 0, 3.0});
+  const std::string want =
+      "### hiccup run: 1 passed, 1 failed\n\n"
+      "seed 7 · transport http · provider each scenario's own · defects keep-calls-on-retry\n\n"
+      "**FAIL** `midstream-reset-after-call` (hiccup.mid-stream)\n"
+      "- **at-most-once** \\[request 1, turn 0, attempt 1\\]: ran 2 times &lt;b&gt;\\*\n"
+      "- replay: `build/hiccup run x.json --defect keep-calls-on-retry`\n\n";
+  CHECK(slurp(md) == want);
+  CHECK(slurp(step) == "earlier\n" + want + "\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("summary.md caps the failing cases and violations it lists and says how many more") {
+  const std::string md = (std::filesystem::temp_directory_path() / "hiccup_report_test_cap.md").string();
+  auto l = make_markdown_listener(md);
+  l->run_starting(RunInfo{"explore", 1, "memory", {}, ""});
+  const int failing = kSummaryMdMaxCases + 5;
+  for (int i = 0; i < failing; ++i) {
+    ReportCase c;
+    c.name = "case-" + std::to_string(i);
+    c.passed = false;
+    for (int v = 0; v < kSummaryMdMaxViolations + 2; ++v) c.violations.push_back(Violation{"liveness", "m", -1, -1, -1});
+    c.detail = "seed 1\nreplay: build/hiccup run c" + std::to_string(i) + ".json";
+    l->case_ended(c);
+  }
+  l->run_ended(RunTotals{0, failing, 0, 1.0});
+  const std::string s = slurp(md);
+  CHECK(s.find("`case-" + std::to_string(kSummaryMdMaxCases - 1) + "`") != std::string::npos);
+  CHECK(s.find("`case-" + std::to_string(kSummaryMdMaxCases) + "`") == std::string::npos);
+  CHECK(s.find("… and 5 more failing case(s): see summary.json") != std::string::npos);
+  CHECK(s.find("- … and 2 more violation(s)") != std::string::npos);
+  CHECK(s.find("- replay: `build/hiccup run c0.json`") != std::string::npos);  // from the detail
+}
+
+TEST_CASE("a violation names its own request and every request its message lists") {
+  CHECK(requests_named(Violation{"at-most-once", "ran 2 times (delivered by requests 0, 1)", 1, 0, 1}) ==
+        std::vector<int>{0, 1});
+  CHECK(requests_named(Violation{"pairing", "request 4 answers a call of request 2", -1, -1, -1}) ==
+        std::vector<int>{2, 4});
+  CHECK(requests_named(Violation{"x", "requests 3, 5 and 7", 6, -1, -1}) == std::vector<int>{3, 5, 6, 7});
+  CHECK(requests_named(Violation{"expect.requests", "expected 3 requests, saw 4", -1, -1, -1}).empty());
 }
 
 TEST_CASE("the console ends with the N passed, N failed line") {

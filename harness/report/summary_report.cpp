@@ -18,14 +18,16 @@ class SummaryListener final : public ReportListener {
     for (const Violation& v : c.violations) j["violations"].push_back(violation_to_json(v));
     if (!c.detail.empty()) j["detail"] = c.detail;
     for (const auto& [k, v] : c.extra.items()) j[k] = v;
+    if (!c.transcript.is_null()) j["transcript"] = c.transcript;
     cases_.push_back(std::move(j));
   }
   void run_ended(const RunTotals& t) override {
-    nlohmann::json j = {{"schema", 1},       {"command", info_.command},   {"seed", info_.seed},
+    nlohmann::json j = {{"schema", kSummarySchemaVersion},       {"command", info_.command},   {"seed", info_.seed},
                         {"transport", info_.transport}, {"defects", info_.defects},
                         {"provider", info_.provider}, {"passed", t.passed},
                         {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
     if (t.differences > 0) j["differences"] = t.differences;
+    for (const auto& [k, v] : t.extra.items()) j[k] = v;
     if (!info_.agent.empty()) {
       j["agent"] = info_.agent;
       j["seed"] = nullptr;  // a black box has no seed of ours

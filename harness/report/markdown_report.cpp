@@ -1,0 +1,129 @@
+// The summary.md listener: cumulative, written at run end; the counts and each failing case with
+// its violations and replay line, short enough for a CI job summary ($GITHUB_STEP_SUMMARY).
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "harness/report/report.h"
+
+namespace harness {
+namespace {
+
+/// Text safe inside a Markdown paragraph or list item: one line, no emphasis or HTML.
+std::string md_text(std::string_view s, std::size_t max_chars = 300) {
+  std::string out;
+  std::size_t n = 0;
+  for (char c : s) {
+    // Cut at a character boundary (never inside a UTF-8 sequence).
+    if (n++ >= max_chars && (static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+      out += "…";
+      break;
+    }
+    switch (c) {
+      case '\n': case '\r': out += ' '; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '#':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// A command in a code span (backticks inside are not expected in paths or options).
+std::string md_code(std::string_view s) {
+  std::string out;
+  for (char c : s) out += (c == '`' || c == '\n') ? ' ' : c;
+  return "`" + out + "`";
+}
+
+std::string replay_line(const RunInfo& info, const ReportCase& c) {
+  if (c.extra.contains("replay") && c.extra["replay"].is_string()) return c.extra["replay"].get<std::string>();
+  std::istringstream lines(c.detail);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("replay: ", 0) == 0) return line.substr(8);
+  }
+  if (!info.agent.empty() && c.extra.contains("file") && c.extra["file"].is_string()) {
+    const std::string file = c.extra["file"].get<std::string>();
+    // `--agent-cmd` runs are named "agent-cmd"; the command itself is not in the report.
+    if (info.agent == "agent-cmd") return "build/hiccup run --agent-cmd CMD " + file;
+    return "build/hiccup run --agent " + info.agent + " " + file;
+  }
+  return "";
+}
+
+class MarkdownListener final : public ReportListener {
+ public:
+  MarkdownListener(std::string path, std::string append_path)
+      : path_(std::move(path)), append_path_(std::move(append_path)) {}
+  void run_starting(const RunInfo& info) override { info_ = info; }
+  void case_ended(const ReportCase& c) override {
+    if (c.passed) return;
+    ++failing_;
+    if (failing_ > kSummaryMdMaxCases) return;
+    std::ostringstream m;
+    m << "**FAIL** " << md_code(c.name) << " (" << md_text(c.classname) << ")\n";
+    int shown = 0;
+    for (const Violation& v : c.violations) {
+      if (shown++ == kSummaryMdMaxViolations) {
+        m << "- … and " << c.violations.size() - kSummaryMdMaxViolations << " more violation(s)\n";
+        break;
+      }
+      m << "- **" << md_text(v.invariant) << "**" << md_text(violation_location(v)) << ": " << md_text(v.message) << "\n";
+    }
+    if (c.violations.empty() && !c.detail.empty()) m << "- " << md_text(c.detail.substr(0, c.detail.find('\n'))) << "\n";
+    const std::string replay = replay_line(info_, c);
+    if (!replay.empty()) m << "- replay: " << md_code(replay) << "\n";
+    m << "\n";
+    failures_ += m.str();
+  }
+  void run_ended(const RunTotals& t) override {
+    std::ostringstream m;
+    m << "### hiccup " << info_.command << ": " << t.passed << " passed, " << t.failed << " failed\n\n";
+    if (info_.agent.empty()) m << "seed " << info_.seed;
+    else m << "agent " << md_text(info_.agent);
+    m << " · transport " << md_text(info_.transport);
+    m << " · provider "
+      << (!info_.provider.empty() ? md_text(info_.provider)
+          : info_.command == "explore" ? std::string("drawn per case") : std::string("each scenario's own"));
+    if (!info_.defects.empty()) {
+      m << " · defects";
+      for (const auto& d : info_.defects) m << ' ' << md_text(d);
+    }
+    if (t.differences > 0) m << " · " << t.differences << " policy difference(s), not bugs";
+    m << "\n\n";
+    if (failing_ == 0) {
+      m << "No failing case.\n";
+    } else {
+      m << failures_;
+      if (failing_ > kSummaryMdMaxCases) {
+        m << "… and " << failing_ - kSummaryMdMaxCases << " more failing case(s): see summary.json\n";
+      }
+    }
+    const std::string text = m.str();
+    std::ofstream(path_) << text;
+    if (!append_path_.empty()) std::ofstream(append_path_, std::ios::app) << text << '\n';
+  }
+
+ private:
+  std::string path_, append_path_;
+  RunInfo info_;
+  int failing_ = 0;
+  std::string failures_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportListener> make_markdown_listener(std::string path, std::string append_path) {
+  return std::make_unique<MarkdownListener>(std::move(path), std::move(append_path));
+}
+
+std::string github_step_summary_path() {
+  const char* p = std::getenv("GITHUB_STEP_SUMMARY");
+  return p ? p : "";
+}
+
+}  // namespace harness

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Checks hiccup's reports from real runs: summary.json against docs/summary.schema.json (with
+Debian's python3-jsonschema), summary.md and $GITHUB_STEP_SUMMARY, folder scans that skip report
+directories, and explore's run digest. One check per ctest entry:
+
+    check_reports.py --hiccup build/hiccup --source . --work DIR CHECK
+"""
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import jsonschema
+
+FAILING = "scenarios/mid-stream/midstream-reset-after-call.json"
+
+
+class Checker:
+    def __init__(self, hiccup, source, work):
+        self.hiccup = hiccup
+        self.source = source
+        self.work = work
+        with open(os.path.join(source, "docs/summary.schema.json")) as f:
+            self.schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(self.schema)
+        self.validator = jsonschema.Draft202012Validator(self.schema)
+
+    # helpers -----------------------------------------------------------------
+    def hiccup_run(self, args, expect_rc, env=None, cwd=None):
+        p = subprocess.run([self.hiccup] + args, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+        if p.returncode != expect_rc:
+            raise AssertionError(f"hiccup {' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n"
+                                 f"stdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
+        return p
+
+    def dir(self, name):
+        d = os.path.join(self.work, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+    def load(self, report_dir):
+        with open(os.path.join(report_dir, "summary.json")) as f:
+            return json.load(f)
+
+    def errors(self, summary):
+        return [f"{'/'.join(str(p) for p in e.absolute_path)}: {e.message[:300]}"
+                for e in self.validator.iter_errors(summary)]
+
+    def valid(self, summary, what):
+        errs = self.errors(summary)
+        if errs:
+            raise AssertionError(f"{what}: summary.json does not follow docs/summary.schema.json:\n  " +
+                                 "\n  ".join(errs[:20]))
+
+    def failing_run(self, extra=()):
+        d = self.dir("failing-run")
+        self.hiccup_run(["run", os.path.join(self.source, FAILING), "--defect", "keep-calls-on-retry",
+                         "--report-dir", d] + list(extra), 1)
+        return d
+
+    # checks ------------------------------------------------------------------
+    def check_schema_run(self):
+        s = self.load(self.failing_run())
+        self.valid(s, "run with a failing case (http)")
+        c = s["cases"][0]
+        assert not c["passed"], c
+        t = c["transcript"]
+        assert len(t["requests"]) == 3, t["requests"]
+        r0 = t["requests"][0]
+        assert r0["answer"]["ended"] == "fault:reset", r0["answer"]
+        assert r0["answer"]["fault"]["fell_after_event"] == 1, r0["answer"]["fault"]
+        assert "arrived_ms" in r0 and "answered_ms" in r0, "over http a request carries its real times"
+        assert r0["answered_ms"] >= r0["arrived_ms"], r0
+        assert t["requests"][1]["virtual_s"] == 10, "the retry is sent after the 10 s backoff"
+        assert [e["request"] for e in t["executions"]] == [0, 1], t["executions"]
+        assert t["runtime"]["retries"][0]["reason"] == "connection_lost", t["runtime"]["retries"]
+        assert t["runtime"]["retries"][0]["wait_s"] == 10, t["runtime"]["retries"]
+        twice = [v for v in t["violations"] if v["invariant"] == "at-most-once" and len(v["requests"]) == 2]
+        assert twice and twice[0]["requests"] == [0, 1], t["violations"]
+        assert twice[0]["index"] in t["requests"][1]["violations"], t["requests"][1]
+        assert c["replay"].endswith(FAILING + " --defect keep-calls-on-retry"), c["replay"]
+
+        # Memory transport: no real times; the kill matrix with --transcripts: every case has one.
+        d = self.dir("catches")
+        self.hiccup_run(["run", os.path.join(self.source, "scenarios/mid-stream"), "--catches", "--transcripts",
+                         "--transport", "memory", "--report-dir", d], 0)
+        s = self.load(d)
+        self.valid(s, "run --catches --transcripts (memory)")
+        assert all("transcript" in c for c in s["cases"]), "--transcripts puts a transcript in every case"
+        assert any(c["classname"] == "hiccup.kill-matrix" for c in s["cases"])
+        for c in s["cases"]:
+            for r in c["transcript"]["requests"]:
+                assert "arrived_ms" not in r, "in memory there is no real time"
+                assert isinstance(r["virtual_s"], (int, float))
+
+        # Without --transcripts a passing case carries none.
+        d = self.dir("passing")
+        self.hiccup_run(["run", os.path.join(self.source, FAILING), "--transport", "memory", "--report-dir", d], 0)
+        s = self.load(d)
+        self.valid(s, "passing run")
+        assert "transcript" not in s["cases"][0], "a passing case has no transcript without --transcripts"
+
+        # A black-box run (--agent-cmd) still follows the schema.
+        d = self.dir("agent-cmd")
+        self.hiccup_run(["run", "--agent-cmd", "exit 0", os.path.join(self.source, FAILING), "--report-dir", d], 1)
+        s = self.load(d)
+        self.valid(s, "run --agent-cmd")
+        assert s["seed"] is None and s["agent"] == "agent-cmd", s
+
+    def check_schema_explore(self):
+        d = self.dir("explore-defect")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "200", "--report-dir", d], 1)
+        s = self.load(d)
+        self.valid(s, "explore with a defect")
+        failing = [c for c in s["cases"] if not c["passed"]]
+        assert failing, "keep-calls-on-retry is found in 200 cases"
+        for c in failing:
+            o, z = c["original_size"], c["shrunk_size"]
+            assert z["attempts"] <= o["attempts"] and z["events"] <= o["events"], (o, z)
+            assert c["transcript"]["requests"], c
+            assert c["replay"].startswith("build/hiccup run ") and "counterexamples/" in c["replay"], c["replay"]
+        d = self.dir("explore-transcripts")
+        self.hiccup_run(["explore", "--cases", "30", "--transcripts", "--report-dir", d], 0)
+        s = self.load(d)
+        self.valid(s, "explore --transcripts")
+        assert [e["index"] for e in s["explored"]] == list(range(30)), "every case, in index order"
+        d = self.dir("explore-http")
+        self.hiccup_run(["explore", "--transport", "http", "--defect", "keep-calls-on-retry",
+                         "--cases", "60", "--report-dir", d], 1)
+        self.valid(self.load(d), "explore over http with a defect")
+
+    def check_schema_rejects(self):
+        """The schema is not vacuous: a missing or mistyped field fails, at every level."""
+        good = self.load(self.failing_run())
+        self.valid(good, "the unmutated summary")
+        d = self.dir("explore-for-negative")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", d], 1)
+        explore = self.load(d)
+        self.valid(explore, "the unmutated explore summary")
+
+        def drop(path):
+            def f(j):
+                *head, last = path
+                for k in head:
+                    j = j[k]
+                del j[last]
+            return f
+
+        def put(path, value):
+            def f(j):
+                *head, last = path
+                for k in head:
+                    j = j[k]
+                j[last] = value
+            return f
+
+        req = ["cases", 0, "transcript", "requests", 0]
+        mutations = [
+            ("top-level seed missing", good, drop(["seed"])),
+            ("schema version wrong", good, put(["schema"], 1)),
+            ("passed mistyped", good, put(["cases", 0, "passed"], "no")),
+            ("violation request mistyped", good, put(["cases", 0, "violations", 0, "request"], "0")),
+            ("failing run case without transcript", good, drop(["cases", 0, "transcript"])),
+            ("run case without replay", good, drop(["cases", 0, "replay"])),
+            ("request answer.ended missing", good, drop(req + ["answer", "ended"])),
+            ("request answer.ended not a known ending", good, put(req + ["answer", "ended"], "boom")),
+            ("request virtual_s mistyped", good, put(req + ["virtual_s"], "0")),
+            ("request history digest not 16 hex digits", good, put(req + ["sent", "history_digest"], "xyz")),
+            ("request fault mistyped", good, put(req + ["answer", "fault"], "reset")),
+            ("execution without its request", good, drop(["cases", 0, "transcript", "executions", 0, "request"])),
+            ("retry wait mistyped", good, put(["cases", 0, "transcript", "runtime", "retries", 0, "wait_s"], "10")),
+            ("outcome final_text missing", good, drop(["cases", 0, "transcript", "runtime", "outcome", "final_text"])),
+            ("unknown field in a request", good, put(req + ["surprise"], 1)),
+            ("unknown top-level field", good, put(["surprise"], 1)),
+            ("explore digest missing", explore, drop(["digest"])),
+        ]
+        fp = next(i for i, c in enumerate(explore["cases"]) if not c["passed"] and c["property"] != "determinism")
+        mutations += [
+            ("explore shrunk_size missing", explore, drop(["cases", fp, "shrunk_size"])),
+            ("explore original_size.events mistyped", explore, put(["cases", fp, "original_size", "events"], 1.5)),
+            ("explore failing property without transcript", explore, drop(["cases", fp, "transcript"])),
+        ]
+        accepted = []
+        for name, base, mutate in mutations:
+            j = copy.deepcopy(base)
+            mutate(j)
+            if not self.errors(j):
+                accepted.append(name)
+        if accepted:
+            raise AssertionError("the schema accepted broken summaries: " + "; ".join(accepted))
+
+    def check_summary_md(self):
+        step = os.path.join(self.work, "step_summary.md")
+        with open(step, "w") as f:
+            f.write("# earlier step\n")
+        env = dict(os.environ, GITHUB_STEP_SUMMARY=step)
+        d = self.dir("md-run")
+        self.hiccup_run(["run", os.path.join(self.source, FAILING), "--defect", "keep-calls-on-retry",
+                         "--report-dir", d], 1, env=env)
+        with open(os.path.join(d, "summary.md")) as f:
+            md = f.read()
+        assert md.startswith("### hiccup run: 0 passed, 1 failed\n"), md
+        assert "**FAIL** `midstream-reset-after-call`" in md, md
+        assert "- **at-most-once** \\[request 1, turn 0, attempt 1\\]: call 0" in md, md
+        assert "- replay: `build/hiccup run " in md and "--defect keep-calls-on-retry`" in md, md
+        with open(step) as f:
+            appended = f.read()
+        assert appended.startswith("# earlier step\n"), "appended, not overwritten"
+        assert md in appended, "summary.md is appended to $GITHUB_STEP_SUMMARY"
+
+        # explore and a passing run also append; without the variable nothing is appended.
+        d = self.dir("md-explore")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", d], 1, env=env)
+        with open(os.path.join(d, "summary.md")) as f:
+            md2 = f.read()
+        assert md2.startswith("### hiccup explore: ") and "counterexamples/" in md2, md2
+        with open(step) as f:
+            assert f.read().endswith(md2 + "\n"), "explore appends its summary.md too"
+        env.pop("GITHUB_STEP_SUMMARY")
+        size = os.path.getsize(step)
+        d = self.dir("md-passing")
+        self.hiccup_run(["run", os.path.join(self.source, FAILING), "--report-dir", d], 0, env=env)
+        with open(os.path.join(d, "summary.md")) as f:
+            assert "No failing case." in f.read()
+        assert os.path.getsize(step) == size, "nothing appended when GITHUB_STEP_SUMMARY is unset"
+
+    def check_scan_skips_reports(self):
+        d = self.dir("scan")
+        shutil.copytree(os.path.join(self.source, "scenarios/mid-stream"), os.path.join(d, "mid-stream"))
+        with open(os.path.join(d, "package.json"), "w") as f:
+            json.dump({"name": "not-a-scenario"}, f)
+        os.makedirs(os.path.join(d, ".cache"))
+        with open(os.path.join(d, ".cache", "broken.json"), "w") as f:
+            f.write("{ not json")
+        n = len([x for x in os.listdir(os.path.join(d, "mid-stream")) if x.endswith(".json")])
+        # The default report directory inside the scanned folder: the second run must not read it.
+        for i in range(2):
+            p = self.hiccup_run(["run", ".", "--transport", "memory"], 0, cwd=d)
+            assert p.stdout.rstrip().endswith(f"{n} passed, 0 failed"), p.stdout
+            assert "package.json" in p.stderr and "not scenario files" in p.stderr, p.stderr
+        assert "reports: skipped" in p.stderr, p.stderr
+        # A report directory of another run (here with a counterexample in it) is skipped too.
+        other = os.path.join(d, "ci-reports")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", other], 1)
+        p = self.hiccup_run(["lint", "."], 0, cwd=d)
+        assert p.stdout.strip() == f"{n} scenario file(s) valid", p.stdout
+        assert "ci-reports: skipped, a report directory" in p.stderr, p.stderr
+        # A file named directly is still read as a scenario, whatever it holds.
+        self.hiccup_run(["lint", "package.json"], 3, cwd=d)
+
+    def check_explore_digest(self):
+        def digest(*args):
+            d = self.dir("digest")
+            p = subprocess.run([self.hiccup, "explore", "--cases", "40", "--report-dir", d] + list(args),
+                               capture_output=True, text=True, timeout=600)
+            assert p.returncode in (0, 1), p.stderr
+            s = self.load(d)
+            self.valid(s, "explore " + " ".join(args))
+            digests = {c["digest"] for c in s["cases"]}
+            assert digests == {s["digest"]}, "every property carries the run digest"
+            return s["digest"]
+
+        a = digest("--seed", "5")
+        assert len(a) == 16 and a != "0" * 16, a
+        assert digest("--seed", "5") == a, "same seed, same digest"
+        assert digest("--seed", "5", "--jobs", "4") == a, "--jobs does not change the digest"
+        assert digest("--seed", "6") != a, "another seed, another digest"
+        assert digest("--seed", "5", "--defect", "keep-calls-on-retry", "--keep-going") != a, \
+            "another defect, another digest"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hiccup", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("check")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    c = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.source), os.path.abspath(a.work))
+    getattr(c, "check_" + a.check.replace("-", "_"))()
+    print(f"ok: {a.check}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        sys.exit(1)
