@@ -49,6 +49,7 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
+  report.add(make_html_listener(report_dir + "/report.html"));
   report.run_starting(RunInfo{"run", 0, "http", {}, "", recipe.name});
   RunTotals totals;
   for (const Scenario& s : scenarios) {

@@ -16,6 +16,24 @@ inline constexpr int kExitNondeterministic = 4;
 
 using Args = std::vector<std::string>;
 
+/// `hiccup COMMAND ARGS…` as a shell would read it back (arguments with spaces or quotes in single
+/// quotes), for reports.
+inline std::string command_line(const std::string& command, const Args& args) {
+  std::string out = "hiccup " + command;
+  for (const std::string& a : args) {
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") == std::string::npos;
+    if (plain) {
+      out += ' ' + a;
+      continue;
+    }
+    out += " '";
+    for (char c : a) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
 int run_command(const Args& args);
 int explore_command(const Args& args);
 int lint_command(const Args& args);
@@ -24,5 +42,6 @@ int defects_command(const Args& args);
 int faults_command(const Args& args);
 int invariants_command(const Args& args);
 int matrix_command(const Args& args);
+int report_command(const Args& args);
 
 }  // namespace harness::cli

@@ -163,10 +163,12 @@ int explore_command(const Args& args) {
     return kExitInvalidInput;
   }
   FanoutListener report;
+  report.set_command_line(command_line("explore", args));
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
   report.add(make_summary_listener((std::filesystem::path(options.report_dir) / "summary.json").string()));
   report.add(make_markdown_listener((std::filesystem::path(options.report_dir) / "summary.md").string(),
                                     github_step_summary_path()));
+  report.add(make_html_listener((std::filesystem::path(options.report_dir) / "report.html").string()));
 
   try {
     const explore::ExploreOutcome outcome = explore::explore(options, std::cout, &report);

@@ -16,6 +16,7 @@ commands:
   lint PATH...       validate scenario files without running them
   matrix --agent A,B PATH...
                      real agent CLIs × the scenarios each can play, against pinned known failures
+  report DIR         regenerate DIR/report.html (self-contained HTML report) from DIR/summary.json
   serve SCENARIO     run the mock model server standalone for any client; prints the base URL
   defects            list the reference runtime's seeded defects
   faults             list the fault catalogue with its fields
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
   static const std::map<std::string, int (*)(const Args&)> kCommands = {
       {"run", run_command},         {"explore", explore_command},       {"lint", lint_command},
       {"serve", serve_command},     {"defects", defects_command},       {"faults", faults_command},
-      {"invariants", invariants_command}, {"matrix", matrix_command}};
+      {"invariants", invariants_command}, {"matrix", matrix_command},
+      {"report", report_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
     std::cerr << "error: unknown command \"" << command << "\"\n\n" << kUsage;

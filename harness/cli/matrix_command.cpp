@@ -199,9 +199,11 @@ int matrix_command(const Args& args) {
             << '\n';
 
   FanoutListener report;
+  report.set_command_line(command_line("matrix", args));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
+  report.add(make_html_listener(report_dir + "/report.html"));
   report.run_starting(RunInfo{"matrix", 0, "http", {}, "", agents_text});
 
   const Stopwatch stopwatch;

@@ -240,10 +240,12 @@ int run_command(const Args& args) {
     return kExitInvalidInput;
   }
   FanoutListener report;
+  report.set_command_line(command_line("run", args));
   report.add(make_console_listener(std::cout));
   report.add(make_junit_listener(report_dir + "/junit.xml"));
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
+  report.add(make_html_listener(report_dir + "/report.html"));
   report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider});
 
   RunTotals totals;

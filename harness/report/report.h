@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,9 +72,21 @@ class FanoutListener final : public ReportListener {
   void add(std::unique_ptr<ReportListener> listener) { listeners_.push_back(std::move(listener)); }
   void run_starting(const RunInfo& info) override { for (auto& l : listeners_) l->run_starting(info); }
   void case_ended(const ReportCase& c) override { for (auto& l : listeners_) l->case_ended(c); }
-  void run_ended(const RunTotals& t) override { for (auto& l : listeners_) l->run_ended(t); }
+  void run_ended(const RunTotals& t) override {
+    if (command_line_.empty()) {
+      for (auto& l : listeners_) l->run_ended(t);
+      return;
+    }
+    RunTotals with = t;
+    with.extra["command_line"] = command_line_;
+    for (auto& l : listeners_) l->run_ended(with);
+  }
+  /// The command line that started the run, added to every run_ended's totals.extra as
+  /// `command_line` (summary.json, report.html); "" adds nothing.
+  void set_command_line(std::string line) { command_line_ = std::move(line); }
  private:
   std::vector<std::unique_ptr<ReportListener>> listeners_;
+  std::string command_line_;
 };
 
 /// One line per case (`PASS name` / `FAIL name` + one indented line per violation), last line
@@ -84,6 +98,23 @@ std::unique_ptr<ReportListener> make_junit_listener(std::string path);
 /// wall_ms, cases:[{name, classname, passed, digest, wall_ms, violations:[…], detail?,
 /// transcript?, …extra}], …totals.extra}; docs/summary.schema.json has every field.
 std::unique_ptr<ReportListener> make_summary_listener(std::string path);
+
+/// The summary.json object (same shape as make_summary_listener's file), handed to `sink` at run end.
+std::unique_ptr<ReportListener> make_summary_json_listener(std::function<void(const nlohmann::json&)> sink);
+
+/// report.html at `path`: render_html of the run's summary.json object, written at run end.
+std::unique_ptr<ReportListener> make_html_listener(std::string path);
+
+/// One self-contained HTML page (inline CSS and JS, no network) from a summary.json object
+/// (docs/summary.schema.json): an index with counts, settings and filters by verdict, group and
+/// invariant; per failing case its violations with each invariant's meaning, the replay command with
+/// a copy button, and a timeline (requests and attempts, tool executions, the runtime's retries and
+/// waits) with violations pinned to the requests they name. Every text is HTML-escaped. Tolerates
+/// missing fields (renders what is there).
+std::string render_html(const nlohmann::json& summary);
+
+/// `s` with & < > " ' as HTML entities: safe in element text and quoted attributes.
+std::string html_escape(std::string_view s);
 
 /// Most failing cases summary.md lists; the rest are counted ("… and N more").
 inline constexpr int kSummaryMdMaxCases = 20;

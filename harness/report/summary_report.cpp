@@ -1,6 +1,7 @@
 // The summary.json listener: cumulative, written at run end; the machine-readable verdict of a
 // run (seed, digests, violations per case).
 #include <fstream>
+#include <functional>
 
 #include "harness/report/report.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 class SummaryListener final : public ReportListener {
  public:
-  explicit SummaryListener(std::string path) : path_(std::move(path)) {}
+  explicit SummaryListener(std::function<void(const nlohmann::json&)> sink) : sink_(std::move(sink)) {}
   void run_starting(const RunInfo& info) override { info_ = info; }
   void case_ended(const ReportCase& c) override {
     nlohmann::json j = {{"name", c.name}, {"classname", c.classname}, {"passed", c.passed},
@@ -32,19 +33,23 @@ class SummaryListener final : public ReportListener {
       j["agent"] = info_.agent;
       j["seed"] = nullptr;  // a black box has no seed of ours
     }
-    std::ofstream(path_) << j.dump(2) << '\n';
+    sink_(j);
   }
 
  private:
-  std::string path_;
+  std::function<void(const nlohmann::json&)> sink_;
   RunInfo info_;
   nlohmann::json cases_ = nlohmann::json::array();
 };
 
 }  // namespace
 
+std::unique_ptr<ReportListener> make_summary_json_listener(std::function<void(const nlohmann::json&)> sink) {
+  return std::make_unique<SummaryListener>(std::move(sink));
+}
+
 std::unique_ptr<ReportListener> make_summary_listener(std::string path) {
-  return std::make_unique<SummaryListener>(std::move(path));
+  return make_summary_json_listener([path = std::move(path)](const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << '\n'; });
 }
 
 }  // namespace harness

@@ -272,6 +272,45 @@ class Checker:
         assert digest("--seed", "5", "--defect", "keep-calls-on-retry", "--keep-going") != a, \
             "another defect, another digest"
 
+    def check_report_command(self):
+        d = self.failing_run()
+        html_path = os.path.join(d, "report.html")
+        with open(html_path) as f:
+            written = f.read()
+        assert 'class="box request faulted violated"' in written, "run writes report.html with the timeline"
+        os.remove(html_path)
+        p = self.hiccup_run(["report", d], 0)
+        with open(html_path) as f:
+            regenerated = f.read()
+        assert regenerated == written, "hiccup report DIR regenerates the same report.html from summary.json"
+        assert "report.html" in p.stdout, p.stdout
+        self.hiccup_run(["report"], 2)
+        self.hiccup_run(["report", d, d], 2)
+        self.hiccup_run(["report", "--bogus", d], 2)
+        empty = self.dir("not-a-report")
+        p = self.hiccup_run(["report", empty], 3)
+        assert "summary.json" in p.stderr and "cannot read" in p.stderr, p.stderr
+        with open(os.path.join(empty, "summary.json"), "w") as f:
+            f.write("{not json")
+        p = self.hiccup_run(["report", empty], 3)
+        assert "not valid JSON" in p.stderr, p.stderr
+        with open(os.path.join(empty, "summary.json"), "w") as f:
+            f.write('{"turns": []}')
+        p = self.hiccup_run(["report", empty], 3)
+        assert "not a hiccup summary" in p.stderr, p.stderr
+        assert not os.path.exists(os.path.join(empty, "report.html")), "nothing written for invalid input"
+        # explore writes report.html too, and its command line (a path with a space is quoted).
+        e = self.dir("explore report")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", e], 1)
+        s = self.load(e)
+        self.valid(s, "explore with a command line")
+        want = f"hiccup explore --defect keep-calls-on-retry --cases 100 --report-dir '{e}'"
+        assert s["command_line"] == want, (s.get("command_line"), want)
+        with open(os.path.join(e, "report.html")) as f:
+            html = f.read()
+        assert 'class="box request' in html and "counterexample" in html, "explore's report.html has the timeline"
+        assert want.replace("'", "&#39;") in html, "the command line is in the page header"
+
 
 def main():
     ap = argparse.ArgumentParser()

@@ -1,0 +1,347 @@
+// report.html: one self-contained page (inline CSS and JS, no network, opens from file://) rendered
+// from summary.json's object: an index with filters, then per failing case a timeline of requests,
+// tool executions and the runtime's retries, with each violation pinned to the request it names.
+// Every text from the summary is HTML-escaped; the script reads only data-* attributes.
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/report/report.h"
+
+namespace harness {
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key, std::string fallback = "") {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return fallback;
+  return v.dump();
+}
+
+std::string esc(const json& j, const char* key, std::string fallback = "") { return html_escape(str(j, key, fallback)); }
+
+/// A snake_case or kebab-case code read as words ("connection_lost" → "connection lost").
+std::string words(std::string s) {
+  for (char& c : s) if (c == '_' || c == '-') c = ' ';
+  return s;
+}
+
+/// transcript answer.ended in words.
+std::string ended_words(const std::string& ended) {
+  if (ended == "completed") return "completed normally";
+  if (ended.rfind("fault:", 0) == 0) return "cut short by the injected fault (" + words(ended.substr(6)) + ")";
+  if (ended.rfind("status:", 0) == 0) return "answered with HTTP error " + ended.substr(7);
+  if (ended.rfind("finish:", 0) == 0) return "stopped with finish reason " + words(ended.substr(7));
+  if (ended == "rejected") return "rejected: the request broke the provider's rules";
+  if (ended == "bad-request") return "refused as a bad request";
+  if (ended == "not-found") return "refused: no such model or endpoint";
+  if (ended == "unscripted") return "not in the scenario's script";
+  if (ended == "preflight") return "a preflight request, not an attempt";
+  if (ended == "incomplete") return "never finished (the client went away)";
+  return words(ended);
+}
+
+/// The invariant's one-line meaning from the catalogue; scenario expectations are described.
+std::string invariant_meaning(const std::string& name) {
+  for (const InvariantInfo& i : invariant_catalogue()) {
+    if (i.name == name) return std::string(i.doc);
+  }
+  if (name.rfind("expect.", 0) == 0) return "the scenario's own expectation about " + words(name.substr(7)) + " did not hold";
+  return "";
+}
+
+/// A number of milliseconds to one decimal ("25.9").
+std::string ms_text(const json& v) {
+  if (!v.is_number()) return "";
+  std::ostringstream o;
+  o.precision(1);
+  o << std::fixed << v.get<double>();
+  return o.str();
+}
+
+std::string args_text(const json& args) { return args.is_null() ? std::string() : args.dump(); }
+
+std::string call_text(const json& call) { return str(call, "name") + " " + args_text(call.value("args", json())); }
+
+constexpr const char* kStyle = R"(
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header,main{padding:12px 24px}header{background:#1d2330;color:#fff}
+h1{font-size:20px;margin:4px 0}h2{font-size:17px;margin:0 0 6px}h3{font-size:14px;margin:14px 0 6px}
+.meta span{margin-right:18px}.pass{color:#17803d}.fail{color:#c0262d}
+table{border-collapse:collapse;background:#fff;width:100%}td,th{border-bottom:1px solid #e2e5ea;padding:4px 8px;text-align:left;vertical-align:top}
+.filters{margin:10px 0}.filters label{margin-right:16px}
+.case{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:16px 0;padding:12px 16px}
+.timeline{display:grid;gap:6px;align-items:start;overflow-x:auto}
+.lane-label{font-weight:600;color:#5a6272;font-size:12px;padding-top:6px}
+.box{border:1px solid #b9c0cc;border-radius:5px;padding:6px 8px;background:#fbfcfd;font-size:12px}
+.box.faulted{border-color:#d97706;background:#fff8eb}.box.violated{box-shadow:0 0 0 2px #c0262d}
+.tool{background:#eef6ff;border-color:#7aa7d9}.retry{background:#f3efff;border-color:#9a86d6}
+.events{display:flex;gap:2px;margin:4px 0;flex-wrap:wrap}.ev{width:10px;height:10px;background:#8fb996;border-radius:2px}
+.ev.lost{background:#e2e5ea}.fault-mark{color:#d97706;font-weight:700;line-height:10px}
+.pin{color:#c0262d;font-weight:600;margin-top:4px}.pin abbr{text-decoration:underline dotted}
+.viol{margin:4px 0}.viol .meaning{color:#5a6272}
+.replay{display:flex;gap:8px;align-items:center;margin:8px 0}
+.replay code{background:#eef0f3;padding:4px 6px;border-radius:4px;word-break:break-all}
+pre{white-space:pre-wrap;background:#f6f7f9;padding:6px}
+)";
+
+constexpr const char* kScript = R"(
+function applyFilters(){
+  var v=document.getElementById('f-verdict').value,c=document.getElementById('f-class').value,i=document.getElementById('f-invariant').value;
+  document.querySelectorAll('[data-verdict]').forEach(function(el){
+    var inv=(el.getAttribute('data-invariants')||'').split('|');
+    var show=(v===''||el.getAttribute('data-verdict')===v)&&(c===''||el.getAttribute('data-class')===c)&&(i===''||inv.indexOf(i)>=0);
+    el.style.display=show?'':'none';
+  });
+}
+function copyReplay(btn){
+  var text=btn.parentNode.querySelector('code').textContent;
+  function done(){btn.textContent='copied';setTimeout(function(){btn.textContent='copy';},1500);}
+  function fallback(){var t=document.createElement('textarea');t.value=text;document.body.appendChild(t);t.select();
+    try{document.execCommand('copy');}catch(e){}document.body.removeChild(t);done();}
+  if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(text).then(done,fallback);}else{fallback();}
+}
+document.addEventListener('DOMContentLoaded',function(){
+  ['f-verdict','f-class','f-invariant'].forEach(function(id){document.getElementById(id).addEventListener('change',applyFilters);});
+  document.querySelectorAll('button.copy').forEach(function(b){b.addEventListener('click',function(){copyReplay(b);});});
+  document.body.setAttribute('data-ready','yes');
+});
+)";
+
+std::vector<std::string> case_invariants(const json& c) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const json& v : c.value("violations", json::array())) {
+    const std::string name = str(v, "invariant");
+    if (seen.insert(name).second) out.push_back(name);
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+/// The request box: what it carried, the answer's events with the fault drawn where it fell, how it
+/// ended, and the violations pinned to it.
+void render_request(std::ostream& o, const json& r, const json& violations) {
+  const json answer = r.value("answer", json::object());
+  const json fault = answer.value("fault", json());
+  const json pinned = r.value("violations", json::array());
+  o << "<div class=\"box request" << (fault.is_object() ? " faulted" : "") << (pinned.empty() ? "" : " violated")
+    << "\" data-request=\"" << esc(r, "index") << "\">";
+  o << "<b>request " << esc(r, "index") << "</b> · turn " << esc(r, "turn") << ", attempt " << esc(r, "attempt") << "<br>";
+  o << "model " << esc(r, "model") << " · sent at " << esc(r, "virtual_s") << " s (virtual)<br>";
+  const json sent = r.value("sent", json::object());
+  const json answered = sent.value("calls_answered", json::array());
+  if (!answered.empty()) {
+    std::vector<std::string> calls;
+    for (const json& c : answered) calls.push_back(html_escape(call_text(c)));
+    o << "carried results of: " << join(calls, "; ") << "<br>";
+  }
+  o << "server answered HTTP " << esc(answer, "status", "?");
+  const int delivered = answer.value("events_delivered", 0);
+  const int scripted = answer.value("events_scripted", 0);
+  o << ", " << delivered << " of " << scripted << " event(s) delivered";
+  o << "<div class=\"events\" title=\"scripted events: green delivered, grey not delivered\">";
+  const int fell = fault.is_object() ? fault.value("fell_after_event", -1) : -1;
+  const int shown = std::min(std::max(scripted, delivered), 60);
+  for (int e = 0; e <= shown; ++e) {
+    if (e == fell) o << "<span class=\"fault-mark\" title=\"the fault fell here\">⚡</span>";
+    if (e < shown) o << "<span class=\"ev" << (e < delivered ? "" : " lost") << "\"></span>";
+  }
+  o << "</div>";
+  if (fault.is_object()) {
+    o << "<div>fault: <b>" << html_escape(words(str(fault, "kind"))) << "</b> after event " << fell << "</div>";
+  }
+  const json calls = answer.value("delivered_calls", json::array());
+  if (!calls.empty()) {
+    std::vector<std::string> names;
+    for (const json& c : calls) names.push_back(html_escape(call_text(c)));
+    o << "<div>delivered call(s): " << join(names, "; ") << "</div>";
+  }
+  if (!str(answer, "delivered_text").empty()) o << "<div>text: " << esc(answer, "delivered_text") << "</div>";
+  if (!str(answer, "rejection").empty()) o << "<div>rejection: " << esc(answer, "rejection") << "</div>";
+  o << "<div>ended: <b>" << html_escape(ended_words(str(answer, "ended"))) << "</b></div>";
+  for (const json& idx : pinned) {
+    if (!idx.is_number_integer() || idx.get<int>() < 0 || idx.get<std::size_t>() >= violations.size()) continue;
+    const json& v = violations[idx.get<std::size_t>()];
+    const std::string inv = str(v, "invariant");
+    o << "<div class=\"pin\">violation " << idx.get<std::size_t>() + 1 << ": <abbr title=\""
+      << html_escape(invariant_meaning(inv)) << "\">" << html_escape(inv) << "</abbr></div>";
+  }
+  o << "</div>";
+}
+
+void render_timeline(std::ostream& o, const json& t, const json& violations) {
+  const json requests = t.value("requests", json::array());
+  const std::size_t n = std::max<std::size_t>(requests.size(), 1);
+  o << "<h3>Timeline</h3>";
+  o << "<div class=\"timeline\" style=\"grid-template-columns:120px repeat(" << n << ",minmax(220px,1fr))\">";
+  // Lane 1: requests and attempts.
+  o << "<div class=\"lane-label\">requests &amp; attempts</div>";
+  for (std::size_t i = 0; i < n; ++i) {
+    o << "<div class=\"lane lane-requests\">";
+    if (i < requests.size()) render_request(o, requests[i], violations);
+    o << "</div>";
+  }
+  // Lane 2: tool executions under the request that delivered the call.
+  const json executions = t.value("executions", json::array());
+  o << "<div class=\"lane-label\">tool executions</div>";
+  for (std::size_t i = 0; i < n; ++i) {
+    o << "<div class=\"lane lane-tools\">";
+    for (const json& e : executions) {
+      if (e.value("request", -1) != static_cast<int>(i)) continue;
+      o << "<div class=\"box tool\">ran <b>" << esc(e, "name") << "</b> " << html_escape(args_text(e.value("args", json())))
+        << "<br>call " << esc(e, "call_index") << " of request " << esc(e, "request") << "</div>";
+    }
+    o << "</div>";
+  }
+  // Lane 3: the runtime's retries and waits, under the request that failed.
+  const json runtime = t.value("runtime", json::object());
+  o << "<div class=\"lane-label\">runtime retries &amp; waits</div>";
+  for (std::size_t i = 0; i < n; ++i) {
+    o << "<div class=\"lane lane-runtime\">";
+    for (const json& r : runtime.value("retries", json::array())) {
+      if (r.value("request", -1) != static_cast<int>(i)) continue;
+      o << "<div class=\"box retry\">retried: " << html_escape(words(str(r, "reason"))) << "<br>"
+        << esc(r, "message") << "<br>waited " << esc(r, "wait_s") << " s, next model " << esc(r, "model") << "</div>";
+    }
+    for (const json& c : runtime.value("commits", json::array())) {
+      if (c.value("request", -1) != static_cast<int>(i)) continue;
+      o << "<div class=\"box\">committed turn " << esc(c, "turn") << "</div>";
+    }
+    o << "</div>";
+  }
+  o << "</div>";
+  const json outcome = runtime.value("outcome", json::object());
+  if (outcome.is_object() && !outcome.empty()) {
+    o << "<p>outcome: " << (outcome.value("completed", false) ? "completed" : "did not complete");
+    if (!str(outcome, "error_message").empty()) o << " · error: " << esc(outcome, "error_message");
+    if (!str(outcome, "final_text").empty()) o << " · final text: " << esc(outcome, "final_text");
+    o << "</p>";
+  }
+}
+
+void render_case(std::ostream& o, const json& c, std::size_t index) {
+  const std::vector<std::string> invs = case_invariants(c);
+  o << "<section class=\"case\" id=\"case-" << index << "\" data-verdict=\"" << (c.value("passed", false) ? "pass" : "fail")
+    << "\" data-class=\"" << esc(c, "classname") << "\" data-invariants=\"" << html_escape(join(invs, "|")) << "\">";
+  o << "<h2><span class=\"fail\">FAIL</span> " << esc(c, "name") << " <small>(" << esc(c, "classname") << ")</small></h2>";
+  if (c.contains("file")) o << "<div>scenario file: <code>" << esc(c, "file") << "</code></div>";
+  if (c.contains("property")) o << "<div>property: " << esc(c, "property") << "</div>";
+  if (c.contains("counterexample")) o << "<div>counterexample: <code>" << esc(c, "counterexample") << "</code></div>";
+  if (c.contains("caught_by")) o << "<div>caught defect: " << esc(c, "caught_by") << "</div>";
+  std::string replay = str(c, "replay");
+  if (!replay.empty()) {
+    o << "<div class=\"replay\">replay: <code>" << html_escape(replay) << "</code><button class=\"copy\" type=\"button\">copy</button></div>";
+  }
+  const json violations = c.value("violations", json::array());
+  o << "<h3>Violations</h3><ol>";
+  for (const json& v : violations) {
+    const std::string inv = str(v, "invariant");
+    o << "<li class=\"viol\"><b>" << html_escape(inv) << "</b>";
+    if (v.contains("request")) o << " at request " << esc(v, "request");
+    o << ": <span class=\"message\">" << esc(v, "message") << "</span>";
+    const std::string meaning = invariant_meaning(inv);
+    if (!meaning.empty()) o << "<br><span class=\"meaning\">what it means: " << html_escape(meaning) << "</span>";
+    o << "</li>";
+  }
+  o << "</ol>";
+  if (violations.empty() && !str(c, "detail").empty()) o << "<pre>" << esc(c, "detail") << "</pre>";
+  if (c.contains("transcript") && c["transcript"].is_object()) render_timeline(o, c["transcript"], violations);
+  else o << "<p>No transcript recorded for this case.</p>";
+  o << "</section>";
+}
+
+}  // namespace
+
+std::string render_html(const json& summary) {
+  std::ostringstream o;
+  const json cases = summary.value("cases", json::array());
+  std::set<std::string> classes, invariants;
+  for (const json& c : cases) {
+    classes.insert(str(c, "classname"));
+    for (const std::string& i : case_invariants(c)) invariants.insert(i);
+  }
+  const std::string command = str(summary, "command", "run");
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+    << "<title>hiccup " << html_escape(command) << " report</title><style>" << kStyle << "</style></head><body>";
+  o << "<header><h1>hiccup " << html_escape(command) << ": <span id=\"count-passed\">" << summary.value("passed", 0)
+    << "</span> passed, <span id=\"count-failed\">" << summary.value("failed", 0) << "</span> failed</h1><div class=\"meta\">";
+  if (summary.contains("agent")) o << "<span>agent " << esc(summary, "agent") << "</span>";
+  else o << "<span>seed " << esc(summary, "seed") << "</span>";
+  if (!str(summary, "command_line").empty()) o << "<span>command line <code>" << esc(summary, "command_line") << "</code></span>";
+  o << "<span>transport " << esc(summary, "transport") << "</span>";
+  const std::string provider = str(summary, "provider");
+  o << "<span>provider " << html_escape(!provider.empty() ? provider : command == "explore" ? "drawn per case" : "each scenario's own") << "</span>";
+  std::vector<std::string> defects;
+  for (const json& d : summary.value("defects", json::array())) defects.push_back(d.is_string() ? d.get<std::string>() : d.dump());
+  o << "<span>defects " << html_escape(defects.empty() ? "none" : join(defects, ", ")) << "</span>";
+  o << "<span>duration " << ms_text(summary.value("wall_ms", json(0.0))) << " ms</span>";
+  if (summary.contains("differences")) o << "<span>" << esc(summary, "differences") << " policy difference(s), not bugs</span>";
+  if (summary.contains("digest")) o << "<span>run digest " << esc(summary, "digest") << "</span>";
+  o << "</div></header><main>";
+
+  o << "<div class=\"filters\"><label>verdict <select id=\"f-verdict\"><option value=\"\">all</option>"
+    << "<option value=\"fail\">failed</option><option value=\"pass\">passed</option></select></label>";
+  o << "<label>group <select id=\"f-class\"><option value=\"\">all</option>";
+  for (const std::string& c : classes) o << "<option value=\"" << html_escape(c) << "\">" << html_escape(c) << "</option>";
+  o << "</select></label><label>invariant <select id=\"f-invariant\"><option value=\"\">all</option>";
+  for (const std::string& i : invariants) {
+    o << "<option value=\"" << html_escape(i) << "\" title=\"" << html_escape(invariant_meaning(i)) << "\">" << html_escape(i) << "</option>";
+  }
+  o << "</select></label></div>";
+
+  if (cases.empty()) {
+    o << "<p id=\"no-cases\">No cases in this report.</p>";
+  } else {
+    o << "<table id=\"index\"><thead><tr><th>verdict</th><th>case</th><th>group</th><th>broken invariants</th><th>ms</th></tr></thead><tbody>";
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const json& c = cases[i];
+      const bool passed = c.value("passed", false);
+      const std::vector<std::string> invs = case_invariants(c);
+      o << "<tr data-verdict=\"" << (passed ? "pass" : "fail") << "\" data-class=\"" << esc(c, "classname")
+        << "\" data-invariants=\"" << html_escape(join(invs, "|")) << "\"><td class=\"" << (passed ? "pass\">passed" : "fail\">failed")
+        << "</td><td>";
+      if (!passed) o << "<a href=\"#case-" << i << "\">" << esc(c, "name") << "</a>";
+      else o << esc(c, "name");
+      o << "</td><td>" << esc(c, "classname") << "</td><td>" << html_escape(join(invs, ", ")) << "</td><td>" << ms_text(c.value("wall_ms", json())) << "</td></tr>";
+    }
+    o << "</tbody></table>";
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (!cases[i].value("passed", false)) render_case(o, cases[i], i);
+  }
+  o << "</main><script>" << kScript << "</script></body></html>\n";
+  return o.str();
+}
+
+std::unique_ptr<ReportListener> make_html_listener(std::string path) {
+  return make_summary_json_listener([path = std::move(path)](const json& summary) { std::ofstream(path) << render_html(summary); });
+}
+
+}  // namespace harness

@@ -1,0 +1,140 @@
+// report.html from summary.json objects: escaping of scenario text, a failing case's timeline lanes,
+// violations pinned to their requests with the invariant's meaning, and an empty report.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/report/report.h"
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+std::size_t count(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+/// The failing case of `run midstream-reset-after-call --defect keep-calls-on-retry`, abridged.
+json failing_summary(const std::string& evil = "") {
+  json first = {{"index", 0}, {"turn", 0}, {"attempt", 0}, {"model", "gemini-2.5-flash"}, {"virtual_s", 0.0},
+                {"sent", {{"calls_answered", json::array()}}},
+                {"answer", {{"status", 200}, {"events_delivered", 1}, {"events_scripted", 1},
+                            {"fault", {{"kind", "reset"}, {"after_event", 1}, {"fell_after_event", 1}}},
+                            {"ended", "fault:reset"},
+                            {"delivered_calls", json::array({{{"name", "shell"}, {"args", {{"command", "./deploy.sh " + evil}}}}})},
+                            {"delivered_text", evil}}},
+                {"executed", {0}}, {"violations", {0, 1}}};
+  json second = first;
+  second["index"] = 1;
+  second["attempt"] = 1;
+  second["answer"]["fault"] = nullptr;
+  second["answer"]["ended"] = "completed";
+  second["answer"]["events_delivered"] = 2;
+  second["answer"]["events_scripted"] = 2;
+  second["violations"] = {1};
+  json transcript = {
+      {"version", 1},
+      {"requests", {first, second}},
+      {"executions", {{{"name", "shell"}, {"args", {{"command", "./deploy.sh"}}}, {"call_index", 0}, {"request", 0}},
+                      {{"name", "shell"}, {"args", {{"command", "./deploy.sh"}}}, {"call_index", 0}, {"request", 1}}}},
+      {"runtime", {{"retries", {{{"request", 0}, {"turn", 0}, {"attempt", 0}, {"reason", "connection_lost"},
+                                 {"message", "connection lost before the terminal frame"}, {"wait_s", 10.0}, {"model", "gemini-2.5-flash"}}}},
+                   {"commits", {{{"request", 1}, {"turn", 0}}}},
+                   {"outcome", {{"completed", true}, {"final_text", "Deployed."}}}}},
+      {"violations", {{{"index", 0}, {"invariant", "at-most-once"}, {"requests", {0}}},
+                      {{"index", 1}, {"invariant", "at-most-once"}, {"requests", {0, 1}}}}}};
+  json c = {{"name", "midstream-reset-after-call" + evil}, {"classname", "hiccup.mid-stream"}, {"passed", false},
+            {"digest", "aae05fede7ffa05a"}, {"wall_ms", 3.0},
+            {"replay", "build/hiccup run x.json --defect keep-calls-on-retry"},
+            {"violations", {{{"invariant", "at-most-once"}, {"message", "ran from request 0, an attempt that did not complete" + evil},
+                             {"request", 0}, {"turn", 0}, {"attempt", 0}},
+                            {{"invariant", "at-most-once"}, {"message", "call 0 (\"shell\") of turn 0 ran 2 times"}, {"request", 1}}}},
+            {"transcript", transcript}};
+  json ok = {{"name", "plain-answer"}, {"classname", "hiccup.basics"}, {"passed", true}, {"digest", ""}, {"wall_ms", 1.0},
+             {"violations", json::array()}};
+  return {{"schema", 2}, {"command", "run"}, {"seed", 7}, {"transport", "http"}, {"defects", {"keep-calls-on-retry"}},
+          {"provider", ""}, {"passed", 1}, {"failed", 1}, {"wall_ms", 4.0}, {"cases", {ok, c}}};
+}
+
+TEST_CASE("report.html escapes scenario text so no markup or script from a scenario reaches the page") {
+  const std::string evil = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>&amp;";
+  const std::string html = render_html(failing_summary(evil));
+  CHECK(html.find("<script>alert") == std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("\"'>") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;") != std::string::npos);
+  // The page's own script is the only one.
+  CHECK(count(html, "<script>") == 1);
+  CHECK(html_escape("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST_CASE("report.html draws a failing case's timeline with requests, tool executions and retries") {
+  const std::string html = render_html(failing_summary());
+  CHECK(html.find("id=\"case-1\"") != std::string::npos);
+  CHECK(html.find("id=\"case-0\"") == std::string::npos);  // passing cases are only in the index
+  CHECK(count(html, "class=\"box request") == 2);
+  CHECK(count(html, "class=\"box tool\"") == 2);
+  CHECK(count(html, "class=\"box retry\"") == 1);
+  CHECK(html.find("retried: connection lost") != std::string::npos);
+  CHECK(html.find("cut short by the injected fault (reset)") != std::string::npos);
+  CHECK(html.find("completed normally") != std::string::npos);
+  CHECK(count(html, "class=\"fault-mark\"") == 1);
+  CHECK(html.find("build/hiccup run x.json --defect keep-calls-on-retry</code><button class=\"copy\"") != std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+}
+
+TEST_CASE("report.html pins each violation to its requests with the invariant's meaning") {
+  const std::string html = render_html(failing_summary());
+  std::string meaning;
+  for (const InvariantInfo& i : invariant_catalogue()) {
+    if (i.name == "at-most-once") meaning = html_escape(std::string(i.doc));
+  }
+  REQUIRE(!meaning.empty());
+  CHECK(html.find("call 0 (&quot;shell&quot;) of turn 0 ran 2 times") != std::string::npos);
+  CHECK(html.find("what it means: " + meaning) != std::string::npos);
+  // Request 0 carries both violations, request 1 one: three pins, each with the meaning on hover.
+  CHECK(count(html, "<abbr title=\"" + meaning + "\">at-most-once</abbr>") == 3);
+  CHECK(count(html, "<div class=\"pin\">violation 2: <abbr") == 2);
+  CHECK(count(html, "box request faulted violated") == 1);
+}
+
+TEST_CASE("report.html of a run without cases says so and still has its filters") {
+  const json empty = {{"schema", 2}, {"command", "explore"}, {"seed", 1}, {"transport", "memory"}, {"defects", json::array()},
+                      {"provider", ""}, {"passed", 0}, {"failed", 0}, {"wall_ms", 0.0}, {"cases", json::array()}};
+  const std::string html = render_html(empty);
+  CHECK(html.find("No cases in this report.") != std::string::npos);
+  CHECK(html.find("id=\"f-verdict\"") != std::string::npos);
+  CHECK(html.find("provider drawn per case") != std::string::npos);
+  CHECK(html.find("class=\"case\"") == std::string::npos);
+  CHECK(render_html(json::object()).find("No cases in this report.") != std::string::npos);
+}
+
+TEST_CASE("the html listener writes report.html from the same object as summary.json") {
+  const auto dir = std::filesystem::temp_directory_path() / "hiccup_html_listener_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "report.html").string();
+  auto l = make_html_listener(path);
+  l->run_starting(RunInfo{"run", 7, "http", {}, ""});
+  ReportCase bad;
+  bad.name = "broken<case>";
+  bad.classname = "hiccup.x";
+  bad.passed = false;
+  bad.violations = {Violation{"liveness", "never finished", -1, -1, -1}};
+  l->case_ended(bad);
+  l->run_ended(RunTotals{0, 1, 0, 2.0});
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  CHECK(s.str().find("broken&lt;case&gt;") != std::string::npos);
+  CHECK(s.str().find("never finished") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace harness
