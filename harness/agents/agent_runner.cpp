@@ -43,24 +43,36 @@ bool shows(const std::string& output, const std::string& text) {
   return output.find(quoted.substr(1, quoted.size() - 2)) != std::string::npos;
 }
 
-/// The text a JSON-lines output shows by the recipe's shown_text rule; nullopt when the recipe
-/// has none. Lines that are not JSON objects are skipped.
-std::optional<std::string> shown_text(const std::string& output, const Recipe& recipe) {
-  if (recipe.shown_text_pointer.empty()) return std::nullopt;
-  std::string shown;
+/// The lines of a JSON-lines output that are JSON objects, parsed (other lines skipped).
+std::vector<json> json_object_lines(const std::string& output) {
+  std::vector<json> out;
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
-    const json j = json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    bool match = true;
-    for (const auto& [pointer, want] : recipe.shown_text_where) {
-      const json::json_pointer p(pointer);
-      const std::string expected = want == "{model}" ? recipe.model : want;
-      match = match && j.contains(p) && j.at(p).is_string() && j.at(p).get<std::string>() == expected;
-    }
-    const json::json_pointer text(recipe.shown_text_pointer);
-    if (match && j.contains(text) && j.at(text).is_string()) shown += j.at(text).get<std::string>();
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+/// Whether `j` holds the given value at every JSON pointer of `fields`.
+bool holds(const json& j, const std::map<std::string, json>& fields) {
+  return std::all_of(fields.begin(), fields.end(), [&](const auto& kv) {
+    const json::json_pointer p(kv.first);
+    return j.contains(p) && j.at(p) == kv.second;
+  });
+}
+
+/// The text the output's lines show by the recipe's shown_text rule; nullopt when the recipe has
+/// none.
+std::optional<std::string> shown_text(const std::vector<json>& lines, const Recipe& recipe) {
+  if (recipe.shown_text_pointer.empty()) return std::nullopt;
+  std::map<std::string, json> where;
+  for (const auto& [pointer, want] : recipe.shown_text_where) where[pointer] = want == "{model}" ? recipe.model : want;
+  const json::json_pointer text(recipe.shown_text_pointer);
+  std::string shown;
+  for (const json& j : lines) {
+    if (holds(j, where) && j.contains(text) && j.at(text).is_string()) shown += j.at(text).get<std::string>();
   }
   return shown;
 }
@@ -273,23 +285,16 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
       break;
     }
   }
-  if (marker.empty() && !recipe.failure_lines.empty()) {
-    std::istringstream lines(result.output);
-    std::string line;
-    while (marker.empty() && std::getline(lines, line)) {
-      const json j = json::parse(line, nullptr, false);
-      if (!j.is_object()) continue;
-      for (const auto& rule : recipe.failure_lines) {
-        const bool match = std::all_of(rule.begin(), rule.end(), [&](const auto& kv) {
-          const json::json_pointer p(kv.first);
-          return j.contains(p) && j.at(p) == kv.second;
-        });
-        if (match) {
-          json shown = json::object();
-          for (const auto& [p, v] : rule) shown[p] = v;
-          marker = "a line with " + shown.dump();
-          break;
-        }
+  // The output's JSON lines, parsed once for the failure rules and the shown text.
+  const std::vector<json> lines = recipe.failure_lines.empty() && recipe.shown_text_pointer.empty()
+                                      ? std::vector<json>{}
+                                      : json_object_lines(result.output);
+  for (const json& j : lines) {
+    if (!marker.empty()) break;
+    for (const auto& rule : recipe.failure_lines) {
+      if (holds(j, rule)) {
+        marker = "a line with " + json(rule).dump();
+        break;
       }
     }
   }
@@ -341,7 +346,7 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
     if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
     result.violations.push_back(std::move(v));
   }
-  if (const auto shown = shown_text(result.output, recipe); shown && cap_message.empty()) {
+  if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
     std::string committed;
     for (const mock::JournalEntry& e : journal) {
       if (e.completed) committed += e.delivered_text;
