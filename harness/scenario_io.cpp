@@ -823,6 +823,8 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
             note(p.generic_string() + ": skipped, the report directory of this run");
           } else if (is_report_dir(p.string())) {
             note(p.generic_string() + ": skipped, a report directory (it holds hiccup's summary.json)");
+          } else if (fs::exists(p / "CMakeCache.txt", ec3)) {
+            note(p.generic_string() + ": skipped, a build directory (it holds CMakeCache.txt)");
           } else if ((name.size() > 1 && name[0] == '.') || name == "node_modules") {
             // hidden folders and installed packages: never scenarios, often thousands of files
           } else {

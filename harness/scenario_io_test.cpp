@@ -352,11 +352,11 @@ TEST_CASE("collect_scenario_files expands folders sorted and reports missing pat
   fs::remove_all(dir);
 }
 
-TEST_CASE("a folder scan skips report directories, hidden folders and JSON that is not a scenario") {
+TEST_CASE("a folder scan skips report and build directories, hidden folders and JSON that is not a scenario") {
   namespace fs = std::filesystem;
   auto dir = fs::temp_directory_path() / "hiccup_collect_skip_test";
   fs::remove_all(dir);
-  for (auto d : {"suite", "reports/counterexamples", "old-run/counterexamples", ".cache", "node_modules/x"}) {
+  for (auto d : {"suite", "reports/counterexamples", "old-run/counterexamples", ".cache", "node_modules/x", "build/t"}) {
     fs::create_directories(dir / d);
   }
   const std::string scenario = R"({"schema": 1, "turns": []})";
@@ -369,6 +369,8 @@ TEST_CASE("a folder scan skips report directories, hidden folders and JSON that 
   std::ofstream(dir / "old-run/counterexamples/d.json") << scenario;  // another run's report dir
   std::ofstream(dir / ".cache/e.json") << scenario;
   std::ofstream(dir / "node_modules/x/f.json") << scenario;
+  std::ofstream(dir / "build/CMakeCache.txt") << "# a build tree\n";
+  std::ofstream(dir / "build/t/g.json") << scenario;                 // a test's copy in a build tree
   CHECK(harness::is_report_dir((dir / "old-run").string()));
   CHECK_FALSE(harness::is_report_dir((dir / "suite").string()));
   std::vector<LoadProblem> problems;
@@ -385,6 +387,7 @@ TEST_CASE("a folder scan skips report directories, hidden folders and JSON that 
   INFO(all);
   CHECK(all.find("reports: skipped, the report directory of this run") != std::string::npos);
   CHECK(all.find("old-run: skipped, a report directory") != std::string::npos);
+  CHECK(all.find("build: skipped, a build directory (it holds CMakeCache.txt)") != std::string::npos);
   CHECK(all.find("skipped 2 JSON file(s) that are not scenario files") != std::string::npos);
   CHECK(all.find(".cache") == std::string::npos);  // hidden folders are skipped without a note
   // Named directly, a file is read whatever it holds (lint then says what is wrong with it).

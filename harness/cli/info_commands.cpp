@@ -1,4 +1,5 @@
 // `hiccup defects`, `hiccup faults`, `hiccup invariants`: print the catalogues.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -34,8 +35,10 @@ int defects_command(const Args& args) {
       "usage: hiccup defects\n  lists the reference runtime's seeded defects (use with --defect NAME)\n";
   if (wants_help(args, kUsage)) return kExitPassed;
   if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  std::size_t width = 0;
+  for (const rut::DefectInfo& d : rut::defect_catalogue()) width = std::max(width, d.name.size());
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
-    std::cout << std::left << std::setw(26) << d.name << d.doc << '\n';
+    std::cout << std::left << std::setw(static_cast<int>(width) + 2) << d.name << d.doc << '\n';
   }
   return kExitPassed;
 }
