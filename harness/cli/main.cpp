@@ -3,6 +3,7 @@
 #include <map>
 
 #include "harness/cli/commands.h"
+#include "harness/version.h"
 
 namespace {
 
@@ -17,12 +18,14 @@ commands:
   matrix --agent A,B PATH...
                      real agent CLIs × the scenarios each can play, against pinned known failures
   report DIR         regenerate DIR/report.html (self-contained HTML report) from DIR/summary.json
+  report merge OUT DIR...
+                     join explore shard report directories into one report
   serve SCENARIO     run the mock model server standalone for any client; prints the base URL
   defects            list the reference runtime's seeded defects
   faults             list the fault catalogue with its fields
   invariants         list the invariants every run is checked against
 
-`hiccup COMMAND --help` explains each command.
+`hiccup COMMAND --help` explains each command; `hiccup --version` prints the version.
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
             4 determinism mismatch (explore --check-determinism)
 )";
@@ -38,6 +41,10 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
+    return kExitPassed;
+  }
+  if (command == "--version" || command == "version") {
+    std::cout << "hiccup " << harness::kHiccupVersion << '\n';
     return kExitPassed;
   }
   const Args args(argv + 2, argv + argc);

@@ -126,6 +126,7 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
              {"provider", r.scenario.script.provider}};
   if (!r.run.error.empty()) c.extra["error"] = r.run.error;
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
+  if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
   if (transcripts || !r.passed()) {
     c.transcript = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
   }
@@ -269,6 +270,7 @@ int run_command(const Args& args) {
       c.extra["replay"] = replay_command(s, with, provider);
       // A caught defect is the expected verdict; a survivor's transcript shows how it got through.
       if (c.passed && !transcripts) c.transcript = nullptr;
+      c.extra["defect"] = defect;
       c.extra["caught_by"] = nlohmann::json::array();
       for (const Violation& viol : k.violations) c.extra["caught_by"].push_back(viol.invariant);
       if (!c.passed) c.detail = "defect " + defect + " survived: the verdict passed with it switched on";

@@ -474,6 +474,12 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     }
     totals.wall_ms = out.wall_ms;
     totals.extra["digest"] = out.digest;
+    // What `hiccup report merge` needs to join shards into the unsharded run's verdict and digest.
+    totals.extra["shard"] = {{"index", options.shard_index}, {"count", options.shard_count}};
+    totals.extra["cases_requested"] = options.cases;
+    nlohmann::json case_digests = nlohmann::json::array();
+    for (const CaseRecord& r : out.records) case_digests.push_back(nlohmann::json::array({r.index, r.digest}));
+    totals.extra["case_digests"] = std::move(case_digests);
     if (options.transcripts) {
       nlohmann::json explored = nlohmann::json::array();
       for (const CaseRecord& r : out.records) {

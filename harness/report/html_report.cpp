@@ -108,9 +108,11 @@ pre{white-space:pre-wrap;background:#f6f7f9;padding:6px}
 constexpr const char* kScript = R"(
 function applyFilters(){
   var v=document.getElementById('f-verdict').value,c=document.getElementById('f-class').value,i=document.getElementById('f-invariant').value;
+  var f=document.getElementById('f-folder').value,t=document.getElementById('f-tag').value;
   document.querySelectorAll('[data-verdict]').forEach(function(el){
-    var inv=(el.getAttribute('data-invariants')||'').split('|');
-    var show=(v===''||el.getAttribute('data-verdict')===v)&&(c===''||el.getAttribute('data-class')===c)&&(i===''||inv.indexOf(i)>=0);
+    var inv=(el.getAttribute('data-invariants')||'').split('|'),tags=(el.getAttribute('data-tags')||'').split('|');
+    var show=(v===''||el.getAttribute('data-verdict')===v)&&(c===''||el.getAttribute('data-class')===c)&&(i===''||inv.indexOf(i)>=0)
+      &&(f===''||el.getAttribute('data-folder')===f)&&(t===''||tags.indexOf(t)>=0);
     el.style.display=show?'':'none';
   });
 }
@@ -122,7 +124,7 @@ function copyReplay(btn){
   if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(text).then(done,fallback);}else{fallback();}
 }
 document.addEventListener('DOMContentLoaded',function(){
-  ['f-verdict','f-class','f-invariant'].forEach(function(id){document.getElementById(id).addEventListener('change',applyFilters);});
+  ['f-verdict','f-class','f-invariant','f-folder','f-tag'].forEach(function(id){document.getElementById(id).addEventListener('change',applyFilters);});
   document.querySelectorAll('button.copy').forEach(function(b){b.addEventListener('click',function(){copyReplay(b);});});
   document.body.setAttribute('data-ready','yes');
 });
@@ -136,6 +138,38 @@ std::vector<std::string> case_invariants(const json& c) {
     if (seen.insert(name).second) out.push_back(name);
   }
   return out;
+}
+
+/// The folder of a run case's scenario file ("" for explore properties and black boxes without one).
+std::string case_folder(const json& c) {
+  const std::string file = str(c, "file");
+  const auto slash = file.rfind('/');
+  return slash == std::string::npos ? std::string() : file.substr(0, slash);
+}
+
+/// A run case's scenario tags.
+std::vector<std::string> case_tags(const json& c) {
+  std::vector<std::string> out;
+  for (const json& t : c.value("tags", json::array())) {
+    if (t.is_string()) out.push_back(t.get<std::string>());
+  }
+  return out;
+}
+
+/// The invariants that caught a kill-matrix row's defect, first occurrence order, no repeats.
+std::vector<std::string> caught_by(const json& c) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const json& v : c.value("caught_by", json::array())) {
+    if (v.is_string() && seen.insert(v.get<std::string>()).second) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+/// Whether a case gets a section of its own: every failing case, and a passing one whose
+/// transcript was kept (`--transcripts`, black-box runs).
+bool has_section(const json& c) {
+  return !c.value("passed", false) || (c.contains("transcript") && c["transcript"].is_object());
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -245,21 +279,49 @@ void render_timeline(std::ostream& o, const json& t, const json& violations) {
   }
 }
 
+/// A kill-matrix row in words: which defect, and how it was caught (or that it survived).
+std::string kill_matrix_how(const json& c) {
+  const std::string defect = str(c, "defect");
+  if (defect.empty() && !c.contains("caught_by")) return "";
+  const std::string name = defect.empty() ? std::string("the defect") : "defect " + defect;
+  const std::vector<std::string> by = caught_by(c);
+  if (!c.value("passed", false) || by.empty()) {
+    return name + " survived: with it switched on, every invariant and expectation of this scenario still held";
+  }
+  return "catches " + name + ": with it switched on, this scenario breaks " + join(by, ", ");
+}
+
+/// The attributes the index filters read: verdict, group, invariants, folder, tags.
+std::string filter_attributes(const json& c) {
+  return "data-verdict=\"" + std::string(c.value("passed", false) ? "pass" : "fail") + "\" data-class=\"" +
+         html_escape(str(c, "classname")) + "\" data-invariants=\"" + html_escape(join(case_invariants(c), "|")) +
+         "\" data-folder=\"" + html_escape(case_folder(c)) + "\" data-tags=\"" + html_escape(join(case_tags(c), "|")) + "\"";
+}
+
 void render_case(std::ostream& o, const json& c, std::size_t index) {
-  const std::vector<std::string> invs = case_invariants(c);
-  o << "<section class=\"case\" id=\"case-" << index << "\" data-verdict=\"" << (c.value("passed", false) ? "pass" : "fail")
-    << "\" data-class=\"" << esc(c, "classname") << "\" data-invariants=\"" << html_escape(join(invs, "|")) << "\">";
-  o << "<h2><span class=\"fail\">FAIL</span> " << esc(c, "name") << " <small>(" << esc(c, "classname") << ")</small></h2>";
+  const bool passed = c.value("passed", false);
+  o << "<section class=\"case\" id=\"case-" << index << "\" " << filter_attributes(c) << ">";
+  o << "<h2>" << (passed ? "<span class=\"pass\">PASS</span> " : "<span class=\"fail\">FAIL</span> ") << esc(c, "name")
+    << " <small>(" << esc(c, "classname") << ")</small></h2>";
   if (c.contains("file")) o << "<div>scenario file: <code>" << esc(c, "file") << "</code></div>";
   if (c.contains("property")) o << "<div>property: " << esc(c, "property") << "</div>";
   if (c.contains("counterexample")) o << "<div>counterexample: <code>" << esc(c, "counterexample") << "</code></div>";
-  if (c.contains("caught_by")) o << "<div>caught defect: " << esc(c, "caught_by") << "</div>";
+  const std::string how = kill_matrix_how(c);
+  if (!how.empty()) {
+    o << "<div class=\"how\">" << html_escape(how) << "</div>";
+    for (const std::string& inv : caught_by(c)) {
+      const std::string meaning = invariant_meaning(inv);
+      if (!meaning.empty()) o << "<div class=\"meaning\">" << html_escape(inv) << ": " << html_escape(meaning) << "</div>";
+    }
+  }
+  if (!case_tags(c).empty()) o << "<div>tags: " << html_escape(join(case_tags(c), ", ")) << "</div>";
   std::string replay = str(c, "replay");
   if (!replay.empty()) {
     o << "<div class=\"replay\">replay: <code>" << html_escape(replay) << "</code><button class=\"copy\" type=\"button\">copy</button></div>";
   }
   const json violations = c.value("violations", json::array());
-  o << "<h3>Violations</h3><ol>";
+  if (passed && violations.empty()) o << "<h3>Violations</h3><p>None: every invariant held.</p><ol>";
+  else o << "<h3>Violations</h3><ol>";
   for (const json& v : violations) {
     const std::string inv = str(v, "invariant");
     o << "<li class=\"viol\"><b>" << html_escape(inv) << "</b>";
@@ -281,9 +343,11 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
 std::string render_html(const json& summary) {
   std::ostringstream o;
   const json cases = summary.value("cases", json::array());
-  std::set<std::string> classes, invariants;
+  std::set<std::string> classes, invariants, folders, tags;
   for (const json& c : cases) {
     classes.insert(str(c, "classname"));
+    if (!case_folder(c).empty()) folders.insert(case_folder(c));
+    for (const std::string& t : case_tags(c)) tags.insert(t);
     for (const std::string& i : case_invariants(c)) invariants.insert(i);
   }
   const std::string command = str(summary, "command", "run");
@@ -314,27 +378,31 @@ std::string render_html(const json& summary) {
   for (const std::string& i : invariants) {
     o << "<option value=\"" << html_escape(i) << "\" title=\"" << html_escape(invariant_meaning(i)) << "\">" << html_escape(i) << "</option>";
   }
+  o << "</select></label><label>folder <select id=\"f-folder\"><option value=\"\">all</option>";
+  for (const std::string& f : folders) o << "<option value=\"" << html_escape(f) << "\">" << html_escape(f) << "</option>";
+  o << "</select></label><label>tag <select id=\"f-tag\"><option value=\"\">all</option>";
+  for (const std::string& t : tags) o << "<option value=\"" << html_escape(t) << "\">" << html_escape(t) << "</option>";
   o << "</select></label></div>";
 
   if (cases.empty()) {
     o << "<p id=\"no-cases\">No cases in this report.</p>";
   } else {
-    o << "<table id=\"index\"><thead><tr><th>verdict</th><th>case</th><th>group</th><th>broken invariants</th><th>ms</th></tr></thead><tbody>";
+    o << "<table id=\"index\"><thead><tr><th>verdict</th><th>case</th><th>group</th><th>broken invariants, or how a defect was caught</th><th>ms</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const json& c = cases[i];
       const bool passed = c.value("passed", false);
       const std::vector<std::string> invs = case_invariants(c);
-      o << "<tr data-verdict=\"" << (passed ? "pass" : "fail") << "\" data-class=\"" << esc(c, "classname")
-        << "\" data-invariants=\"" << html_escape(join(invs, "|")) << "\"><td class=\"" << (passed ? "pass\">passed" : "fail\">failed")
-        << "</td><td>";
-      if (!passed) o << "<a href=\"#case-" << i << "\">" << esc(c, "name") << "</a>";
+      o << "<tr " << filter_attributes(c) << "><td class=\"" << (passed ? "pass\">passed" : "fail\">failed") << "</td><td>";
+      if (has_section(c)) o << "<a href=\"#case-" << i << "\">" << esc(c, "name") << "</a>";
       else o << esc(c, "name");
-      o << "</td><td>" << esc(c, "classname") << "</td><td>" << html_escape(join(invs, ", ")) << "</td><td>" << ms_text(c.value("wall_ms", json())) << "</td></tr>";
+      const std::string how = kill_matrix_how(c);
+      o << "</td><td>" << esc(c, "classname") << "</td><td>" << html_escape(!how.empty() ? how : join(invs, ", ")) << "</td><td>"
+        << ms_text(c.value("wall_ms", json())) << "</td></tr>";
     }
     o << "</tbody></table>";
   }
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (!cases[i].value("passed", false)) render_case(o, cases[i], i);
+    if (has_section(cases[i])) render_case(o, cases[i], i);
   }
   o << "</main><script>" << kScript << "</script></body></html>\n";
   return o.str();

@@ -138,3 +138,50 @@ TEST_CASE("the html listener writes report.html from the same object as summary.
 
 }  // namespace
 }  // namespace harness
+
+namespace harness {
+namespace {
+
+TEST_CASE("report.html says how each kill-matrix row caught its defect, or that it survived") {
+  json summary = {{"schema", 2}, {"command", "run"}, {"passed", 1}, {"failed", 1}, {"cases", json::array()}};
+  summary["cases"].push_back({{"name", "a catches keep-calls-on-retry"}, {"classname", "hiccup.kill-matrix"}, {"passed", true},
+                              {"violations", json::array()}, {"defect", "keep-calls-on-retry"},
+                              {"caught_by", {"at-most-once", "at-most-once", "expect.executions"}}});
+  summary["cases"].push_back({{"name", "b catches retry-non-retryable"}, {"classname", "hiccup.kill-matrix"}, {"passed", false},
+                              {"violations", json::array()}, {"defect", "retry-non-retryable"}, {"caught_by", json::array()}});
+  const std::string html = render_html(summary);
+  CHECK(html.find("catches defect keep-calls-on-retry: with it switched on, this scenario breaks at-most-once, expect.executions") !=
+        std::string::npos);
+  CHECK(html.find("defect retry-non-retryable survived") != std::string::npos);
+  CHECK(count(html, "<section class=\"case\"") == 1);  // the survivor; a caught defect has no transcript here
+}
+
+TEST_CASE("report.html filters by folder and tag, and gives passing cases with a transcript a timeline") {
+  json summary = failing_summary();
+  json passing = summary["cases"][1];
+  passing["name"] = "with-transcript";
+  passing["passed"] = true;
+  passing["violations"] = json::array();
+  passing["file"] = "scenarios/basics/plain-answer.json";
+  passing["tags"] = {"smoke", "text-only"};
+  summary["cases"][1]["file"] = "scenarios/mid-stream/x.json";
+  json bare = passing;
+  bare["name"] = "no-transcript";
+  bare.erase("transcript");
+  summary["cases"].push_back(passing);
+  summary["cases"].push_back(bare);
+  const std::string html = render_html(summary);
+  CHECK(html.find("<option value=\"scenarios/basics\">") != std::string::npos);
+  CHECK(html.find("<option value=\"scenarios/mid-stream\">") != std::string::npos);
+  CHECK(html.find("<option value=\"smoke\">") != std::string::npos);
+  CHECK(html.find("data-folder=\"scenarios/basics\" data-tags=\"smoke|text-only\"") != std::string::npos);
+  CHECK(html.find("<span class=\"pass\">PASS</span> with-transcript") != std::string::npos);
+  CHECK(html.find("None: every invariant held.") != std::string::npos);
+  CHECK(html.find("<a href=\"#case-2\">with-transcript</a>") != std::string::npos);
+  CHECK(html.find("<a href=\"#case-0\">") == std::string::npos);  // no transcript, no section to link
+  CHECK(html.find("<a href=\"#case-3\">") == std::string::npos);
+  CHECK(count(html, "<section class=\"case\"") == 2);
+}
+
+}  // namespace
+}  // namespace harness

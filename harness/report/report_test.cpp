@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/transcript.h"
 
@@ -90,6 +91,48 @@ TEST_CASE("summary.json merges the totals' extra fields into its top level") {
   const auto j = nlohmann::json::parse(slurp(path));
   CHECK(j["digest"] == "0123456789abcdef");
   CHECK(j["command"] == "explore");
+}
+
+TEST_CASE("a summary.json replayed through the summary listener comes back unchanged") {
+  nlohmann::json first, second;
+  auto a = make_summary_json_listener([&](const nlohmann::json& j) { first = j; });
+  feed(*a);
+  first["cases"][1]["file"] = "scenarios/x.json";  // an extra field travels too
+  first["digest"] = "00000000000000cc";
+  auto b = make_summary_json_listener([&](const nlohmann::json& j) { second = j; });
+  replay_summary(first, *b);
+  CHECK(second == first);
+  CHECK(violation_from_json(first["cases"][1]["violations"][0]) ==
+        Violation{"at-most-once", "call 0 (\"shell\") of turn 0 ran 2 times <&>", 1, 0, 1});
+  CHECK(violation_from_json(nlohmann::json{{"invariant", "expect.error"}, {"message", "m"}}) ==
+        Violation{"expect.error", "m", -1, -1, -1});
+}
+
+TEST_CASE("merging shards refuses overlap, a missing shard and other settings, naming the directories") {
+  auto shard = [](int k, int n, std::uint64_t seed) {
+    nlohmann::json j = {{"schema", kSummarySchemaVersion}, {"command", "explore"}, {"seed", seed},
+                        {"transport", "memory"}, {"defects", nlohmann::json::array()}, {"provider", ""},
+                        {"passed", 1}, {"failed", 0}, {"wall_ms", 1.0}, {"hiccup_version", "0.10.0"},
+                        {"shard", {{"index", k}, {"count", n}}}, {"cases_requested", 4}};
+    j["case_digests"] = nlohmann::json::array();
+    for (int i = k - 1; i < 4; i += n) j["case_digests"].push_back({i, "000000000000000" + std::to_string(i)});
+    j["cases"] = {{{"name", "explore/at-most-once"}, {"passed", true}, {"cases_run", j["case_digests"].size()},
+                   {"violations", nlohmann::json::array()}}};
+    return ShardReport{"shard-" + std::to_string(k), j};
+  };
+  const auto merged = merge_shard_reports({shard(2, 2, 1), shard(1, 2, 1)}, "out");
+  CHECK(merged.summary["case_digests"].size() == 4);
+  CHECK(merged.summary["case_digests"][1][0] == 1);
+  CHECK(merged.summary["cases"][0]["cases_run"] == 4);
+  CHECK(merged.summary["digest"] == fnv1a_hex("0 0000000000000000\n1 0000000000000001\n2 0000000000000002\n3 0000000000000003\n"));
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), shard(1, 2, 1)}, "out"), Catch::Contains("both shard 1/2"));
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1)}, "out"), Catch::Contains("shard 2/2 missing"));
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), shard(2, 2, 9)}, "out"),
+                    Catch::Contains("shard-2 ran with seed 9, shard-1 with 1"));
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), shard(2, 3, 1)}, "out"), Catch::Contains("shard count"));
+  auto run = shard(1, 1, 1);
+  run.summary["command"] = "run";
+  CHECK_THROWS_WITH(merge_shard_reports({run}, "out"), Catch::Contains("a `run` report"));
 }
 
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {

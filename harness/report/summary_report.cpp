@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "harness/report/report.h"
+#include "harness/version.h"
 
 namespace harness {
 namespace {
@@ -26,7 +27,8 @@ class SummaryListener final : public ReportListener {
     nlohmann::json j = {{"schema", kSummarySchemaVersion},       {"command", info_.command},   {"seed", info_.seed},
                         {"transport", info_.transport}, {"defects", info_.defects},
                         {"provider", info_.provider}, {"passed", t.passed},
-                        {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_}};
+                        {"failed", t.failed}, {"wall_ms", t.wall_ms},       {"cases", cases_},
+                        {"hiccup_version", std::string(kHiccupVersion)}};
     if (t.differences > 0) j["differences"] = t.differences;
     for (const auto& [k, v] : t.extra.items()) j[k] = v;
     if (!info_.agent.empty()) {

@@ -311,6 +311,154 @@ class Checker:
         assert 'class="box request' in html and "counterexample" in html, "explore's report.html has the timeline"
         assert want.replace("'", "&#39;") in html, "the command line is in the page header"
 
+    # hiccup report merge -------------------------------------------------------------------------
+    def explore_into(self, d, args, rcs=(0, 1)):
+        p = subprocess.run([self.hiccup, "explore", "--report-dir", d] + list(args),
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode in rcs, f"explore {args}: exit {p.returncode}\n{p.stderr[-2000:]}"
+        return self.load(d)
+
+    def check_merge(self):
+        base = ["--cases", "80", "--seed", "3", "--defect", "keep-calls-on-retry", "--keep-going"]
+        whole = self.explore_into(self.dir("whole"), base, (1,))
+        shards = []
+        for k in (3, 1, 4, 2):  # any order
+            d = self.dir(f"shard-{k}")
+            s = self.explore_into(d, base + ["--shard", f"{k}/4"])
+            assert s["shard"] == {"index": k, "count": 4}, s["shard"]
+            self.valid(s, f"shard {k}/4")
+            shards.append(d)
+        out = os.path.join(self.work, "merged")
+        shutil.rmtree(out, ignore_errors=True)
+        step = os.path.join(self.work, "step-summary.md")
+        open(step, "w").close()
+        env = dict(os.environ, GITHUB_STEP_SUMMARY=step)
+        p = self.hiccup_run(["report", "merge", out] + shards, 1, env=env)
+        assert "merged 4 shard(s)" in p.stdout, p.stdout
+        m = self.load(out)
+        self.valid(m, "merged report")
+        # The merged report is the unsharded run's: same verdicts, same counts, same run digest.
+        assert m["digest"] == whole["digest"], (m["digest"], whole["digest"])
+        assert m["case_digests"] == whole["case_digests"], "every case once, in index order"
+        key = lambda c: (c["name"], c["passed"], c["cases_run"], c.get("failing_case"),
+                         [v["invariant"] for v in c["violations"]])
+        assert [key(c) for c in m["cases"]] == [key(c) for c in whole["cases"]], \
+            ([key(c) for c in m["cases"]], [key(c) for c in whole["cases"]])
+        assert (m["passed"], m["failed"]) == (whole["passed"], whole["failed"])
+        assert [x["index"] for x in m["shards"]] == [1, 2, 3, 4], m["shards"]
+        # The failing property's counterexample was copied into OUT and replays from there.
+        failing = [c for c in m["cases"] if not c["passed"] and "counterexample" in c]
+        assert failing, "the defect's failure is in the merged report"
+        cx = failing[0]["counterexample"]
+        assert cx.startswith(os.path.join(out, "counterexamples")) and os.path.exists(cx), cx
+        assert cx in failing[0]["replay"], failing[0]["replay"]
+        self.hiccup_run(["run", cx, "--transport", "memory", "--report-dir", self.dir("replay")], 1)
+        for name in ("junit.xml", "summary.md", "report.html"):
+            assert os.path.getsize(os.path.join(out, name)) > 0, name
+        with open(os.path.join(out, "report.html")) as f:
+            assert 'class="box request' in f.read(), "the merged report.html has the failure's timeline"
+        with open(step) as f:
+            assert "hiccup explore:" in f.read(), "merge appends summary.md to $GITHUB_STEP_SUMMARY"
+
+        def refused(dirs, *needles):
+            o = os.path.join(self.work, "refused")
+            shutil.rmtree(o, ignore_errors=True)
+            p = self.hiccup_run(["report", "merge", o] + dirs, 3)
+            for n in needles:
+                assert n in p.stderr, (n, p.stderr)
+            assert not os.path.exists(os.path.join(o, "summary.json")), "nothing written when refused"
+
+        by_k = {int(os.path.basename(d).split("-")[1]): d for d in shards}
+        refused([by_k[1], by_k[2], by_k[4]], "3/4 missing")
+        refused([by_k[1], by_k[2], by_k[3], by_k[4], by_k[2]], "both shard 2/4", "overlap")
+        other_seed = self.explore_into(self.dir("other-seed"), ["--cases", "80", "--seed", "4", "--defect",
+                                                                 "keep-calls-on-retry", "--keep-going", "--shard", "3/4"])
+        assert other_seed["seed"] == 4
+        refused([by_k[1], by_k[2], os.path.join(self.work, "other-seed"), by_k[4]], "seed")
+        self.explore_into(self.dir("other-defects"), ["--cases", "80", "--seed", "3", "--keep-going", "--shard", "3/4"])
+        refused([by_k[1], by_k[2], os.path.join(self.work, "other-defects"), by_k[4]], "defects")
+        self.explore_into(self.dir("other-count"), base + ["--shard", "3/5"])
+        refused([by_k[1], by_k[2], os.path.join(self.work, "other-count"), by_k[4]], "shard count")
+        # Another version: edit a copy of a shard's summary.
+        fake = self.dir("other-version")
+        shutil.copytree(by_k[3], fake, dirs_exist_ok=True)
+        s = self.load(fake)
+        s["hiccup_version"] = "0.9.0"
+        with open(os.path.join(fake, "summary.json"), "w") as f:
+            json.dump(s, f)
+        refused([by_k[1], by_k[2], fake, by_k[4]], "0.9.0")
+        run_dir = self.failing_run()
+        refused([run_dir], "`run` report")
+        self.hiccup_run(["report", "merge", out], 2)
+
+    # examples/ci and examples/kubernetes -----------------------------------------------------------
+    def check_examples(self):
+        import yaml
+        cases = 50
+
+        def sh(script, env, cwd):
+            p = subprocess.run(["/bin/sh", "-c", script], env=dict(os.environ, **env), cwd=cwd,
+                               capture_output=True, text=True, timeout=600)
+            assert p.returncode == 0, f"script exit {p.returncode}:\n{script}\n{p.stdout[-2000:]}{p.stderr[-2000:]}"
+            return p
+
+        def covered(merged_dir):
+            m = self.load(merged_dir)
+            self.valid(m, "merged example report")
+            indices = [d[0] for d in m["case_digests"]]
+            assert indices == list(range(cases)), f"every case once: {indices}"
+            assert m["shard"] == {"index": 1, "count": 1}
+
+        # GitHub Actions: every matrix job's explore step, then the merge job's step.
+        with open(os.path.join(self.source, "examples/ci/github-actions.yml")) as f:
+            wf = yaml.safe_load(f)
+        jobs = wf["jobs"]
+        shards = int(wf["env"]["SHARDS"])
+        matrix = jobs["explore"]["strategy"]["matrix"]["shard"]
+        assert sorted(matrix) == list(range(1, shards + 1)), (matrix, shards)
+        assert jobs["merge"]["needs"] == "explore"
+        explore_run = next(s["run"] for s in jobs["explore"]["steps"] if "run" in s and "explore" in s["run"])
+        upload = next(s for s in jobs["explore"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+        merge_run = next(s["run"] for s in jobs["merge"]["steps"] if "run" in s and "report merge" in s["run"])
+        download = next(s for s in jobs["merge"]["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+        ws = self.dir("gha")
+        os.makedirs(os.path.join(ws, "build"))
+        os.symlink(self.hiccup, os.path.join(ws, "build", "hiccup"))
+        env = {"SEED": wf["env"]["SEED"], "CASES": str(cases), "SHARDS": str(shards)}
+        for k in matrix:
+            sh(explore_run.replace("${{ matrix.shard }}", str(k)).replace("${{ env.SHARDS }}", str(shards)), env, ws)
+            # upload-artifact NAME from PATH; download-artifact puts each artifact in PATH/NAME.
+            name = upload["with"]["name"].replace("${{ matrix.shard }}", str(k))
+            src = os.path.join(ws, upload["with"]["path"].replace("${{ matrix.shard }}", str(k)))
+            shutil.copytree(src, os.path.join(ws, download["with"]["path"], name))
+        sh(merge_run, env, ws)
+        covered(os.path.join(ws, "reports/merged"))
+
+        # Kubernetes: an Indexed Job's pods (JOB_COMPLETION_INDEX 0 … completions-1), then the merge job.
+        with open(os.path.join(self.source, "examples/kubernetes/explore-job.yaml")) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        by_name = {d["metadata"]["name"]: d for d in docs}
+        assert by_name["hiccup-results"]["kind"] == "PersistentVolumeClaim"
+        job = by_name["hiccup-explore"]
+        assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
+        container = job["spec"]["template"]["spec"]["containers"][0]
+        kenv = {e["name"]: e["value"] for e in container["env"]}
+        completions = job["spec"]["completions"]
+        assert int(kenv["SHARDS"]) == completions, (kenv["SHARDS"], completions)
+        results = self.dir("k8s-results")
+
+        def local(script):
+            return script.replace("/hiccup/build/hiccup", self.hiccup).replace("/results", results)
+
+        kenv["CASES"] = str(cases)
+        for index in range(completions):
+            sh(local(container["args"][0]), dict(kenv, JOB_COMPLETION_INDEX=str(index)), self.work)
+        merge = by_name["hiccup-merge"]["spec"]["template"]["spec"]["containers"][0]
+        menv = {e["name"]: e["value"] for e in merge["env"]}
+        assert int(menv["SHARDS"]) == completions
+        sh(local(merge["args"][0]), menv, self.work)
+        covered(os.path.join(results, "merged"))
+
 
 def main():
     ap = argparse.ArgumentParser()

@@ -1,0 +1,279 @@
+// `hiccup report merge`: explore shards joined into the unsharded run's report (merge.h).
+#include "harness/report/merge.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/report/report.h"
+#include "harness/transcript.h"
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string shown(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+/// The defect set, sorted: shards list it in command-line order, which may differ.
+json defect_set(const json& summary) {
+  std::vector<std::string> d;
+  for (const json& x : summary.value("defects", json::array())) d.push_back(shown(x));
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+/// "shard DIR" for messages.
+std::string where(const ShardReport& s) { return s.dir.string(); }
+
+void check_one(const ShardReport& s) {
+  const json& j = s.summary;
+  if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {
+    throw MergeError(where(s) + ": summary.json is not a hiccup summary (expected an object with \"cases\")");
+  }
+  if (str(j, "command") != "explore") {
+    throw MergeError(where(s) + ": a `" + (str(j, "command").empty() ? std::string("?") : str(j, "command")) +
+                     "` report; merge takes the report directories of `hiccup explore --shard K/N` runs");
+  }
+  const json shard = j.value("shard", json());
+  if (!shard.is_object() || !shard.value("index", json()).is_number_integer() ||
+      !shard.value("count", json()).is_number_integer() || !j.value("case_digests", json()).is_array() ||
+      !j.value("cases_requested", json()).is_number_integer()) {
+    throw MergeError(where(s) + ": summary.json has no shard, cases_requested or case_digests (written by a hiccup "
+                     "older than 0.10.0? re-run the shard with this version)");
+  }
+}
+
+/// The settings every shard of one exploration shares, with their names for messages.
+std::vector<std::pair<std::string, json>> shared_settings(const json& j) {
+  return {{"seed", j.value("seed", json())},
+          {"cases", j.value("cases_requested", json())},
+          {"defects", defect_set(j)},
+          {"provider", j.value("provider", json(""))},
+          {"transport", j.value("transport", json(""))},
+          {"hiccup version", j.value("hiccup_version", json(""))},
+          {"shard count", j["shard"]["count"]}};
+}
+
+void check_compatible(const std::vector<ShardReport>& shards) {
+  for (const ShardReport& s : shards) check_one(s);
+  const auto first = shared_settings(shards.front().summary);
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    const auto these = shared_settings(shards[i].summary);
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      if (these[k].second != first[k].second) {
+        throw MergeError(where(shards[i]) + " ran with " + first[k].first + " " + shown(these[k].second) + ", " +
+                         where(shards.front()) + " with " + shown(first[k].second) +
+                         ": shards of one exploration share seed, cases, defects, provider, transport and hiccup version");
+      }
+    }
+  }
+  const int n = shards.front().summary["shard"]["count"].get<int>();
+  std::map<int, const ShardReport*> by_index;
+  for (const ShardReport& s : shards) {
+    const int k = s.summary["shard"]["index"].get<int>();
+    if (k < 1 || k > n) throw MergeError(where(s) + ": shard " + std::to_string(k) + "/" + std::to_string(n) + " is out of range");
+    auto [it, fresh] = by_index.emplace(k, &s);
+    if (!fresh) {
+      throw MergeError(where(*it->second) + " and " + where(s) + " are both shard " + std::to_string(k) + "/" +
+                       std::to_string(n) + ": the shards overlap");
+    }
+  }
+  std::vector<std::string> missing, got;
+  for (int k = 1; k <= n; ++k) (by_index.count(k) ? got : missing).push_back(std::to_string(k));
+  if (!missing.empty()) {
+    std::string m, g;
+    for (const auto& k : missing) m += (m.empty() ? "" : ", ") + k + "/" + std::to_string(n);
+    for (const auto& k : got) g += (g.empty() ? "" : ", ") + k;
+    throw MergeError("shard" + std::string(missing.size() > 1 ? "s " : " ") + m + " missing (got " + g +
+                     "): every shard 1…" + std::to_string(n) + " must be given once");
+  }
+}
+
+/// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+}  // namespace
+
+Violation violation_from_json(const json& v) {
+  Violation out;
+  out.invariant = str(v, "invariant");
+  out.message = str(v, "message");
+  out.request = v.value("request", -1);
+  out.turn = v.value("turn", -1);
+  out.attempt = v.value("attempt", -1);
+  return out;
+}
+
+MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const std::filesystem::path& out_dir) {
+  if (input.empty()) throw MergeError("no shard report directories given");
+  check_compatible(input);
+  std::vector<const ShardReport*> shards;
+  for (const ShardReport& s : input) shards.push_back(&s);
+  std::sort(shards.begin(), shards.end(), [](const ShardReport* a, const ShardReport* b) {
+    return a->summary["shard"]["index"].get<int>() < b->summary["shard"]["index"].get<int>();
+  });
+  const json& first = shards.front()->summary;
+
+  // The run digest over every case in index order: the unsharded run's string.
+  std::vector<std::pair<int, std::string>> digests;
+  for (const ShardReport* s : shards) {
+    for (const json& d : s->summary["case_digests"]) {
+      if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_string()) {
+        throw MergeError(where(*s) + ": case_digests holds " + d.dump() + ", expected [index, digest]");
+      }
+      digests.emplace_back(d[0].get<int>(), d[1].get<std::string>());
+    }
+  }
+  std::sort(digests.begin(), digests.end());
+  std::string lines;
+  json case_digests = json::array();
+  for (const auto& [index, digest] : digests) {
+    lines += std::to_string(index) + " " + digest + "\n";
+    case_digests.push_back(json::array({index, digest}));
+  }
+  const std::string run_digest = fnv1a_hex(lines);
+
+  // Per property (explore's report cases), in the order the first shard lists them.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<const ShardReport*, json>>> entries;
+  for (const ShardReport* s : shards) {
+    for (const json& c : s->summary["cases"]) {
+      const std::string name = str(c, "name");
+      if (!entries.count(name)) order.push_back(name);
+      entries[name].emplace_back(s, c);
+    }
+  }
+  MergedReport out;
+  json cases = json::array();
+  double wall_ms = 0;
+  int passed = 0, failed = 0;
+  for (const ShardReport* s : shards) wall_ms = std::max(wall_ms, s->summary.value("wall_ms", 0.0));
+  for (const std::string& name : order) {
+    const auto& list = entries[name];
+    int cases_run = 0, determinism_checked = 0;
+    bool has_checked = false;
+    const std::pair<const ShardReport*, json>* chosen = nullptr;
+    json all_violations = json::array();
+    for (const auto& e : list) {
+      cases_run += e.second.value("cases_run", 0);
+      if (e.second.contains("determinism_checked")) {
+        has_checked = true;
+        determinism_checked += e.second.value("determinism_checked", 0);
+      }
+      if (e.second.value("passed", true)) continue;
+      for (const json& v : e.second.value("violations", json::array())) all_violations.push_back(v);
+      const int at = e.second.value("failing_case", -1);
+      const int best = chosen ? chosen->second.value("failing_case", -1) : -1;
+      if (!chosen || (at >= 0 && (best < 0 || at < best))) chosen = &e;
+    }
+    json merged = chosen ? chosen->second : list.front().second;
+    merged["passed"] = chosen == nullptr;
+    merged["cases_run"] = cases_run;
+    if (has_checked) merged["determinism_checked"] = determinism_checked;
+    merged["digest"] = run_digest;
+    merged["wall_ms"] = wall_ms;
+    if (chosen && !merged.contains("failing_case")) merged["violations"] = all_violations;  // determinism: all
+    if (chosen && merged.contains("counterexample") && merged["counterexample"].is_string() &&
+        !merged["counterexample"].get<std::string>().empty()) {
+      const std::string old_path = merged["counterexample"].get<std::string>();
+      const std::filesystem::path file = std::filesystem::path(old_path).filename();
+      // The path as the shard wrote it is relative to where that shard ran; the file itself sits in
+      // the shard's directory, which is what we were given.
+      const std::filesystem::path from = chosen->first->dir / "counterexamples" / file;
+      const std::string to = (out_dir / "counterexamples" / file).string();
+      out.copies.push_back({from, to});
+      merged["counterexample"] = to;
+      if (merged.contains("replay")) merged["replay"] = replace_all(str(merged, "replay"), old_path, to);
+      if (merged.contains("detail")) merged["detail"] = replace_all(str(merged, "detail"), old_path, to);
+    }
+    (merged["passed"].get<bool>() ? passed : failed) += 1;
+    cases.push_back(std::move(merged));
+  }
+
+  json summary = first;
+  summary.erase("explored");
+  summary["cases"] = std::move(cases);
+  summary["passed"] = passed;
+  summary["failed"] = failed;
+  summary["wall_ms"] = wall_ms;
+  summary["digest"] = run_digest;
+  summary["case_digests"] = std::move(case_digests);
+  summary["shard"] = {{"index", 1}, {"count", 1}};
+  json shard_list = json::array();
+  json explored = json::array();
+  bool any_explored = false;
+  for (const ShardReport* s : shards) {
+    const json& j = s->summary;
+    shard_list.push_back({{"dir", s->dir.string()}, {"index", j["shard"]["index"]}, {"passed", j.value("passed", 0)},
+                          {"failed", j.value("failed", 0)}, {"wall_ms", j.value("wall_ms", 0.0)},
+                          {"cases_run", static_cast<int>(j["case_digests"].size())},
+                          {"command_line", j.value("command_line", json(""))}});
+    if (j.contains("explored") && j["explored"].is_array()) {
+      any_explored = true;
+      for (const json& e : j["explored"]) explored.push_back(e);
+    }
+  }
+  summary["shards"] = std::move(shard_list);
+  if (any_explored) {
+    std::stable_sort(explored.begin(), explored.end(),
+                     [](const json& a, const json& b) { return a.value("index", 0) < b.value("index", 0); });
+    summary["explored"] = std::move(explored);
+  }
+  out.summary = std::move(summary);
+  return out;
+}
+
+void replay_summary(const json& summary, ReportListener& listener) {
+  RunInfo info;
+  info.command = str(summary, "command");
+  info.seed = summary.value("seed", json()).is_number_unsigned() ? summary["seed"].get<std::uint64_t>() : 0;
+  info.transport = str(summary, "transport");
+  for (const json& d : summary.value("defects", json::array())) info.defects.push_back(shown(d));
+  info.provider = str(summary, "provider");
+  info.agent = str(summary, "agent");
+  listener.run_starting(info);
+  static const std::set<std::string> kCaseSlots = {"name", "classname", "passed", "violations", "digest",
+                                                   "wall_ms", "detail", "transcript"};
+  for (const json& c : summary.value("cases", json::array())) {
+    ReportCase rc;
+    rc.name = str(c, "name");
+    rc.classname = str(c, "classname");
+    rc.passed = c.value("passed", false);
+    for (const json& v : c.value("violations", json::array())) rc.violations.push_back(violation_from_json(v));
+    rc.digest = str(c, "digest");
+    rc.wall_ms = c.value("wall_ms", 0.0);
+    rc.detail = str(c, "detail");
+    if (c.contains("transcript")) rc.transcript = c["transcript"];
+    for (const auto& [k, v] : c.items()) {
+      if (!kCaseSlots.count(k)) rc.extra[k] = v;
+    }
+    listener.case_ended(rc);
+  }
+  static const std::set<std::string> kRunSlots = {"schema", "command", "seed", "transport", "defects", "provider",
+                                                  "agent", "passed", "failed", "differences", "wall_ms",
+                                                  "cases", "hiccup_version"};
+  RunTotals totals;
+  totals.passed = summary.value("passed", 0);
+  totals.failed = summary.value("failed", 0);
+  totals.differences = summary.value("differences", 0);
+  totals.wall_ms = summary.value("wall_ms", 0.0);
+  for (const auto& [k, v] : summary.items()) {
+    if (!kRunSlots.count(k)) totals.extra[k] = v;
+  }
+  listener.run_ended(totals);
+}
+
+}  // namespace harness
