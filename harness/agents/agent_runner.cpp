@@ -2,6 +2,8 @@
 // same rut::RunResult shape the reference runtime produces, so the lead's invariant checkers judge
 // external agents unchanged; only checks that need the runtime's insides are left out (n/a).
 #include "harness/agents/agent_runner.h"
+
+#include "harness/transcript.h"
 #include "harness/stopwatch.h"
 
 #include <stdlib.h>
@@ -438,6 +440,13 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
     result.violations.clear();
   }
   for (const std::string& f : unjudged) result.not_applicable.push_back(f);
+
+  // The review transcript for report.html's timeline: the journal as the server saw it, each
+  // ledger execution under the request that delivered its call, the outcome and shown text. No
+  // runtime lane (a black box's retries are only visible as its requests) and no virtual times.
+  if (const auto shown = shown_text(lines, recipe)) run.final_text = *shown;
+  if (!run.completed) run.error_message = "the agent " + (marker.empty() ? exit_text : exit_text + ", " + shown_as + " reports a failure (" + marker + ")");
+  result.transcript = make_review_transcript(s, run, journal, result.violations, {});
 }
 
 AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe, const AgentRunOptions& options) {
@@ -594,6 +603,8 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   c.extra["ledger"] = json::array();
   for (const LedgerToken& t : r.ledger) c.extra["ledger"].push_back(token_text(t));
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
+  if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
+  c.transcript = r.transcript;
   std::ostringstream detail;
   if (!r.harness_error.empty()) {
     detail << "error: " << r.harness_error;

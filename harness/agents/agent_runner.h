@@ -65,6 +65,9 @@ struct AgentCaseResult {
   std::string output;
   std::string scratch_dir;
   double wall_ms = 0;                       ///< whole case: server, agent, judging
+  /// The review transcript (transcript.h's shape) judge_agent_run builds: requests, executions,
+  /// outcome; null before judging.
+  nlohmann::json transcript;
   bool passed() const { return harness_error.empty() && violations.empty(); }
   /// Sorted, unique invariant names of the violations and differences (what known-failure pins
   /// assert).

@@ -223,6 +223,22 @@ TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once
   CHECK(has(names, "pairing"));
   CHECK(has(names, "expect.executions"));
   CHECK_FALSE(has(names, "honest-outcome"));
+  // The report's timeline: each execution under the request that delivered its call, and the
+  // at-most-once violations pinned to the requests they name.
+  const ReportCase c = to_report_case(r, fake_agent("duplicate"), "hiccup.agents.test");
+  REQUIRE(c.transcript.is_object());
+  const auto& requests = c.transcript["requests"];
+  REQUIRE(requests.size() >= 2);
+  CHECK(requests[0]["answer"]["ended"] == "fault:reset");
+  CHECK(requests[0]["executed"] == nlohmann::json::array({0}));
+  CHECK(requests[1]["executed"] == nlohmann::json::array({1}));
+  CHECK(c.transcript["executions"].size() == 2);
+  CHECK(c.transcript["runtime"]["retries"].empty());  // a black box's insides are not seen
+  bool pinned = false;
+  for (const auto& link : c.transcript["violations"]) {
+    pinned = pinned || (link["invariant"] == "at-most-once" && link["requests"] == nlohmann::json::array({0, 1}));
+  }
+  CHECK(pinned);
 }
 
 TEST_CASE("an agent that outlives its timeout is killed and judged a liveness violation") {
