@@ -3,6 +3,7 @@
 // external agents unchanged; only checks that need the runtime's insides are left out (n/a).
 #include "harness/agents/agent_runner.h"
 
+#include "harness/scenario_io.h"
 #include "harness/transcript.h"
 #include "harness/stopwatch.h"
 
@@ -605,6 +606,7 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
   if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
   c.transcript = r.transcript;
+  if (!r.transcript.is_null()) c.extra["scenario_text"] = write_scenario(r.scenario);
   std::ostringstream detail;
   if (!r.harness_error.empty()) {
     detail << "error: " << r.harness_error;

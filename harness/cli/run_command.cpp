@@ -129,6 +129,7 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
   if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
   if (transcripts || !r.passed()) {
     c.transcript = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
+    c.extra["scenario_text"] = write_scenario(r.scenario);
   }
   return c;
 }
@@ -269,7 +270,10 @@ int run_command(const Args& args) {
       c.passed = !k.passed();
       c.extra["replay"] = replay_command(s, with, provider);
       // A caught defect is the expected verdict; a survivor's transcript shows how it got through.
-      if (c.passed && !transcripts) c.transcript = nullptr;
+      if (c.passed && !transcripts) {
+        c.transcript = nullptr;
+        c.extra.erase("scenario_text");
+      }
       c.extra["defect"] = defect;
       c.extra["caught_by"] = nlohmann::json::array();
       for (const Violation& viol : k.violations) c.extra["caught_by"].push_back(viol.invariant);

@@ -468,6 +468,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         c.extra["shrink_steps"] = f.shrink_steps;
         c.extra["shrink_tries"] = f.shrink_tries;
         c.transcript = f.transcript;  // its violations are the shrunk run's: their requests are its
+        c.extra["scenario_text"] = write_scenario(f.shrunk);
       }
       (c.passed ? totals.passed : totals.failed) += 1;
       listener->case_ended(c);

@@ -335,6 +335,10 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
   if (violations.empty() && !str(c, "detail").empty()) o << "<pre>" << esc(c, "detail") << "</pre>";
   if (c.contains("transcript") && c["transcript"].is_object()) render_timeline(o, c["transcript"], violations);
   else o << "<p>No transcript recorded for this case.</p>";
+  if (!str(c, "scenario_text").empty()) {
+    o << "<details class=\"scenario\"><summary>" << (c.contains("counterexample") ? "the counterexample file" : "the scenario as played")
+      << "</summary><pre>" << esc(c, "scenario_text") << "</pre></details>";
+  }
   o << "</section>";
 }
 

@@ -164,6 +164,7 @@ TEST_CASE("report.html filters by folder and tag, and gives passing cases with a
   passing["violations"] = json::array();
   passing["file"] = "scenarios/basics/plain-answer.json";
   passing["tags"] = {"smoke", "text-only"};
+  passing["scenario_text"] = "{\"name\": \"<b>x</b>\"}\n";
   summary["cases"][1]["file"] = "scenarios/mid-stream/x.json";
   json bare = passing;
   bare["name"] = "no-transcript";
@@ -181,6 +182,7 @@ TEST_CASE("report.html filters by folder and tag, and gives passing cases with a
   CHECK(html.find("<a href=\"#case-0\">") == std::string::npos);  // no transcript, no section to link
   CHECK(html.find("<a href=\"#case-3\">") == std::string::npos);
   CHECK(count(html, "<section class=\"case\"") == 2);
+  CHECK(html.find("<summary>the scenario as played</summary><pre>{&quot;name&quot;: &quot;&lt;b&gt;x&lt;/b&gt;&quot;}") != std::string::npos);
 }
 
 }  // namespace
