@@ -127,12 +127,29 @@ void fin_connection(int fd) {
   if (fd >= 0) shutdown(fd, SHUT_WR);
 }
 
+/// Every request to one engine the caller owns.
+class SingleEngineRouter : public RequestRouter {
+ public:
+  explicit SingleEngineRouter(ScriptEngine& engine)
+      : engine_(std::shared_ptr<ScriptEngine>(), &engine) {}  // aliasing: not owned
+  Route route(const std::string&, const std::string& target, const std::string&) override {
+    return Route{engine_, target, {}};
+  }
+
+ private:
+  std::shared_ptr<ScriptEngine> engine_;
+};
+
 }  // namespace
 
 MockHttpServer::MockHttpServer(ScriptEngine& engine, ServerOptions options)
-    : engine_(engine),
+    : own_router_(std::make_unique<SingleEngineRouter>(engine)),
+      router_(*own_router_),
       options_(std::move(options)),
       stopping_(std::make_shared<std::atomic<bool>>(false)) {}
+
+MockHttpServer::MockHttpServer(RequestRouter& router, ServerOptions options)
+    : router_(router), options_(std::move(options)), stopping_(std::make_shared<std::atomic<bool>>(false)) {}
 
 MockHttpServer::~MockHttpServer() { stop(); }
 
@@ -169,7 +186,16 @@ int MockHttpServer::start() {
   };
   auto handler = [this, stall_ms_per_s, cap, stopping, since_start_ms](const httplib::Request& req,
                                                        httplib::Response& res) {
-    Plan plan = engine_.respond(Request{req.method, req.target, req.body, since_start_ms()});
+    Route route = router_.route(req.method, req.target, req.body);
+    if (!route.engine) {
+      res.status = route.direct.status;
+      for (const auto& [name, value] : route.direct.headers) res.set_header(name.c_str(), value);
+      res.set_content(route.direct.body, route.direct.content_type.c_str());
+      return;
+    }
+    // Held by every callback below: the router may drop the engine while this answer streams.
+    const std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
+    Plan plan = engine->respond(Request{req.method, route.target, req.body, since_start_ms()});
     const std::size_t index = plan.journal_index;
     const int local_port = port_;
     const int remote_port = req.remote_port;
@@ -184,7 +210,7 @@ int MockHttpServer::start() {
         const int fd = find_connection(local_port, remote_port);
         if (!pause_ms(stall->seconds * stall_ms_per_s, fd, *stopping)) {
           // The client timed out (or the server stops): answer nothing more.
-          engine_.settle(index, Delivery{0, true, since_start_ms()});
+          engine->settle(index, Delivery{0, true, since_start_ms()});
           res.set_content_provider(
               1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; },
               [](bool) {});
@@ -212,21 +238,25 @@ int MockHttpServer::start() {
               }
               return false;
             },
-            [this, index, since_start_ms](bool) { engine_.settle(index, Delivery{0, true, since_start_ms()}); });
+            [engine, index, since_start_ms](bool) { engine->settle(index, Delivery{0, true, since_start_ms()}); });
         return;
       }
       if (plan.body.empty()) {
         res.set_content("", plan.content_type.c_str());
-        engine_.settle(index, Delivery{0, false, since_start_ms()});
+        engine->settle(index, Delivery{0, false, since_start_ms()});
         return;
       }
       auto body = std::make_shared<std::string>(std::move(plan.body));
       res.set_content_provider(
           body->size(), plan.content_type.c_str(),
-          [body](size_t offset, size_t length, httplib::DataSink& sink) {
+          [engine, index, body, since_start_ms](size_t offset, size_t length, httplib::DataSink& sink) {
+            // Settle optimistically before the last write: a client that has read the answer may
+            // ask for the journal (or send its next request) before the releaser below runs. A
+            // failed write settles again as undelivered (the last report wins).
+            if (offset + length >= body->size()) engine->settle(index, Delivery{0, false, since_start_ms()});
             return sink.write(body->data() + offset, length);
           },
-          [this, index, since_start_ms](bool success) { engine_.settle(index, Delivery{0, !success, since_start_ms()}); });
+          [engine, index, since_start_ms](bool success) { engine->settle(index, Delivery{0, !success, since_start_ms()}); });
       return;
     }
 
@@ -239,7 +269,7 @@ int MockHttpServer::start() {
     auto shared_plan = std::make_shared<Plan>(std::move(plan));
     res.set_chunked_content_provider(
         shared_plan->content_type.c_str(),
-        [this, index, shared_plan, progress, local_port, remote_port, stall_ms_per_s, cap, stopping](
+        [engine, index, shared_plan, progress, local_port, remote_port, stall_ms_per_s, cap, stopping](
             size_t, httplib::DataSink& sink) {
           if (progress->ran) return false;
           progress->ran = true;
@@ -255,7 +285,7 @@ int MockHttpServer::start() {
               // Settle optimistically before the write: a fast client may send its next request
               // (answering this attempt's calls) before the releaser below runs. A failed write
               // settles again with the real progress (the last report wins).
-              engine_.settle(index, Delivery{progress->actions_done + 1, false});
+              engine->settle(index, Delivery{progress->actions_done + 1, false});
               if (!sink.write(w->bytes.data(), w->bytes.size())) {
                 progress->client_gone = true;
                 return false;
@@ -291,9 +321,9 @@ int MockHttpServer::start() {
           }
           return false;
         },
-        [this, index, progress, since_start_ms](bool success) {
+        [engine, index, progress, since_start_ms](bool success) {
           const bool gone = progress->client_gone || (!progress->ran && !success);
-          engine_.settle(index, Delivery{progress->actions_done, gone, since_start_ms()});
+          engine->settle(index, Delivery{progress->actions_done, gone, since_start_ms()});
         });
   };
   for (const char* any : {".*"}) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "mock_server/script_engine.h"
 
@@ -25,11 +27,41 @@ struct ServerOptions {
   int threads = 8;              ///< worker threads (one per open connection)
 };
 
-/// An HTTP/1.1 server answering every request through `engine` (which must outlive it) and
-/// settling each journal entry with how far its plan got on the wire.
+/// An answer made without a script engine (a control API, an unknown session): sent as is.
+struct DirectAnswer {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+/// Where one request goes: the engine that plays it and the target that engine sees (e.g. a
+/// session's path prefix stripped), or, when `engine` is null, `direct`.
+struct Route {
+  std::shared_ptr<ScriptEngine> engine;
+  std::string target;
+  DirectAnswer direct;
+};
+
+/// Picks the engine for each request. Called from the server's worker threads concurrently, so
+/// implementations must be thread-safe. The server holds the returned engine until the answer
+/// has settled, so a router may drop or replace an engine while a request to it is streaming.
+class RequestRouter {
+ public:
+  virtual ~RequestRouter() = default;
+  /// `target` is path plus query as received; `body` the whole request body.
+  virtual Route route(const std::string& method, const std::string& target, const std::string& body) = 0;
+};
+
+/// An HTTP/1.1 server answering every request through the engine its router picks (one engine
+/// for every request with the first constructor) and settling each journal entry with how far
+/// its plan got on the wire.
 class MockHttpServer {
  public:
+  /// Every request goes to `engine` (which must outlive the server).
   MockHttpServer(ScriptEngine& engine, ServerOptions options);
+  /// Every request goes where `router` (which must outlive the server) says.
+  MockHttpServer(RequestRouter& router, ServerOptions options);
   ~MockHttpServer();
   MockHttpServer(const MockHttpServer&) = delete;
   MockHttpServer& operator=(const MockHttpServer&) = delete;
@@ -53,7 +85,8 @@ class MockHttpServer {
  private:
   void shut_down_connections() const;
 
-  ScriptEngine& engine_;
+  std::unique_ptr<RequestRouter> own_router_;  // the one-engine router of the first constructor
+  RequestRouter& router_;
   ServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

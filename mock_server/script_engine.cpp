@@ -511,4 +511,9 @@ Journal ScriptEngine::journal() const {
   return journal_;
 }
 
+std::size_t ScriptEngine::journal_size() const {
+  std::lock_guard lock(mu_);
+  return journal_.size();
+}
+
 }  // namespace mock

@@ -122,6 +122,9 @@ class ScriptEngine {
   /// A copy of the journal so far.
   Journal journal() const;
 
+  /// The number of journal entries so far (without copying them).
+  std::size_t journal_size() const;
+
   const Script& script() const { return script_; }
 
  private:

@@ -272,7 +272,42 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
   return problems;
 }
 
+std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& ledger, const mock::Journal& journal,
+                                               const Scenario& s) {
+  std::vector<rut::LedgerEntry> out;
+  for (const LedgerToken& t : ledger) {
+    rut::LedgerEntry l;
+    l.call_index = t.call;
+    l.request_seq = -1;
+    for (const mock::JournalEntry& e : journal) {
+      if (e.turn == t.turn && e.attempt == t.attempt) l.request_seq = static_cast<int>(e.index);
+    }
+    // Name and args as scripted (placeholder unexpanded), so `expect.executions` reads as written.
+    l.name = "?";
+    if (t.turn >= 0 && t.turn < static_cast<int>(s.script.turns.size()) && !s.script.turns[t.turn].attempts.empty()) {
+      const auto& attempts = s.script.turns[t.turn].attempts;
+      const auto& attempt = attempts[std::min<std::size_t>(t.attempt, attempts.size() - 1)];
+      int call = 0;
+      for (const mock::Event& ev : attempt.events) {
+        if (const auto* c = std::get_if<mock::CallEvent>(&ev)) {
+          if (call++ == t.call) {
+            l.name = c->name;
+            l.args = c->args;
+          }
+        }
+      }
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message, bool strict) {
+  judge_black_box(result, recipe, token_executions(result.ledger, result.journal, result.scenario), cap_message, strict);
+}
+
+void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
+                     const std::string& cap_message, bool strict) {
   const Scenario& s = result.scenario;
   mock::Journal journal = result.journal;
   strip_preamble(journal, s.prompt);
@@ -305,30 +340,7 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
   result.completed = run.completed;
   run.final_history = nullptr;  // unknown from outside
   run.requests = static_cast<int>(std::count_if(journal.begin(), journal.end(), is_model_request));
-  for (const LedgerToken& t : result.ledger) {
-    rut::LedgerEntry l;
-    l.call_index = t.call;
-    l.request_seq = -1;
-    for (const mock::JournalEntry& e : journal) {
-      if (e.turn == t.turn && e.attempt == t.attempt) l.request_seq = static_cast<int>(e.index);
-    }
-    // Name and args as scripted (placeholder unexpanded), so `expect.executions` reads as written.
-    l.name = "?";
-    if (t.turn < static_cast<int>(s.script.turns.size()) && !s.script.turns[t.turn].attempts.empty()) {
-      const auto& attempts = s.script.turns[t.turn].attempts;
-      const auto& attempt = attempts[std::min<std::size_t>(t.attempt, attempts.size() - 1)];
-      int call = 0;
-      for (const mock::Event& ev : attempt.events) {
-        if (const auto* c = std::get_if<mock::CallEvent>(&ev)) {
-          if (call++ == t.call) {
-            l.name = c->name;
-            l.args = c->args;
-          }
-        }
-      }
-    }
-    run.ledger.push_back(std::move(l));
-  }
+  run.ledger = executions;
 
   // A correct client of this scenario with the agent's own attempt budget (no fallback model: an
   // agent has none that the scenario knows of).

@@ -86,6 +86,18 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
 void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message,
                      bool strict = false);
 
+/// The tool executions of a ledger of tokens as the invariant checkers see them: per token the
+/// journal entry that played its (turn, attempt) as `request_seq` (-1 when none did), its call
+/// index, and the call's name and args as scripted ("?" when the script has no such call).
+std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& ledger, const mock::Journal& journal,
+                                               const Scenario& scenario);
+
+/// judge_agent_run with the executions given directly instead of read from `result.ledger`
+/// (a test suite records its tool executions over `hiccup serve`'s control API, see
+/// harness/serve/session_registry.h). Same verdicts, names and messages.
+void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
+                     const std::string& cap_message, bool strict = false);
+
 /// Runs `scenario` against `recipe`'s agent and judges it. The agent runs in SCRATCH/work with
 /// HOME=SCRATCH/home and TMPDIR=SCRATCH/tmp; its environment is exactly PATH, HOME, TMPDIR, LANG,
 /// HICCUP_BASE_URL, HICCUP_PROMPT, HICCUP_LEDGER, HICCUP_SCENARIO, HICCUP_MODEL (when the recipe

@@ -1,5 +1,7 @@
-// `hiccup serve SCENARIO`: the mock model server standalone, for any client. Prints the base URL,
-// serves until SIGINT/SIGTERM, then prints the journal summary (and writes it with --journal).
+// `hiccup serve [SCENARIO]`: the mock model server standalone, for any client and any test suite.
+// Prints the base URL, serves sessions (the default one from SCENARIO, more over the control API,
+// harness/serve/control_api.h) until SIGINT/SIGTERM, then prints the default session's journal
+// summary (and writes it with --journal).
 #include <algorithm>
 #include <csignal>
 #include <fstream>
@@ -8,6 +10,8 @@
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
 #include "harness/scenario_io.h"
+#include "harness/serve/control_api.h"
+#include "harness/serve/session_registry.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/wire_format.h"
@@ -15,24 +19,53 @@
 namespace harness::cli {
 namespace {
 
-constexpr const char* kServeUsage = R"(usage: hiccup serve SCENARIO [OPTIONS]
+constexpr const char* kServeUsage = R"(usage: hiccup serve [SCENARIO] [OPTIONS]
 
-Runs the mock model server for one scenario on 127.0.0.1 and prints its base URL. Every wire
-format is served on the one port; the request's path says which (the scenario's `provider` only
+Runs the mock model server on 127.0.0.1 (unless --host says otherwise) and prints its base URL.
+With SCENARIO, that scenario is the default session, played at the server's root paths (and at
+/s/default). Without one the server starts empty: a test suite creates one session per test over
+the control API and points its SDK at the session's base URL.
+
+Every wire format is served on the one port, under the root (default session) and under each
+session's base path /s/{id}; the request's path says which format (the scenario's `provider` only
 picks the error envelope of unknown paths):
 @PATHS@
 Point a client at it, e.g.
   GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT gemini -p "..."
   OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 (openai SDKs, codex)   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
+  a session: OPENAI_BASE_URL=http://127.0.0.1:PORT/s/ID/v1, ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/ID
 A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
 Requests are matched to the script by turn index and attempt index (../shared/SCENARIO-FORMAT.md), whatever
-the format. Stops on SIGINT or SIGTERM and prints one line per journaled request.
+the format.
+
+Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
+  POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?}
+                                            → 201 {"session": {"id", "path", "base_url", ...}};
+                                            a scenario lint rejects → 400 with one problem per pointer
+  GET    /_hiccup/sessions                  all sessions
+  GET    /_hiccup/sessions/ID               one session      DELETE: remove it
+  POST   /_hiccup/sessions/ID/reset         fresh script state, empty journal, ledger and outcome
+  GET    /_hiccup/sessions/ID/journal       the session's journal
+  POST   /_hiccup/sessions/ID/executions    record a tool execution {"name", "args"?, "call_id"?}
+  POST   /_hiccup/sessions/ID/outcome       {"outcome": "completed"|"failed", "final_text"?, "shown_text"?}
+  GET    /_hiccup/sessions/ID/verdict       the invariants (names and messages as hiccup run
+                                            --agent-cmd), what stays n/a and why
+  GET    /_hiccup/health
+Errors come in hiccup's envelope {"version":1,"error":{"status","code","message","problems"?}}:
+unknown session 404, bad body or scenario 400, wrong method 405, unknown control path 404.
+Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until deleted or the
+server stops; they are isolated (own script state, journal, ledger, locks).
+
+Stops on SIGINT or SIGTERM and prints one line per request of the default session.
 
 options:
+  --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --port N              port to bind (default 0: an ephemeral port)
   --stall-ms-per-s X    real milliseconds per virtual second of a stall (default 1000)
-  --journal FILE        write the journal as JSON to FILE on exit
+  --journal FILE        write the default session's journal as JSON to FILE on exit (needs SCENARIO)
   -h, --help            this text
+
+exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
 )";
 
 /// The usage text with every format's request targets.
@@ -55,14 +88,14 @@ std::string serve_usage() {
 
 int serve_command(const Args& args) {
   ArgReader in(args);
-  std::string port_text = "0", scale_text = "1000", journal_path, v;
+  std::string port_text = "0", scale_text = "1000", journal_path, host = "127.0.0.1", v;
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
       std::cout << serve_usage();
       return kExitPassed;
     }
-    if (in.value("--port", port_text) || in.value("--stall-ms-per-s", scale_text) ||
+    if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
         in.value("--journal", journal_path)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
@@ -71,14 +104,23 @@ int serve_command(const Args& args) {
   const auto scale = parse_number<int>(scale_text);
   if (!port || *port > 65535) in.set_error("--port expects 0..65535, found \"" + port_text + "\"");
   if (!scale || *scale < 1) in.set_error("--stall-ms-per-s expects a whole number >= 1, found \"" + scale_text + "\"");
-  if (positional.size() != 1) in.set_error("expected exactly one SCENARIO file");
+  if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
+  if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
+  if (host.empty()) in.set_error("--host expects an address, found \"\"");
   if (!in.error().empty()) {
     std::cerr << "error: " << in.error() << "\n\n" << serve_usage();
     return kExitUsage;
   }
-  LoadResult loaded = load_scenario_file(positional.front());
-  for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
-  if (!loaded.scenario) return kExitInvalidInput;
+  serve::SessionRegistry registry;
+  std::string scenario_name;
+  if (!positional.empty()) {
+    LoadResult loaded = load_scenario_file(positional.front());
+    for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
+    if (!loaded.scenario) return kExitInvalidInput;
+    scenario_name = loaded.scenario->name;
+    registry.create(std::string(serve::SessionRegistry::kDefaultId), std::move(*loaded.scenario));
+  }
+  serve::ControlApi router(registry);
 
   // Block the stop signals before the server's threads start, so only sigwait sees them.
   sigset_t stop_signals;
@@ -87,26 +129,34 @@ int serve_command(const Args& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  mock::ScriptEngine engine(loaded.scenario->script);
   mock::ServerOptions options;
+  options.host = host;
   options.port = *port;
   options.stall_ms_per_s = *scale;
   options.max_delay_ms = -1;
-  mock::MockHttpServer server(engine, options);
+  mock::MockHttpServer server(router, options);
   try {
     server.start();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << " (is the port taken?)\n";
     return kExitInvalidInput;
   }
+  router.set_server_url(server.base_url());
   std::cout << server.base_url() << std::endl;
-  std::cerr << "serving scenario \"" << loaded.scenario->name << "\"; Ctrl-C to stop" << std::endl;
+  if (scenario_name.empty()) {
+    std::cerr << "serving no default session; create sessions with POST " << server.base_url()
+              << "/_hiccup/sessions; Ctrl-C to stop" << std::endl;
+  } else {
+    std::cerr << "serving scenario \"" << scenario_name << "\"; Ctrl-C to stop" << std::endl;
+  }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.stop();
 
+  const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
+  if (!default_session) return kExitPassed;
   nlohmann::json journal = nlohmann::json::array();
-  for (const mock::JournalEntry& e : engine.journal()) {
+  for (const mock::JournalEntry& e : default_session->journal()) {
     journal.push_back(mock::journal_entry_to_json(e));
     std::cerr << "request " << e.index << ": " << e.method << ' ' << e.target
               << (e.provider.empty() ? "" : " (" + e.provider + ")") << " turn " << e.turn

@@ -1,0 +1,318 @@
+// The control API and session routing of `hiccup serve` (docs/CONTROL-API.md). Request bodies are
+// decoded in two phases (the JSON, then each field with its pointer); a scenario goes through
+// parse_scenario, the code path of `hiccup lint`, so a session accepts exactly what lint accepts.
+#include "harness/serve/control_api.h"
+
+#include <vector>
+
+#include "harness/scenario_io.h"
+
+namespace harness::serve {
+namespace {
+
+using nlohmann::json;
+
+mock::DirectAnswer json_answer(int status, const json& body) {
+  mock::DirectAnswer a;
+  a.status = status;
+  a.body = body.dump() + "\n";
+  return a;
+}
+
+json ok(json body = json::object()) {
+  body["version"] = kControlApiVersion;
+  return body;
+}
+
+mock::DirectAnswer method_not_allowed(const std::string& method, const std::string& path, const std::string& allow) {
+  mock::DirectAnswer a = error_answer(405, "method_not_allowed",
+                                      method + " is not allowed on " + path + " (allowed: " + allow + ")");
+  a.headers.emplace_back("Allow", allow);
+  return a;
+}
+
+/// Splits "a/b/c" into its segments ("" segments dropped).
+std::vector<std::string> segments(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= path.size()) {
+    const std::size_t slash = path.find('/', at);
+    const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+    if (end > at) out.emplace_back(path.substr(at, end - at));
+    if (slash == std::string_view::npos) break;
+    at = slash + 1;
+  }
+  return out;
+}
+
+/// A decoded request body, or the answer explaining why it is not one.
+struct Body {
+  json value;
+  std::optional<mock::DirectAnswer> error;
+};
+
+Body parse_body(const std::string& body, bool empty_is_object) {
+  if (body.empty() && empty_is_object) return {json::object(), std::nullopt};
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return {json(), error_answer(400, "bad_request", "the request body must be a JSON object",
+                                 json::array({{{"pointer", ""}, {"message", j.is_discarded() ? "not valid JSON" : "expected an object, found " + std::string(j.type_name())}}}))};
+  }
+  return {std::move(j), std::nullopt};
+}
+
+json problem(const std::string& pointer, const std::string& message) {
+  return {{"pointer", pointer}, {"message", message}};
+}
+
+json outcome_json(const std::optional<Outcome>& o) {
+  if (!o) return nullptr;
+  json j = {{"outcome", o->completed ? "completed" : "failed"}, {"final_text", o->final_text}};
+  if (o->shown_text) j["shown_text"] = *o->shown_text;
+  return j;
+}
+
+}  // namespace
+
+mock::DirectAnswer error_answer(int status, std::string code, std::string message, json problems) {
+  json error = {{"status", status}, {"code", std::move(code)}, {"message", std::move(message)}};
+  if (!problems.is_null()) error["problems"] = std::move(problems);
+  return json_answer(status, {{"version", kControlApiVersion}, {"error", std::move(error)}});
+}
+
+json verdict_to_json(const Session& session, const SessionVerdict& v) {
+  json violations = json::array(), differences = json::array(), na = json::array();
+  for (const Violation& x : v.violations) violations.push_back(violation_to_json(x));
+  for (const Violation& x : v.differences) differences.push_back(violation_to_json(x));
+  for (const NotApplicable& n : v.not_applicable) na.push_back({{"name", n.name}, {"reason", n.reason}});
+  return ok({{"session", session.id()},
+             {"scenario", session.scenario().name},
+             {"verdict", v.verdict()},
+             {"passed", v.passed()},
+             {"strict", session.options().strict},
+             {"max_attempts", session.max_attempts()},
+             {"outcome", outcome_json(v.outcome)},
+             {"requests", v.requests},
+             {"executions", v.executions},
+             {"violations", std::move(violations)},
+             {"differences", std::move(differences)},
+             {"checked", v.checked},
+             {"not_applicable", std::move(na)}});
+}
+
+void ControlApi::set_server_url(std::string url) {
+  std::lock_guard lock(mu_);
+  server_url_ = std::move(url);
+}
+
+json ControlApi::session_json(const Session& s) const {
+  const std::string path = std::string(kSessionPrefix) + s.id();
+  json j = {{"id", s.id()},
+            {"path", path},
+            {"scenario", s.scenario().name},
+            {"provider", s.scenario().script.provider},
+            {"max_attempts", s.max_attempts()},
+            {"strict", s.options().strict},
+            {"requests", s.engine()->journal_size()},
+            {"executions", s.ledger().size()},
+            {"outcome", outcome_json(s.outcome())}};
+  std::lock_guard lock(mu_);
+  if (!server_url_.empty()) j["base_url"] = server_url_ + path;
+  return j;
+}
+
+mock::Route ControlApi::route(const std::string& method, const std::string& target, const std::string& body) {
+  const std::string path = target.substr(0, target.find('?'));
+  if (path.rfind(kControlPrefix, 0) == 0 || path == kControlPrefix.substr(0, kControlPrefix.size() - 1)) {
+    return mock::Route{nullptr, target, control(method, path, body)};
+  }
+  if (path.rfind(kSessionPrefix, 0) == 0) {
+    const std::size_t id_start = kSessionPrefix.size();
+    const std::size_t id_end = std::min(target.find_first_of("/?", id_start), target.size());
+    const std::string id = target.substr(id_start, id_end - id_start);
+    std::shared_ptr<Session> s = registry_.find(id);
+    if (!s) {
+      return mock::Route{nullptr, target,
+                         error_answer(404, "unknown_session",
+                                      "no session \"" + id + "\" (create one with POST /_hiccup/sessions)")};
+    }
+    std::string rest = target.substr(id_end);
+    if (rest.empty() || rest[0] == '?') rest = "/" + rest;
+    return mock::Route{s->engine(), std::move(rest), {}};
+  }
+  if (std::shared_ptr<Session> s = registry_.find(SessionRegistry::kDefaultId)) {
+    return mock::Route{s->engine(), target, {}};
+  }
+  return mock::Route{nullptr, target,
+                     error_answer(404, "no_default_session",
+                                  path + " is not served: this server has no default session (it started without a "
+                                         "SCENARIO); create a session with POST /_hiccup/sessions and use its base "
+                                         "URL /s/{id}")};
+}
+
+mock::DirectAnswer ControlApi::control(const std::string& method, const std::string& path, const std::string& body) {
+  const std::vector<std::string> seg = segments(path);  // seg[0] == "_hiccup"
+  auto unknown = [&] {
+    return error_answer(404, "unknown_path",
+                        "no control API path " + path + " (see docs/CONTROL-API.md: /_hiccup/health, "
+                        "/_hiccup/sessions, /_hiccup/sessions/{id}[/reset|/journal|/executions|/outcome|/verdict])");
+  };
+  if (seg.size() == 2 && seg[1] == "health") {
+    if (method != "GET") return method_not_allowed(method, path, "GET");
+    return json_answer(200, ok({{"ok", true}, {"sessions", registry_.size()}}));
+  }
+  if (seg.size() < 2 || seg[1] != "sessions") return unknown();
+
+  if (seg.size() == 2) {
+    if (method == "GET") {
+      json list = json::array();
+      for (const auto& s : registry_.list()) list.push_back(session_json(*s));
+      return json_answer(200, ok({{"sessions", std::move(list)}}));
+    }
+    if (method != "POST") return method_not_allowed(method, path, "GET, POST");
+    Body b = parse_body(body, false);
+    if (b.error) return *b.error;
+    const json& in = b.value;
+    json problems = json::array();
+    std::string id;
+    SessionOptions options;
+    if (in.contains("id")) {
+      if (!in["id"].is_string() || !SessionRegistry::valid_id(in["id"].get_ref<const std::string&>())) {
+        problems.push_back(problem("/id", "expected 1 to 64 of [A-Za-z0-9._-], found " + in["id"].dump()));
+      } else {
+        id = in["id"].get<std::string>();
+      }
+    }
+    if (in.contains("max_attempts")) {
+      if (!in["max_attempts"].is_number_integer() || in["max_attempts"].get<long long>() < 1 ||
+          in["max_attempts"].get<long long>() > 1000) {
+        problems.push_back(problem("/max_attempts", "expected a whole number 1..1000, found " + in["max_attempts"].dump()));
+      } else {
+        options.max_attempts = in["max_attempts"].get<int>();
+      }
+    }
+    if (in.contains("strict")) {
+      if (!in["strict"].is_boolean()) problems.push_back(problem("/strict", "expected true or false, found " + in["strict"].dump()));
+      else options.strict = in["strict"].get<bool>();
+    }
+    for (const auto& [key, value] : in.items()) {
+      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict") {
+        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict)"));
+      }
+    }
+    if (!in.contains("scenario")) {
+      problems.push_back(problem("/scenario", "missing: the scenario (SCENARIO-FORMAT.md) as a JSON object, or its file text as a string"));
+    } else if (!in["scenario"].is_object() && !in["scenario"].is_string()) {
+      problems.push_back(problem("/scenario", "expected an object or a string, found " + std::string(in["scenario"].type_name())));
+    }
+    if (!problems.empty()) return error_answer(400, "bad_request", "the session request is invalid", std::move(problems));
+
+    // The scenario's own pointers, as `hiccup lint` reports them, are relative to the scenario.
+    const std::string text = in["scenario"].is_string() ? in["scenario"].get<std::string>() : in["scenario"].dump();
+    LoadResult loaded = parse_scenario(text, "scenario");
+    if (!loaded.scenario) {
+      for (const LoadProblem& p : loaded.problems) problems.push_back(problem(p.pointer, p.message));
+      return error_answer(400, "invalid_scenario",
+                          "the scenario is invalid (" + std::to_string(loaded.problems.size()) +
+                              " problem(s); pointers are into the scenario, as hiccup lint reports them)",
+                          std::move(problems));
+    }
+    std::shared_ptr<Session> s = registry_.create(id, std::move(*loaded.scenario), options);
+    if (!s) return error_answer(409, "session_exists", "a session \"" + id + "\" exists already");
+    return json_answer(201, ok({{"session", session_json(*s)}}));
+  }
+
+  const std::string& id = seg[2];
+  std::shared_ptr<Session> s = registry_.find(id);
+  if (seg.size() > 4) return unknown();
+  const std::string action = seg.size() == 4 ? seg[3] : "";
+  if (!action.empty() && action != "reset" && action != "journal" && action != "executions" && action != "outcome" &&
+      action != "verdict") {
+    return unknown();
+  }
+  if (!s) return error_answer(404, "unknown_session", "no session \"" + id + "\"");
+
+  if (action.empty()) {
+    if (method == "GET") return json_answer(200, ok({{"session", session_json(*s)}}));
+    if (method != "DELETE") return method_not_allowed(method, path, "GET, DELETE");
+    registry_.remove(id);
+    return json_answer(200, ok({{"deleted", id}}));
+  }
+  if (action == "reset") {
+    if (method != "POST") return method_not_allowed(method, path, "POST");
+    s->reset();
+    return json_answer(200, ok({{"session", session_json(*s)}}));
+  }
+  if (action == "journal") {
+    if (method != "GET") return method_not_allowed(method, path, "GET");
+    json entries = json::array();
+    for (const mock::JournalEntry& e : s->journal()) entries.push_back(mock::journal_entry_to_json(e));
+    return json_answer(200, ok({{"session", id}, {"journal", std::move(entries)}}));
+  }
+  if (action == "executions") {
+    if (method == "GET") {
+      json list = json::array();
+      for (const Execution& x : s->ledger()) {
+        json e = {{"name", x.name}, {"args", x.args}, {"journal_size", x.journal_size}};
+        if (!x.call_id.empty()) e["call_id"] = x.call_id;
+        list.push_back(std::move(e));
+      }
+      return json_answer(200, ok({{"session", id}, {"executions", std::move(list)}}));
+    }
+    if (method != "POST") return method_not_allowed(method, path, "GET, POST");
+    Body b = parse_body(body, false);
+    if (b.error) return *b.error;
+    const json& in = b.value;
+    json problems = json::array();
+    if (!in.contains("name") || !in["name"].is_string() || in["name"].get_ref<const std::string&>().empty()) {
+      problems.push_back(problem("/name", "expected the tool's name as a non-empty string"));
+    }
+    if (in.contains("args") && !in["args"].is_object()) {
+      problems.push_back(problem("/args", "expected the call's arguments as an object, found " + std::string(in["args"].type_name())));
+    }
+    if (in.contains("call_id") && !in["call_id"].is_string()) {
+      problems.push_back(problem("/call_id", "expected the provider's call id as a string"));
+    }
+    for (const auto& [key, value] : in.items()) {
+      if (key != "name" && key != "args" && key != "call_id") {
+        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected name, args, call_id)"));
+      }
+    }
+    if (!problems.empty()) return error_answer(400, "bad_request", "the execution is invalid", std::move(problems));
+    const std::size_t index = s->record_execution(in["name"].get<std::string>(), in.value("args", json::object()),
+                                                  in.value("call_id", ""));
+    return json_answer(201, ok({{"session", id}, {"index", index}}));
+  }
+  if (action == "outcome") {
+    if (method != "POST" && method != "PUT") return method_not_allowed(method, path, "POST, PUT");
+    Body b = parse_body(body, false);
+    if (b.error) return *b.error;
+    const json& in = b.value;
+    json problems = json::array();
+    const std::string outcome = in.contains("outcome") && in["outcome"].is_string() ? in["outcome"].get<std::string>() : "";
+    if (outcome != "completed" && outcome != "failed") {
+      problems.push_back(problem("/outcome", "expected \"completed\" or \"failed\", found " +
+                                                 (in.contains("outcome") ? in["outcome"].dump() : std::string("nothing"))));
+    }
+    for (const char* f : {"final_text", "shown_text"}) {
+      if (in.contains(f) && !in[f].is_string()) problems.push_back(problem(std::string("/") + f, "expected a string"));
+    }
+    for (const auto& [key, value] : in.items()) {
+      if (key != "outcome" && key != "final_text" && key != "shown_text") {
+        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected outcome, final_text, shown_text)"));
+      }
+    }
+    if (!problems.empty()) return error_answer(400, "bad_request", "the outcome is invalid", std::move(problems));
+    Outcome o;
+    o.completed = outcome == "completed";
+    o.final_text = in.value("final_text", "");
+    if (in.contains("shown_text")) o.shown_text = in["shown_text"].get<std::string>();
+    s->record_outcome(o);
+    return json_answer(200, ok({{"session", id}, {"outcome", outcome_json(o)}}));
+  }
+  // verdict
+  if (method != "GET") return method_not_allowed(method, path, "GET");
+  return json_answer(200, verdict_to_json(*s, s->verdict()));
+}
+
+}  // namespace harness::serve

@@ -1,0 +1,411 @@
+// The control API over real HTTP on 127.0.0.1 (ephemeral port): session round trips, errors in
+// hiccup's envelope, isolation of many concurrent sessions, and verdicts (a duplicated execution
+// fails, a clean run passes, a client that does nothing does not pass).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include <httplib.h>
+
+#include "harness/scenario_io.h"
+#include "harness/serve/control_api.h"
+#include "mock_server/wire_format.h"
+
+namespace {
+
+using nlohmann::json;
+namespace serve = harness::serve;
+
+const char* kChat = "/v1/chat/completions";
+
+/// turn 0: a deploy call; turn 1: "Deployed." (OpenAI Chat Completions).
+json deploy_scenario() {
+  return json::parse(R"({
+    "schema": 1, "name": "deploy", "provider": "openai-chat", "prompt": "Deploy.",
+    "turns": [
+      {"attempts": [{"events": [{"call": {"name": "deploy", "args": {"env": "staging"}}}, {"finish": "stop"}]}]},
+      {"attempts": [{"events": [{"text": "Deployed."}, {"finish": "stop"}]}]}
+    ]})");
+}
+
+/// One turn answering `text`.
+json text_scenario(const std::string& name, const std::string& text) {
+  return {{"schema", 1}, {"name", name}, {"provider", "openai-chat"}, {"prompt", "Say " + name},
+          {"turns", json::array({{{"attempts", json::array({{{"events", json::array({{{"text", text}}, {{"finish", "stop"}}})}}})}}})}};
+}
+
+/// A server with a session registry, on an ephemeral port of 127.0.0.1.
+struct Fixture {
+  serve::SessionRegistry registry;
+  serve::ControlApi api{registry};
+  mock::MockHttpServer server{api, options()};
+  int port = server.start();
+
+  Fixture() { api.set_server_url(server.base_url()); }
+
+  static mock::ServerOptions options() {
+    mock::ServerOptions o;
+    o.max_delay_ms = 10;
+    o.stall_ms_per_s = 1;
+    o.threads = 8;
+    return o;
+  }
+
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+
+  /// Sends `method` `path` with a JSON body; returns (status, parsed body).
+  std::pair<int, json> call(const std::string& method, const std::string& path, const json& body = nullptr) const {
+    httplib::Client c = client();
+    const std::string text = body.is_null() ? "" : body.dump();
+    httplib::Result r = method == "GET"    ? c.Get(path.c_str())
+                        : method == "POST" ? c.Post(path.c_str(), text, "application/json")
+                        : method == "PUT"  ? c.Put(path.c_str(), text, "application/json")
+                                           : c.Delete(path.c_str());
+    REQUIRE(r);
+    json j = json::parse(r->body, nullptr, false);
+    return {r->status, j};
+  }
+
+  std::string create(const json& scenario, const std::string& id = "") const {
+    json body = {{"scenario", scenario}};
+    if (!id.empty()) body["id"] = id;
+    auto [status, j] = call("POST", "/_hiccup/sessions", body);
+    REQUIRE(status == 201);
+    return j["session"]["id"].get<std::string>();
+  }
+};
+
+json chat_request(const json& messages) { return {{"model", "gpt-4o"}, {"messages", messages}}; }
+
+/// A request with these messages (a vector: a braced json list of one object would be the object).
+json chat(std::vector<json> messages) { return chat_request(json(std::move(messages))); }
+
+json user(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+
+}  // namespace
+
+TEST_CASE("a session is created and listed and fetched and reset and deleted over the control API") {
+  Fixture f;
+  auto [status, created] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"id", "t1"}});
+  REQUIRE(status == 201);
+  CHECK(created["version"] == 1);
+  CHECK(created["session"]["id"] == "t1");
+  CHECK(created["session"]["path"] == "/s/t1");
+  CHECK(created["session"]["base_url"] == f.server.base_url() + "/s/t1");
+  CHECK(created["session"]["provider"] == "openai-chat");
+  CHECK(created["session"]["max_attempts"] == 4);
+
+  // A second session without an id gets a generated one; the list is in creation order.
+  const std::string other = f.create(text_scenario("other", "hi"));
+  CHECK(other == "s2");
+  auto [ls, list] = f.call("GET", "/_hiccup/sessions");
+  REQUIRE(ls == 200);
+  REQUIRE(list["sessions"].size() == 2);
+  CHECK(list["sessions"][0]["id"] == "t1");
+  CHECK(list["sessions"][1]["id"] == "s2");
+
+  // A request under the session's base path is played by its script and journaled there only.
+  auto [rs, answer] = f.call("POST", "/s/t1/v1/chat/completions", chat({user("Deploy.")}));
+  REQUIRE(rs == 200);
+  CHECK(answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "deploy");
+  auto [js, journal] = f.call("GET", "/_hiccup/sessions/t1/journal");
+  REQUIRE(js == 200);
+  REQUIRE(journal["journal"].size() == 1);
+  CHECK(journal["journal"][0]["target"] == kChat);
+  CHECK(journal["journal"][0]["provider"] == "openai-chat");
+  CHECK(f.call("GET", "/_hiccup/sessions/s2/journal").second["journal"].empty());
+
+  // Reset: the script starts over and the journal, ledger and outcome are empty.
+  REQUIRE(f.call("POST", "/_hiccup/sessions/t1/executions", {{"name", "deploy"}}).first == 201);
+  REQUIRE(f.call("POST", "/_hiccup/sessions/t1/outcome", {{"outcome", "failed"}}).first == 200);
+  auto [rst, reset] = f.call("POST", "/_hiccup/sessions/t1/reset");
+  REQUIRE(rst == 200);
+  CHECK(reset["session"]["requests"] == 0);
+  CHECK(reset["session"]["executions"] == 0);
+  CHECK(reset["session"]["outcome"].is_null());
+  CHECK(f.call("GET", "/_hiccup/sessions/t1/journal").second["journal"].empty());
+
+  auto [ds, deleted] = f.call("DELETE", "/_hiccup/sessions/t1");
+  CHECK(ds == 200);
+  CHECK(deleted["deleted"] == "t1");
+  CHECK(f.call("GET", "/_hiccup/sessions/t1").first == 404);
+  CHECK(f.call("POST", "/s/t1/v1/chat/completions", chat({user("Deploy.")})).first == 404);
+  CHECK(f.call("GET", "/_hiccup/health").second["sessions"] == 1);
+}
+
+TEST_CASE("control API errors come in hiccup's envelope with their status") {
+  Fixture f;
+  f.create(deploy_scenario(), "t1");
+
+  auto [s404, unknown] = f.call("GET", "/_hiccup/sessions/nope/verdict");
+  CHECK(s404 == 404);
+  CHECK(unknown["error"]["code"] == "unknown_session");
+  CHECK(unknown["error"]["status"] == 404);
+  CHECK(f.call("POST", "/s/nope/v1/chat/completions", chat({user("x")})).second["error"]["code"] ==
+        "unknown_session");
+
+  auto [s405, wrong] = f.call("DELETE", "/_hiccup/sessions/t1/verdict");
+  CHECK(s405 == 405);
+  CHECK(wrong["error"]["code"] == "method_not_allowed");
+  CHECK(f.call("PUT", "/_hiccup/sessions").first == 405);
+
+  CHECK(f.call("GET", "/_hiccup/nothing").second["error"]["code"] == "unknown_path");
+  CHECK(f.call("GET", "/_hiccup/sessions/t1/whatever").first == 404);
+  CHECK(f.call("POST", "/_hiccup/sessions", deploy_scenario()).first == 400);  // the scenario unwrapped
+
+  // Duplicate id: 409.
+  CHECK(f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"id", "t1"}}).first == 409);
+
+  // A bad scenario: one problem per JSON pointer, exactly what lint says.
+  json bad = deploy_scenario();
+  bad["provider"] = "openai-chatt";
+  bad["turns"][0]["attempts"][0]["events"][0]["call"].erase("name");
+  auto [s400, problems] = f.call("POST", "/_hiccup/sessions", {{"scenario", bad}});
+  CHECK(s400 == 400);
+  CHECK(problems["error"]["code"] == "invalid_scenario");
+  const harness::LoadResult lint = harness::parse_scenario(bad.dump(), "scenario");
+  REQUIRE(lint.problems.size() >= 2);
+  REQUIRE(problems["error"]["problems"].size() == lint.problems.size());
+  for (std::size_t i = 0; i < lint.problems.size(); ++i) {
+    CHECK(problems["error"]["problems"][i]["pointer"] == lint.problems[i].pointer);
+    CHECK(problems["error"]["problems"][i]["message"] == lint.problems[i].message);
+  }
+  // A scenario given as file text is linted the same way (comments allowed).
+  CHECK(f.call("POST", "/_hiccup/sessions", {{"scenario", "// a comment\n" + deploy_scenario().dump()}}).first == 201);
+
+  // Bad request fields name their pointer.
+  auto [sf, fields] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"max_attempts", 0}, {"idd", "x"}});
+  CHECK(sf == 400);
+  REQUIRE(fields["error"]["problems"].size() == 2);
+  CHECK(fields["error"]["problems"][0]["pointer"] == "/max_attempts");
+  CHECK(fields["error"]["problems"][1]["pointer"] == "/idd");
+  CHECK(f.call("POST", "/_hiccup/sessions/t1/executions", {{"args", {{"a", 1}}}}).second["error"]["problems"][0]["pointer"] == "/name");
+  CHECK(f.call("POST", "/_hiccup/sessions/t1/outcome", {{"outcome", "done"}}).second["error"]["problems"][0]["pointer"] == "/outcome");
+  httplib::Client c = f.client();
+  auto r = c.Post("/_hiccup/sessions", "{not json", "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+}
+
+TEST_CASE("without a default session the root paths answer 404 in hiccup's envelope") {
+  Fixture f;
+  auto [status, j] = f.call("POST", kChat, chat({user("x")}));
+  CHECK(status == 404);
+  CHECK(j["error"]["code"] == "no_default_session");
+}
+
+TEST_CASE("the default session plays the root paths and its own base path") {
+  Fixture f;
+  f.registry.create(std::string(serve::SessionRegistry::kDefaultId),
+                    *harness::parse_scenario(text_scenario("d", "hello").dump(), "d").scenario);
+  auto [s1, a1] = f.call("POST", kChat, chat({user("Say d")}));
+  REQUIRE(s1 == 200);
+  CHECK(a1["choices"][0]["message"]["content"] == "hello");
+  auto [s2, a2] = f.call("POST", std::string("/s/default") + kChat, chat({user("Say d")}));
+  REQUIRE(s2 == 200);
+  CHECK(a2["choices"][0]["message"]["content"] == "hello");
+  CHECK(f.call("GET", "/_hiccup/sessions/default/journal").second["journal"].size() == 2);
+}
+
+TEST_CASE("no provider path starts with the control or session prefix") {
+  for (const mock::WireFormat* format : mock::wire_formats()) {
+    for (const std::string& p : format->paths()) {
+      const std::string path = p.substr(p.find(' ') + 1);
+      CHECK(path.rfind(std::string(serve::kControlPrefix), 0) != 0);
+      CHECK(path.rfind(std::string(serve::kSessionPrefix), 0) != 0);
+    }
+    CHECK_FALSE(format->matches("/_hiccup/sessions"));
+    CHECK_FALSE(format->matches("/s/x/v1/chat/completions"));
+  }
+}
+
+TEST_CASE("32 concurrent sessions each get their own script's answers and journal") {
+  Fixture f;
+  constexpr int kSessions = 32, kRequests = 6;
+  std::vector<std::string> failures(kSessions);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < kSessions; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string name = "n" + std::to_string(i);
+      const std::string text = "answer of session " + std::to_string(i);
+      httplib::Client c = f.client();
+      auto created = c.Post("/_hiccup/sessions", json{{"scenario", text_scenario(name, text)}, {"id", name}}.dump(),
+                            "application/json");
+      if (!created || created->status != 201) {
+        failures[i] = "create failed";
+        return;
+      }
+      ++ready;
+      while (ready.load() < kSessions) std::this_thread::yield();  // all sessions exist: now interleave
+      const std::string body = chat({user("Say " + name)}).dump();
+      for (int k = 0; k < kRequests; ++k) {
+        auto r = c.Post(("/s/" + name + kChat).c_str(), body, "application/json");
+        if (!r || r->status != 200) {
+          failures[i] = "request " + std::to_string(k) + " failed";
+          return;
+        }
+        const json a = json::parse(r->body);
+        if (a["choices"][0]["message"]["content"] != text) {
+          failures[i] = "request " + std::to_string(k) + " answered " + a["choices"][0]["message"]["content"].dump();
+          return;
+        }
+      }
+      auto j = c.Get(("/_hiccup/sessions/" + name + "/journal").c_str());
+      const json journal = json::parse(j->body)["journal"];
+      if (journal.size() != kRequests) {
+        failures[i] = "journal holds " + std::to_string(journal.size()) + " entries";
+        return;
+      }
+      for (std::size_t k = 0; k < journal.size(); ++k) {
+        if (journal[k]["index"] != k || journal[k]["attempt"] != k ||
+            journal[k]["contents"][0]["parts"][0]["text"] != "Say " + name || journal[k]["delivered_text"] != text) {
+          failures[i] = "journal entry " + std::to_string(k) + " is " + journal[k].dump();
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kSessions; ++i) {
+    INFO("session " << i);
+    CHECK(failures[i] == "");
+  }
+  CHECK(f.registry.size() == kSessions);
+}
+
+namespace {
+
+/// Plays the deploy scenario like an agent over OpenAI Chat: the call, its result, the answer.
+/// Returns the call id; `executions` tool runs are recorded (2 = a duplicated execution).
+std::string play_deploy(const Fixture& f, const std::string& id, int executions) {
+  const std::string path = "/s/" + id + kChat;
+  json messages = json::array({user("Deploy.")});
+  auto [s1, a1] = f.call("POST", path, chat_request(messages));
+  REQUIRE(s1 == 200);
+  const json call = a1["choices"][0]["message"]["tool_calls"][0];
+  const std::string call_id = call["id"];
+  for (int i = 0; i < executions; ++i) {
+    REQUIRE(f.call("POST", "/_hiccup/sessions/" + id + "/executions",
+                   {{"name", call["function"]["name"]}, {"args", json::parse(call["function"]["arguments"].get<std::string>())},
+                    {"call_id", call_id}})
+                .first == 201);
+  }
+  messages.push_back({{"role", "assistant"}, {"content", nullptr}, {"tool_calls", json::array({call})}});
+  messages.push_back({{"role", "tool"}, {"tool_call_id", call_id}, {"content", "ok"}});
+  auto [s2, a2] = f.call("POST", path, chat_request(messages));
+  REQUIRE(s2 == 200);
+  const std::string text = a2["choices"][0]["message"]["content"];
+  REQUIRE(f.call("POST", "/_hiccup/sessions/" + id + "/outcome", {{"outcome", "completed"}, {"final_text", text}}).first == 200);
+  return call_id;
+}
+
+std::vector<std::string> invariants_of(const json& violations) {
+  std::vector<std::string> out;
+  for (const json& v : violations) out.push_back(v["invariant"]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the verdict of a clean run passes and names what stays n/a") {
+  Fixture f;
+  f.create(deploy_scenario(), "clean");
+  play_deploy(f, "clean", 1);
+  auto [status, v] = f.call("GET", "/_hiccup/sessions/clean/verdict");
+  REQUIRE(status == 200);
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "pass");
+  CHECK(v["passed"] == true);
+  CHECK(v["violations"].empty());
+  CHECK(v["requests"] == 2);
+  CHECK(v["executions"] == 1);
+  CHECK(v["outcome"]["outcome"] == "completed");
+  const auto checked = v["checked"].get<std::vector<std::string>>();
+  for (const char* name : {"at-most-once", "pairing", "history-integrity", "no-rejected-request", "bounded-retries",
+                           "honest-outcome", "scenario-coverage", "outcome-agreement"}) {
+    CHECK(std::find(checked.begin(), checked.end(), name) != checked.end());
+  }
+  std::vector<std::string> na;
+  for (const json& n : v["not_applicable"]) {
+    na.push_back(n["name"]);
+    CHECK_FALSE(n["reason"].get<std::string>().empty());
+  }
+  CHECK(std::find(na.begin(), na.end(), "clean-output") != na.end());
+  CHECK(std::find(na.begin(), na.end(), "liveness") != na.end());
+  CHECK(std::find(checked.begin(), checked.end(), "clean-output") == checked.end());
+}
+
+TEST_CASE("the verdict fails for a tool execution recorded twice") {
+  Fixture f;
+  f.create(deploy_scenario(), "dup");
+  play_deploy(f, "dup", 2);
+  auto [status, v] = f.call("GET", "/_hiccup/sessions/dup/verdict");
+  REQUIRE(status == 200);
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "fail");
+  REQUIRE(v["violations"].size() == 1);
+  CHECK(v["violations"][0]["invariant"] == "at-most-once");
+  CHECK(v["violations"][0]["message"] ==
+        "call 0 (\"deploy\") of turn 0 ran 2 times, expected at most once (delivered by requests 0, 0)");
+}
+
+TEST_CASE("the verdict fails for a function response to a call never delivered") {
+  Fixture f;
+  f.create(deploy_scenario(), "pair");
+  auto [s1, a1] = f.call("POST", std::string("/s/pair") + kChat, chat({user("Deploy.")}));
+  REQUIRE(s1 == 200);
+  json call = a1["choices"][0]["message"]["tool_calls"][0];
+  json stale = call;
+  stale["id"] = "call_stale";
+  // The history answers the delivered call and one that no attempt delivered.
+  json messages = {user("Deploy."), {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", json::array({call})}},
+                   {{"role", "tool"}, {"tool_call_id", "call_stale"}, {"content", "ok"}},
+                   {{"role", "tool"}, {"tool_call_id", call["id"]}, {"content", "ok"}}};
+  auto [s2, a2] = f.call("POST", std::string("/s/pair") + kChat, chat_request(messages));
+  CHECK(s2 == 400);
+  REQUIRE(f.call("POST", "/_hiccup/sessions/pair/outcome", {{"outcome", "failed"}}).first == 200);
+  auto v = f.call("GET", "/_hiccup/sessions/pair/verdict").second;
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "fail");
+  const auto names = invariants_of(v["violations"]);
+  CHECK(std::find(names.begin(), names.end(), "pairing") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "no-rejected-request") != names.end());
+}
+
+TEST_CASE("a client that does nothing does not get a passing verdict") {
+  Fixture f;
+  f.create(deploy_scenario(), "idle");
+  auto v = f.call("GET", "/_hiccup/sessions/idle/verdict").second;
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "fail");
+  CHECK(v["passed"] == false);
+  CHECK(v["outcome"].is_null());
+  const auto names = invariants_of(v["violations"]);
+  CHECK(std::find(names.begin(), names.end(), "scenario-coverage") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "outcome-agreement") != names.end());
+  // Claiming success without a request fails too.
+  REQUIRE(f.call("POST", "/_hiccup/sessions/idle/outcome", {{"outcome", "completed"}, {"final_text", "Deployed."}}).first == 200);
+  CHECK(f.call("GET", "/_hiccup/sessions/idle/verdict").second["verdict"] == "fail");
+}
+
+TEST_CASE("shown text recorded with the outcome is judged by clean-output") {
+  Fixture f;
+  f.create(deploy_scenario(), "shown");
+  play_deploy(f, "shown", 1);
+  REQUIRE(f.call("POST", "/_hiccup/sessions/shown/outcome",
+                 {{"outcome", "completed"}, {"final_text", "Deployed."}, {"shown_text", "Deploying... Deployed."}})
+              .first == 200);
+  auto v = f.call("GET", "/_hiccup/sessions/shown/verdict").second;
+  INFO(v.dump(2));
+  CHECK(invariants_of(v["violations"]) == std::vector<std::string>{"clean-output"});
+  REQUIRE(f.call("POST", "/_hiccup/sessions/shown/outcome",
+                 {{"outcome", "completed"}, {"final_text", "Deployed."}, {"shown_text", "Deployed."}})
+              .first == 200);
+  CHECK(f.call("GET", "/_hiccup/sessions/shown/verdict").second["verdict"] == "pass");
+}

@@ -1,0 +1,216 @@
+// Sessions and their verdicts. The verdict is the black-box judge of `hiccup run --agent-cmd`
+// (judge_black_box) fed with a session's journal, recorded executions and recorded outcome: the
+// outcome stands in for the exit code (0 completed, 1 failed, 2 none recorded) and the final text
+// for the agent's output, so names and messages are the CLI's.
+#include "harness/serve/session_registry.h"
+
+#include <algorithm>
+
+#include "harness/agents/agent_runner.h"
+
+namespace harness::serve {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitCompleted = 0, kExitFailed = 1, kExitNoOutcome = 2;
+
+/// The recipe a session is judged with: the exit codes above, a JSON line for shown text.
+agents::Recipe session_recipe(const Session& s, bool judge_shown_text) {
+  agents::Recipe r;
+  r.name = "client";
+  r.provider = s.scenario().script.provider;
+  r.max_attempts = s.max_attempts();
+  r.success_exit_codes = {kExitCompleted};
+  r.exit_code_meanings = {{kExitCompleted, "recorded outcome completed"},
+                          {kExitFailed, "recorded outcome failed"},
+                          {kExitNoOutcome, "no outcome recorded"}};
+  if (judge_shown_text) r.shown_text_pointer = "/shown_text";
+  return r;
+}
+
+const std::string& reason_of(const std::string& name) {
+  static const std::map<std::string, std::string> kReasons = [] {
+    std::map<std::string, std::string> m;
+    for (const agents::BlackBoxCheck& c : agents::not_applicable_checks()) m[c.name] = c.doc;
+    m["clean-output"] = "record the text the agent showed as `shown_text` with the outcome to judge it";
+    m["liveness"] = "hiccup does not run the agent of a session; the test's own timeout bounds it";
+    return m;
+  }();
+  static const std::string kNone;
+  auto it = kReasons.find(name);
+  return it == kReasons.end() ? kNone : it->second;
+}
+
+}  // namespace
+
+std::string SessionVerdict::verdict() const {
+  if (!violations.empty()) return "fail";
+  return differences.empty() ? "pass" : "difference";
+}
+
+rut::LedgerEntry resolve_execution(const Execution& x, const mock::Journal& journal) {
+  rut::LedgerEntry l;
+  l.name = x.name;
+  l.args = x.args;
+  l.call_id = x.call_id;
+  l.request_seq = -1;
+  const std::size_t end = std::min(x.journal_size, journal.size());
+  for (std::size_t i = end; i-- > 0;) {
+    for (const mock::DeliveredCall& c : journal[i].delivered_calls) {
+      const bool same = x.call_id.empty() ? c.name == x.name && c.args == x.args : c.id == x.call_id;
+      if (!same) continue;
+      l.request_seq = static_cast<int>(journal[i].index);
+      l.call_index = c.call_index;
+      return l;
+    }
+  }
+  return l;
+}
+
+Session::Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq)
+    : id_(std::move(id)),
+      scenario_(std::move(scenario)),
+      options_(options),
+      created_seq_(created_seq),
+      engine_(std::make_shared<mock::ScriptEngine>(scenario_.script)) {}
+
+int Session::max_attempts() const {
+  return options_.max_attempts > 0 ? options_.max_attempts : scenario_.runtime.max_attempts.value_or(4);
+}
+
+std::shared_ptr<mock::ScriptEngine> Session::engine() const {
+  std::lock_guard lock(mu_);
+  return engine_;
+}
+
+void Session::reset() {
+  auto fresh = std::make_shared<mock::ScriptEngine>(scenario_.script);
+  std::lock_guard lock(mu_);
+  engine_ = std::move(fresh);
+  ledger_.clear();
+  outcome_.reset();
+}
+
+std::size_t Session::record_execution(std::string name, nlohmann::json args, std::string call_id) {
+  std::lock_guard lock(mu_);
+  ledger_.push_back(Execution{std::move(name), std::move(args), std::move(call_id), engine_->journal_size()});
+  return ledger_.size() - 1;
+}
+
+void Session::record_outcome(Outcome outcome) {
+  std::lock_guard lock(mu_);
+  outcome_ = std::move(outcome);
+}
+
+std::vector<Execution> Session::ledger() const {
+  std::lock_guard lock(mu_);
+  return ledger_;
+}
+
+std::optional<Outcome> Session::outcome() const {
+  std::lock_guard lock(mu_);
+  return outcome_;
+}
+
+SessionVerdict Session::verdict() const {
+  std::shared_ptr<mock::ScriptEngine> engine;
+  std::vector<Execution> ledger;
+  std::optional<Outcome> outcome;
+  {
+    std::lock_guard lock(mu_);
+    engine = engine_;
+    ledger = ledger_;
+    outcome = outcome_;
+  }
+  const bool judge_shown = outcome && outcome->shown_text;
+  const agents::Recipe recipe = session_recipe(*this, judge_shown);
+
+  agents::AgentCaseResult result;
+  result.scenario = scenario_;
+  result.agent = recipe.name;
+  result.journal = engine->journal();
+  result.process.started = true;
+  result.process.exit_code = !outcome ? kExitNoOutcome : outcome->completed ? kExitCompleted : kExitFailed;
+  if (outcome) {
+    result.output = outcome->final_text;
+    if (judge_shown) result.output += "\n" + json{{"shown_text", *outcome->shown_text}}.dump() + "\n";
+  }
+  std::vector<rut::LedgerEntry> executions;
+  for (const Execution& x : ledger) executions.push_back(resolve_execution(x, result.journal));
+  agents::judge_black_box(result, recipe, executions, "", options_.strict);
+
+  SessionVerdict v;
+  v.violations = std::move(result.violations);
+  v.differences = std::move(result.differences);
+  v.outcome = outcome;
+  v.executions = static_cast<int>(ledger.size());
+  for (const mock::JournalEntry& e : result.journal) {
+    if (e.played != "preflight" && e.played != "not-found") ++v.requests;
+  }
+  std::vector<std::string> na = result.not_applicable;
+  na.insert(na.begin(), "liveness");
+  for (const std::string& name : na) v.not_applicable.push_back({name, reason_of(name)});
+  auto is_na = [&](std::string_view name) { return std::find(na.begin(), na.end(), name) != na.end(); };
+  for (const InvariantInfo& i : invariant_catalogue()) {
+    if (!is_na(i.name)) v.checked.emplace_back(i.name);
+  }
+  for (const agents::BlackBoxCheck& c : agents::black_box_verdicts()) {
+    if (!is_na(c.name)) v.checked.push_back(c.name);
+  }
+  return v;
+}
+
+bool SessionRegistry::valid_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
+}
+
+std::shared_ptr<Session> SessionRegistry::create(std::string id, Scenario scenario, SessionOptions options) {
+  std::unique_lock lock(mu_);
+  if (id.empty()) {
+    for (std::uint64_t n = next_seq_;; ++n) {
+      id = "s" + std::to_string(n);
+      if (!sessions_.contains(id)) break;
+    }
+  } else if (sessions_.contains(id)) {
+    return nullptr;
+  }
+  auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++);
+  sessions_.emplace(std::move(id), session);
+  return session;
+}
+
+std::shared_ptr<Session> SessionRegistry::find(std::string_view id) const {
+  std::shared_lock lock(mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+bool SessionRegistry::remove(std::string_view id) {
+  std::unique_lock lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return false;
+  sessions_.erase(it);
+  return true;
+}
+
+std::vector<std::shared_ptr<Session>> SessionRegistry::list() const {
+  std::vector<std::shared_ptr<Session>> out;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [id, s] : sessions_) out.push_back(s);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->created_seq() < b->created_seq(); });
+  return out;
+}
+
+std::size_t SessionRegistry::size() const {
+  std::shared_lock lock(mu_);
+  return sessions_.size();
+}
+
+}  // namespace harness::serve

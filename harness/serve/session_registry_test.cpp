@@ -1,0 +1,80 @@
+// SessionRegistry without sockets: ids, isolation of engines, and how recorded executions resolve
+// against the journal.
+#include <catch2/catch.hpp>
+
+#include "harness/serve/session_registry.h"
+
+namespace {
+
+using nlohmann::json;
+namespace serve = harness::serve;
+
+harness::Scenario scenario() {
+  harness::Scenario s;
+  s.name = "x";
+  s.prompt = "p";
+  s.script.provider = "openai-chat";
+  return s;
+}
+
+mock::JournalEntry entry(std::size_t index, std::vector<mock::DeliveredCall> calls) {
+  mock::JournalEntry e;
+  e.index = index;
+  e.delivered_calls = std::move(calls);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("session ids are generated, checked and unique") {
+  serve::SessionRegistry r;
+  CHECK(r.create("", scenario())->id() == "s1");
+  CHECK(r.create("mine", scenario())->id() == "mine");
+  CHECK(r.create("mine", scenario()) == nullptr);
+  CHECK(r.create("", scenario())->id() == "s3");
+  CHECK(serve::SessionRegistry::valid_id("a-b_c.9"));
+  CHECK_FALSE(serve::SessionRegistry::valid_id(""));
+  CHECK_FALSE(serve::SessionRegistry::valid_id("a/b"));
+  CHECK_FALSE(serve::SessionRegistry::valid_id(std::string(65, 'a')));
+  CHECK(r.list().size() == 3);
+  CHECK(r.list()[1]->id() == "mine");
+  CHECK(r.remove("mine"));
+  CHECK_FALSE(r.remove("mine"));
+  CHECK(r.find("mine") == nullptr);
+}
+
+TEST_CASE("sessions have their own engines and reset replaces the engine") {
+  serve::SessionRegistry r;
+  auto a = r.create("a", scenario());
+  auto b = r.create("b", scenario());
+  CHECK(a->engine() != b->engine());
+  auto before = a->engine();
+  a->record_execution("t", json::object(), "");
+  a->record_outcome({true, "done", std::nullopt});
+  a->reset();
+  CHECK(a->engine() != before);
+  CHECK(a->ledger().empty());
+  CHECK_FALSE(a->outcome().has_value());
+}
+
+TEST_CASE("an execution resolves to the latest request before it that delivered its call") {
+  const mock::Journal journal = {
+      entry(0, {{"deploy", json{{"env", "a"}}, "call_0", 0}}),
+      entry(1, {{"other", json::object(), "call_1a", 0}, {"deploy", json{{"env", "a"}}, "call_1b", 1}}),
+      entry(2, {{"deploy", json{{"env", "a"}}, "call_2", 0}}),
+  };
+  // By id: wherever that id was delivered.
+  auto l = serve::resolve_execution({"deploy", json{{"env", "a"}}, "call_0", 3}, journal);
+  CHECK(l.request_seq == 0);
+  CHECK(l.call_index == 0);
+  // By name and args: the latest delivery before the execution was recorded.
+  l = serve::resolve_execution({"deploy", json{{"env", "a"}}, "", 2}, journal);
+  CHECK(l.request_seq == 1);
+  CHECK(l.call_index == 1);
+  l = serve::resolve_execution({"deploy", json{{"env", "a"}}, "", 3}, journal);
+  CHECK(l.request_seq == 2);
+  // Nothing delivered it (other args, an unknown id, or recorded before the request): -1.
+  CHECK(serve::resolve_execution({"deploy", json{{"env", "b"}}, "", 3}, journal).request_seq == -1);
+  CHECK(serve::resolve_execution({"deploy", json{{"env", "a"}}, "call_9", 3}, journal).request_seq == -1);
+  CHECK(serve::resolve_execution({"deploy", json{{"env", "a"}}, "call_2", 2}, journal).request_seq == -1);
+}
