@@ -1,6 +1,6 @@
 // The agent loop of agent.mjs against hiccup sessions: a clean run passes; the retry bug is caught.
-// Run by ctest (label examples) through scripts/run_example_vitest.sh; `test` and `expect` are
-// vitest globals (--globals).
+// Run by ctest (label examples, examples/CMakeLists.txt); `test` and `expect` are vitest globals
+// (vitest.config.mjs).
 import { join } from 'node:path';
 
 import { AgentFailed, runAgent } from './agent.mjs';

@@ -409,3 +409,33 @@ TEST_CASE("shown text recorded with the outcome is judged by clean-output") {
               .first == 200);
   CHECK(f.call("GET", "/_hiccup/sessions/shown/verdict").second["verdict"] == "pass");
 }
+
+TEST_CASE("every wire format is served under a session's base path") {
+  Fixture f;
+  struct Case {
+    std::string provider, path;
+    json body;
+  };
+  const std::vector<Case> cases = {
+      {"gemini", "/v1beta/models/gemini-2.5-flash:generateContent",
+       {{"contents", json::array({{{"role", "user"}, {"parts", json::array({{{"text", "Say p"}}})}}})}}},
+      {"openai-chat", "/v1/chat/completions", chat({user("Say p")})},
+      {"openai-responses", "/v1/responses", {{"model", "gpt-4o"}, {"input", json::array({user("Say p")})}}},
+      {"anthropic", "/v1/messages", {{"model", "claude-sonnet-4-5"}, {"max_tokens", 100}, {"messages", json::array({user("Say p")})}}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.provider);
+    json scenario = text_scenario("p", "from " + c.provider);
+    scenario["provider"] = c.provider;
+    const std::string id = f.create(scenario);
+    auto [status, answer] = f.call("POST", "/s/" + id + c.path, c.body);
+    CHECK(status == 200);
+    CHECK(answer.dump().find("from " + c.provider) != std::string::npos);
+    const json journal = f.call("GET", "/_hiccup/sessions/" + id + "/journal").second["journal"];
+    REQUIRE(journal.size() == 1);
+    CHECK(journal[0]["provider"] == c.provider);
+    CHECK(journal[0]["target"] == c.path);
+    CHECK(journal[0]["delivered_text"] == "from " + c.provider);
+    CHECK(journal[0]["validated"] == true);
+  }
+}
