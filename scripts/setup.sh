@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing from Debian's packages, then configures and builds hiccup into build/.
 # Safe to run again: installs nothing when everything is present, rebuilds incrementally.
+# HICCUP_BUILD_ONLY=1 installs only what building needs, not what the tests use (chromium, python
+# modules): for CI jobs that only run hiccup, e.g. examples/ci/github-actions.yml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev python3-jsonschema python3-yaml python3-pytest python3-httpx chromium)
+packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev)
+if [ "${HICCUP_BUILD_ONLY:-0}" != 1 ]; then
+  packages+=(python3-jsonschema python3-yaml python3-pytest python3-httpx chromium)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

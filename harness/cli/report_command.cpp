@@ -1,10 +1,13 @@
 // `hiccup report DIR`: regenerates DIR/report.html from DIR/summary.json (a report directory of
 // `run`, `explore` or `matrix`, e.g. one downloaded from CI). `hiccup report merge OUT DIR…`: joins
 // the report directories of `explore --shard K/N` runs into OUT (report/merge.h).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+
+#include <unistd.h>
 
 #include "harness/cli/commands.h"
 #include "harness/report/merge.h"
@@ -28,10 +31,12 @@ constexpr const char* kUsage =
     "  (also appended to $GITHUB_STEP_SUMMARY when set), report.html and the counterexample files,\n"
     "  as the unsharded run would have written them (same verdicts, same run digest when the shards\n"
     "  ran the same cases). Refuses shards that overlap, a missing shard, and shards that ran with\n"
-    "  another seed, case count, defect set, provider, transport or hiccup version.\n"
+    "  another seed, case count, defect set, provider, transport or hiccup version. Writes to a\n"
+    "  staging directory beside OUT first: OUT is left as it was when anything goes wrong.\n"
     "\n"
     "exit codes: 0 written, 1 merged and some property failed, 2 usage error,\n"
-    "            3 missing or invalid summary.json, or shards that do not merge\n";
+    "            3 missing or invalid summary.json (the file, JSON pointer and what was expected),\n"
+    "            shards that do not merge, or OUT inside a shard directory\n";
 
 /// DIR/summary.json parsed, or an error printed and nullopt.
 std::optional<nlohmann::json> read_summary(const std::filesystem::path& dir) {
@@ -62,29 +67,46 @@ std::optional<nlohmann::json> read_summary(const std::filesystem::path& dir) {
   return summary;
 }
 
+/// Whether `inner` is `outer` or lies below it (both absolute and normal).
+bool is_within(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end();
+}
+
 int merge_command(const Args& args, const std::vector<std::string>& positionals) {
+  namespace fs = std::filesystem;
   if (positionals.size() < 2) {
     std::cerr << "error: expected OUT and at least one shard report directory\n" << kUsage;
     return kExitUsage;
   }
-  const std::filesystem::path out_dir = positionals.front();
+  std::error_code ec;
+  const fs::path out_dir = positionals.front();
+  const fs::path abs_out = fs::weakly_canonical(fs::absolute(out_dir), ec);
   std::vector<ShardReport> shards;
   for (std::size_t i = 1; i < positionals.size(); ++i) {
-    const std::filesystem::path dir = positionals[i];
-    std::error_code ec;
-    if (std::filesystem::exists(out_dir, ec) && std::filesystem::equivalent(dir, out_dir, ec)) {
-      std::cerr << "error: " << dir.string() << " is also OUT: write the merged report to a directory of its own\n";
-      return kExitUsage;
+    const fs::path dir = positionals[i];
+    const fs::path abs_dir = fs::weakly_canonical(fs::absolute(dir), ec);
+    if (is_within(abs_out, abs_dir)) {
+      std::cerr << "error: OUT " << out_dir.string() << (abs_out == abs_dir ? " is" : " lies inside") << " the shard directory "
+                << dir.string() << ": write the merged report to a directory of its own\n";
+      return kExitInvalidInput;
     }
     auto summary = read_summary(dir);
     if (!summary) return kExitInvalidInput;
-    const std::string version = summary->value("hiccup_version", "");
-    if (summary->value("command", "") == "explore" && version != kHiccupVersion) {
-      std::cerr << "error: " << dir.string() << ": written by hiccup " << (version.empty() ? "older than 0.10.0" : version)
+    const nlohmann::json version = summary->value("hiccup_version", nlohmann::json(""));
+    if (summary->value("command", nlohmann::json("")) == "explore" && version != std::string(kHiccupVersion)) {
+      std::cerr << "error: " << dir.string() << ": written by hiccup "
+                << (!version.is_string() ? version.dump() : version.get<std::string>().empty() ? "older than 0.10.0" : version.get<std::string>())
                 << ", this is " << kHiccupVersion << ": merge with the version that ran the shards\n";
       return kExitInvalidInput;
     }
     shards.push_back({dir, std::move(*summary)});
+  }
+  if (fs::exists(out_dir, ec) && (!fs::is_directory(out_dir, ec) ||
+                                  (!fs::is_empty(out_dir, ec) && !fs::exists(out_dir / "summary.json", ec)))) {
+    std::cerr << "error: OUT " << out_dir.string()
+              << " exists and is not a report directory: merge writes into a new directory or replaces an earlier report\n";
+    return kExitInvalidInput;
   }
   MergedReport merged;
   try {
@@ -93,27 +115,44 @@ int merge_command(const Args& args, const std::vector<std::string>& positionals)
     std::cerr << "error: " << e.what() << '\n';
     return kExitInvalidInput;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir / "counterexamples", ec);
-  if (ec) {
-    std::cerr << "error: " << out_dir.string() << ": cannot create it: " << ec.message() << '\n';
+  // Everything is written to a staging directory beside OUT first, so a failure leaves OUT as it was.
+  const fs::path staging = abs_out.parent_path() / ("." + abs_out.filename().string() + ".merging-" + std::to_string(::getpid()));
+  auto give_up = [&](const std::string& message) {
+    fs::remove_all(staging, ec);
+    std::cerr << "error: " << message << '\n';
     return kExitInvalidInput;
-  }
+  };
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging / "counterexamples", ec);
+  if (ec) return give_up(staging.string() + ": cannot create it: " + ec.message());
   for (const CounterexampleCopy& c : merged.copies) {
-    std::filesystem::copy_file(c.from, c.to, std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) {
-      std::cerr << "error: cannot copy counterexample " << c.from.string() << " to " << c.to.string() << ": "
-                << ec.message() << '\n';
-      return kExitInvalidInput;
-    }
+    fs::copy_file(c.from, staging / "counterexamples" / c.to.filename(), fs::copy_options::overwrite_existing, ec);
+    if (ec) return give_up("cannot copy counterexample " + c.from.string() + ": " + ec.message());
   }
-  FanoutListener reports;
-  reports.add(make_junit_listener((out_dir / "junit.xml").string()));
-  reports.add(make_summary_listener((out_dir / "summary.json").string()));
-  reports.add(make_markdown_listener((out_dir / "summary.md").string(), github_step_summary_path()));
-  reports.add(make_html_listener((out_dir / "report.html").string()));
-  reports.set_command_line(command_line("report", args));
-  replay_summary(merged.summary, reports);
+  try {
+    FanoutListener reports;
+    reports.add(make_junit_listener((staging / "junit.xml").string()));
+    reports.add(make_summary_listener((staging / "summary.json").string()));
+    reports.add(make_markdown_listener((staging / "summary.md").string()));
+    reports.add(make_html_listener((staging / "report.html").string()));
+    reports.set_command_line(command_line("report", args));
+    replay_summary(merged.summary, reports);
+  } catch (const nlohmann::json::exception& e) {
+    return give_up("a shard's summary.json holds a case the reports cannot read (" + std::string(e.what()) + ")");
+  }
+  fs::create_directories(out_dir, ec);
+  if (ec) return give_up(out_dir.string() + ": cannot create it: " + ec.message());
+  fs::remove_all(out_dir / "counterexamples", ec);  // an earlier merge's, replaced whole
+  for (const fs::directory_entry& e : fs::directory_iterator(staging)) {
+    const fs::path target = out_dir / e.path().filename();
+    fs::rename(e.path(), target, ec);
+    if (ec) return give_up("cannot move " + e.path().string() + " to " + target.string() + ": " + ec.message());
+  }
+  fs::remove_all(staging, ec);
+  if (const std::string step = github_step_summary_path(); !step.empty()) {
+    std::ifstream md(out_dir / "summary.md");
+    std::ofstream(step, std::ios::app) << md.rdbuf() << '\n';
+  }
   const nlohmann::json& s = merged.summary;
   std::cout << "merged " << shards.size() << " shard(s) of seed " << s.value("seed", nlohmann::json()).dump() << ", "
             << s["case_digests"].size() << " of " << s.value("cases_requested", 0) << " cases run: "
@@ -148,8 +187,15 @@ int report_command(const Args& args) {
   const auto summary = read_summary(dir);
   if (!summary) return kExitInvalidInput;
   const std::filesystem::path out = dir / "report.html";
+  std::string html;
+  try {
+    html = render_html(*summary);  // before opening the file: a bad summary leaves the old page
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "error: " << (dir / "summary.json").string() << ": a field has an unexpected type (" << e.what() << ")\n";
+    return kExitInvalidInput;
+  }
   std::ofstream file(out);
-  file << render_html(*summary);
+  file << html;
   file.close();
   if (!file) {
     std::cerr << "error: " << out.string() << ": cannot write it\n";

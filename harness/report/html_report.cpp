@@ -110,7 +110,7 @@ function applyFilters(){
   var v=document.getElementById('f-verdict').value,c=document.getElementById('f-class').value,i=document.getElementById('f-invariant').value;
   var f=document.getElementById('f-folder').value,t=document.getElementById('f-tag').value;
   document.querySelectorAll('[data-verdict]').forEach(function(el){
-    var inv=(el.getAttribute('data-invariants')||'').split('|'),tags=(el.getAttribute('data-tags')||'').split('|');
+    var inv=JSON.parse(el.getAttribute('data-invariants')||'[]'),tags=JSON.parse(el.getAttribute('data-tags')||'[]');
     var show=(v===''||el.getAttribute('data-verdict')===v)&&(c===''||el.getAttribute('data-class')===c)&&(i===''||inv.indexOf(i)>=0)
       &&(f===''||el.getAttribute('data-folder')===f)&&(t===''||tags.indexOf(t)>=0);
     el.style.display=show?'':'none';
@@ -291,11 +291,22 @@ std::string kill_matrix_how(const json& c) {
   return "catches " + name + ": with it switched on, this scenario breaks " + join(by, ", ");
 }
 
-/// The attributes the index filters read: verdict, group, invariants, folder, tags.
+/// The invariants the index's invariant filter matches a case by: those it broke, and for a
+/// kill-matrix row those that caught its defect.
+std::vector<std::string> filter_invariants(const json& c) {
+  std::vector<std::string> out = case_invariants(c);
+  for (const std::string& i : caught_by(c)) {
+    if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+  }
+  return out;
+}
+
+/// The attributes the index filters read: verdict, group, invariants and tags (JSON arrays, so any
+/// character may appear in a name), folder.
 std::string filter_attributes(const json& c) {
   return "data-verdict=\"" + std::string(c.value("passed", false) ? "pass" : "fail") + "\" data-class=\"" +
-         html_escape(str(c, "classname")) + "\" data-invariants=\"" + html_escape(join(case_invariants(c), "|")) +
-         "\" data-folder=\"" + html_escape(case_folder(c)) + "\" data-tags=\"" + html_escape(join(case_tags(c), "|")) + "\"";
+         html_escape(str(c, "classname")) + "\" data-invariants=\"" + html_escape(json(filter_invariants(c)).dump()) +
+         "\" data-folder=\"" + html_escape(case_folder(c)) + "\" data-tags=\"" + html_escape(json(case_tags(c)).dump()) + "\"";
 }
 
 void render_case(std::ostream& o, const json& c, std::size_t index) {
@@ -352,7 +363,7 @@ std::string render_html(const json& summary) {
     classes.insert(str(c, "classname"));
     if (!case_folder(c).empty()) folders.insert(case_folder(c));
     for (const std::string& t : case_tags(c)) tags.insert(t);
-    for (const std::string& i : case_invariants(c)) invariants.insert(i);
+    for (const std::string& i : filter_invariants(c)) invariants.insert(i);
   }
   const std::string command = str(summary, "command", "run");
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -372,6 +383,20 @@ std::string render_html(const json& summary) {
   o << "<span>duration " << ms_text(summary.value("wall_ms", json(0.0))) << " ms</span>";
   if (summary.contains("differences")) o << "<span>" << esc(summary, "differences") << " policy difference(s), not bugs</span>";
   if (summary.contains("digest")) o << "<span>run digest " << esc(summary, "digest") << "</span>";
+  if (summary.contains("case_digests") && summary["case_digests"].is_array() && summary.contains("cases_requested")) {
+    o << "<span>cases run " << summary["case_digests"].size() << " of " << esc(summary, "cases_requested") << "</span>";
+  }
+  if (summary.contains("shards") && summary["shards"].is_array()) {
+    o << "<span>merged from " << summary["shards"].size() << " shard(s): ";
+    std::vector<std::string> dirs;
+    for (const json& sh : summary["shards"]) {
+      if (sh.is_object()) dirs.push_back(str(sh, "dir") + " (" + (sh.contains("index") ? sh["index"].dump() : "?") + ")");
+    }
+    o << html_escape(join(dirs, ", ")) << "</span>";
+    if (!summary["shards"].empty() && summary["shards"][0].is_object() && !str(summary["shards"][0], "command_line").empty()) {
+      o << "<span>shard command line <code>" << esc(summary["shards"][0], "command_line") << "</code></span>";
+    }
+  }
   o << "</div></header><main>";
 
   o << "<div class=\"filters\"><label>verdict <select id=\"f-verdict\"><option value=\"\">all</option>"

@@ -154,6 +154,7 @@ TEST_CASE("report.html says how each kill-matrix row caught its defect, or that 
         std::string::npos);
   CHECK(html.find("defect retry-non-retryable survived") != std::string::npos);
   CHECK(count(html, "<section class=\"case\"") == 1);  // the survivor; a caught defect has no transcript here
+  CHECK(html.find("<option value=\"expect.executions\"") != std::string::npos);  // caught_by feeds the invariant filter
 }
 
 TEST_CASE("report.html filters by folder and tag, and gives passing cases with a transcript a timeline") {
@@ -175,7 +176,7 @@ TEST_CASE("report.html filters by folder and tag, and gives passing cases with a
   CHECK(html.find("<option value=\"scenarios/basics\">") != std::string::npos);
   CHECK(html.find("<option value=\"scenarios/mid-stream\">") != std::string::npos);
   CHECK(html.find("<option value=\"smoke\">") != std::string::npos);
-  CHECK(html.find("data-folder=\"scenarios/basics\" data-tags=\"smoke|text-only\"") != std::string::npos);
+  CHECK(html.find("data-folder=\"scenarios/basics\" data-tags=\"[&quot;smoke&quot;,&quot;text-only&quot;]\"") != std::string::npos);
   CHECK(html.find("<span class=\"pass\">PASS</span> with-transcript") != std::string::npos);
   CHECK(html.find("None: every invariant held.") != std::string::npos);
   CHECK(html.find("<a href=\"#case-2\">with-transcript</a>") != std::string::npos);

@@ -2,6 +2,7 @@
 #include "harness/report/merge.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <sstream>
@@ -19,7 +20,10 @@ std::string str(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string shown(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string shown(const json& v) {
+  if (!v.is_string()) return v.dump();
+  return v.get<std::string>().empty() ? std::string("\"\" (none)") : v.get<std::string>();
+}
 
 /// The defect set, sorted: shards list it in command-line order, which may differ.
 json defect_set(const json& summary) {
@@ -32,6 +36,66 @@ json defect_set(const json& summary) {
 /// "shard DIR" for messages.
 std::string where(const ShardReport& s) { return s.dir.string(); }
 
+/// What a JSON value is, for messages: "a string", "the number 5", "null", …
+std::string found(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::string: return "the string " + v.dump();
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "the number " + v.dump();
+  }
+}
+
+/// Checks summary.json's shape where merge reads it, so a hand-edited or truncated file is a
+/// MergeError naming the file, the JSON pointer and what was expected, never a crash or a
+/// library message.
+class ShapeCheck {
+ public:
+  explicit ShapeCheck(const ShardReport& s) : file_(where(s) + "/summary.json") {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& expected, const json& v) const {
+    throw MergeError(file_ + ": " + (pointer.empty() ? std::string("/") : pointer) + ": expected " + expected + ", found " + found(v));
+  }
+  const json& object(const json& parent, const std::string& pointer, const char* key) const {
+    if (!parent.contains(key) || !parent[key].is_object()) fail(pointer + "/" + key, "an object", parent.value(key, json()));
+    return parent[key];
+  }
+  const json& array(const json& parent, const std::string& pointer, const char* key) const {
+    if (!parent.contains(key) || !parent[key].is_array()) fail(pointer + "/" + key, "an array", parent.value(key, json()));
+    return parent[key];
+  }
+  std::int64_t integer(const json& parent, const std::string& pointer, const char* key, std::int64_t lo, std::int64_t hi,
+                       bool optional = false) const {
+    if (optional && !parent.contains(key)) return lo;
+    const json v = parent.value(key, json());
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) ||
+        v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
+      fail(pointer + "/" + key, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi), v);
+    }
+    return v.get<std::int64_t>();
+  }
+  void number(const json& parent, const std::string& pointer, const char* key) const {
+    const json v = parent.value(key, json());
+    if (!v.is_number() || v.get<double>() < 0) fail(pointer + "/" + key, "a number >= 0", v);
+  }
+  void boolean(const json& parent, const std::string& pointer, const char* key) const {
+    const json v = parent.value(key, json());
+    if (!v.is_boolean()) fail(pointer + "/" + key, "true or false", v);
+  }
+  void string(const json& parent, const std::string& pointer, const char* key, bool optional = false) const {
+    if (optional && !parent.contains(key)) return;
+    const json v = parent.value(key, json());
+    if (!v.is_string()) fail(pointer + "/" + key, "a string", v);
+  }
+
+ private:
+  std::string file_;
+};
+
+constexpr std::int64_t kMaxIndex = 2'000'000'000;  // case indices and counts are ints
+
 void check_one(const ShardReport& s) {
   const json& j = s.summary;
   if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {
@@ -41,12 +105,74 @@ void check_one(const ShardReport& s) {
     throw MergeError(where(s) + ": a `" + (str(j, "command").empty() ? std::string("?") : str(j, "command")) +
                      "` report; merge takes the report directories of `hiccup explore --shard K/N` runs");
   }
-  const json shard = j.value("shard", json());
-  if (!shard.is_object() || !shard.value("index", json()).is_number_integer() ||
-      !shard.value("count", json()).is_number_integer() || !j.value("case_digests", json()).is_array() ||
-      !j.value("cases_requested", json()).is_number_integer()) {
+  if (!j.contains("shard") || !j.contains("case_digests") || !j.contains("cases_requested")) {
     throw MergeError(where(s) + ": summary.json has no shard, cases_requested or case_digests (written by a hiccup "
                      "older than 0.10.0? re-run the shard with this version)");
+  }
+  const ShapeCheck c(s);
+  const json& shard = c.object(j, "", "shard");
+  const std::int64_t count = c.integer(shard, "/shard", "count", 1, kMaxIndex);
+  const std::int64_t index = c.integer(shard, "/shard", "index", 1, count);
+  const std::int64_t requested = c.integer(j, "", "cases_requested", 0, kMaxIndex);
+  if (!j.value("seed", json()).is_number_unsigned()) c.fail("/seed", "an integer >= 0", j.value("seed", json()));
+  c.number(j, "", "wall_ms");
+  c.integer(j, "", "passed", 0, kMaxIndex);
+  c.integer(j, "", "failed", 0, kMaxIndex);
+  for (const char* key : {"transport", "provider", "hiccup_version"}) c.string(j, "", key);
+  c.string(j, "", "command_line", /*optional=*/true);
+  const json& defects = c.array(j, "", "defects");
+  for (std::size_t i = 0; i < defects.size(); ++i) {
+    if (!defects[i].is_string()) c.fail("/defects/" + std::to_string(i), "a defect name", defects[i]);
+  }
+  // Every case index once, in this shard's residue class, below the case count.
+  const json& digests = c.array(j, "", "case_digests");
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < digests.size(); ++i) {
+    const std::string p = "/case_digests/" + std::to_string(i);
+    const json& d = digests[i];
+    if (!d.is_array() || d.size() != 2 || !d[1].is_string()) c.fail(p, "[index, digest]", d);
+    const json pair = {{"index", d[0]}};
+    const std::int64_t at = c.integer(pair, p, "index", 0, requested - 1);
+    if (at % count != index - 1) {
+      throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " does not belong to shard " +
+                       std::to_string(index) + "/" + std::to_string(count) + " (index % N must be K-1)");
+    }
+    if (!seen.insert(at).second) {
+      throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " is listed twice");
+    }
+  }
+  const json& cases = j["cases"];
+  if (cases.empty()) c.fail("/cases", "one entry per property", cases);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string p = "/cases/" + std::to_string(i);
+    if (!cases[i].is_object()) c.fail(p, "an object", cases[i]);
+    const json& e = cases[i];
+    c.string(e, p, "name");
+    c.boolean(e, p, "passed");
+    c.integer(e, p, "cases_run", 0, kMaxIndex);
+    c.integer(e, p, "determinism_checked", 0, kMaxIndex, /*optional=*/true);
+    c.integer(e, p, "failing_case", 0, kMaxIndex, /*optional=*/true);
+    for (const char* key : {"classname", "digest", "detail", "replay", "counterexample"}) c.string(e, p, key, /*optional=*/true);
+    c.number(e, p, "wall_ms");
+    const json& violations = c.array(e, p, "violations");
+    for (std::size_t v = 0; v < violations.size(); ++v) {
+      const std::string vp = p + "/violations/" + std::to_string(v);
+      if (!violations[v].is_object()) c.fail(vp, "an object", violations[v]);
+      c.string(violations[v], vp, "invariant");
+      c.string(violations[v], vp, "message");
+      for (const char* key : {"request", "turn", "attempt"}) c.integer(violations[v], vp, key, 0, kMaxIndex, /*optional=*/true);
+    }
+    if (e.contains("transcript") && !e["transcript"].is_object() && !e["transcript"].is_null()) {
+      c.fail(p + "/transcript", "an object", e["transcript"]);
+    }
+  }
+  if (j.contains("explored")) {
+    const json& explored = c.array(j, "", "explored");
+    for (std::size_t i = 0; i < explored.size(); ++i) {
+      const std::string p = "/explored/" + std::to_string(i);
+      if (!explored[i].is_object()) c.fail(p, "an object", explored[i]);
+      c.integer(explored[i], p, "index", 0, requested - 1);
+    }
   }
 }
 
@@ -72,6 +198,18 @@ void check_compatible(const std::vector<ShardReport>& shards) {
                          where(shards.front()) + " with " + shown(first[k].second) +
                          ": shards of one exploration share seed, cases, defects, provider, transport and hiccup version");
       }
+    }
+  }
+  auto properties = [](const json& j) {
+    std::set<std::string> names;
+    for (const json& c : j["cases"]) names.insert(c["name"].get<std::string>());
+    return names;
+  };
+  const std::set<std::string> first_properties = properties(shards.front().summary);
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    if (properties(shards[i].summary) != first_properties) {
+      throw MergeError(where(shards[i]) + " and " + where(shards.front()) +
+                       " report different properties (explore's cases): were they run with other options?");
     }
   }
   const int n = shards.front().summary["shard"]["count"].get<int>();

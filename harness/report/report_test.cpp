@@ -117,7 +117,7 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
     j["case_digests"] = nlohmann::json::array();
     for (int i = k - 1; i < 4; i += n) j["case_digests"].push_back({i, "000000000000000" + std::to_string(i)});
     j["cases"] = {{{"name", "explore/at-most-once"}, {"passed", true}, {"cases_run", j["case_digests"].size()},
-                   {"violations", nlohmann::json::array()}}};
+                   {"wall_ms", 1.0}, {"violations", nlohmann::json::array()}}};
     return ShardReport{"shard-" + std::to_string(k), j};
   };
   const auto merged = merge_shard_reports({shard(2, 2, 1), shard(1, 2, 1)}, "out");
@@ -133,6 +133,21 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
   auto run = shard(1, 1, 1);
   run.summary["command"] = "run";
   CHECK_THROWS_WITH(merge_shard_reports({run}, "out"), Catch::Contains("a `run` report"));
+  // Hand-edited shards: the file, the JSON pointer and what was expected.
+  auto edited = shard(2, 2, 1);
+  edited.summary["cases"][0]["cases_run"] = "4";
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"),
+                    Catch::Contains("shard-2/summary.json: /cases/0/cases_run: expected an integer") &&
+                        Catch::Contains("found the string \"4\""));
+  edited = shard(2, 2, 1);
+  edited.summary["case_digests"].push_back({0, "0000000000000000"});
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"), Catch::Contains("case 0 does not belong to shard 2/2"));
+  edited = shard(2, 2, 1);
+  edited.summary["case_digests"].push_back({1, "0000000000000001"});
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"), Catch::Contains("case 1 is listed twice"));
+  edited = shard(2, 2, 1);
+  edited.summary["shard"]["index"] = 4294967298ULL;
+  CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"), Catch::Contains("/shard/index: expected an integer from 1 to 2"));
 }
 
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {

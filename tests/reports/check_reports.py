@@ -299,6 +299,15 @@ class Checker:
         p = self.hiccup_run(["report", empty], 3)
         assert "not a hiccup summary" in p.stderr, p.stderr
         assert not os.path.exists(os.path.join(empty, "report.html")), "nothing written for invalid input"
+        # A summary with a field of the wrong type: exit 3, and the existing page is left as it was.
+        s = self.load(d)
+        s["cases"][0]["transcript"] = {"requests": "x"}
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        p = self.hiccup_run(["report", d], 3)
+        assert "unexpected type" in p.stderr, p.stderr
+        with open(html_path) as f:
+            assert f.read() == written, "report.html kept when the summary cannot be rendered"
         # explore writes report.html too, and its command line (a path with a space is quoted).
         e = self.dir("explore report")
         self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", e], 1)
@@ -390,6 +399,21 @@ class Checker:
         run_dir = self.failing_run()
         refused([run_dir], "`run` report")
         self.hiccup_run(["report", "merge", out], 2)
+        # A hand-edited shard: exit 3 naming the file and pointer, OUT left as it was, no staging left.
+        bad = self.dir("bad-types")
+        shutil.copytree(by_k[2], bad, dirs_exist_ok=True)
+        s = self.load(bad)
+        s["cases"][0]["passed"] = "yes"
+        with open(os.path.join(bad, "summary.json"), "w") as f:
+            json.dump(s, f)
+        before = {n: os.path.getmtime(os.path.join(out, n)) for n in os.listdir(out)}
+        p = self.hiccup_run(["report", "merge", out, by_k[1], bad, by_k[3], by_k[4]], 3)
+        assert "bad-types/summary.json: /cases/0/passed: expected true or false" in p.stderr, p.stderr
+        assert {n: os.path.getmtime(os.path.join(out, n)) for n in os.listdir(out)} == before, "OUT untouched"
+        assert not [n for n in os.listdir(self.work) if ".merging-" in n], "no staging directory left behind"
+        # OUT inside a shard directory would write into that shard.
+        p = self.hiccup_run(["report", "merge", os.path.join(by_k[1], "merged")] + shards, 3)
+        assert "lies inside the shard directory" in p.stderr, p.stderr
 
     # examples/ci and examples/kubernetes -----------------------------------------------------------
     def check_examples(self):
@@ -421,6 +445,16 @@ class Checker:
         upload = next(s for s in jobs["explore"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
         merge_run = next(s["run"] for s in jobs["merge"]["steps"] if "run" in s and "report merge" in s["run"])
         download = next(s for s in jobs["merge"]["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+        # What the local replay below assumes of the actions: v4, one folder per artifact named after it.
+        import fnmatch
+        assert upload["uses"] == "actions/upload-artifact@v4" and download["uses"] == "actions/download-artifact@v4"
+        assert "merge-multiple" not in download["with"], "each artifact must land in its own folder"
+        assert "name" not in download["with"], "download every shard's artifact, not one"
+        for k in matrix:
+            name = upload["with"]["name"].replace("${{ matrix.shard }}", str(k))
+            assert fnmatch.fnmatchcase(name, download["with"]["pattern"]), (name, download["with"]["pattern"])
+        names = {upload["with"]["name"].replace("${{ matrix.shard }}", str(k)) for k in matrix}
+        assert len(names) == len(matrix), "one artifact name per shard"
         ws = self.dir("gha")
         os.makedirs(os.path.join(ws, "build"))
         os.symlink(self.hiccup, os.path.join(ws, "build", "hiccup"))
@@ -445,6 +479,14 @@ class Checker:
         kenv = {e["name"]: e["value"] for e in container["env"]}
         completions = job["spec"]["completions"]
         assert int(kenv["SHARDS"]) == completions, (kenv["SHARDS"], completions)
+        pvc = by_name["hiccup-results"]["metadata"]["name"]
+        assert "ReadWriteMany" in by_name["hiccup-results"]["spec"]["accessModes"], "shards on several nodes share it"
+        for job_name in ("hiccup-explore", "hiccup-merge"):
+            spec = by_name[job_name]["spec"]["template"]["spec"]
+            claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"]}
+            mounts = {m["name"]: m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+            assert list(claims.values()) == [pvc], (job_name, claims)
+            assert list(mounts.values()) == ["/results"] and set(mounts) == set(claims), (job_name, mounts)
         results = self.dir("k8s-results")
 
         def local(script):
@@ -456,6 +498,15 @@ class Checker:
         merge = by_name["hiccup-merge"]["spec"]["template"]["spec"]["containers"][0]
         menv = {e["name"]: e["value"] for e in merge["env"]}
         assert int(menv["SHARDS"]) == completions
+        sh(local(merge["args"][0]), menv, self.work)
+        covered(os.path.join(results, "merged"))
+        with open(os.path.join(results, "merged", "verdict")) as f:
+            assert f.read().strip() == "passed", "no defect: the merged verdict passes"
+        assert sorted(os.listdir(os.path.join(results, "merged", "shards"))) == [f"shard-{k}" for k in range(1, completions + 1)]
+        assert not [d for d in os.listdir(results) if d.startswith("shard-")], "a re-run starts from no shards"
+        # A second run over the same volume merges only its own shards.
+        for index in range(completions):
+            sh(local(container["args"][0]), dict(kenv, JOB_COMPLETION_INDEX=str(index)), self.work)
         sh(local(merge["args"][0]), menv, self.work)
         covered(os.path.join(results, "merged"))
 
