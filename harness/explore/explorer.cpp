@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/explore/minimize.h"
 #include "harness/oracle.h"
 #include "harness/report/report.h"
 #include "harness/scenario_io.h"
@@ -340,17 +341,20 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       continue;
     }
 
-    // Shrink greedily: take the first simpler scenario that still breaks one of the same invariants.
+    // Shrink greedily through RapidCheck's tree, then minimize by delta debugging: every step keeps
+    // a scenario that still breaks every invariant the original broke (minimize.h failure_target).
     ExploreFailure failure;
     failure.case_index = i;
     failure.original = scenario;
     failure.original_violations = result.violations;
     failure.original_size = size_of(scenario);
     failure.original_transcript = review_transcript(result);
-    const std::set<std::string> target = broken_names(result.violations);
+    const std::set<std::string> target = failure_target(result.violations);
+    failure.target = target;
     log << "FAIL case " << i << " (seed " << options.seed << "): " << summarize_invariants(record.invariants) << "\n";
     for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
 
+    const Stopwatch shrink_clock;
     rc::Shrinkable<Scenario> current = root;
     std::vector<Violation> current_violations = result.violations;
     CaseResult current_result = result;
@@ -364,11 +368,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         try {
           const Scenario s = with_oracle_expect(candidate->value());
           CaseResult r = run_scenario(s, run_options);
-          if (r.passed()) continue;
-          const auto names = broken_names(r.violations);
-          if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return target.count(n) > 0; })) {
-            continue;
-          }
+          if (!breaks_all(r.violations, target)) continue;
           current = *candidate;
           current_violations = r.violations;
           current_result = std::move(r);
@@ -381,7 +381,14 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       }
     }
 
-    Scenario shrunk = with_oracle_expect(current.value());
+    FailureJudge judge(run_options, target);
+    MinimizeResult minimized = minimize(current.value(), current_result, judge, options.max_minimize_tries);
+    failure.minimize_steps = minimized.accepted;
+    failure.minimize_tries = minimized.tries;
+    failure.one_minimal = minimized.one_minimal;
+    current_violations = minimized.result.violations;
+    current_result = std::move(minimized.result);
+    Scenario shrunk = std::move(minimized.scenario);
     const std::set<std::string> shrunk_names = broken_names(current_violations);
     shrunk.description = "shrunk counterexample of hiccup explore --seed " + std::to_string(options.seed) +
                          " (case " + std::to_string(i) + "): " +
@@ -395,14 +402,18 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         shrunk.catches.push_back(d);
       }
     }
+    failure.shrink_ms = shrink_clock.elapsed_ms();
     failure.shrunk = shrunk;
     failure.violations = current_violations;
     failure.shrunk_size = size_of(shrunk);
     failure.transcript = review_transcript(current_result);
 
-    log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries) to "
+    log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries), minimized in "
+        << failure.minimize_steps << " edits (" << failure.minimize_tries << " tries"
+        << (failure.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") to "
         << shrunk.script.turns.size() << " turns, " << attempt_count(shrunk) << " attempts, "
-        << event_count(shrunk) << " events:\n";
+        << event_count(shrunk) << " events in " << std::fixed << std::setprecision(0) << failure.shrink_ms
+        << std::defaultfloat << " ms:\n";
     for (const auto& v : current_violations) log << "  " << format_violation(v) << "\n";
 
     if (options.write_counterexample) {
@@ -467,6 +478,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         c.extra["shrunk_size"] = size_json(f.shrunk_size);
         c.extra["shrink_steps"] = f.shrink_steps;
         c.extra["shrink_tries"] = f.shrink_tries;
+        c.extra["minimize_steps"] = f.minimize_steps;
+        c.extra["minimize_tries"] = f.minimize_tries;
+        c.extra["one_minimal"] = f.one_minimal;
+        c.extra["shrink_ms"] = f.shrink_ms;
         c.transcript = f.transcript;  // its violations are the shrunk run's: their requests are its
         c.extra["scenario_text"] = write_scenario(f.shrunk);
       }

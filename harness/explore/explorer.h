@@ -1,12 +1,13 @@
 // The property-based explorer: generates scenarios (generators.h) case by case from a seed, derives
 // their expectations from the oracle (an independent model of docs/POLICY.md), runs each against the
 // reference runtime and checks every invariant and expect field. The first failing case is shrunk
-// greedily through RapidCheck's shrink tree and written as a v1 scenario file that `hiccup run`
-// replays. Same seed and case count ⇒ same cases, same verdicts; shards split one seed's cases.
+// greedily through RapidCheck's shrink tree, then minimized by delta debugging (minimize.h) to a
+// 1-minimal case, and written as a v1 scenario file that `hiccup run` replays. Same seed and case count ⇒ same cases, same verdicts; shards split one seed's cases.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct ExploreOptions {
   int shard_index = 1;                      ///< K of --shard K/N, 1-based
   int shard_count = 1;                      ///< N of --shard K/N
   int max_shrink_tries = 2000;              ///< candidate runs spent shrinking at most
+  int max_minimize_tries = 3000;            ///< candidate runs spent minimizing (minimize.h) at most
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)
   int jobs = 0;                             ///< cases run at once; 0 = 32 over HTTP, 1 in memory
@@ -66,8 +68,15 @@ struct ExploreFailure {
   ScenarioSize shrunk_size;
   nlohmann::json original_transcript;     ///< review transcript (transcript.h) of the original run
   nlohmann::json transcript;              ///< review transcript of the shrunk counterexample's run
-  int shrink_steps = 0;                   ///< accepted shrinks
-  int shrink_tries = 0;                   ///< candidate runs
+  int shrink_steps = 0;                   ///< accepted shrinks (RapidCheck's shrink tree)
+  int shrink_tries = 0;                   ///< candidate runs (RapidCheck's shrink tree)
+  int minimize_steps = 0;                 ///< edits kept by the delta-debugging pass
+  int minimize_tries = 0;                 ///< candidate runs of the delta-debugging pass
+  bool one_minimal = false;               ///< minimization ended with a pass that kept nothing
+  /// The invariants every shrink and minimization step kept breaking (minimize.h failure_target
+  /// of the original violations).
+  std::set<std::string> target;
+  double shrink_ms = 0;                   ///< wall time of shrinking and minimizing (reporting only)
   std::string path;                       ///< counterexample file ("" when not written)
   std::string replay_command;             ///< `hiccup run PATH`
   std::string explore_command;            ///< `hiccup explore --seed … --cases …`

@@ -1,0 +1,253 @@
+// Delta debugging of counterexamples; see minimize.h.
+#include "harness/explore/minimize.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "harness/oracle.h"
+#include "harness/scenario_io.h"
+
+namespace harness::explore {
+namespace {
+
+std::string turn_ptr(std::size_t t) { return "/turns/" + std::to_string(t); }
+std::string attempt_ptr(std::size_t t, std::size_t a) { return turn_ptr(t) + "/attempts/" + std::to_string(a); }
+
+mock::Attempt& attempt_at(Scenario& s, std::size_t t, std::size_t a) { return s.script.turns[t].attempts[a]; }
+
+bool is_catalogue_invariant(const std::string& name) {
+  for (const auto& info : invariant_catalogue()) {
+    if (info.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view edit_kind_name(Edit::Kind kind) {
+  switch (kind) {
+    case Edit::Kind::kTurn: return "turn";
+    case Edit::Kind::kAttempt: return "attempt";
+    case Edit::Kind::kEvent: return "event";
+    case Edit::Kind::kFault: return "fault";
+    case Edit::Kind::kSlicing: return "slicing";
+    case Edit::Kind::kRuntime: return "runtime";
+    case Edit::Kind::kSimplify: return "simplify";
+  }
+  return "?";
+}
+
+std::vector<Edit> deletions(const Scenario& s) {
+  std::vector<Edit> out;
+  const auto& turns = s.script.turns;
+  // Largest units first: one accepted turn deletion saves many event deletions.
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn",
+                   [t](Scenario& x) { x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t)); }});
+  }
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      out.push_back({Edit::Kind::kAttempt, attempt_ptr(t, a), "delete attempt", [t, a](Scenario& x) {
+                       auto& at = x.script.turns[t].attempts;
+                       at.erase(at.begin() + static_cast<long>(a));
+                     }});
+    }
+  }
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      for (std::size_t e = 0; e < turns[t].attempts[a].events.size(); ++e) {
+        out.push_back({Edit::Kind::kEvent, attempt_ptr(t, a) + "/events/" + std::to_string(e), "delete event",
+                       [t, a, e](Scenario& x) {
+                         mock::Attempt& at = attempt_at(x, t, a);
+                         const int n = static_cast<int>(at.events.size());
+                         if (at.fault) {
+                           // Keep the fault after the same events: one fewer of them when the
+                           // deleted event was delivered before it; a cut inside the deleted call
+                           // no longer has a call to cut.
+                           const int after = mock::fault_after_event(*at.fault, at.events.size());
+                           std::visit([&](auto& f) {
+                             if (f.after_event && after > static_cast<int>(e)) f.after_event = after - 1;
+                             if (f.after_event && after == static_cast<int>(e)) f.after_fragment.reset();
+                             if (!f.after_event && after == n) f.after_fragment.reset();
+                           }, *at.fault);
+                         }
+                         at.events.erase(at.events.begin() + static_cast<long>(e));
+                       }});
+      }
+    }
+  }
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      if (turns[t].attempts[a].fault) {
+        out.push_back({Edit::Kind::kFault, attempt_ptr(t, a) + "/fault", "delete fault",
+                       [t, a](Scenario& x) { attempt_at(x, t, a).fault.reset(); }});
+      }
+    }
+  }
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      if (turns[t].attempts[a].slice_bytes) {
+        out.push_back({Edit::Kind::kSlicing, attempt_ptr(t, a) + "/slice_bytes", "delete slicing",
+                       [t, a](Scenario& x) { attempt_at(x, t, a).slice_bytes.reset(); }});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Edit> simplifications(const Scenario& s) {
+  std::vector<Edit> out;
+  const RuntimeSettings& rt = s.runtime;
+  auto reset = [&out](bool set, const char* field, std::function<void(RuntimeSettings&)> f) {
+    if (!set) return;
+    out.push_back({Edit::Kind::kRuntime, std::string("/runtime/") + field, "reset to the default",
+                   [f](Scenario& x) { f(x.runtime); }});
+  };
+  reset(rt.model.has_value(), "model", [](RuntimeSettings& r) { r.model.reset(); });
+  reset(rt.max_attempts.has_value(), "max_attempts", [](RuntimeSettings& r) { r.max_attempts.reset(); });
+  reset(rt.backoff_s.has_value(), "backoff_s", [](RuntimeSettings& r) { r.backoff_s.reset(); });
+  reset(rt.fallback_model.has_value(), "fallback_model", [](RuntimeSettings& r) { r.fallback_model.reset(); });
+  reset(rt.idle_timeout_s.has_value(), "idle_timeout_s", [](RuntimeSettings& r) { r.idle_timeout_s.reset(); });
+  reset(rt.consumer.has_value(), "consumer", [](RuntimeSettings& r) { r.consumer.reset(); });
+  reset(rt.stream.has_value(), "stream", [](RuntimeSettings& r) { r.stream.reset(); });
+
+  const auto& turns = s.script.turns;
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      const mock::Attempt& at = turns[t].attempts[a];
+      const std::string p = attempt_ptr(t, a);
+      if (at.retry_after_s) {
+        out.push_back({Edit::Kind::kSimplify, p + "/retry_after_s", "drop Retry-After",
+                       [t, a](Scenario& x) { attempt_at(x, t, a).retry_after_s.reset(); }});
+      }
+      if (at.fault) {
+        if (mock::fault_after_fragment(*at.fault)) {
+          out.push_back({Edit::Kind::kSimplify, p + "/fault/after_fragment", "drop after_fragment",
+                         [t, a](Scenario& x) {
+                           std::visit([](auto& f) { f.after_fragment.reset(); }, *attempt_at(x, t, a).fault);
+                         }});
+        }
+        if (const auto* d = std::get_if<mock::DisconnectFault>(&*at.fault); d && d->delay_ms != 0) {
+          out.push_back({Edit::Kind::kSimplify, p + "/fault/delay_ms", "delay_ms → 0", [t, a](Scenario& x) {
+                           std::get<mock::DisconnectFault>(*attempt_at(x, t, a).fault).delay_ms = 0;
+                         }});
+        }
+        if (const auto* r = std::get_if<mock::ResetFault>(&*at.fault); r && r->idle_ms != 0) {
+          out.push_back({Edit::Kind::kSimplify, p + "/fault/idle_ms", "idle_ms → 0", [t, a](Scenario& x) {
+                           std::get<mock::ResetFault>(*attempt_at(x, t, a).fault).idle_ms = 0;
+                         }});
+        }
+      }
+      for (std::size_t e = 0; e < at.events.size(); ++e) {
+        const std::string ep = p + "/events/" + std::to_string(e);
+        const mock::Event& ev = at.events[e];
+        if (const auto* text = std::get_if<mock::TextEvent>(&ev); text && text->text != "ok") {
+          out.push_back({Edit::Kind::kSimplify, ep + "/text", "text → \"ok\"", [t, a, e](Scenario& x) {
+                           std::get<mock::TextEvent>(attempt_at(x, t, a).events[e]).text = "ok";
+                         }});
+        }
+        if (const auto* call = std::get_if<mock::CallEvent>(&ev)) {
+          if (!call->args.empty()) {
+            out.push_back({Edit::Kind::kSimplify, ep + "/call/args", "args → {}", [t, a, e](Scenario& x) {
+                             std::get<mock::CallEvent>(attempt_at(x, t, a).events[e]).args = nlohmann::json::object();
+                           }});
+          }
+          if (!call->id.empty()) {
+            out.push_back({Edit::Kind::kSimplify, ep + "/call/id", "drop id", [t, a, e](Scenario& x) {
+                             std::get<mock::CallEvent>(attempt_at(x, t, a).events[e]).id.clear();
+                           }});
+          }
+          if (call->fragments != 0) {
+            out.push_back({Edit::Kind::kSimplify, ep + "/call/fragments", "drop fragments", [t, a, e](Scenario& x) {
+                             std::get<mock::CallEvent>(attempt_at(x, t, a).events[e]).fragments = 0;
+                           }});
+          }
+        }
+        if (const auto* fin = std::get_if<mock::FinishEvent>(&ev); fin && fin->reason == mock::FinishReason::kMaxTokens) {
+          out.push_back({Edit::Kind::kSimplify, ep + "/finish", "max_tokens → stop", [t, a, e](Scenario& x) {
+                           std::get<mock::FinishEvent>(attempt_at(x, t, a).events[e]).reason = mock::FinishReason::kStop;
+                         }});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::set<std::string> failure_target(const std::vector<Violation>& violations) {
+  std::set<std::string> invariants, expects;
+  for (const auto& v : violations) (is_catalogue_invariant(v.invariant) ? invariants : expects).insert(v.invariant);
+  return invariants.empty() ? expects : invariants;
+}
+
+bool breaks_all(const std::vector<Violation>& violations, const std::set<std::string>& target) {
+  if (target.empty()) return false;
+  for (const auto& name : target) {
+    if (std::none_of(violations.begin(), violations.end(), [&](const Violation& v) { return v.invariant == name; })) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<CaseResult> FailureJudge::fails(const Scenario& candidate) {
+  ++runs_;
+  try {
+    Scenario s = candidate;
+    s.expect = oracle_expect(s);
+    CaseResult r = run_scenario(s, options_);
+    if (!breaks_all(r.violations, target_)) return std::nullopt;
+    // Lint only what would be kept: write it and load it back, as `hiccup lint` would.
+    if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a candidate the harness cannot run is not a counterexample
+  }
+}
+
+std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judge) {
+  std::vector<Edit> out;
+  for (Edit& d : deletions(scenario)) {
+    Scenario candidate = scenario;
+    d.apply(candidate);
+    if (judge.fails(candidate)) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge, int max_tries) {
+  MinimizeResult out;
+  out.scenario = start;
+  out.scenario.expect = oracle_expect(out.scenario);
+  out.result = start_result;
+  using Enumerate = std::vector<Edit> (*)(const Scenario&);
+  const Enumerate phases[] = {&deletions, &simplifications};
+  bool progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (Enumerate enumerate : phases) {
+      std::vector<Edit> edits = enumerate(out.scenario);
+      // After a kept edit the list is enumerated again and the walk goes on at the same index: the
+      // edits before it were tried on a larger scenario and are tried again on the next pass.
+      for (std::size_t i = 0; i < edits.size();) {
+        if (out.tries >= max_tries) return out;  // one_minimal stays false
+        Scenario candidate = out.scenario;
+        edits[i].apply(candidate);
+        ++out.tries;
+        if (auto r = judge.fails(candidate)) {
+          out.scenario = r->scenario;
+          out.result = std::move(*r);
+          ++out.accepted;
+          progressed = true;
+          edits = enumerate(out.scenario);
+        } else {
+          ++i;
+        }
+      }
+    }
+  }
+  out.one_minimal = true;
+  return out;
+}
+
+}  // namespace harness::explore

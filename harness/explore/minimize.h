@@ -1,0 +1,92 @@
+// Minimal counterexamples: a delta-debugging pass that runs after RapidCheck's shrinking. It deletes
+// turns, attempts, events, faults and slicing one at a time, resets runtime settings and simplifies
+// texts, arguments and fault fields, keeping each edit that leaves a scenario that still lints clean
+// and still breaks every invariant of the original failure, until a whole pass keeps nothing. The
+// result is then 1-minimal (Zeller & Hildebrandt 2002, "Simplifying and isolating failure-inducing
+// input"): deleting any one turn, attempt, event, fault or slicing gives a case that no longer fails
+// those invariants. Every edit is enumerated from the scenario model in one place (`deletions`,
+// `simplifications`), so a new scenario field gets its edits there.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/invariants.h"
+#include "harness/runner.h"
+#include "harness/scenario.h"
+
+namespace harness::explore {
+
+/// One candidate edit of a scenario.
+struct Edit {
+  /// What the edit removes or simplifies; the first five are the deletions of 1-minimality.
+  enum class Kind { kTurn, kAttempt, kEvent, kFault, kSlicing, kRuntime, kSimplify };
+  Kind kind = Kind::kSimplify;
+  std::string pointer;      ///< RFC 6901 pointer into the scenario file of what is edited
+  std::string description;  ///< e.g. "delete event" or "args → {}"
+  /// Applies the edit to a copy of the scenario it was enumerated from.
+  std::function<void(Scenario&)> apply;
+};
+
+/// "turn", "attempt", "event", "fault", "slicing", "runtime", "simplify".
+std::string_view edit_kind_name(Edit::Kind kind);
+
+/// Every single deletion of `scenario`: each turn, each attempt, each event (a fault after it moves
+/// back one event, so it stays after the same events), each fault, each slicing; in that order.
+std::vector<Edit> deletions(const Scenario& scenario);
+
+/// Every single simplification of `scenario`: each set runtime setting reset (defects kept), then
+/// per attempt its Retry-After dropped, a max_tokens finish made `stop`, a fault's after_fragment
+/// dropped and its numeric fields reset to their defaults, each text replaced by "ok", each call's
+/// args by {}, its id and its argument fragments by the defaults.
+std::vector<Edit> simplifications(const Scenario& scenario);
+
+/// The invariants a counterexample must keep breaking: the catalogue invariants among `violations`,
+/// or, when only `expect.<field>` checks failed, those names.
+std::set<std::string> failure_target(const std::vector<Violation>& violations);
+
+/// Whether `violations` break every name of `target` (and `target` is not empty).
+bool breaks_all(const std::vector<Violation>& violations, const std::set<std::string>& target);
+
+/// Runs candidates and judges whether they still fail: a candidate fails when, with expect from the
+/// oracle, its run breaks every invariant of `target` and it lints clean (it is written and parsed
+/// back without problems). A candidate the harness cannot run does not fail.
+class FailureJudge {
+ public:
+  FailureJudge(RunOptions options, std::set<std::string> target)
+      : options_(std::move(options)), target_(std::move(target)) {}
+  /// The candidate's run when it fails as above (its scenario holds the oracle's expect); nullopt
+  /// otherwise.
+  std::optional<CaseResult> fails(const Scenario& candidate);
+  const std::set<std::string>& target() const { return target_; }
+  int runs() const { return runs_; }
+
+ private:
+  RunOptions options_;
+  std::set<std::string> target_;
+  int runs_ = 0;
+};
+
+/// The deletions of `scenario` whose result still fails under `judge`; empty means `scenario` is
+/// 1-minimal.
+std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judge);
+
+struct MinimizeResult {
+  Scenario scenario;         ///< the smallest failing scenario found, expect from the oracle
+  CaseResult result;         ///< its run
+  int tries = 0;             ///< candidate runs
+  int accepted = 0;          ///< edits kept
+  /// A whole pass over every deletion and simplification kept nothing: the result is 1-minimal.
+  bool one_minimal = false;
+};
+
+/// Minimizes `start` (whose run `start_result` fails under `judge`) by deleting and simplifying as
+/// described above, spending at most `max_tries` candidate runs. Deterministic: the same start and
+/// judge give the same result.
+MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge,
+                        int max_tries = 3000);
+
+}  // namespace harness::explore

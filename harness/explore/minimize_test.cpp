@@ -1,0 +1,232 @@
+// Tests of counterexample minimization (label `minimal`): the edits enumerated from the scenario
+// model, the 1-minimality check, and the kill matrix's rate of 1-minimal counterexamples over every
+// defect of the catalogue and seeds 1-10, with the time each minimization took.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include "harness/explore/explorer.h"
+#include "harness/explore/minimize.h"
+#include "harness/oracle.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "runtime_under_test/defects.h"
+
+namespace hx = harness::explore;
+
+namespace {
+
+harness::RunOptions memory_run(const std::vector<std::string>& defects) {
+  harness::RunOptions o;
+  o.transport = harness::TransportKind::kMemory;
+  o.extra_defects = defects;
+  return o;
+}
+
+/// The defects the kill matrix explores for one catalogue entry: no-pairing-guard is an equivalent
+/// mutant alone, so it is explored with keep-calls-on-retry (as the README's table does).
+std::vector<std::string> kill_matrix_defects(const rut::DefectInfo& info) {
+  if (info.defect == rut::Defect::kNoPairingGuard) return {"keep-calls-on-retry", std::string(info.name)};
+  return {std::string(info.name)};
+}
+
+mock::Attempt stream(std::vector<mock::Event> events, std::optional<mock::Fault> fault = std::nullopt) {
+  mock::Attempt a;
+  a.events = std::move(events);
+  a.fault = std::move(fault);
+  return a;
+}
+
+/// keep-calls-on-retry's classic case, padded: text around the calls, an extra harmless turn
+/// before, slicing, a short stall after the finish and runtime settings that play no part.
+harness::Scenario padded_duplicate_execution() {
+  harness::Scenario s;
+  s.name = "padded";
+  s.prompt = "Deploy.";
+  s.runtime.max_attempts = 5;
+  s.runtime.backoff_s = std::vector<double>{2, 4};
+  const mock::CallEvent deploy{"deploy", {{"target", "staging"}}, "", 0};
+  const mock::CallEvent read{"read_file", {{"path", "a.txt"}}, "", 0};
+  mock::Turn warmup{{stream({mock::TextEvent{"Reading."}, read, mock::FinishEvent{}})}};
+  mock::Attempt failed = stream({mock::TextEvent{"On it. "}, deploy, mock::TextEvent{"Waiting."}},
+                                mock::Fault(mock::ResetFault{2, 5, std::nullopt}));
+  failed.slice_bytes = 16;
+  mock::Turn work{{failed, stream({mock::TextEvent{"On it. "}, deploy, mock::FinishEvent{}},
+                                  mock::Fault(mock::StallFault{3, 0.5, std::nullopt}))}};
+  mock::Turn last{{stream({mock::TextEvent{"Deployed."}, mock::FinishEvent{}})}};
+  s.script.turns = {warmup, work, last};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("deletions name every turn, attempt, event, fault and slicing once", "[minimal]") {
+  const harness::Scenario s = padded_duplicate_execution();
+  std::map<std::string, int> kinds;
+  for (const auto& d : hx::deletions(s)) ++kinds[std::string(hx::edit_kind_name(d.kind))];
+  CHECK(kinds["turn"] == 3);
+  CHECK(kinds["attempt"] == 4);
+  CHECK(kinds["event"] == 3 + 3 + 3 + 2);
+  CHECK(kinds["fault"] == 2);
+  CHECK(kinds["slicing"] == 1);
+  CHECK(kinds.size() == 5);
+}
+
+TEST_CASE("deleting an event before a fault keeps the fault after the same events", "[minimal]") {
+  const harness::Scenario s = padded_duplicate_execution();
+  for (const auto& d : hx::deletions(s)) {
+    if (d.pointer != "/turns/1/attempts/0/events/0") continue;
+    harness::Scenario x = s;
+    d.apply(x);
+    const mock::Attempt& a = x.script.turns[1].attempts[0];
+    REQUIRE(a.events.size() == 2);
+    CHECK(std::get<mock::ResetFault>(*a.fault).after_event == 1);  // still right after the call
+    CHECK(std::holds_alternative<mock::CallEvent>(a.events[0]));
+    return;
+  }
+  FAIL("no deletion of /turns/1/attempts/0/events/0");
+}
+
+TEST_CASE("minimize removes the padding of a duplicate execution and the result is 1-minimal", "[minimal]") {
+  const harness::Scenario s = hx::with_oracle_expect(padded_duplicate_execution());
+  const auto run = memory_run({"keep-calls-on-retry"});
+  const harness::CaseResult start = harness::run_scenario(s, run);
+  const auto target = hx::failure_target(start.violations);
+  REQUIRE(target.count("at-most-once") == 1);
+  hx::FailureJudge judge(run, target);
+  // The padded case is not 1-minimal: the first turn, the texts, the slicing and the stall can go.
+  const auto before = hx::failing_deletions(s, judge);
+  CHECK(before.size() >= 4);
+
+  const hx::MinimizeResult m = hx::minimize(s, start, judge);
+  INFO(harness::write_scenario(m.scenario));
+  CHECK(m.one_minimal);
+  CHECK(hx::breaks_all(m.result.violations, target));
+  CHECK(hx::failing_deletions(m.scenario, judge).empty());
+  // One turn is left: the failed attempt's call, reset, and a retry that only finishes (the call of
+  // an attempt that did not complete must never run). Settings that play no part are reset.
+  CHECK(hx::size_of(m.scenario).turns == 1);
+  CHECK(hx::size_of(m.scenario).attempts == 2);
+  CHECK(hx::size_of(m.scenario).events == 2);
+  CHECK(m.scenario.runtime == harness::RuntimeSettings{});
+  const mock::Attempt& failed = m.scenario.script.turns[0].attempts[0];
+  REQUIRE(failed.events.size() == 1);
+  CHECK(std::get<mock::CallEvent>(failed.events[0]).args == nlohmann::json::object());
+  CHECK_FALSE(failed.slice_bytes.has_value());
+}
+
+TEST_CASE("a case that fails no invariant of the target is not a counterexample", "[minimal]") {
+  const harness::Scenario s = hx::with_oracle_expect(padded_duplicate_execution());
+  hx::FailureJudge judge(memory_run({}), {"at-most-once"});
+  CHECK_FALSE(judge.fails(s).has_value());  // correct runtime: no duplicate execution
+  hx::FailureJudge empty(memory_run({"keep-calls-on-retry"}), {});
+  CHECK_FALSE(empty.fails(s).has_value());  // an empty target is never "still failing"
+}
+
+TEST_CASE("kill matrix counterexamples are 1-minimal (every defect, seeds 1-10)", "[minimal]") {
+  int total = 0, minimal = 0;
+  double worst_ms = 0;
+  std::ostringstream table;
+  for (const auto& info : rut::defect_catalogue()) {
+    const auto defects = kill_matrix_defects(info);
+    int found = 0, ok = 0;
+    double sum_ms = 0, max_ms = 0;
+    std::string witnesses;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      hx::ExploreOptions o;
+      o.seed = seed;
+      o.cases = 200;
+      o.defects = defects;
+      o.write_counterexample = false;
+      std::ostringstream log;
+      const auto out = hx::explore(o, log);
+      INFO(info.name << " seed " << seed << "\n" << log.str());
+      REQUIRE(out.failure.has_value());
+      ++found;
+      const hx::ExploreFailure& f = *out.failure;
+      sum_ms += f.shrink_ms;
+      max_ms = std::max(max_ms, f.shrink_ms);
+      hx::FailureJudge judge(memory_run(defects), hx::failure_target(f.original_violations));
+      const auto left = hx::failing_deletions(f.shrunk, judge);
+      if (left.empty()) {
+        ++ok;
+      } else if (witnesses.empty()) {
+        witnesses = " (seed " + std::to_string(seed) + ": " + left.front().pointer + " can go)";
+      }
+    }
+    total += found;
+    minimal += ok;
+    worst_ms = std::max(worst_ms, max_ms);
+    char line[256];
+    std::snprintf(line, sizeof line, "%-30s 1-minimal %2d/%2d  shrink ms mean %7.1f max %7.1f%s\n",
+                  std::string(info.name).c_str(), ok, found, sum_ms / std::max(found, 1), max_ms, witnesses.c_str());
+    table << line;
+  }
+  const double rate = total ? 100.0 * minimal / total : 0;
+  std::printf("%s1-minimal: %d of %d (%.1f %%), slowest shrink %.1f ms\n", table.str().c_str(), minimal, total, rate,
+              worst_ms);
+  INFO(table.str());
+  CHECK(total == 10 * static_cast<int>(rut::defect_catalogue().size()));
+  CHECK(rate >= 95.0);
+  CHECK(worst_ms <= 2000.0);
+}
+
+namespace {
+
+/// Runs `command` through the shell; returns its exit code.
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+TEST_CASE("every defect's minimized counterexample lints clean and replays with hiccup run", "[minimal]") {
+  const std::string hiccup = std::string(HICCUP_BINARY_DIR) + "/hiccup";
+  const auto root = std::filesystem::temp_directory_path() / "hiccup-minimal-replay";
+  std::filesystem::remove_all(root);
+  for (const auto& info : rut::defect_catalogue()) {
+    const auto defects = kill_matrix_defects(info);
+    hx::ExploreOptions o;
+    o.seed = 1;
+    o.cases = 200;
+    o.defects = defects;
+    o.report_dir = (root / std::string(info.name)).string();
+    std::ostringstream log;
+    const auto out = hx::explore(o, log);
+    INFO(info.name << "\n" << log.str());
+    REQUIRE(out.failure.has_value());
+    REQUIRE(!out.failure->path.empty());
+    const std::string file = out.failure->path;
+    CHECK(shell(hiccup + " lint " + quoted(file) + " > /dev/null") == 0);
+    // Over HTTP (the default transport) and in memory, with the defects given on the command line.
+    for (const std::string transport : {"http", "memory"}) {
+      const std::string dir = o.report_dir + "/replay-" + transport;
+      std::string cmd = hiccup + " run " + quoted(file) + " --transport " + transport + " --report-dir " + quoted(dir);
+      for (const auto& d : defects) cmd += " --defect " + d;
+      INFO(cmd);
+      CHECK(shell(cmd + " > /dev/null") == 1);
+      std::ifstream summary(dir + "/summary.json");
+      REQUIRE(summary);
+      const auto j = nlohmann::json::parse(summary);
+      REQUIRE(j["cases"].size() == 1);
+      std::set<std::string> broken;
+      for (const auto& v : j["cases"][0]["violations"]) broken.insert(v["invariant"].get<std::string>());
+      for (const auto& name : out.failure->target) {
+        INFO("invariant " << name);
+        CHECK(broken.count(name) == 1);
+      }
+    }
+  }
+}
