@@ -309,6 +309,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       }
     }
     out.records.push_back(record);
+    out.coverage.add(case_coverage(result));
 
     if (result.passed()) {
       ++out.passed;
@@ -468,6 +469,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       c.wall_ms = out.wall_ms;
       c.digest = out.digest;
       c.extra = {{"property", p}, {"seed", options.seed}, {"cases_run", out.cases_run}};
+      const auto& pre = invariant_preconditions();
+      if (std::any_of(pre.begin(), pre.end(), [&](const auto& x) { return x.invariant == p; })) {
+        c.extra["exercised"] = out.coverage.count("invariant", p);
+      }
       if (p == "determinism") c.extra["determinism_checked"] = out.determinism_checked;
       if (!c.passed && out.failure && p != "determinism") {
         const ExploreFailure& f = *out.failure;
@@ -496,6 +501,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     nlohmann::json case_digests = nlohmann::json::array();
     for (const CaseRecord& r : out.records) case_digests.push_back(nlohmann::json::array({r.index, r.digest}));
     totals.extra["case_digests"] = std::move(case_digests);
+    totals.extra["coverage"] = out.coverage.to_json();
+    totals.extra["warnings"] = out.coverage.warnings();
     if (options.transcripts) {
       nlohmann::json explored = nlohmann::json::array();
       for (const CaseRecord& r : out.records) {
@@ -527,6 +534,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     log << " " << provider << " " << counts.first << (counts.second ? " (" + std::to_string(counts.second) + " failed)" : "");
   }
   log << "\n";
+  out.coverage.print(log);
   log << out.passed << " passed, " << out.failed << " failed\n";
   return out;
 }

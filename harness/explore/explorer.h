@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/explore/coverage.h"
 #include "harness/explore/generators.h"
 #include "harness/invariants.h"
 #include "harness/runner.h"
@@ -102,6 +103,8 @@ struct ExploreOutcome {
   /// case (a failure is re-run once before shrinking; one that does not reproduce is not shrunk).
   std::vector<int> determinism_mismatches;
   std::vector<CaseRecord> records;           ///< every case run, in order
+  /// What the cases run exercised (coverage.h); printed at the end, kept in summary.json.
+  Coverage coverage;
   /// FNV-1a 64 (16 hex digits) over every case run's "index digest" line in index order: one
   /// string that two machines compare for a whole run (same seed, cases, shard and defects ⇒ same).
   std::string digest;

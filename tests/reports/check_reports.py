@@ -123,6 +123,14 @@ class Checker:
             assert z["attempts"] <= o["attempts"] and z["events"] <= o["events"], (o, z)
             assert c["transcript"]["requests"], c
             assert c["replay"].startswith("build/hiccup run ") and "counterexamples/" in c["replay"], c["replay"]
+        cov = s["coverage"]
+        assert cov["cases"] == sum(cov["providers"].values()), cov
+        assert set(cov["invariants"]) == {c["property"] for c in s["cases"]} - {"expect", "determinism"}, cov
+        for c in s["cases"]:
+            if c["property"] in cov["invariants"]:
+                assert c["exercised"] == cov["invariants"][c["property"]]["cases"], c
+        assert s["warnings"] == [w for w in s["warnings"] if any(n in w for n in cov["unexercised"])]
+        assert len(s["warnings"]) == len(cov["unexercised"]), s["warnings"]
         d = self.dir("explore-transcripts")
         self.hiccup_run(["explore", "--cases", "30", "--transcripts", "--report-dir", d], 0)
         s = self.load(d)
@@ -183,6 +191,11 @@ class Checker:
             ("explore shrunk_size missing", explore, drop(["cases", fp, "shrunk_size"])),
             ("explore original_size.events mistyped", explore, put(["cases", fp, "original_size", "events"], 1.5)),
             ("explore failing property without transcript", explore, drop(["cases", fp, "transcript"])),
+            ("coverage without invariants", explore, drop(["coverage", "invariants"])),
+            ("coverage fault count mistyped", explore, put(["coverage", "faults", "reset"], "3")),
+            ("coverage invariant without precondition", explore,
+             drop(["coverage", "invariants", "at-most-once", "precondition"])),
+            ("warnings mistyped", explore, put(["warnings"], "none")),
         ]
         accepted = []
         for name, base, mutate in mutations:

@@ -1,0 +1,277 @@
+// Coverage of an exploration; see coverage.h and docs/COVERAGE.md.
+#include "harness/explore/coverage.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+
+#include "harness/invariants.h"
+#include "mock_server/faults.h"
+
+namespace harness::explore {
+namespace {
+
+using mock::JournalEntry;
+
+/// The scripted attempt `e` played; nullptr when it played none (unscripted, rejected, preflight).
+const mock::Attempt* played_attempt(const CaseResult& r, const JournalEntry& e) {
+  const auto& turns = r.scenario.script.turns;
+  if (e.played != "stream" && e.played != "status") return nullptr;
+  if (e.turn < 0 || static_cast<std::size_t>(e.turn) >= turns.size()) return nullptr;
+  const auto& attempts = turns[static_cast<std::size_t>(e.turn)].attempts;
+  if (e.script_attempt < 0 || static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
+/// The finish reason `e` delivered, if any.
+std::optional<mock::FinishReason> delivered_finish(const CaseResult& r, const JournalEntry& e) {
+  const mock::Attempt* a = played_attempt(r, e);
+  if (a == nullptr || a->status) return std::nullopt;
+  for (std::size_t i = 0; i < a->events.size() && static_cast<int>(i) < e.events_delivered; ++i) {
+    if (const auto* f = std::get_if<mock::FinishEvent>(&a->events[i])) return f->reason;
+  }
+  return std::nullopt;
+}
+
+bool failed_after_delivering(const JournalEntry& e, bool calls, bool text) {
+  if (e.completed) return false;
+  return (calls && !e.delivered_calls.empty()) || (text && !e.delivered_text.empty());
+}
+
+bool carries_function_responses(const JournalEntry& e) {
+  if (!e.contents.is_array()) return false;
+  for (const auto& content : e.contents) {
+    if (!content.is_object() || !content.contains("parts") || !content["parts"].is_array()) continue;
+    for (const auto& part : content["parts"]) {
+      if (part.is_object() && part.contains("functionResponse")) return true;
+    }
+  }
+  return false;
+}
+
+bool retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 || status == 529;
+}
+
+bool at_most_once_pre(const CaseResult& r) {
+  return std::any_of(r.journal.begin(), r.journal.end(),
+                     [](const JournalEntry& e) { return failed_after_delivering(e, true, false); });
+}
+
+bool pairing_pre(const CaseResult& r) {
+  return std::any_of(r.journal.begin(), r.journal.end(), carries_function_responses);
+}
+
+bool history_integrity_pre(const CaseResult& r) {
+  for (std::size_t i = 0; i + 1 < r.journal.size(); ++i) {
+    if (failed_after_delivering(r.journal[i], true, true)) return true;  // a request follows it
+  }
+  return false;
+}
+
+bool no_rejected_request_pre(const CaseResult& r) {
+  return std::any_of(r.journal.begin(), r.journal.end(),
+                     [](const JournalEntry& e) {
+                       return e.response_status >= 400 && e.response_status < 500 && e.response_status != 429;
+                     });
+}
+
+bool bounded_retries_pre(const CaseResult& r) {
+  const int budget = runtime_config(r.scenario, {}).max_attempts;
+  std::map<int, int> per_turn;
+  for (const JournalEntry& e : r.journal) {
+    if (const mock::Attempt* a = played_attempt(r, e);
+        a && a->status && retryable_status(*a->status) && a->retry_after_s) {
+      return true;
+    }
+    if (e.turn < 0) continue;
+    if (++per_turn[e.turn] == budget && !e.completed) return true;
+  }
+  return false;
+}
+
+bool honest_outcome_pre(const CaseResult& r) {
+  for (const JournalEntry& e : r.journal) {
+    const auto finish = delivered_finish(r, e);
+    if (finish == mock::FinishReason::kContentFilter || finish == mock::FinishReason::kMalformedCall) return true;
+    if (e.played == "stream" && !e.completed && !finish && (e.fault.empty() || e.fault == "end")) return true;
+  }
+  return false;
+}
+
+bool clean_output_pre(const CaseResult& r) {
+  return std::any_of(r.journal.begin(), r.journal.end(),
+                     [](const JournalEntry& e) { return failed_after_delivering(e, false, true); });
+}
+
+bool content_filter_pre(const CaseResult& r) {
+  return std::any_of(r.journal.begin(), r.journal.end(), [&](const JournalEntry& e) {
+    return delivered_finish(r, e) == mock::FinishReason::kContentFilter;
+  });
+}
+
+void add_once(std::vector<std::string>& v, const std::string& name) {
+  if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
+}
+
+const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "invariant"};
+
+}  // namespace
+
+const std::vector<InvariantPrecondition>& invariant_preconditions() {
+  static const std::vector<InvariantPrecondition> table = {
+      {"at-most-once", "a call was delivered by an attempt that then failed", &at_most_once_pre},
+      {"pairing", "a request carried function responses", &pairing_pre},
+      {"history-integrity", "a request followed an attempt that delivered text or calls and then failed",
+       &history_integrity_pre},
+      {"no-rejected-request", "a request was answered with a non-retryable 4xx status (scripted, or a rejection)",
+       &no_rejected_request_pre},
+      {"bounded-retries",
+       "a retryable status came with Retry-After, or a turn used its whole attempt budget and its last attempt failed",
+       &bounded_retries_pre},
+      {"honest-outcome",
+       "a content-filter or malformed-call finish was delivered, or a stream ended cleanly without its terminal event",
+       &honest_outcome_pre},
+      {"clean-output", "an attempt delivered text and then failed", &clean_output_pre},
+      {"no-unchanged-content-filter-retry", "a content-filter finish was delivered", &content_filter_pre},
+  };
+  return table;
+}
+
+const std::vector<std::string_view>& fault_positions() {
+  static const std::vector<std::string_view> names = {"before any event", "after a call", "inside arguments",
+                                                      "in the last turn"};
+  return names;
+}
+
+CaseCoverage case_coverage(const CaseResult& r) {
+  CaseCoverage c;
+  c.provider = r.scenario.script.provider;
+  const std::size_t turns = r.scenario.script.turns.size();
+  for (const JournalEntry& e : r.journal) {
+    if (e.response_status >= 400) add_once(c.statuses, std::to_string(e.response_status));
+    if (auto finish = delivered_finish(r, e)) add_once(c.finishes, std::string(mock::finish_name(*finish)));
+    if (e.fault.empty()) continue;
+    add_once(c.faults, e.fault);
+    const mock::Attempt* a = played_attempt(r, e);
+    if (a == nullptr || !a->fault) continue;
+    const int after = mock::fault_after_event(*a->fault, a->events.size());
+    if (after == 0) add_once(c.positions, "before any event");
+    if (after > 0 && std::holds_alternative<mock::CallEvent>(a->events[static_cast<std::size_t>(after - 1)])) {
+      add_once(c.positions, "after a call");
+    }
+    // Gemini sends a call whole and a non-streaming answer is one body: no fragment to cut inside.
+    if (mock::fault_after_fragment(*a->fault) && e.streaming && e.provider != "gemini" &&
+        static_cast<std::size_t>(after) < a->events.size() &&
+        std::holds_alternative<mock::CallEvent>(a->events[static_cast<std::size_t>(after)])) {
+      add_once(c.positions, "inside arguments");
+    }
+    if (static_cast<std::size_t>(e.turn) + 1 == turns) add_once(c.positions, "in the last turn");
+  }
+  for (const auto& p : invariant_preconditions()) {
+    if (p.held(r)) c.invariants.emplace_back(p.invariant);
+  }
+  return c;
+}
+
+Coverage::Coverage() {
+  for (const auto& k : mock::fault_catalogue()) order_["fault"].emplace_back(k.name);
+  for (auto f : {mock::FinishReason::kStop, mock::FinishReason::kMaxTokens, mock::FinishReason::kContentFilter,
+                 mock::FinishReason::kMalformedCall}) {
+    order_["finish"].emplace_back(mock::finish_name(f));
+  }
+  for (auto p : fault_positions()) order_["position"].emplace_back(p);
+  for (const auto& p : invariant_preconditions()) order_["invariant"].emplace_back(p.invariant);
+  for (const char* g : kGroups) {
+    for (const auto& name : order_[g]) counts_[g][name] = 0;
+  }
+}
+
+void Coverage::add(const CaseCoverage& c) {
+  ++cases_;
+  for (const auto& n : c.faults) ++counts_["fault"][n];
+  for (const auto& n : c.finishes) ++counts_["finish"][n];
+  for (const auto& n : c.statuses) ++counts_["status"][n];
+  for (const auto& n : c.positions) ++counts_["position"][n];
+  for (const auto& n : c.invariants) ++counts_["invariant"][n];
+  ++counts_["provider"][c.provider];
+}
+
+int Coverage::count(const std::string& group, const std::string& name) const {
+  auto g = counts_.find(group);
+  if (g == counts_.end()) return 0;
+  auto n = g->second.find(name);
+  return n == g->second.end() ? 0 : n->second;
+}
+
+std::vector<std::string> Coverage::unexercised() const {
+  std::vector<std::string> out;
+  for (const auto& p : invariant_preconditions()) {
+    if (count("invariant", std::string(p.invariant)) == 0) out.emplace_back(p.invariant);
+  }
+  return out;
+}
+
+std::vector<std::string> Coverage::warnings() const {
+  std::vector<std::string> out;
+  for (const auto& p : invariant_preconditions()) {
+    if (count("invariant", std::string(p.invariant)) > 0) continue;
+    out.push_back("invariant " + std::string(p.invariant) + " was never exercised: in no case " +
+                  std::string(p.holds_when));
+  }
+  return out;
+}
+
+nlohmann::json Coverage::to_json() const {
+  auto group = [this](const char* g) {
+    nlohmann::json j = nlohmann::json::object();
+    auto it = counts_.find(g);
+    if (it != counts_.end()) {
+      for (const auto& [name, n] : it->second) j[name] = n;
+    }
+    return j;
+  };
+  nlohmann::json invariants = nlohmann::json::object();
+  for (const auto& p : invariant_preconditions()) {
+    invariants[std::string(p.invariant)] = {{"cases", count("invariant", std::string(p.invariant))},
+                                            {"precondition", std::string(p.holds_when)}};
+  }
+  return {{"cases", cases_},       {"faults", group("fault")},       {"finishes", group("finish")},
+          {"statuses", group("status")}, {"providers", group("provider")}, {"positions", group("position")},
+          {"invariants", invariants}, {"unexercised", unexercised()}};
+}
+
+void Coverage::print(std::ostream& out) const {
+  auto line = [&](const char* label, const char* g) {
+    out << "  " << std::left << std::setw(11) << label << std::right;
+    auto it = counts_.find(g);
+    bool first = true;
+    // Catalogue order first (every entry, 0 included), then names only seen (statuses, providers).
+    std::vector<std::string> names = order_.count(g) ? order_.at(g) : std::vector<std::string>{};
+    if (it != counts_.end()) {
+      for (const auto& [name, n] : it->second) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    }
+    for (const auto& name : names) {
+      out << (first ? "" : ", ") << name << " " << count(g, name);
+      first = false;
+    }
+    if (first) out << "none";
+    out << "\n";
+  };
+  out << "coverage (cases of " << cases_ << "):\n";
+  line("faults:", "fault");
+  line("finishes:", "finish");
+  line("statuses:", "status");
+  line("providers:", "provider");
+  line("positions:", "position");
+  out << "  invariants (cases where the precondition held):\n";
+  for (const auto& p : invariant_preconditions()) {
+    out << "    " << std::left << std::setw(34) << p.invariant << std::right << std::setw(7)
+        << count("invariant", std::string(p.invariant)) << "  " << p.holds_when << "\n";
+  }
+  for (const auto& w : warnings()) out << "warning: " << w << "\n";
+}
+
+}  // namespace harness::explore
