@@ -137,7 +137,7 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   inner.reset();
   if (server) server->stop();
-  result.journal = engine.journal();
+  result.journal = engine.take_journal();  // the server is stopped: nothing settles any more
   result.sent_at_s = transport.sent_at_s();
 
   const Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};

@@ -516,4 +516,11 @@ std::size_t ScriptEngine::journal_size() const {
   return journal_.size();
 }
 
+Journal ScriptEngine::take_journal() {
+  std::lock_guard lock(mu_);
+  Journal out = std::move(journal_);
+  journal_.clear();
+  return out;
+}
+
 }  // namespace mock

@@ -41,7 +41,7 @@ options:
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
-  --jobs N                  cases run at once (default 32 over http, 1 in memory); verdicts and
+  --jobs N                  cases run at once (default 64 over http, 1 in memory; at most 256); verdicts and
                             output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text
@@ -99,7 +99,7 @@ int explore_command(const Args& args) {
   }
   if (!jobs_text.empty()) {
     const auto jobs = parse_number<int>(jobs_text);
-    if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");
+    if (!jobs || *jobs < 1 || *jobs > 256) in.set_error("--jobs expects 1..256, found \"" + jobs_text + "\"");
     else options.jobs = *jobs;
   }
   if (provider_given && !rut::codec_for(options.provider)) {

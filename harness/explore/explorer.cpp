@@ -243,7 +243,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // its engine, server and runtime) go `jobs` at a time on worker threads, one batch ahead: while
   // batch n runs, this thread generates batch n+1.
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
-                                                : (options.transport == TransportKind::kHttp ? 32 : 1));
+                                                : (options.transport == TransportKind::kHttp ? 64 : 1));
   const std::size_t batch_size = static_cast<std::size_t>(jobs) * 16;
   struct Batch {
     std::size_t start = 0;

@@ -39,7 +39,8 @@ struct ExploreOptions {
   int max_minimize_tries = 3000;            ///< candidate runs spent minimizing (minimize.h) at most
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)
-  int jobs = 0;                             ///< cases run at once; 0 = 32 over HTTP, 1 in memory
+  int jobs = 0;                             ///< cases run at once; 0 = 64 over HTTP (runs wait on real-time
+                                            ///< stalls and idle timeouts), 1 in memory
   double http_idle_floor_ms = 0;            ///< HTTP: RunOptions::min_idle_timeout_ms (0 = its default)
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
   /// Keep every case's review transcript (CaseRecord::transcript; `--transcripts`); the failure's
