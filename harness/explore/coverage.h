@@ -75,4 +75,11 @@ class Coverage {
   std::map<std::string, std::vector<std::string>> order_;     ///< group → names listed first, in order
 };
 
+/// Sums coverage objects (Coverage::to_json of shards of one run) into the whole run's: counts per
+/// name added, `unexercised` recomputed. Non-objects are skipped; none at all gives null.
+nlohmann::json merge_coverage_json(const std::vector<nlohmann::json>& parts);
+
+/// Coverage::warnings for a coverage object (as merge_coverage_json returns).
+std::vector<std::string> coverage_warnings(const nlohmann::json& coverage);
+
 }  // namespace harness::explore

@@ -11,6 +11,7 @@
 #include "harness/explore/coverage.h"
 #include "harness/explore/explorer.h"
 #include "harness/invariants.h"
+#include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/runner.h"
 
@@ -214,4 +215,35 @@ TEST_CASE("an invariant whose precondition never held is named in a warning, on 
   const auto wide = hx::explore(big, log2);
   CHECK(wide.coverage.count("invariant", "at-most-once") > 0);
   CHECK(log2.str().find("warning: invariant at-most-once") == std::string::npos);
+}
+
+TEST_CASE("merged shard reports carry the coverage and warnings of the unsharded run", "[explore][coverage]") {
+  auto summary_of = [](hx::ExploreOptions o) {
+    nlohmann::json out;
+    auto listener = harness::make_summary_json_listener([&out](const nlohmann::json& j) { out = j; });
+    std::ostringstream log;
+    hx::explore(o, log, listener.get());
+    listener.reset();
+    return out;
+  };
+  hx::ExploreOptions o;
+  o.seed = 4;
+  o.cases = 45;
+  o.write_counterexample = false;
+  const nlohmann::json whole = summary_of(o);
+  std::vector<harness::ShardReport> shards;
+  for (int k = 1; k <= 3; ++k) {
+    hx::ExploreOptions s = o;
+    s.shard_index = k;
+    s.shard_count = 3;
+    shards.push_back({"shard" + std::to_string(k), summary_of(s)});
+    CHECK(shards.back().summary["coverage"]["cases"] == 15);
+  }
+  const auto merged = harness::merge_shard_reports(shards, "out");
+  CHECK(merged.summary["coverage"] == whole["coverage"]);
+  CHECK(merged.summary["warnings"] == whole["warnings"]);
+  for (std::size_t i = 0; i < whole["cases"].size(); ++i) {
+    INFO(whole["cases"][i]["property"]);
+    CHECK(merged.summary["cases"][i].value("exercised", -1) == whole["cases"][i].value("exercised", -1));
+  }
 }

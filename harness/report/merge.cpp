@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/explore/coverage.h"
 #include "harness/report/report.h"
 #include "harness/transcript.h"
 
@@ -301,12 +302,16 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
   for (const ShardReport* s : shards) wall_ms = std::max(wall_ms, s->summary.value("wall_ms", 0.0));
   for (const std::string& name : order) {
     const auto& list = entries[name];
-    int cases_run = 0, determinism_checked = 0;
-    bool has_checked = false;
+    int cases_run = 0, determinism_checked = 0, exercised = 0;
+    bool has_checked = false, has_exercised = false;
     const std::pair<const ShardReport*, json>* chosen = nullptr;
     json all_violations = json::array();
     for (const auto& e : list) {
       cases_run += e.second.value("cases_run", 0);
+      if (e.second.contains("exercised")) {
+        has_exercised = true;
+        exercised += e.second.value("exercised", 0);
+      }
       if (e.second.contains("determinism_checked")) {
         has_checked = true;
         determinism_checked += e.second.value("determinism_checked", 0);
@@ -321,6 +326,7 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
     merged["passed"] = chosen == nullptr;
     merged["cases_run"] = cases_run;
     if (has_checked) merged["determinism_checked"] = determinism_checked;
+    if (has_exercised) merged["exercised"] = exercised;
     merged["digest"] = run_digest;
     merged["wall_ms"] = wall_ms;
     if (chosen && !merged.contains("failing_case")) merged["violations"] = all_violations;  // determinism: all
@@ -365,6 +371,14 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
     }
   }
   summary["shards"] = std::move(shard_list);
+  // Coverage counts cases: the whole run's are the shards' sums, and so are its warnings.
+  std::vector<json> coverages;
+  for (const ShardReport* s : shards) coverages.push_back(s->summary.value("coverage", json()));
+  const json coverage = explore::merge_coverage_json(coverages);
+  if (!coverage.is_null()) {
+    summary["coverage"] = coverage;
+    summary["warnings"] = explore::coverage_warnings(coverage);
+  }
   if (any_explored) {
     std::stable_sort(explored.begin(), explored.end(),
                      [](const json& a, const json& b) { return a.value("index", 0) < b.value("index", 0); });
