@@ -21,7 +21,11 @@ Generates scenarios from a seed (1-6 turns, 0-4 parallel calls a turn, every fau
 position, HTTP statuses with and without Retry-After, content-filter and malformed-call finishes,
 slice_bytes, random runtime settings), predicts each with the oracle (an independent model of
 docs/POLICY.md), runs it against the reference runtime and checks every invariant. The first failure
-is shrunk and written to REPORT_DIR/counterexamples/NAME.json, replayable with `hiccup run`.
+is shrunk, minimized to a 1-minimal case (no single turn, attempt, event, fault or slicing can go)
+and written to REPORT_DIR/counterexamples/NAME.json, replayable with `hiccup run`. At the end it
+prints its coverage (per fault kind, finish, status, provider, fault position, and per invariant
+the cases where its precondition held; docs/COVERAGE.md) and warns about every invariant never
+exercised.
 
 options:
   --cases N                 cases to generate (default 100)
