@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/report/report.h"
+
 namespace harness::cli {
 
 inline constexpr int kExitPassed = 0;
@@ -20,17 +22,7 @@ using Args = std::vector<std::string>;
 /// quotes), for reports.
 inline std::string command_line(const std::string& command, const Args& args) {
   std::string out = "hiccup " + command;
-  for (const std::string& a : args) {
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") == std::string::npos;
-    if (plain) {
-      out += ' ' + a;
-      continue;
-    }
-    out += " '";
-    for (char c : a) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
+  for (const std::string& a : args) out += ' ' + shell_quote(a);
   return out;
 }
 

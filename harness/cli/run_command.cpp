@@ -104,7 +104,7 @@ std::string classname_of(const Scenario& s) {
 
 /// The command line that replays one case: `build/hiccup run FILE` with the run's options.
 std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider) {
-  std::string cmd = "build/hiccup run " + s.source_path;
+  std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
   if (o.transport == TransportKind::kMemory) cmd += " --transport memory";
   if (!provider.empty()) cmd += " --provider " + provider;

@@ -98,7 +98,8 @@ std::string explore_command_line(const ExploreOptions& o) {
   if (!o.provider.empty()) cmd += " --provider " + o.provider;
   cmd += " --transport " + std::string(transport_name(o.transport));
   if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
-  if (o.report_dir != "reports") cmd += " --report-dir " + o.report_dir;
+  if (!o.stop_at_first_failure) cmd += " --keep-going";
+  if (o.report_dir != "reports") cmd += " --report-dir " + shell_quote(o.report_dir);
   return cmd;
 }
 
@@ -290,8 +291,9 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     const int i = indices[k];
     ++out.cases_run;
 
-    CaseRecord record{i, result.passed(), result.digest, {}, scenario.script.provider};
+    CaseRecord record{i, result.passed(), result.digest, {}, {}, scenario.script.provider};
     for (const auto& v : result.violations) record.invariants.push_back(v.invariant);
+    if (!result.passed()) record.violations = result.violations;
     if (options.transcripts) record.transcript = review_transcript(result);
 
     if (determinism_selected(i, options.determinism_pct)) {
@@ -427,7 +429,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       file << write_scenario(shrunk);
       if (file) {
         failure.path = path.string();
-        failure.replay_command = options.hiccup_path + " run " + failure.path;
+        failure.replay_command = options.hiccup_path + " run " + shell_quote(failure.path);
         if (options.transport == TransportKind::kMemory) failure.replay_command += " --transport memory";
         log << "  counterexample: " << failure.path << "\n";
       } else {
@@ -451,6 +453,34 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     if (options.stop_at_first_failure) break;
   }
   progress.finish();
+  // A property fails when any case run broke it. The shrunk counterexample speaks for the
+  // properties it still breaks; a property only the unshrunk case or a later case (--keep-going)
+  // broke names that case with its own violations. Cases whose failure did not reproduce count
+  // for `determinism` only.
+  std::map<std::string, int> property_case;
+  if (out.failure) {
+    for (const auto& v : out.failure->violations) property_case.emplace(property_of(v), out.failure->case_index);
+  }
+  for (const CaseRecord& r : out.records) {
+    if (r.passed || std::find(out.determinism_mismatches.begin(), out.determinism_mismatches.end(), r.index) !=
+                        out.determinism_mismatches.end()) {
+      continue;
+    }
+    std::set<std::string> added;
+    for (const Violation& v : r.violations) {
+      const std::string p = property_of(v);
+      if (property_case.count(p) && !added.count(p)) continue;
+      property_case.emplace(p, r.index);
+      added.insert(p);
+      property_violations[p].push_back(v);
+      const bool first = out.failure && r.index == out.failure->case_index;
+      property_detail[p] = "seed " + std::to_string(options.seed) + ", case " + std::to_string(r.index) + ": " +
+                           (first ? "the case broke it before shrinking; its shrunk counterexample no longer does"
+                                  : "not shrunk (only the first failing case, " +
+                                        (out.failure ? std::to_string(out.failure->case_index) : std::string("?")) + ", is)") +
+                           "\nexplore: " + explore_command_line(options);
+    }
+  }
   out.wall_ms = stopwatch.elapsed_ms();
   std::string digests;
   for (const CaseRecord& r : out.records) digests += std::to_string(r.index) + " " + r.digest + "\n";
@@ -474,9 +504,11 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         c.extra["exercised"] = out.coverage.count("invariant", p);
       }
       if (p == "determinism") c.extra["determinism_checked"] = out.determinism_checked;
-      if (!c.passed && out.failure && p != "determinism") {
+      if (!c.passed && property_case.count(p)) c.extra["failing_case"] = property_case[p];
+      const bool shrunk_breaks = out.failure && std::any_of(out.failure->violations.begin(), out.failure->violations.end(),
+                                                            [&](const Violation& v) { return property_of(v) == p; });
+      if (!c.passed && shrunk_breaks && p != "determinism") {
         const ExploreFailure& f = *out.failure;
-        c.extra["failing_case"] = f.case_index;
         c.extra["counterexample"] = f.path;
         if (!f.replay_command.empty()) c.extra["replay"] = f.replay_command;
         c.extra["original_size"] = size_json(f.original_size);
@@ -498,6 +530,18 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     // What `hiccup report merge` needs to join shards into the unsharded run's verdict and digest.
     totals.extra["shard"] = {{"index", options.shard_index}, {"count", options.shard_count}};
     totals.extra["cases_requested"] = options.cases;
+    totals.extra["keep_going"] = !options.stop_at_first_failure;
+    // Each confirmed failing case with the invariants it broke: merge finds the unsharded run's
+    // first failure from these.
+    nlohmann::json failing_cases = nlohmann::json::array();
+    for (const CaseRecord& r : out.records) {
+      if (r.passed || std::find(out.determinism_mismatches.begin(), out.determinism_mismatches.end(), r.index) !=
+                          out.determinism_mismatches.end()) {
+        continue;
+      }
+      failing_cases.push_back(nlohmann::json::array({r.index, broken_names(r.violations)}));
+    }
+    totals.extra["failing_cases"] = std::move(failing_cases);
     nlohmann::json case_digests = nlohmann::json::array();
     for (const CaseRecord& r : out.records) case_digests.push_back(nlohmann::json::array({r.index, r.digest}));
     totals.extra["case_digests"] = std::move(case_digests);

@@ -90,6 +90,7 @@ struct CaseRecord {
   bool passed = true;
   std::string digest;
   std::vector<std::string> invariants;  ///< names broken, in order
+  std::vector<Violation> violations;    ///< the violations of a failing case (empty when it passed)
   std::string provider;                 ///< the wire format the case was played in
   nlohmann::json transcript;            ///< review transcript; null unless ExploreOptions::transcripts
 };

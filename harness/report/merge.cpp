@@ -142,6 +142,18 @@ void check_one(const ShardReport& s) {
       throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " is listed twice");
     }
   }
+  c.boolean(j, "", "keep_going");
+  const json& failing = c.array(j, "", "failing_cases");
+  for (std::size_t i = 0; i < failing.size(); ++i) {
+    const std::string p = "/failing_cases/" + std::to_string(i);
+    const json& f = failing[i];
+    if (!f.is_array() || f.size() != 2 || !f[1].is_array()) c.fail(p, "[index, [invariant, …]]", f);
+    const json pair = {{"index", f[0]}};
+    const std::int64_t at = c.integer(pair, p, "index", 0, requested - 1);
+    if (!seen.count(at)) {
+      throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " failed but is not in case_digests");
+    }
+  }
   const json& cases = j["cases"];
   if (cases.empty()) c.fail("/cases", "one entry per property", cases);
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -185,7 +197,8 @@ std::vector<std::pair<std::string, json>> shared_settings(const json& j) {
           {"provider", j.value("provider", json(""))},
           {"transport", j.value("transport", json(""))},
           {"hiccup version", j.value("hiccup_version", json(""))},
-          {"shard count", j["shard"]["count"]}};
+          {"shard count", j["shard"]["count"]},
+          {"--keep-going", j.value("keep_going", json(false))}};
 }
 
 void check_compatible(const std::vector<ShardReport>& shards) {
@@ -277,6 +290,25 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
     }
   }
   std::sort(digests.begin(), digests.end());
+  // Without --keep-going the unsharded run stops at the first failing case F (after shrinking it),
+  // while each shard ran on to its own first failure: keep cases up to F and F's verdicts only.
+  const bool keep_going = first.value("keep_going", false);
+  int first_failure = -1;
+  const ShardReport* failure_shard = nullptr;
+  for (const ShardReport* s : shards) {
+    for (const json& f : s->summary["failing_cases"]) {
+      const int at = f[0].get<int>();
+      if (first_failure < 0 || at < first_failure) {
+        first_failure = at;
+        failure_shard = s;
+      }
+    }
+  }
+  const bool truncate = !keep_going && first_failure >= 0;
+  if (truncate) {
+    digests.erase(std::remove_if(digests.begin(), digests.end(), [&](const auto& d) { return d.first > first_failure; }),
+                  digests.end());
+  }
   std::string lines;
   json case_digests = json::array();
   for (const auto& [index, digest] : digests) {
@@ -317,14 +349,26 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
         determinism_checked += e.second.value("determinism_checked", 0);
       }
       if (e.second.value("passed", true)) continue;
+      if (truncate && name != "explore/determinism" && (e.first != failure_shard || e.second.value("failing_case", -1) != first_failure)) {
+        continue;  // only the first failing case's verdicts: the unsharded run stops there
+      }
       for (const json& v : e.second.value("violations", json::array())) all_violations.push_back(v);
       const int at = e.second.value("failing_case", -1);
       const int best = chosen ? chosen->second.value("failing_case", -1) : -1;
       if (!chosen || (at >= 0 && (best < 0 || at < best))) chosen = &e;
     }
     json merged = chosen ? chosen->second : list.front().second;
+    if (!chosen) {  // a property some shard failed only past the first failure passes here
+      for (const char* key : {"failing_case", "counterexample", "replay", "original_size", "shrunk_size", "shrink_steps",
+                              "shrink_tries", "minimize_steps", "minimize_tries", "one_minimal", "shrink_ms",
+                              "transcript", "scenario_text", "detail"}) {
+        merged.erase(key);
+      }
+      merged["violations"] = json::array();
+    }
     merged["passed"] = chosen == nullptr;
-    merged["cases_run"] = cases_run;
+    // Cases run: every shard's, or up to the first failure when the unsharded run would stop there.
+    merged["cases_run"] = truncate ? static_cast<int>(digests.size()) : cases_run;
     if (has_checked) merged["determinism_checked"] = determinism_checked;
     if (has_exercised) merged["exercised"] = exercised;
     merged["digest"] = run_digest;
@@ -355,6 +399,15 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
   summary["wall_ms"] = wall_ms;
   summary["digest"] = run_digest;
   summary["case_digests"] = std::move(case_digests);
+  json failing_cases = json::array();
+  for (const ShardReport* s : shards) {
+    for (const json& f : s->summary["failing_cases"]) {
+      if (!truncate || f[0].get<int>() <= first_failure) failing_cases.push_back(f);
+    }
+  }
+  std::sort(failing_cases.begin(), failing_cases.end(),
+            [](const json& a, const json& b) { return a[0].get<int>() < b[0].get<int>(); });
+  summary["failing_cases"] = std::move(failing_cases);
   summary["shard"] = {{"index", 1}, {"count", 1}};
   json shard_list = json::array();
   json explored = json::array();

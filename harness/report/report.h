@@ -113,6 +113,11 @@ std::unique_ptr<ReportListener> make_html_listener(std::string path);
 /// missing fields (renders what is there).
 std::string render_html(const nlohmann::json& summary);
 
+/// `s` as one shell word: unchanged when it holds only characters no POSIX shell treats specially
+/// (letters, digits, - _ . / = , : + @ %), else in single quotes with each ' as '\''. For the
+/// command lines reports print (replay, explore, command_line), so a copied line runs as shown.
+std::string shell_quote(std::string_view s);
+
 /// `s` with & < > " ' as HTML entities: safe in element text and quoted attributes.
 std::string html_escape(std::string_view s);
 

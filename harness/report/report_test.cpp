@@ -113,7 +113,8 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
     nlohmann::json j = {{"schema", kSummarySchemaVersion}, {"command", "explore"}, {"seed", seed},
                         {"transport", "memory"}, {"defects", nlohmann::json::array()}, {"provider", ""},
                         {"passed", 1}, {"failed", 0}, {"wall_ms", 1.0}, {"hiccup_version", "0.10.0"},
-                        {"shard", {{"index", k}, {"count", n}}}, {"cases_requested", 4}};
+                        {"shard", {{"index", k}, {"count", n}}}, {"cases_requested", 4}, {"keep_going", false},
+                        {"failing_cases", nlohmann::json::array()}};
     j["case_digests"] = nlohmann::json::array();
     for (int i = k - 1; i < 4; i += n) j["case_digests"].push_back({i, "000000000000000" + std::to_string(i)});
     j["cases"] = {{{"name", "explore/at-most-once"}, {"passed", true}, {"cases_run", j["case_digests"].size()},

@@ -46,6 +46,15 @@ class SummaryListener final : public ReportListener {
 
 }  // namespace
 
+std::string shell_quote(std::string_view a) {
+  const bool plain = !a.empty() && a.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") == std::string_view::npos;
+  if (plain) return std::string(a);
+  std::string out = "'";
+  for (char c : a) out += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::unique_ptr<ReportListener> make_summary_json_listener(std::function<void(const nlohmann::json&)> sink) {
   return std::make_unique<SummaryListener>(std::move(sink));
 }

@@ -428,6 +428,36 @@ class Checker:
         p = self.hiccup_run(["report", "merge", os.path.join(by_k[1], "merged")] + shards, 3)
         assert "lies inside the shard directory" in p.stderr, p.stderr
 
+    def check_merge_matches_unsharded(self):
+        """Merged shards give the unsharded run's verdicts, per property, with and without
+        --keep-going (without it, the unsharded run stops at the first failure and so does the merge)."""
+        key = lambda c: (c["name"], c["passed"], c["cases_run"], c.get("failing_case"),
+                         sorted({v["invariant"] for v in c["violations"]}))
+        for defect in ("content-filter-as-success", "commit-incomplete-stream", "restart-run-on-failure"):
+            for extra in ([], ["--keep-going"]):
+                base = ["--cases", "150", "--seed", "1", "--defect", defect] + extra
+                whole = self.explore_into(self.dir("u-whole"), base, (1,))
+                dirs = []
+                for k in (2, 4, 1, 3):
+                    d = self.dir(f"u-shard-{k}")
+                    self.explore_into(d, base + ["--shard", f"{k}/4"])
+                    dirs.append(d)
+                out = os.path.join(self.work, "u-merged")
+                shutil.rmtree(out, ignore_errors=True)
+                self.hiccup_run(["report", "merge", out] + dirs, 1)
+                m = self.load(out)
+                self.valid(m, f"merged {defect} {extra}")
+                what = f"{defect} {' '.join(extra) or '(stops at the first failure)'}"
+                assert m["digest"] == whole["digest"], f"{what}: digest {m['digest']} != {whole['digest']}"
+                assert [key(c) for c in m["cases"]] == [key(c) for c in whole["cases"]], \
+                    f"{what}:\n merged  {[key(c) for c in m['cases']]}\n whole   {[key(c) for c in whole['cases']]}"
+                assert m["failing_cases"] == whole["failing_cases"], what
+                # Every property a case broke fails, whether or not the shrunk counterexample still
+                # does (which may break more: it is a case too).
+                broken = {("expect" if i.startswith("expect.") else i) for _, names in whole["failing_cases"] for i in names}
+                failed = {c["property"] for c in whole["cases"] if not c["passed"]} - {"determinism"}
+                assert broken <= failed, f"{what}: broken by some case {sorted(broken)}, failed {sorted(failed)}"
+
     # examples/ci and examples/kubernetes -----------------------------------------------------------
     def check_examples(self):
         import yaml
