@@ -242,7 +242,7 @@ void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) 
 }
 
 void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
-  if (!ev.cap_message.empty()) out.push_back(make("bounded-retries", ev.cap_message));
+  if (!ev.cap_message.empty() && !ev.hung) out.push_back(make("bounded-retries", ev.cap_message));
   std::map<int, int> per_turn;
   std::set<int> reported;
   for (const mock::JournalEntry& e : ev.journal) {
@@ -329,6 +329,12 @@ void check_no_unchanged_content_filter_retry(const Evidence& ev, std::vector<Vio
   }
 }
 
+/// The run ends within its virtual-time cap: the runner's watchdog stopped it on a stream the
+/// runtime was still waiting on (no idle timeout, or one beyond the cap).
+void check_liveness(const Evidence& ev, std::vector<Violation>& out) {
+  if (ev.hung) out.push_back(make("liveness", ev.cap_message));
+}
+
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
   if (!ev.cap_message.empty()) return;
   if (ev.run.completed) {
@@ -410,6 +416,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success; the run ends with a clear outcome"},
       {"clean-output", "text shown to the user contains only committed attempts' text"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
+      {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
   };
   return kCatalogue;
 }
@@ -424,6 +431,7 @@ std::vector<Violation> check_invariants(const Evidence& ev) {
   check_honest_outcome(ev, out);
   check_clean_output(ev, out);
   check_no_unchanged_content_filter_retry(ev, out);
+  check_liveness(ev, out);
   return out;
 }
 

@@ -36,7 +36,8 @@ struct InvariantInfo {
   std::string_view doc;
 };
 
-/// The invariants: DESIGN.md's seven in its order, then no-unchanged-content-filter-retry.
+/// The invariants: DESIGN.md's seven in its order, then no-unchanged-content-filter-retry and
+/// liveness.
 const std::vector<InvariantInfo>& invariant_catalogue();
 
 /// What the checkers look at. `cap_message` is non-empty when the run hit a harness cap.
@@ -49,6 +50,9 @@ struct Evidence {
   /// The run waited in real time (an external agent): the journal's arrived_ms/answered_ms are
   /// compared with Retry-After instead of the runtime's retry events.
   bool real_time = false;
+  /// The cap was reached while the runtime waited on a silent stream (the runner's watchdog): a
+  /// `liveness` violation instead of a `bounded-retries` one.
+  bool hung = false;
 };
 
 /// Slack in ms allowed when judging a real-time gap against Retry-After (clock and scheduling

@@ -2,6 +2,7 @@
 #include "harness/runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -15,9 +16,11 @@
 namespace harness {
 namespace {
 
-/// Thrown through the runtime when a run reaches a harness cap.
+/// Thrown through the runtime when a run reaches a harness cap. `hang`: the cap was reached while
+/// the runtime sat on a silent stream (a liveness violation, not a retry one).
 struct CapReached : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit CapReached(const std::string& what, bool hang_ = false) : std::runtime_error(what), hang(hang_) {}
+  bool hang = false;
 };
 
 /// A virtual clock that stops the run at the virtual-time cap.
@@ -39,10 +42,14 @@ class CappedClock final : public rut::IClock {
 };
 
 /// Counts requests, stops the run at the cap, and notes the virtual time each request was sent.
+/// It is also the run's watchdog: a stream is never waited on past the virtual-time cap. When the
+/// runtime's idle timeout (kNoIdleLimit included) reaches beyond the time left, the transport is
+/// given the time left as its idle limit; if the stream is still silent then, the runtime would
+/// still be waiting at the cap, and the run is stopped as hung.
 class CappedTransport final : public rut::ITransport {
  public:
-  CappedTransport(rut::ITransport& inner, int max_requests, const rut::IClock& clock)
-      : inner_(inner), max_(max_requests), clock_(clock) {}
+  CappedTransport(rut::ITransport& inner, int max_requests, const rut::IClock& clock, double max_virtual_s)
+      : inner_(inner), max_(max_requests), clock_(clock), max_virtual_s_(max_virtual_s) {}
   rut::TransportResult post(const rut::HttpRequest& request,
                             const std::function<bool(std::string_view)>& on_body) override {
     if (sent_ >= max_) {
@@ -51,7 +58,22 @@ class CappedTransport final : public rut::ITransport {
     }
     ++sent_;
     sent_at_s_.push_back(clock_.now_s());
-    return inner_.post(request, on_body);
+    const double left_s = std::max(0.0, max_virtual_s_ - clock_.now_s());
+    if (request.idle_timeout_s <= left_s) return inner_.post(request, on_body);
+    rut::HttpRequest watched = request;
+    watched.idle_timeout_s = left_s;
+    const rut::TransportResult result = inner_.post(watched, on_body);
+    if (result.end == rut::TransportEnd::kIdleTimeout) {
+      const std::string limit = std::isfinite(request.idle_timeout_s)
+                                    ? "an idle timeout of " + std::to_string(static_cast<long long>(request.idle_timeout_s)) + " s"
+                                    : "no idle timeout";
+      throw CapReached("the run did not end within the cap of " +
+                           std::to_string(static_cast<long long>(max_virtual_s_)) + " virtual seconds: request " +
+                           std::to_string(sent_ - 1) + "'s stream went silent and the runtime (" + limit +
+                           ") was still waiting on it",
+                       /*hang=*/true);
+    }
+    return result;
   }
   int sent() const { return sent_; }
   const std::vector<double>& sent_at_s() const { return sent_at_s_; }
@@ -60,6 +82,7 @@ class CappedTransport final : public rut::ITransport {
   rut::ITransport& inner_;
   int max_;
   const rut::IClock& clock_;
+  double max_virtual_s_;
   int sent_ = 0;
   std::vector<double> sent_at_s_;
 };
@@ -119,15 +142,18 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   } else {
     inner = std::make_unique<MemoryTransport>(engine);
   }
-  CappedClock clock(options.max_virtual_s);
-  CappedTransport transport(*inner, options.max_requests, clock);
+  const double max_virtual_s = scenario.max_virtual_s.value_or(options.max_virtual_s);
+  CappedClock clock(max_virtual_s);
+  CappedTransport transport(*inner, options.max_requests, clock, max_virtual_s);
   rut::SplitMix64 random(options.seed);
 
   std::string cap_message;
+  bool hung = false;
   try {
     result.run = rut::run_agent(config, scenario.prompt, clock, random, transport);
   } catch (const CapReached& cap) {
     cap_message = cap.what();
+    hung = cap.hang;
     result.cap_reached = true;
     result.run = rut::RunResult{};
     result.run.error = "cap";
@@ -140,7 +166,8 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   result.journal = engine.take_journal();  // the server is stopped: nothing settles any more
   result.sent_at_s = transport.sent_at_s();
 
-  const Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};
+  Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};
+  evidence.hung = hung;
   result.violations = check_invariants(evidence);
   for (Violation& v : check_expect(evidence)) result.violations.push_back(std::move(v));
   result.transcript = make_transcript(scenario, result.run, result.journal);

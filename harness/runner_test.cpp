@@ -83,10 +83,18 @@ TEST_CASE("the same scenario run twice gives the same digest") {
   }
 }
 
+/// Anthropic has no malformed-call finish: the mock sends a scripted `malformed_call` as an
+/// in-stream `error` event (WIRE-FORMATS.md), which ignore-error-event covers, so
+/// malformed-call-as-stop has no site the Anthropic stream reaches.
+bool invisible_in(const std::string& provider, std::string_view defect) {
+  return provider == "anthropic" && defect == "malformed-call-as-stop";
+}
+
 void check_kill_matrix(const std::string& provider) {
   std::set<std::string> caught;
   for (const Scenario& s : load_suite_as(provider)) {
     for (const std::string& defect : s.catches) {
+      if (invisible_in(provider, defect)) continue;
       RunOptions o = memory();
       o.extra_defects = {defect};
       const CaseResult r = run_scenario(s, o);
@@ -97,6 +105,7 @@ void check_kill_matrix(const std::string& provider) {
   }
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
     if (d.name == "no-pairing-guard") continue;  // invisible alone; pinned below
+    if (invisible_in(provider, d.name)) continue;
     INFO("defect " << d.name << " is caught by no scenario of the suite in " << provider);
     CHECK(caught.contains(std::string(d.name)));
   }
@@ -156,6 +165,61 @@ TEST_CASE("a run never hangs: unbounded retries reach the request cap as bounded
   CHECK(r.run.requests == 64);
   REQUIRE_FALSE(r.violations.empty());
   CHECK(r.violations.front().invariant == "bounded-retries");
+}
+
+/// A stream that goes silent for a day after one text part, then a clean retry; capped at 60 s.
+Scenario stall_forever(const std::string& provider, bool stream) {
+  Scenario s;
+  s.name = "stall-forever";
+  s.prompt = "go";
+  s.script.provider = provider;
+  s.runtime.idle_timeout_s = 10;
+  if (!stream) s.runtime.stream = false;
+  s.max_virtual_s = 60;
+  mock::Attempt first;
+  first.events = {mock::TextEvent{"a"}, mock::FinishEvent{}};
+  first.fault = mock::Fault(mock::StallFault{1, 86400, std::nullopt});
+  mock::Attempt retry;
+  retry.events = {mock::TextEvent{"b"}, mock::FinishEvent{}};
+  s.script.turns = {mock::Turn{{first, retry}}};
+  s.expect = oracle_expect(s);
+  return s;
+}
+
+TEST_CASE("liveness: a runtime without an idle timeout is still waiting at the virtual-time cap, on both transports") {
+  for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    for (const bool stream : {true, false}) {
+      for (const TransportKind transport : {TransportKind::kMemory, TransportKind::kHttp}) {
+        if (transport == TransportKind::kHttp && (provider != "gemini" || !stream)) continue;  // real time: one is enough
+        const Scenario s = stall_forever(provider, stream);
+        INFO(provider << (stream ? " streaming" : " non-streaming") << " over " << transport_name(transport));
+        RunOptions o;
+        o.transport = transport;
+        const CaseResult good = run_scenario(s, o);
+        INFO(describe(good));
+        CHECK(good.passed());
+        o.extra_defects = {"no-idle-timeout"};
+        const CaseResult bad = run_scenario(s, o);
+        INFO(describe(bad));
+        CHECK(bad.cap_reached);
+        std::set<std::string> names;
+        for (const Violation& v : bad.violations) names.insert(v.invariant);
+        CHECK(names.contains("liveness"));
+        CHECK_FALSE(names.contains("bounded-retries"));  // a hang, not a retry storm
+        CHECK(bad.run.requests == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("liveness: a stall shorter than the cap is only a delay, even without an idle timeout") {
+  Scenario s = stall_forever("gemini", true);
+  std::get<mock::StallFault>(*s.script.turns[0].attempts[0].fault).seconds = 30;
+  RunOptions o = memory();
+  o.extra_defects = {"no-idle-timeout"};
+  const CaseResult r = run_scenario(s, o);
+  CHECK_FALSE(r.cap_reached);
+  for (const Violation& v : r.violations) CHECK(v.invariant != "liveness");
 }
 
 /// One non-streaming scenario: an attempt with `fault` (or `events` alone), then a clean retry.

@@ -44,6 +44,9 @@ struct Expect {
 };
 
 struct Scenario {
+  /// The file's `$schema` (the JSON Schema URI editors use, schema/scenario.schema.json); ignored
+  /// by the harness, kept so a rewritten file keeps it.
+  std::string json_schema;
   int schema = 1;
   std::string name;
   std::string description;
@@ -51,6 +54,10 @@ struct Scenario {
   std::vector<std::string> catches;
   std::string prompt;
   RuntimeSettings runtime;
+  /// The run's virtual-time cap in seconds (`max_virtual_s`); unset: the runner's (default 3600).
+  /// A run still going at the cap breaks `bounded-retries`, or `liveness` if it sat on a silent
+  /// stream.
+  std::optional<double> max_virtual_s;
   mock::Script script;   ///< provider + turns
   Expect expect;
   std::string source_path;  ///< file it was loaded from ("" for generated); not serialised

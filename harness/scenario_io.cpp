@@ -460,8 +460,11 @@ class Validator {
       problem("", "expected a scenario object at the top level, found " + type_of(root));
       return;
     }
-    only_keys(root, "", {"schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "runtime", "turns", "expect"});
+    only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
+                         "runtime", "max_virtual_s", "turns", "expect"});
+    if (root.contains("$schema")) {
+      if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
+    }
     if (!root.contains("schema")) {
       problem("", "missing required field \"schema\" (expected 1)");
     } else if (!root["schema"].is_number_integer() || root["schema"].get<long long>() != 1) {
@@ -496,6 +499,7 @@ class Validator {
       s.prompt = *pr;
     }
     if (root.contains("runtime")) runtime(root["runtime"], "/runtime", s.runtime);
+    if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
     if (!root.contains("turns")) problem("", "missing required field \"turns\"");
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
@@ -703,6 +707,7 @@ LoadResult load_scenario_file(const std::string& path) {
 nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   using oj = nlohmann::ordered_json;
   oj out;
+  if (!s.json_schema.empty()) out["$schema"] = s.json_schema;
   out["schema"] = s.schema;
   out["name"] = s.name;
   if (!s.description.empty()) out["description"] = s.description;
@@ -726,6 +731,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (rt.consumer) runtime["consumer"] = *rt.consumer;
   if (rt.stream) runtime["stream"] = *rt.stream;
   if (!runtime.empty()) out["runtime"] = runtime;
+  if (s.max_virtual_s) out["max_virtual_s"] = to_ordered(number_json(*s.max_virtual_s));
 
   oj turns = oj::array();
   for (const auto& turn : s.script.turns) {

@@ -50,8 +50,9 @@ struct LoadResult {
 /// Reads `path` and parses it; an unreadable file gives one problem with pointer "". Never throws.
 [[nodiscard]] LoadResult load_scenario_file(const std::string& path);
 
-/// The scenario's JSON form, keys in SCENARIO-FORMAT.md order (schema, name, description, tags,
-/// catches, provider, prompt, runtime, turns, expect); empty or unset optional fields are omitted.
+/// The scenario's JSON form, keys in SCENARIO-FORMAT.md order ($schema, schema, name, description,
+/// tags, catches, provider, prompt, runtime, max_virtual_s, turns, expect); empty or unset optional
+/// fields are omitted.
 /// Returned as an ordered_json so the key order survives dumping.
 [[nodiscard]] nlohmann::ordered_json scenario_to_json(const Scenario& scenario);
 

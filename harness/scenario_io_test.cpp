@@ -485,3 +485,23 @@ TEST_CASE("lint: a status the scenario's provider never sends is an error naming
   // An unknown provider is its own error, not a status one.
   CHECK(with("nope").problems.size() == 1);
 }
+
+TEST_CASE("a $schema key and max_virtual_s load and survive a rewrite") {
+  auto j = nlohmann::json::parse(kMinimal);
+  j["$schema"] = "../schema/scenario.schema.json";
+  j["max_virtual_s"] = 90;
+  const auto r = parse_scenario(j.dump(), "x.json");
+  REQUIRE(r.problems.empty());
+  CHECK(r.scenario->json_schema == "../schema/scenario.schema.json");
+  CHECK(r.scenario->max_virtual_s == 90);
+  const auto again = parse_scenario(harness::write_scenario(*r.scenario), "y.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->json_schema == r.scenario->json_schema);
+  CHECK(again.scenario->max_virtual_s == r.scenario->max_virtual_s);
+}
+
+TEST_CASE("$schema must be a string and max_virtual_s a positive number") {
+  CHECK(has(problems_with(R"({"$schema": 3})"), "/$schema", "expected a string"));
+  CHECK(has(problems_with(R"({"max_virtual_s": 0})"), "/max_virtual_s", "a number > 0"));
+  CHECK(has(problems_with(R"({"max_virtual_s": "1h"})"), "/max_virtual_s", "a number > 0"));
+}

@@ -36,6 +36,12 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "a retried attempt's calls are committed after the failed attempt's calls with the same ids, so the next request repeats an id"},
       {Defect::kRetryContentFilterUnchanged, "retry-content-filter-unchanged",
        "a content-filter finish with no fallback left is retried like a 503: the identical request (same model, same history) is sent again after backoff"},
+      {Defect::kIgnoreErrorEvent, "ignore-error-event",
+       "an in-stream error after HTTP 200 (Gemini {\"error\"}, Anthropic event: error, OpenAI error / response.failed) is taken as the end of a complete answer and committed"},
+      {Defect::kMalformedCallAsStop, "malformed-call-as-stop",
+       "a malformed-function-call finish (Gemini MALFORMED_FUNCTION_CALL or the provider's equivalent) is read as a normal stop: the turn commits without its call"},
+      {Defect::kNoIdleTimeout, "no-idle-timeout",
+       "no idle timeout on the stream: a stalled stream is waited on forever and the run hangs"},
   };
   return catalogue;
 }

@@ -29,6 +29,9 @@ enum class Defect {
                            ///< with the failed attempt's ids: the next request repeats an id
   kRetryContentFilterUnchanged,  ///< a content-filter finish with no fallback left is retried like a
                                  ///< 503: the same model, the same history, after backoff
+  kIgnoreErrorEvent,       ///< an in-stream error after HTTP 200 ends the attempt as a complete answer
+  kMalformedCallAsStop,    ///< a malformed-function-call finish is read as a normal stop
+  kNoIdleTimeout,          ///< no idle timeout: a stalled stream is waited on forever
 };
 
 struct DefectInfo {

@@ -30,7 +30,7 @@ std::vector<std::vector<FakeResponse>> call_cut_then_retry() {
 }  // namespace
 
 TEST_CASE("defect catalogue names round-trip and cover every defect") {
-  CHECK(defect_catalogue().size() == 15);
+  CHECK(defect_catalogue().size() == 18);
   for (const DefectInfo& info : defect_catalogue()) {
     CHECK(defect_from_name(info.name) == info.defect);
     CHECK(defect_name(info.defect) == info.name);
@@ -135,6 +135,44 @@ TEST_CASE("restart-run-on-failure re-runs completed tools from a fresh history")
   CHECK(bad.result.ledger.size() == 2);
   CHECK(bad.result.requests == 6);
   CHECK(bad.result.error == "retries_exhausted");
+}
+
+TEST_CASE("ignore-error-event commits an attempt that ended with an in-stream error") {
+  const std::string error_frame =
+      "data: " + json{{"error", {{"code", 503}, {"message", "overloaded"}, {"status", "UNAVAILABLE"}}}}.dump() +
+      "\r\n\r\n";
+  auto turns = std::vector<std::vector<FakeResponse>>{
+      {stream({text_frame("half "), error_frame}), text_turn("whole")}};
+  auto good = run({}, turns);
+  CHECK(good.result.completed);
+  CHECK(good.result.requests == 2);
+  CHECK(good.result.final_text == "whole");
+  auto bad = run({Defect::kIgnoreErrorEvent}, turns);
+  CHECK(bad.result.completed);
+  CHECK(bad.result.requests == 1);
+  CHECK(bad.result.final_text == "half ");
+}
+
+TEST_CASE("malformed-call-as-stop commits a malformed-function-call finish as the answer") {
+  auto turns = std::vector<std::vector<FakeResponse>>{
+      {stream({text_frame("Let me "), finish_frame("MALFORMED_FUNCTION_CALL")}), text_turn("fixed")}};
+  auto good = run({}, turns);
+  CHECK(good.result.requests == 2);
+  CHECK(good.result.final_text == "fixed");
+  auto bad = run({Defect::kMalformedCallAsStop}, turns);
+  CHECK(bad.result.completed);
+  CHECK(bad.result.requests == 1);
+  CHECK(bad.result.final_text == "Let me ");
+}
+
+TEST_CASE("no-idle-timeout sends requests without an idle limit") {
+  auto turns = std::vector<std::vector<FakeResponse>>{{text_turn("ok")}};
+  auto good = run({}, turns);
+  REQUIRE(good.transport.requests.size() == 1);
+  CHECK(good.transport.requests[0].idle_timeout_s == 60);
+  auto bad = run({Defect::kNoIdleTimeout}, turns);
+  REQUIRE(bad.transport.requests.size() == 1);
+  CHECK(bad.transport.requests[0].idle_timeout_s == kNoIdleLimit);
 }
 
 }  // namespace rut

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,8 +51,13 @@ class SplitMix64 final : public IRandom {
   std::uint64_t state_;
 };
 
+/// `HttpRequest::idle_timeout_s` of a client that sets no idle limit (waits on a silent stream
+/// forever); a transport may still be bounded from outside (the harness's virtual-time cap).
+inline constexpr double kNoIdleLimit = std::numeric_limits<double>::infinity();
+
 /// One POST to the model server. `target` is path plus query; `idle_timeout_s` is the runtime's
-/// idle timeout in virtual seconds (the transport fails a stream silent that long).
+/// idle timeout in virtual seconds (the transport fails a stream silent that long; kNoIdleLimit:
+/// never).
 struct HttpRequest {
   std::string target;
   std::string body;

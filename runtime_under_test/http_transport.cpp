@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 
 #include <httplib.h>
 
@@ -25,7 +26,10 @@ HttpTransport::~HttpTransport() = default;
 TransportResult HttpTransport::post(const HttpRequest& request,
                                     const std::function<bool(std::string_view)>& on_body) {
   using Clock = std::chrono::steady_clock;
-  const double timeout_ms = request.idle_timeout_s * ms_per_virtual_s_;
+  // No idle limit (kNoIdleLimit): cpp-httplib needs a finite read timeout, so one real day.
+  const double timeout_ms = std::isfinite(request.idle_timeout_s)
+                                ? request.idle_timeout_s * ms_per_virtual_s_
+                                : 86400.0 * 1000;
   const auto timeout_us = static_cast<long long>(timeout_ms * 1000);
   impl_->client.set_read_timeout(static_cast<time_t>(timeout_us / 1000000),
                                  static_cast<time_t>(timeout_us % 1000000));

@@ -33,7 +33,8 @@ ModelClient::ModelClient(ITransport& transport, IClock& clock, const DefectSet& 
 HttpRequest ModelClient::make_request(const nlohmann::json& contents,
                                       std::string_view model) const {
   HttpRequest req = codec_.make_request(contents, model, tool_names_, stream_);
-  req.idle_timeout_s = idle_timeout_s_;
+  // defect no-idle-timeout: the stream is read without any idle limit (waited on forever)
+  req.idle_timeout_s = defects_.contains(Defect::kNoIdleTimeout) ? kNoIdleLimit : idle_timeout_s_;
   return req;
 }
 
@@ -74,6 +75,13 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       return;
     }
     if (chunk.stream_error) {
+      if (defects_.contains(Defect::kIgnoreErrorEvent)) {
+        // defect: the error frame is read as the end of the answer; what arrived is committed
+        result.ok = true;
+        result.finish_reason = "error";
+        decided = true;
+        return;
+      }
       fail(ErrorCode::kStreamError, "in-stream error: " + *chunk.stream_error);
       return;
     }
@@ -111,7 +119,11 @@ AttemptResult ModelClient::run(const HttpRequest& request,
         }
         break;
       case FinishClass::kMalformedCall:
-        fail(ErrorCode::kMalformedCall, "finish " + chunk.finish_reason);
+        if (defects_.contains(Defect::kMalformedCallAsStop)) {
+          result.ok = true;  // defect: a malformed-call finish ends the turn like a stop
+        } else {
+          fail(ErrorCode::kMalformedCall, "finish " + chunk.finish_reason);
+        }
         break;
       case FinishClass::kOther:
         fail(ErrorCode::kIncompleteStream, "unexpected finish reason " + chunk.finish_reason);

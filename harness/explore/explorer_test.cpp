@@ -267,9 +267,16 @@ void require_found(const std::vector<std::string>& defects, std::uint64_t seed, 
 
 }  // namespace
 
+/// Anthropic has no malformed-call finish (the mock sends a scripted `malformed_call` as an
+/// in-stream `error` event), so malformed-call-as-stop has no site an Anthropic stream reaches.
+bool invisible_in(const std::string& provider, rut::Defect defect) {
+  return provider == "anthropic" && defect == rut::Defect::kMalformedCallAsStop;
+}
+
 void require_every_defect_found(const std::string& provider) {
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;  // equivalent mutant alone; below
+    if (invisible_in(provider, info.defect)) continue;
     for (std::uint64_t seed = 1; seed <= 3; ++seed) require_found({std::string(info.name)}, seed, provider);
   }
 }
@@ -309,6 +316,7 @@ TEST_CASE("exploration finds every seeded defect for seeds 1-10", "[.kill-matrix
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;
     for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      if (invisible_in(provider, info.defect)) continue;
       for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({std::string(info.name)}, seed, provider);
     }
   }

@@ -158,9 +158,16 @@ inline rc::Gen<double> gen_short_stall_s(int idle_s) {
   return rc::gen::map(gen_int(1, std::max(1, idle_s)), [](int halves) { return halves * 0.5; });
 }
 
-/// A stall that trips the idle timeout (seconds in [2·idle, 2·idle + 2]).
+/// A stall that never ends within a run: one virtual day, past the runner's virtual-time cap. A
+/// runtime with an idle timeout fails the attempt; one without it hangs (`liveness`).
+inline constexpr double kHangStallS = 86400;
+
+/// A stall that trips the idle timeout (seconds in [2·idle, 2·idle + 2]), or one time in five a
+/// stall that outlasts the run (kHangStallS).
 inline rc::Gen<double> gen_long_stall_s(int idle_s) {
-  return rc::gen::map(gen_int(2 * idle_s, 2 * idle_s + 2), [](int s) { return static_cast<double>(s); });
+  return gen_weighted<double>(
+      {{4, rc::gen::map(gen_int(2 * idle_s, 2 * idle_s + 2), [](int s) { return static_cast<double>(s); })},
+       {1, rc::gen::just(kHangStallS)}});
 }
 
 /// `after_event`: unset (= after every event) or a position in [0, events]; shrinks to 0.
