@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """schema/scenario.schema.json (JSON Schema draft 2020-12) against the scenario format:
-  valid      the schema is a valid draft 2020-12 schema; every bundled scenario (scenarios/, files
-             with "turns") and a counterexample freshly written by `hiccup explore` validate
+  valid      the schema is a valid draft 2020-12 schema; every bundled scenario (scenarios/ and
+             examples/, files with "turns") and a counterexample freshly written by `hiccup explore`
+             validate
   invalid    every file of tests/schema/invalid/ is rejected by the schema AND by `hiccup lint`
              (exit 3): lint and the schema agree on them
   defects    the schema's defect enum is exactly `hiccup defects`
@@ -33,8 +34,10 @@ def first_error(v, doc):
 
 def check_valid(args, v):
     failures = []
-    files = [f for f in sorted(glob.glob(os.path.join(args.source, "scenarios", "**", "*.json"), recursive=True))
-             if "turns" in load(f)]
+    candidates = sorted(glob.glob(os.path.join(args.source, "scenarios", "**", "*.json"), recursive=True))
+    candidates += sorted(f for f in glob.glob(os.path.join(args.source, "examples", "**", "*.json"), recursive=True)
+                         if "node_modules" not in f and not f.endswith("package-lock.json") and not f.endswith("package.json"))
+    files = [f for f in candidates if isinstance(load(f), dict) and "turns" in load(f)]
     # A counterexample as explore writes it.
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
