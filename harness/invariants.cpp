@@ -181,6 +181,26 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
       if (!prompt_first) {
         out.push_back(make("history-integrity", where(e) + " does not start with the prompt as a user turn", &e));
       }
+      if (!ev.scenario.session.empty()) {
+        // A session: the user turns that carry text are the prompts, in order, none skipped.
+        std::vector<std::string> prompts = {ev.scenario.prompt};
+        for (const SessionPrompt& p : ev.scenario.session) prompts.push_back(p.prompt);
+        std::size_t k = 0;
+        for (const json& c : comparable_history(contents)) {
+          const std::string text = c["text"].get<std::string>();
+          if (c["role"] != "user" || text.empty()) continue;
+          if (k >= prompts.size() || text != prompts[k]) {
+            out.push_back(make("history-integrity",
+                               where(e) + " carries the user text " + json(text).dump() + " where " +
+                                   (k < prompts.size() ? "the session's prompt " + std::to_string(k) + " " +
+                                                             json(prompts[k]).dump() + " belongs"
+                                                       : std::string("no further prompt belongs")),
+                               &e));
+            break;
+          }
+          ++k;
+        }
+      }
       int model_index = 0;
       for (const json& content : contents) {
         if (content.value("role", "") != "model") continue;

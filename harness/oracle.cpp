@@ -85,6 +85,7 @@ OracleResult predict(const Scenario& s) {
   const auto& turns = s.script.turns;
 
   OracleResult r;
+  std::size_t prompts_left = s.session.size();  // a turn without calls ends a prompt's run
   auto record = [&](const mock::CallEvent& c) {
     auto it = std::find_if(r.executions.begin(), r.executions.end(), [&](const auto& x) {
       return x.name == c.name && x.args == c.args;
@@ -116,6 +117,10 @@ OracleResult predict(const Scenario& s) {
       }
       if (o.kind == AttemptOutcome::kComplete) {
         r.final_text = o.text;
+        if (o.calls.empty() && prompts_left > 0) {
+          --prompts_left;  // the session's next prompt follows over the same history
+          break;
+        }
         if (o.calls.empty()) {
           r.completed = true;
           r.error.clear();

@@ -31,7 +31,8 @@ struct OracleResult {
   bool operator==(const OracleResult&) const = default;
 };
 
-/// Predicts the correct run of `scenario` (its runtime settings with SCENARIO-FORMAT.md defaults:
+/// Predicts the correct run of `scenario` (a session: every prompt in turn, a turn without calls
+/// ending one prompt's run; a failed prompt ends the session) (its runtime settings with SCENARIO-FORMAT.md defaults:
 /// max_attempts 4, backoff_s [10, 20, 60], idle_timeout_s 60, no fallback). A request past the
 /// last scripted turn is modelled as the server's HTTP 500 (retryable). Pure; never throws on a
 /// validated scenario.

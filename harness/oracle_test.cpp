@@ -61,6 +61,24 @@ TEST_CASE("oracle: a plain answer completes in one request") {
   CHECK(r.executions.empty());
 }
 
+TEST_CASE("oracle: a session goes on with the next prompt after an answer without calls, and ends at a failed prompt") {
+  auto s = scenario({{stream({call("shell"), finish()})},
+                     {stream({text("First."), finish()})},
+                     {status(503), stream({text("Second."), finish()})}});
+  s.session = {harness::SessionPrompt{"next"}};
+  auto r = predict(s);
+  CHECK(r.completed);
+  CHECK(r.final_text == "Second.");
+  CHECK(r.requests == 4);
+  CHECK(r.waited_s == 10);
+  s.session = {};  // one prompt: the answer of turn 1 ends the run
+  CHECK(predict(s).requests == 2);
+  s.session = {harness::SessionPrompt{"next"}, harness::SessionPrompt{"and next"}};  // turn 3 is unscripted: 500s
+  auto failed = predict(s);
+  CHECK_FALSE(failed.completed);
+  CHECK(failed.error == "retries_exhausted");
+}
+
 TEST_CASE("oracle: retry discards calls of the failed attempt") {
   auto s = scenario({{stream({call("shell", {{"c", 1}})}, mock::ResetFault{1, 200}),
                       stream({call("shell", {{"c", 1}}), finish()})},

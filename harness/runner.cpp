@@ -150,7 +150,9 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   std::string cap_message;
   bool hung = false;
   try {
-    result.run = rut::run_agent(config, scenario.prompt, clock, random, transport);
+    std::vector<std::string> prompts = {scenario.prompt};
+    for (const SessionPrompt& p : scenario.session) prompts.push_back(p.prompt);
+    result.run = rut::run_session(config, prompts, clock, random, transport);
   } catch (const CapReached& cap) {
     cap_message = cap.what();
     hung = cap.hang;

@@ -222,6 +222,43 @@ TEST_CASE("liveness: a stall shorter than the cap is only a delay, even without 
   for (const Violation& v : r.violations) CHECK(v.invariant != "liveness");
 }
 
+TEST_CASE("a session sends its prompts in order over one history, and history-integrity checks their order") {
+  Scenario s;
+  s.name = "session";
+  s.prompt = "first";
+  s.session = {SessionPrompt{"second"}};
+  s.runtime.max_attempts = 2;
+  s.runtime.backoff_s = std::vector<double>{1};
+  mock::Attempt answer;
+  answer.events = {mock::TextEvent{"one"}, mock::FinishEvent{}};
+  mock::Attempt unavailable;
+  unavailable.status = 503;
+  s.script.turns = {mock::Turn{{answer}}, mock::Turn{{unavailable}}};
+  s.expect = oracle_expect(s);
+  CHECK(s.expect.requests == 3);
+  for (const TransportKind transport : {TransportKind::kMemory, TransportKind::kHttp}) {
+    RunOptions o;
+    o.transport = transport;
+    const CaseResult good = run_scenario(s, o);
+    INFO(describe(good));
+    CHECK(good.passed());
+    REQUIRE(good.journal.size() == 3);
+    // The second prompt's request: the first prompt, its answer, then the second prompt.
+    const auto& contents = good.journal[1].contents;
+    REQUIRE(contents.size() == 3);
+    CHECK(contents[2]["parts"][0]["text"] == "second");
+    // restart-run-on-failure starts the failed second prompt over from a fresh history.
+    o.extra_defects = {"restart-run-on-failure"};
+    const CaseResult bad = run_scenario(s, o);
+    bool order = false;
+    for (const Violation& v : bad.violations) {
+      order |= v.invariant == "history-integrity" && v.message.find("the session's prompt 0 \"first\"") != std::string::npos;
+    }
+    INFO(describe(bad));
+    CHECK(order);
+  }
+}
+
 /// One non-streaming scenario: an attempt with `fault` (or `events` alone), then a clean retry.
 Scenario non_streaming(const std::string& provider, std::vector<mock::Event> events, std::optional<mock::Fault> fault) {
   Scenario s;

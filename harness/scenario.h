@@ -43,6 +43,13 @@ struct Expect {
   bool operator==(const Expect&) const = default;
 };
 
+/// One further user prompt of a session (`session[i]`), sent over the same history once the
+/// previous prompt's run completed.
+struct SessionPrompt {
+  std::string prompt;
+  bool operator==(const SessionPrompt&) const = default;
+};
+
 struct Scenario {
   /// The file's `$schema` (the JSON Schema URI editors use, schema/scenario.schema.json); ignored
   /// by the harness, kept so a rewritten file keeps it.
@@ -53,6 +60,8 @@ struct Scenario {
   std::vector<std::string> tags;
   std::vector<std::string> catches;
   std::string prompt;
+  /// Prompts after `prompt`, in order, over one history (`session`; empty: a single-prompt run).
+  std::vector<SessionPrompt> session;
   RuntimeSettings runtime;
   /// The run's virtual-time cap in seconds (`max_virtual_s`); unset: the runner's (default 3600).
   /// A run still going at the cap breaks `bounded-retries`, or `liveness` if it sat on a silent

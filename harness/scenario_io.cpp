@@ -186,6 +186,24 @@ class Validator {
 
   // ---- sections -------------------------------------------------------------------------------
 
+  /// `session`: an array of `{ "prompt": string }`, the prompts after the first.
+  void session(const json& j, const std::string& p, std::vector<SessionPrompt>& out) {
+    if (!j.is_array()) {
+      problem(p, "expected an array of {\"prompt\": …} objects, found " + type_of(j));
+      return;
+    }
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const std::string ip = at(p, i);
+      if (!is_object(j[i], ip)) continue;
+      only_keys(j[i], ip, {"prompt"});
+      if (!j[i].contains("prompt")) {
+        problem(ip, "missing required field \"prompt\"");
+      } else if (auto s = string(j[i]["prompt"], at(ip, "prompt"))) {
+        out.push_back({*s});
+      }
+    }
+  }
+
   void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
     if (!is_object(j, p)) return;
     only_keys(j, p, {"model", "max_attempts", "backoff_s", "fallback_model", "idle_timeout_s",
@@ -461,7 +479,7 @@ class Validator {
       return;
     }
     only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "runtime", "max_virtual_s", "turns", "expect"});
+                         "session", "runtime", "max_virtual_s", "turns", "expect"});
     if (root.contains("$schema")) {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
@@ -498,6 +516,7 @@ class Validator {
     } else if (auto pr = string(root["prompt"], "/prompt")) {
       s.prompt = *pr;
     }
+    if (root.contains("session")) session(root["session"], "/session", s.session);
     if (root.contains("runtime")) runtime(root["runtime"], "/runtime", s.runtime);
     if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
     if (!root.contains("turns")) problem("", "missing required field \"turns\"");
@@ -715,6 +734,11 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (!s.catches.empty()) out["catches"] = s.catches;
   out["provider"] = s.script.provider;
   out["prompt"] = s.prompt;
+  if (!s.session.empty()) {
+    oj list = oj::array();
+    for (const SessionPrompt& sp : s.session) list.push_back({{"prompt", sp.prompt}});
+    out["session"] = list;
+  }
 
   const auto& rt = s.runtime;
   oj runtime = oj::object();

@@ -505,3 +505,19 @@ TEST_CASE("$schema must be a string and max_virtual_s a positive number") {
   CHECK(has(problems_with(R"({"max_virtual_s": 0})"), "/max_virtual_s", "a number > 0"));
   CHECK(has(problems_with(R"({"max_virtual_s": "1h"})"), "/max_virtual_s", "a number > 0"));
 }
+
+TEST_CASE("a session of further prompts loads, round-trips and reports bad entries by pointer") {
+  auto j = nlohmann::json::parse(kMinimal);
+  j["session"] = nlohmann::json::array({{{"prompt", "second"}}, {{"prompt", "third"}}});
+  const auto r = parse_scenario(j.dump(), "x.json");
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.scenario->session.size() == 2);
+  CHECK(r.scenario->session[1].prompt == "third");
+  const auto again = parse_scenario(harness::write_scenario(*r.scenario), "y.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->session == r.scenario->session);
+  CHECK(has(problems_with(R"({"session": {"prompt": "x"}})"), "/session", "expected an array"));
+  CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"text": "b"}]})"), "/session/1", "missing required field \"prompt\""));
+  CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"text": "b"}]})"), "/session/1/text", "unknown field"));
+  CHECK(has(problems_with(R"({"session": [{"prompt": 3}]})"), "/session/0/prompt", "expected a string"));
+}

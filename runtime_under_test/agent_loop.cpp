@@ -12,8 +12,8 @@
 namespace rut {
 
 LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClock& clock,
-                           ITransport& transport, History& history, RunLog& log) {
-  history.clear();
+                           ITransport& transport, History& history, RunLog& log, bool fresh) {
+  if (fresh) history.clear();
   history.add_user_text(prompt);
   const ICodec* codec = codec_for(config.provider);
   ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names,
@@ -45,18 +45,29 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
 
 RunResult run_agent(const Config& settings, const std::string& prompt, IClock& clock,
                     IRandom& random, ITransport& transport) {
+  return run_session(settings, {prompt}, clock, random, transport);
+}
+
+RunResult run_session(const Config& settings, const std::vector<std::string>& prompts, IClock& clock,
+                      IRandom& random, ITransport& transport) {
   (void)random;  // the policy draws no jitter
+  if (prompts.empty()) throw std::invalid_argument("a session needs at least one prompt");
   const ICodec* codec = codec_for(settings.provider);
   if (codec == nullptr) throw std::invalid_argument("unknown provider \"" + settings.provider + "\"");
   Config config = settings;
   if (config.model.empty()) config.model = codec->default_model();
   RunLog log;
   History history;
-  LoopOutcome outcome = run_agent_loop(config, prompt, clock, transport, history, log);
-  if (!outcome.completed && config.defects.contains(Defect::kRestartRunOnFailure)) {
-    // defect: start over from the prompt with fresh history; completed tools run again
-    log.add({{"type", "restart"}, {"error", outcome.error}});
-    outcome = run_agent_loop(config, prompt, clock, transport, history, log);
+  LoopOutcome outcome;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    if (prompts.size() > 1) log.add({{"type", "prompt"}, {"index", i}});
+    outcome = run_agent_loop(config, prompts[i], clock, transport, history, log, /*fresh=*/i == 0);
+    if (!outcome.completed && config.defects.contains(Defect::kRestartRunOnFailure)) {
+      // defect: start over from the prompt with fresh history; completed tools run again
+      log.add({{"type", "restart"}, {"error", outcome.error}});
+      outcome = run_agent_loop(config, prompts[i], clock, transport, history, log);
+    }
+    if (!outcome.completed) break;
   }
   log.add({{"type", "outcome"}, {"completed", outcome.completed}, {"error", outcome.error}});
 

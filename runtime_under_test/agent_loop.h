@@ -17,9 +17,10 @@ struct LoopOutcome {
   std::string message;
 };
 
-/// One pass from the prompt: fresh history in `history`, events and ledger appended to `log`.
+/// One pass from the prompt: fresh history in `history` (or, `fresh` false, the prompt appended to
+/// it as the next user turn of a session), events and ledger appended to `log`.
 [[nodiscard]] LoopOutcome run_agent_loop(const Config& config, const std::string& prompt,
                                          IClock& clock, ITransport& transport, History& history,
-                                         RunLog& log);
+                                         RunLog& log, bool fresh = true);
 
 }  // namespace rut

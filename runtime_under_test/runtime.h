@@ -64,7 +64,8 @@ struct RunResult {
   /// Runtime events in order, each a JSON object with "type" in: "request" {seq, turn, attempt,
   /// model}, "content" {text}, "tool_call" {name, args, id}, "retry" {turn, attempt, error,
   /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "execute"
-  /// {name, args, request_seq, call_index}, "outcome" {completed, error}.
+  /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
+  /// "outcome" {completed, error}.
   std::vector<nlohmann::json> events;
   nlohmann::json final_history = nlohmann::json::array();  ///< history `contents` at the end
   int requests = 0;              ///< requests sent
@@ -75,5 +76,12 @@ struct RunResult {
 /// same result. Exceptions thrown by the transport or clock (e.g. a harness cap) propagate.
 RunResult run_agent(const Config& config, const std::string& prompt, IClock& clock,
                     IRandom& random, ITransport& transport);
+
+/// A session: `prompts` (at least one) in order over one history. Prompt i > 0 is appended as a
+/// user turn once prompt i - 1's run completed; the session ends at the first prompt whose run
+/// fails (the result is that run's outcome) or after the last one. With several prompts each
+/// prompt's run logs a "prompt" {index} event first. run_agent(c, p, …) is run_session(c, {p}, …).
+RunResult run_session(const Config& config, const std::vector<std::string>& prompts, IClock& clock,
+                      IRandom& random, ITransport& transport);
 
 }  // namespace rut

@@ -251,6 +251,10 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
     problems.push_back("/provider: agent " + recipe.name + " speaks " + recipe.provider + ", the scenario " +
                        scenario.script.provider);
   }
+  if (!scenario.session.empty()) {
+    problems.push_back("/session: an external agent is run headless with one prompt; sessions of several prompts "
+                       "play against the reference runtime only");
+  }
   for (std::size_t t = 0; t < scenario.script.turns.size(); ++t) {
     const auto& attempts = scenario.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {

@@ -278,5 +278,14 @@ TEST_CASE("the ledger placeholder must sit in the recipe's shell tool command") 
         "run_shell_command runs)");
 }
 
+TEST_CASE("a scenario with a session of several prompts is not playable for an external agent") {
+  Scenario s = load(kResetAfterCall);
+  CHECK(check_agent_scenario(s, fake_agent("correct")).empty());
+  s.session = {SessionPrompt{"and then?"}};
+  const auto problems = check_agent_scenario(s, fake_agent("correct"));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].rfind("/session: ", 0) == 0);
+}
+
 }  // namespace
 }  // namespace harness::agents
