@@ -110,6 +110,17 @@ bool content_filter_pre(const CaseResult& r) {
   });
 }
 
+bool liveness_pre(const CaseResult& r) {
+  // The runner's default cap (RunOptions::max_virtual_s) unless the scenario sets its own.
+  const double cap_s = r.scenario.max_virtual_s.value_or(RunOptions{}.max_virtual_s);
+  return std::any_of(r.journal.begin(), r.journal.end(), [&](const JournalEntry& e) {
+    const mock::Attempt* a = played_attempt(r, e);
+    if (a == nullptr || !a->fault || e.fault != "stall") return false;
+    const auto* stall = std::get_if<mock::StallFault>(&*a->fault);
+    return stall != nullptr && stall->seconds >= cap_s;
+  });
+}
+
 void add_once(std::vector<std::string>& v, const std::string& name) {
   if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
 }
@@ -134,6 +145,7 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
        &honest_outcome_pre},
       {"clean-output", "an attempt delivered text and then failed", &clean_output_pre},
       {"no-unchanged-content-filter-retry", "a content-filter finish was delivered", &content_filter_pre},
+      {"liveness", "a stream stalled for at least the run's virtual-time cap", &liveness_pre},
   };
   return table;
 }
