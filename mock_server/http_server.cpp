@@ -365,6 +365,13 @@ void MockHttpServer::serve_connection(int fd) {
   Shared& shared = *shared_;
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  int timeout_set_ms = -1;
+  auto set_receive_timeout = [&](int ms) {
+    if (ms == timeout_set_ms) return;
+    timeval tv{ms / 1000, (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    timeout_set_ms = ms;
+  };
   RequestParser parser;
   PlanWriter writer(options_, fd, shared.stopping, shared.origin);
   char buf[16 * 1024];
@@ -375,9 +382,9 @@ void MockHttpServer::serve_connection(int fd) {
         if (!send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", options_.io_timeout_ms, shared.stopping)) return;
       }
       // An idle keep-alive connection waits keep_alive_timeout_ms for a request; one half-way
-      // through a request waits io_timeout_ms for more of it.
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, parser.has_bytes() ? options_.io_timeout_ms : options_.keep_alive_timeout_ms) <= 0) return;
+      // through a request waits io_timeout_ms for more of it. A blocking recv with a receive
+      // timeout is one system call per read (poll + recv would be two).
+      set_receive_timeout(parser.has_bytes() ? options_.io_timeout_ms : options_.keep_alive_timeout_ms);
       const ssize_t n = recv(fd, buf, sizeof buf, 0);
       if (n <= 0 || shared.stopping.load()) return;
       parser.feed(buf, static_cast<std::size_t>(n));
