@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <csignal>
 #include <mutex>
 #include <set>
@@ -28,9 +29,13 @@ namespace mock {
 
 struct MockHttpServer::Shared {
   std::mutex mu;
-  std::condition_variable cv;
-  int active = 0;         // connection threads running
-  std::set<int> fds;      // their sockets, for stop() to shut down
+  std::condition_variable cv;       // `active` or `threads` fell
+  std::condition_variable work_cv;  // a connection waits in `pending`, or stopping
+  int active = 0;         // connections accepted and not yet closed
+  int threads = 0;        // connection threads alive (serving or idle)
+  int idle = 0;           // threads waiting for a connection
+  std::deque<int> pending;  // accepted connections handed to idle threads
+  std::set<int> fds;      // open connections, for stop() to shut down
   std::atomic<bool> stopping{false};
   std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
 };
@@ -344,20 +349,45 @@ void MockHttpServer::accept_loop() {
     }
     shared->fds.insert(fd);
     ++shared->active;
+    if (shared->idle > static_cast<int>(shared->pending.size())) {
+      // A thread that served a closed connection takes this one: no thread is created per
+      // connection when clients reconnect often (a fault that closes every answer).
+      shared->pending.push_back(fd);
+      shared->work_cv.notify_one();
+      continue;
+    }
     try {
-      std::thread([this, shared, fd] {
-        serve_connection(fd);
-        std::lock_guard done(shared->mu);
-        shared->fds.erase(fd);
-        close(fd);
-        --shared->active;
-        shared->cv.notify_all();
-      }).detach();
+      std::thread([this, shared, fd] { connection_thread(fd); }).detach();
+      ++shared->threads;
     } catch (const std::system_error&) {  // no thread to be had: refuse this connection
       shared->fds.erase(fd);
       close(fd);
       --shared->active;
     }
+  }
+}
+
+void MockHttpServer::connection_thread(int fd) {
+  const auto shared = shared_;
+  while (true) {
+    serve_connection(fd);
+    std::unique_lock lock(shared->mu);
+    shared->fds.erase(fd);
+    close(fd);
+    --shared->active;
+    shared->cv.notify_all();
+    // Stay a while for the next connection.
+    ++shared->idle;
+    shared->work_cv.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return shared->stopping.load() || !shared->pending.empty(); });
+    --shared->idle;
+    if (shared->stopping.load() || shared->pending.empty()) {
+      --shared->threads;
+      shared->cv.notify_all();
+      return;
+    }
+    fd = shared->pending.front();
+    shared->pending.pop_front();
   }
 }
 
@@ -428,9 +458,17 @@ void MockHttpServer::stop() {
   close(listen_fd_);
   listen_fd_ = -1;
   std::unique_lock lock(shared.mu);
+  // Connections no thread took yet are closed unanswered.
+  for (int fd : shared.pending) {
+    shared.fds.erase(fd);
+    close(fd);
+    --shared.active;
+  }
+  shared.pending.clear();
+  shared.work_cv.notify_all();
   // Wakes connection threads blocked on reads and writes; pauses see `stopping`.
   for (int fd : shared.fds) shutdown(fd, SHUT_RDWR);
-  shared.cv.wait(lock, [&] { return shared.active == 0; });
+  shared.cv.wait(lock, [&] { return shared.active == 0 && shared.threads == 0; });
   lock.unlock();
   shared_.reset();
 }

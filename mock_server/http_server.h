@@ -85,6 +85,7 @@ class MockHttpServer {
  private:
   struct Shared;
   void accept_loop();
+  void connection_thread(int fd);
   void serve_connection(int fd);
 
   std::unique_ptr<RequestRouter> own_router_;  // the one-engine router of the first constructor
