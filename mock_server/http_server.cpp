@@ -148,8 +148,11 @@ class PlanWriter {
       }
     }
     if (plan.ending != Ending::kTerminator) {
+      // The head promises the whole body and a connection kept open: the end is a surprise
+      // (with `Connection: close`, clients would read the FIN as the body's end and report a
+      // length mismatch instead of a closed socket).
       std::string out = response_head(plan.status, plan.content_type, plan.headers,
-                                       static_cast<long long>(plan.body.size()), false);
+                                       static_cast<long long>(plan.body.size()), true);
       out.append(plan.body, 0, std::min(plan.body_bytes, plan.body.size()));
       send(out);
       end_connection(plan.ending, plan.ending_delay_ms);
