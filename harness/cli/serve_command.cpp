@@ -187,6 +187,14 @@ int serve_command(const Args& args) {
     default_engine = session->engine();
     default_engine->set_journal_window(static_cast<std::size_t>(*window), !journal_path.empty());
   }
+  // Block the stop signals before any thread starts (the journal writer, the server), so only
+  // sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   std::unique_ptr<JournalFileWriter> journal_file;
   if (!journal_path.empty()) {
     std::ofstream out(journal_path);
@@ -197,13 +205,6 @@ int serve_command(const Args& args) {
     journal_file = std::make_unique<JournalFileWriter>(default_engine, std::move(out));
   }
   serve::ControlApi router(registry);
-
-  // Block the stop signals before the server's threads start, so only sigwait sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   mock::ServerOptions options;
   options.host = host;
