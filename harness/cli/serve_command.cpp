@@ -237,7 +237,8 @@ int serve_command(const Args& args) {
   const std::shared_ptr<mock::ScriptEngine> engine = default_session->engine();
   const mock::Journal kept = engine->journal();
   if (journal_file) journal_file->finish(engine == default_engine ? kept : default_engine->journal());
-  const mock::JournalSummary earlier = default_engine->evicted_summary();
+  // No windowed engine when the default session was created over the control API.
+  const mock::JournalSummary earlier = default_engine ? default_engine->evicted_summary() : mock::JournalSummary{};
   if (earlier.requests > 0) {
     std::cerr << earlier.requests << " earlier requests left the journal window of " << *window << ": "
               << mock::journal_summary_to_json(earlier).dump() << '\n';
