@@ -136,7 +136,6 @@ void BM_MockServerThroughput(benchmark::State& state) {
   for (auto _ : state) {
     mock::ScriptEngine engine(script);
     mock::ServerOptions options;
-    options.threads = std::max(8, clients + 2);
     mock::MockHttpServer server(engine, options);
     const int port = server.start();
     std::vector<std::vector<double>> latencies(static_cast<std::size_t>(clients));

@@ -2,8 +2,7 @@
 # Measures `hiccup serve` sessions (issue 13) with Debian's wrk on 127.0.0.1, a few seconds each:
 #   1. sessions created per second (POST /_hiccup/sessions, a one-turn openai-chat scenario);
 #   2. requests per second through one server with 32 sessions, every request to the next session
-#      (non-streaming Chat Completions answer), over 8 keep-alive connections (= the server's
-#      8 pool threads: cpp-httplib holds a thread per keep-alive connection, see PERFORMANCE.md)
+#      (non-streaming Chat Completions answer), over 8 keep-alive connections
 #      and over 32 connections with `Connection: close`.
 # The server runs on core 0, wrk on core 1 when taskset exists.
 # usage: bench/serve_sessions.sh [HICCUP_BIN] [SECONDS]   (defaults build/hiccup, 3)

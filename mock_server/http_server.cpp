@@ -1,72 +1,48 @@
-// MockHttpServer on cpp-httplib 0.11. cpp-httplib hides accepted sockets (its socket_options hook
-// only runs for the listening socket), so the socket of a request is found by its address pair
-// in /proc/self/fd, and only when a plan needs it (stalls, FIN, RST, stop()).
+// MockHttpServer on its own sockets: an accept thread and a thread per connection (blocking I/O,
+// poll for timeouts), HTTP framing from http_wire. Each connection owns its socket, so stalls,
+// FIN and RST act on it directly. Routing is handle_request(); plan execution is PlanWriter.
 #include "mock_server/http_server.h"
 
-#include <dirent.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/sockios.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <csignal>
-#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
-#include <httplib.h>
+#include "mock_server/http_wire.h"
 
 namespace mock {
+
+struct MockHttpServer::Shared {
+  std::mutex mu;
+  std::condition_variable cv;       // `active` or `threads` fell
+  std::condition_variable work_cv;  // a connection waits in `pending`, or stopping
+  int active = 0;         // connections accepted and not yet closed
+  int threads = 0;        // connection threads alive (serving or idle)
+  int idle = 0;           // threads waiting for a connection
+  std::deque<int> pending;  // accepted connections handed to idle threads
+  std::set<int> fds;      // open connections, for stop() to shut down
+  std::atomic<bool> stopping{false};
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// httplib::Server with access to its listening socket (protected member).
-class Server : public httplib::Server {
- public:
-  int listen_fd() const { return svr_sock_; }
-};
-
-int port_of(const sockaddr_storage& ss) {
-  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(ss).sin_port);
-  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(ss).sin6_port);
-  return -1;
-}
-
-/// Calls `fn(fd)` for every connected socket of this process whose local port is `local_port`
-/// and whose peer port is `remote_port` (any peer port when -1). Stops when `fn` returns false.
-template <class Fn>
-void for_each_connection(int local_port, int remote_port, Fn fn) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return;
-  const int dir_fd = dirfd(dir);
-  while (dirent* d = readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(d->d_name, &end, 10);
-    if (end == d->d_name || *end != '\0' || fd == dir_fd) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t len = sizeof local;
-    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
-    if (port_of(local) != local_port) continue;
-    len = sizeof peer;
-    if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
-    if (remote_port >= 0 && port_of(peer) != remote_port) continue;
-    if (!fn(static_cast<int>(fd))) break;
-  }
-  closedir(dir);
-}
-
-int find_connection(int local_port, int remote_port) {
-  int found = -1;
-  for_each_connection(local_port, remote_port, [&](int fd) {
-    found = fd;
-    return false;
-  });
-  return found;
-}
 
 /// True when the peer of `fd` has hung up (EOF, RDHUP, error).
 bool peer_gone(int fd, int timeout_ms) {
@@ -88,7 +64,6 @@ bool peer_gone(int fd, int timeout_ms) {
 /// most `max_ms`. A reset discards data the peer has received but not yet read, so a reset must
 /// not race the bytes it follows: first they arrive, then `idle_ms` lets the client read them.
 void wait_acked(int fd, int max_ms, const std::atomic<bool>& stopping) {
-  if (fd < 0) return;
   for (int waited = 0; waited < max_ms && !stopping.load(); ++waited) {
     int unacked = 0;
     if (ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0) return;
@@ -97,25 +72,19 @@ void wait_acked(int fd, int max_ms, const std::atomic<bool>& stopping) {
 }
 
 /// Waits `ms` real milliseconds; returns false early when the client hangs up or the server stops.
-/// `fd` < 0: plain waiting.
 bool pause_ms(double ms, int fd, const std::atomic<bool>& stopping) {
   const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(ms * 1000));
   while (!stopping.load()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return true;
     const int step = static_cast<int>(std::min<long long>(left.count(), 5));
-    if (fd >= 0) {
-      if (peer_gone(fd, step)) return false;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(step));
-    }
+    if (peer_gone(fd, step)) return false;
   }
   return false;
 }
 
-/// Abort the connection with RST without closing `fd` (httplib owns and closes it).
+/// Aborts the connection with RST (the caller closes `fd` afterwards).
 void reset_connection(int fd) {
-  if (fd < 0) return;
   linger lg{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
   sockaddr sa{};
@@ -123,9 +92,168 @@ void reset_connection(int fd) {
   connect(fd, &sa, sizeof sa);
 }
 
-void fin_connection(int fd) {
-  if (fd >= 0) shutdown(fd, SHUT_WR);
+/// Sends all of `data` (MSG_NOSIGNAL: a hung-up client is an error, not a signal); false when
+/// the client is gone, the server stops, or the client reads nothing for `timeout_ms`.
+bool send_all(int fd, std::string_view data, int timeout_ms, const std::atomic<bool>& stopping) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, timeout_ms) <= 0 || stopping.load()) return false;
+      if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
 }
+
+/// Executes one plan on a connection's socket and settles its journal entry. Returns whether
+/// the connection may carry another request.
+class PlanWriter {
+ public:
+  PlanWriter(const ServerOptions& options, int fd, const std::atomic<bool>& stopping, Clock::time_point origin)
+      : options_(options), fd_(fd), stopping_(stopping), origin_(origin) {}
+
+  /// Plays `plan` from `engine` (settled there) on the connection.
+  bool run(ScriptEngine& engine, const Plan& plan, bool head_only, bool keep_alive) {
+    engine_ = &engine;
+    return plan.streaming ? stream(plan, keep_alive) : whole(plan, head_only, keep_alive);
+  }
+
+ private:
+  double since_start_ms() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - origin_).count();
+  }
+  int cap(int ms) const { return options_.max_delay_ms >= 0 ? std::min(ms, options_.max_delay_ms) : ms; }
+  bool send(std::string_view data) const { return send_all(fd_, data, options_.io_timeout_ms, stopping_); }
+
+  /// A non-streaming answer: stalls first (nothing, not even the status line, before they end),
+  /// then head and body in one send; or, for a FIN/RST ending, the head announcing the whole
+  /// body, its first body_bytes, then the end.
+  bool whole(const Plan& plan, bool head_only, bool keep_alive) {
+    const std::size_t index = plan.journal_index;
+    for (const auto& action : plan.actions) {
+      const auto* stall = std::get_if<StallAction>(&action);
+      if (stall == nullptr) continue;
+      if (!pause_ms(stall->seconds * options_.stall_ms_per_s, fd_, stopping_)) {
+        // The client timed out (or the server stops): answer nothing more.
+        engine_->settle(index, Delivery{0, true, since_start_ms()});
+        return false;
+      }
+    }
+    if (plan.ending != Ending::kTerminator) {
+      // The head promises the whole body and a connection kept open: the end is a surprise
+      // (with `Connection: close`, clients would read the FIN as the body's end and report a
+      // length mismatch instead of a closed socket).
+      std::string out = response_head(plan.status, plan.content_type, plan.headers,
+                                       static_cast<long long>(plan.body.size()), true);
+      out.append(plan.body, 0, std::min(plan.body_bytes, plan.body.size()));
+      send(out);
+      end_connection(plan.ending, plan.ending_delay_ms);
+      engine_->settle(index, Delivery{0, true, since_start_ms()});
+      return false;
+    }
+    std::string out = response_head(plan.status, plan.content_type, plan.headers,
+                                    static_cast<long long>(plan.body.size()), keep_alive);
+    if (!head_only) out += plan.body;
+    // Settle optimistically before the write: a client that has read the answer may ask for the
+    // journal (or send its next request) before a settle after the write would run. A failed
+    // write settles again as undelivered (the last report wins).
+    engine_->settle(index, Delivery{0, false, since_start_ms()});
+    const bool sent = send(out);
+    if (!sent) engine_->settle(index, Delivery{0, true, since_start_ms()});
+    return sent && keep_alive;
+  }
+
+  /// A chunked stream: one send per WriteAction; the head goes with the first write and the
+  /// terminator with the last, unless a pause or a fault's ending separates them.
+  bool stream(const Plan& plan, bool keep_alive) {
+    const std::size_t index = plan.journal_index;
+    std::string pending = response_head(plan.status, plan.content_type, plan.headers, -1,
+                                        keep_alive || plan.ending != Ending::kTerminator);
+    int actions_done = 0;
+    bool gone = false;
+    bool ended = false;  // the terminator went out with the last write
+    const std::size_t n = plan.actions.size();
+    for (std::size_t i = 0; i < n && !gone; ++i) {
+      const Action& action = plan.actions[i];
+      if (auto* w = std::get_if<WriteAction>(&action)) {
+        // Settle optimistically before the write: a fast client may send its next request
+        // (answering this attempt's calls) before the settle below runs. A failed write
+        // settles again with the real progress (the last report wins).
+        engine_->settle(index, Delivery{actions_done + 1, false});
+        append_chunk(pending, w->bytes);
+        if (i + 1 == n && plan.ending == Ending::kTerminator) {
+          pending += kChunkTerminator;
+          ended = true;
+        }
+        if (!send(pending)) {
+          gone = true;
+          break;
+        }
+        pending.clear();
+      } else {
+        if (!pending.empty() && !send(pending)) {
+          gone = true;
+          break;
+        }
+        pending.clear();
+        bool waited = false;
+        if (auto* d = std::get_if<DrainAction>(&action)) {
+          wait_acked(fd_, 1000, stopping_);
+          waited = pause_ms(cap(d->pause_ms), fd_, stopping_);
+        } else {
+          waited = pause_ms(std::get<StallAction>(action).seconds * options_.stall_ms_per_s, fd_, stopping_);
+        }
+        if (!waited) {
+          gone = !stopping_.load();
+          engine_->settle(index, Delivery{actions_done, gone, since_start_ms()});
+          return false;
+        }
+      }
+      ++actions_done;
+    }
+    if (gone) {
+      engine_->settle(index, Delivery{actions_done, true, since_start_ms()});
+      return false;
+    }
+    bool open = false;
+    if (plan.ending == Ending::kTerminator) {
+      if (!ended) pending += kChunkTerminator;
+      open = ended || send(pending);
+      open = open && keep_alive;
+    } else {
+      if (!pending.empty()) send(pending);
+      end_connection(plan.ending, plan.ending_delay_ms);
+    }
+    engine_->settle(index, Delivery{actions_done, false, since_start_ms()});
+    return open;
+  }
+
+  /// FIN (after `delay_ms`) or RST (once every byte is acknowledged, after `delay_ms`).
+  void end_connection(Ending ending, int delay_ms) {
+    if (ending == Ending::kReset) {
+      wait_acked(fd_, 1000, stopping_);
+      pause_ms(cap(delay_ms), fd_, stopping_);
+      reset_connection(fd_);
+    } else {
+      pause_ms(cap(delay_ms), fd_, stopping_);
+      shutdown(fd_, SHUT_WR);
+    }
+  }
+
+  ScriptEngine* engine_ = nullptr;
+  const ServerOptions& options_;
+  int fd_;
+  const std::atomic<bool>& stopping_;
+  Clock::time_point origin_;
+};
 
 /// Every request to one engine the caller owns.
 class SingleEngineRouter : public RequestRouter {
@@ -140,16 +268,19 @@ class SingleEngineRouter : public RequestRouter {
   std::shared_ptr<ScriptEngine> engine_;
 };
 
+/// The answer to a request the parser refused (no journal entry: the engine never saw it).
+std::string refusal(int status, const std::string& message) {
+  const std::string body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump();
+  return response_head(status, "application/json", {}, static_cast<long long>(body.size()), false) + body;
+}
+
 }  // namespace
 
 MockHttpServer::MockHttpServer(ScriptEngine& engine, ServerOptions options)
-    : own_router_(std::make_unique<SingleEngineRouter>(engine)),
-      router_(*own_router_),
-      options_(std::move(options)),
-      stopping_(std::make_shared<std::atomic<bool>>(false)) {}
+    : own_router_(std::make_unique<SingleEngineRouter>(engine)), router_(*own_router_), options_(std::move(options)) {}
 
 MockHttpServer::MockHttpServer(RequestRouter& router, ServerOptions options)
-    : router_(router), options_(std::move(options)), stopping_(std::make_shared<std::atomic<bool>>(false)) {}
+    : router_(router), options_(std::move(options)) {}
 
 MockHttpServer::~MockHttpServer() { stop(); }
 
@@ -158,228 +289,191 @@ std::string MockHttpServer::base_url() const {
 }
 
 int MockHttpServer::start() {
-  if (server_) throw std::runtime_error("mock server: already started");
-  // A client that hangs up mid-stream makes the next send raise SIGPIPE (httplib sends without
-  // MSG_NOSIGNAL); the error must come back from send instead.
+  if (shared_) throw std::runtime_error("mock server: already started");
+  // Sends use MSG_NOSIGNAL; this keeps other writers of the process (clients in the same
+  // process) from being killed by a peer that hung up.
   std::signal(SIGPIPE, SIG_IGN);
 
-  auto server = std::make_unique<Server>();
-  const int threads = std::max(1, options_.threads);
-  server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  server->set_tcp_nodelay(true);
-  server->set_keep_alive_max_count(1'000'000);
-  // httplib's default sets SO_REUSEPORT, which would let a second server silently share the port
-  // (and its requests); SO_REUSEADDR alone makes a taken port an error.
-  server->set_socket_options([](int fd) {
+  const std::string where = options_.host + ":" + std::to_string(options_.port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found) != 0 || !found) {
+    throw std::runtime_error("mock server: cannot resolve " + where);
+  }
+  int fd = -1;
+  for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR without SO_REUSEPORT: a taken port is an error, not a shared one.
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-
-  const double stall_ms_per_s = options_.stall_ms_per_s;
-  const int max_delay_ms = options_.max_delay_ms;
-  auto stopping = stopping_;
-  auto cap = [max_delay_ms](int ms) { return max_delay_ms >= 0 ? std::min(ms, max_delay_ms) : ms; };
-
-  const auto origin = Clock::now();
-  auto since_start_ms = [origin] {
-    return std::chrono::duration<double, std::milli>(Clock::now() - origin).count();
-  };
-  auto handler = [this, stall_ms_per_s, cap, stopping, since_start_ms](const httplib::Request& req,
-                                                       httplib::Response& res) {
-    Route route = router_.route(req.method, req.target, req.body);
-    if (!route.engine) {
-      res.status = route.direct.status;
-      for (const auto& [name, value] : route.direct.headers) res.set_header(name.c_str(), value);
-      res.set_content(route.direct.body, route.direct.content_type.c_str());
-      return;
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+      close(fd);
+      fd = -1;
     }
-    // Held by every callback below: the router may drop the engine while this answer streams.
-    const std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
-    Plan plan = engine->respond(Request{req.method, route.target, req.body, since_start_ms()});
-    const std::size_t index = plan.journal_index;
-    const int local_port = port_;
-    const int remote_port = req.remote_port;
-    res.status = plan.status;
-    for (const auto& [name, value] : plan.headers) res.set_header(name.c_str(), value);
-
-    if (!plan.streaming) {
-      // A stall delays the whole answer: nothing, not even the status line, before it ends.
-      for (const auto& action : plan.actions) {
-        const auto* stall = std::get_if<StallAction>(&action);
-        if (stall == nullptr) continue;
-        const int fd = find_connection(local_port, remote_port);
-        if (!pause_ms(stall->seconds * stall_ms_per_s, fd, *stopping)) {
-          // The client timed out (or the server stops): answer nothing more.
-          engine->settle(index, Delivery{0, true, since_start_ms()});
-          res.set_content_provider(
-              1, "application/json", [](size_t, size_t, httplib::DataSink&) { return false; },
-              [](bool) {});
-          return;
-        }
-      }
-      if (plan.ending != Ending::kTerminator) {
-        // A fault on a non-streaming request: the headers announce the whole body, the first
-        // body_bytes go out, then FIN or RST mid-body.
-        auto shared_plan = std::make_shared<Plan>(std::move(plan));
-        res.set_content_provider(
-            shared_plan->body.size(), shared_plan->content_type.c_str(),
-            [shared_plan, local_port, remote_port, cap, stopping](size_t, size_t, httplib::DataSink& sink) {
-              const Plan& p = *shared_plan;
-              const std::size_t n = std::min(p.body_bytes, p.body.size());
-              if (n > 0 && !sink.write(p.body.data(), n)) return false;
-              const int fd = find_connection(local_port, remote_port);
-              if (p.ending == Ending::kReset) {
-                wait_acked(fd, 1000, *stopping);
-                pause_ms(cap(p.ending_delay_ms), fd, *stopping);
-                reset_connection(fd);
-              } else {
-                pause_ms(cap(p.ending_delay_ms), fd, *stopping);
-                fin_connection(fd);
-              }
-              return false;
-            },
-            [engine, index, since_start_ms](bool) { engine->settle(index, Delivery{0, true, since_start_ms()}); });
-        return;
-      }
-      if (plan.body.empty()) {
-        res.set_content("", plan.content_type.c_str());
-        engine->settle(index, Delivery{0, false, since_start_ms()});
-        return;
-      }
-      auto body = std::make_shared<std::string>(std::move(plan.body));
-      res.set_content_provider(
-          body->size(), plan.content_type.c_str(),
-          [engine, index, body, since_start_ms](size_t offset, size_t length, httplib::DataSink& sink) {
-            // Settle optimistically before the last write: a client that has read the answer may
-            // ask for the journal (or send its next request) before the releaser below runs. A
-            // failed write settles again as undelivered (the last report wins).
-            if (offset + length >= body->size()) engine->settle(index, Delivery{0, false, since_start_ms()});
-            return sink.write(body->data() + offset, length);
-          },
-          [engine, index, since_start_ms](bool success) { engine->settle(index, Delivery{0, !success, since_start_ms()}); });
-      return;
-    }
-
-    struct Progress {
-      int actions_done = 0;
-      bool client_gone = false;
-      bool ran = false;
-    };
-    auto progress = std::make_shared<Progress>();
-    auto shared_plan = std::make_shared<Plan>(std::move(plan));
-    res.set_chunked_content_provider(
-        shared_plan->content_type.c_str(),
-        [engine, index, shared_plan, progress, local_port, remote_port, stall_ms_per_s, cap, stopping](
-            size_t, httplib::DataSink& sink) {
-          if (progress->ran) return false;
-          progress->ran = true;
-          int fd = -1;
-          bool fd_looked_up = false;
-          auto conn = [&] {
-            if (!fd_looked_up) fd = find_connection(local_port, remote_port);
-            fd_looked_up = true;
-            return fd;
-          };
-          for (const auto& action : shared_plan->actions) {
-            if (auto* w = std::get_if<WriteAction>(&action)) {
-              // Settle optimistically before the write: a fast client may send its next request
-              // (answering this attempt's calls) before the releaser below runs. A failed write
-              // settles again with the real progress (the last report wins).
-              engine->settle(index, Delivery{progress->actions_done + 1, false});
-              if (!sink.write(w->bytes.data(), w->bytes.size())) {
-                progress->client_gone = true;
-                return false;
-              }
-            } else if (auto* d = std::get_if<DrainAction>(&action)) {
-              wait_acked(conn(), 1000, *stopping);
-              if (!pause_ms(cap(d->pause_ms), conn(), *stopping)) {
-                progress->client_gone = !stopping->load();
-                return false;
-              }
-            } else {
-              const auto& s = std::get<StallAction>(action);
-              if (!pause_ms(s.seconds * stall_ms_per_s, conn(), *stopping)) {
-                progress->client_gone = !stopping->load();
-                return false;
-              }
-            }
-            ++progress->actions_done;
-          }
-          switch (shared_plan->ending) {
-            case Ending::kTerminator:
-              sink.done();
-              return true;
-            case Ending::kFin:
-              pause_ms(cap(shared_plan->ending_delay_ms), conn(), *stopping);
-              fin_connection(conn());
-              return false;
-            case Ending::kReset:
-              wait_acked(conn(), 1000, *stopping);
-              pause_ms(cap(shared_plan->ending_delay_ms), conn(), *stopping);
-              reset_connection(conn());
-              return false;
-          }
-          return false;
-        },
-        [engine, index, progress, since_start_ms](bool success) {
-          const bool gone = progress->client_gone || (!progress->ran && !success);
-          engine->settle(index, Delivery{progress->actions_done, gone, since_start_ms()});
-        });
-  };
-  for (const char* any : {".*"}) {
-    server->Get(any, handler);
-    server->Post(any, handler);
-    server->Put(any, handler);
-    server->Patch(any, handler);
-    server->Delete(any, handler);
-    server->Options(any, handler);
   }
-
-  int port = -1;
-  if (options_.port == 0) {
-    port = server->bind_to_any_port(options_.host);
-  } else if (server->bind_to_port(options_.host, options_.port)) {
-    port = options_.port;
-  }
-  if (port <= 0) {
-    throw std::runtime_error("mock server: cannot listen on " + options_.host + ":" +
-                             std::to_string(options_.port));
-  }
-  // httplib listens with a compiled-in backlog of 5; listen() again raises it.
-  ::listen(server->listen_fd(), 1024);
-  port_ = port;
-  stopping_->store(false);
-  server_ = std::move(server);
-  thread_ = std::thread([s = server_.get()] { s->listen_after_bind(); });
-  // httplib's stop() is a no-op until the accept loop runs, so wait for it.
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (!server_->is_running() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  freeaddrinfo(found);
+  if (fd < 0) throw std::runtime_error("mock server: cannot listen on " + where);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
+                                      : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  listen_fd_ = fd;
+  shared_ = std::make_shared<Shared>();
+  accept_thread_ = std::thread([this] { accept_loop(); });
   return port_;
 }
 
-void MockHttpServer::shut_down_connections() const {
-  for_each_connection(port_, -1, [](int fd) {
-    shutdown(fd, SHUT_RDWR);
-    return true;
-  });
+void MockHttpServer::accept_loop() {
+  const auto shared = shared_;
+  const int max_connections = std::max(1, options_.max_connections);
+  while (true) {
+    {
+      std::unique_lock lock(shared->mu);
+      shared->cv.wait(lock, [&] { return shared->stopping.load() || shared->active < max_connections; });
+      if (shared->stopping.load()) return;
+    }
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (shared->stopping.load()) return;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;  // EINTR, ECONNABORTED, a transient shortage
+    }
+    std::unique_lock lock(shared->mu);
+    if (shared->stopping.load()) {
+      close(fd);
+      return;
+    }
+    shared->fds.insert(fd);
+    ++shared->active;
+    if (shared->idle > static_cast<int>(shared->pending.size())) {
+      // A thread that served a closed connection takes this one: no thread is created per
+      // connection when clients reconnect often (a fault that closes every answer).
+      shared->pending.push_back(fd);
+      shared->work_cv.notify_one();
+      continue;
+    }
+    try {
+      std::thread([this, shared, fd] { connection_thread(fd); }).detach();
+      ++shared->threads;
+    } catch (const std::system_error&) {  // no thread to be had: refuse this connection
+      shared->fds.erase(fd);
+      close(fd);
+      --shared->active;
+    }
+  }
+}
+
+void MockHttpServer::connection_thread(int fd) {
+  const auto shared = shared_;
+  while (true) {
+    serve_connection(fd);
+    std::unique_lock lock(shared->mu);
+    shared->fds.erase(fd);
+    close(fd);
+    --shared->active;
+    shared->cv.notify_all();
+    // Stay a while for the next connection.
+    ++shared->idle;
+    shared->work_cv.wait_for(lock, std::chrono::seconds(10),
+                             [&] { return shared->stopping.load() || !shared->pending.empty(); });
+    --shared->idle;
+    if (shared->stopping.load() || shared->pending.empty()) {
+      --shared->threads;
+      shared->cv.notify_all();
+      return;
+    }
+    fd = shared->pending.front();
+    shared->pending.pop_front();
+  }
+}
+
+void MockHttpServer::serve_connection(int fd) {
+  Shared& shared = *shared_;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  int timeout_set_ms = -1;
+  auto set_receive_timeout = [&](int ms) {
+    if (ms == timeout_set_ms) return;
+    timeval tv{ms / 1000, (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    timeout_set_ms = ms;
+  };
+  RequestParser parser;
+  PlanWriter writer(options_, fd, shared.stopping, shared.origin);
+  char buf[16 * 1024];
+  while (!shared.stopping.load()) {
+    RequestParser::Status status = parser.parse();
+    while (status == RequestParser::Status::kNeedMore || status == RequestParser::Status::kHeadDone) {
+      if (status == RequestParser::Status::kHeadDone && parser.request().expect_continue) {
+        if (!send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", options_.io_timeout_ms, shared.stopping)) return;
+      }
+      // An idle keep-alive connection waits keep_alive_timeout_ms for a request; one half-way
+      // through a request waits io_timeout_ms for more of it. A blocking recv with a receive
+      // timeout is one system call per read (poll + recv would be two).
+      set_receive_timeout(parser.has_bytes() ? options_.io_timeout_ms : options_.keep_alive_timeout_ms);
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0 || shared.stopping.load()) return;
+      parser.feed(buf, static_cast<std::size_t>(n));
+      status = parser.parse();
+    }
+    if (status == RequestParser::Status::kBad) {
+      send_all(fd, refusal(parser.error_status(), parser.error()), options_.io_timeout_ms, shared.stopping);
+      return;
+    }
+    HttpRequest& req = parser.request();
+    const bool head_only = req.method == "HEAD";
+    const bool keep_alive = req.keep_alive;
+    const double arrived_ms = std::chrono::duration<double, std::milli>(Clock::now() - shared.origin).count();
+    Route route = router_.route(req.method, req.target, req.body);
+    if (!route.engine) {
+      const DirectAnswer& d = route.direct;
+      std::string out = response_head(d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
+      if (!head_only) out += d.body;
+      if (!send_all(fd, out, options_.io_timeout_ms, shared.stopping) || !keep_alive) return;
+      parser.next();
+      continue;
+    }
+    // Held until the answer has settled: the router may drop the engine while it streams.
+    const std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
+    const Plan plan = engine->respond(Request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms});
+    if (!writer.run(*engine, plan, head_only, keep_alive)) return;
+    parser.next();
+  }
 }
 
 void MockHttpServer::stop() {
-  if (!server_) return;
-  stopping_->store(true);
-  const auto deadline = Clock::now() + std::chrono::seconds(2);
-  while (thread_.joinable() && !server_->is_running() && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  if (!shared_) return;
+  Shared& shared = *shared_;
+  {
+    std::lock_guard lock(shared.mu);
+    shared.stopping.store(true);
+    shared.cv.notify_all();
   }
-  // Idle keep-alive connections would hold their worker for the keep-alive timeout (5 s). Shut
-  // them down while the listening socket still holds the port: once it is closed, another server
-  // in this process may bind the same port, and a scan by port would hit its connections.
-  shut_down_connections();
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  shutdown(listen_fd_, SHUT_RDWR);  // wakes the blocked accept
+  if (accept_thread_.joinable()) accept_thread_.join();
+  close(listen_fd_);
+  listen_fd_ = -1;
+  std::unique_lock lock(shared.mu);
+  // Connections no thread took yet are closed unanswered.
+  for (int fd : shared.pending) {
+    shared.fds.erase(fd);
+    close(fd);
+    --shared.active;
+  }
+  shared.pending.clear();
+  shared.work_cv.notify_all();
+  // Wakes connection threads blocked on reads and writes; pauses see `stopping`.
+  for (int fd : shared.fds) shutdown(fd, SHUT_RDWR);
+  shared.cv.wait(lock, [&] { return shared.active == 0 && shared.threads == 0; });
+  lock.unlock();
+  shared_.reset();
 }
 
 }  // namespace mock

@@ -1,9 +1,9 @@
-// MockHttpServer: executes ScriptEngine plans on cpp-httplib 0.11 over HTTP/1.1 — chunked SSE
-// streams written one send per WriteAction, scaled stalls, FIN without the chunked terminator and
-// RST after an idle pause (WIRE-FORMATS.md "All providers"; PERFORMANCE.md for the socket settings).
+// MockHttpServer: executes ScriptEngine plans over HTTP/1.1 on its own sockets — a thread per
+// connection, chunked SSE streams written one send per WriteAction (the response head and the
+// chunked terminator ride with the first and last write), scaled stalls, FIN without the chunked
+// terminator and RST after an idle pause (WIRE-FORMATS.md "All providers"; PERFORMANCE.md).
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,10 +11,6 @@
 #include <vector>
 
 #include "mock_server/script_engine.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace mock {
 
@@ -24,7 +20,13 @@ struct ServerOptions {
   int port = 0;                 ///< 0 = any free port
   double stall_ms_per_s = 20;   ///< real milliseconds slept per virtual second of a stall fault
   int max_delay_ms = -1;        ///< caps delay_ms / idle_ms when >= 0; -1 = the real values
-  int threads = 8;              ///< worker threads (one per open connection)
+  /// Connections served at once, one thread each; more wait in the listen backlog until one
+  /// closes. Every open keep-alive connection is served: none waits behind another.
+  int max_connections = 4096;
+  int keep_alive_timeout_ms = 5000;  ///< an idle keep-alive connection is closed after this
+  /// A request that stops arriving half-way, or an answer the client stops reading, ends the
+  /// connection after this long without progress.
+  int io_timeout_ms = 5000;
 };
 
 /// An answer made without a script engine (a control API, an unknown session): sent as is.
@@ -66,14 +68,12 @@ class MockHttpServer {
   MockHttpServer(const MockHttpServer&) = delete;
   MockHttpServer& operator=(const MockHttpServer&) = delete;
 
-  /// Binds, starts listening on a background thread and returns the bound port.
+  /// Binds, starts accepting on a background thread and returns the bound port.
   /// Throws std::runtime_error when the address cannot be bound or the server is already started.
-  /// Sets SIGPIPE to ignored for the process (cpp-httplib 0.11 sends without MSG_NOSIGNAL, so a
-  /// client hanging up mid-stream would otherwise kill the process).
   int start();
 
-  /// Stops listening, closes open (also idle keep-alive) connections and joins the workers.
-  /// Safe to call twice; returns promptly.
+  /// Stops accepting, shuts down open (also idle keep-alive) connections and waits for their
+  /// threads (pauses end at once when the server stops). Safe to call twice; returns promptly.
   void stop();
 
   /// "http://HOST:PORT" of the running server.
@@ -83,15 +83,18 @@ class MockHttpServer {
   int port() const { return port_; }
 
  private:
-  void shut_down_connections() const;
+  struct Shared;
+  void accept_loop();
+  void connection_thread(int fd);
+  void serve_connection(int fd);
 
   std::unique_ptr<RequestRouter> own_router_;  // the one-engine router of the first constructor
   RequestRouter& router_;
   ServerOptions options_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::shared_ptr<Shared> shared_;
+  std::thread accept_thread_;
+  int listen_fd_ = -1;
   int port_ = 0;
-  std::shared_ptr<std::atomic<bool>> stopping_;
 };
 
 }  // namespace mock

@@ -280,6 +280,9 @@ TEST_CASE("generateContent with a disconnect before the finish writes half the b
   const auto announced = std::stoul(r.data.substr(len_at + 16));
   CHECK(body.size() == announced / 2);
   CHECK_FALSE(body.empty());
+  // The close is a surprise: announced, clients would read it as the body's end (undici then
+  // reports a length mismatch instead of "other side closed").
+  CHECK(r.data.find("Connection: close") == std::string::npos);
   const auto e = settled(engine, 0);
   CHECK_FALSE(e.completed);
   CHECK(e.fault == "disconnect");
@@ -362,4 +365,90 @@ TEST_CASE("start throws a clear error when the port is taken") {
   options.port = port;
   mock::MockHttpServer second(engine, options);
   CHECK_THROWS_WITH(second.start(), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port)));
+}
+
+namespace {
+
+/// A raw keep-alive connection to 127.0.0.1:`port` with a 3 s receive timeout.
+int connect_raw(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  timeval tv{3, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_request(int fd, const std::string& target, const std::string& body) {
+  const std::string req = "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body;
+  return send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size());
+}
+
+/// Reads one chunked response (up to its terminator); "" on a timeout or a closed connection.
+std::string read_chunked_response(int fd) {
+  std::string data;
+  char buf[4096];
+  while (!ends_with(data, "\r\n0\r\n\r\n")) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("every one of 64 keep-alive connections open at once is answered, request after request") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int port = server.start();
+  constexpr int kConnections = 64;
+  constexpr int kRounds = 3;
+  std::vector<int> fds;
+  for (int c = 0; c < kConnections; ++c) {
+    const int fd = connect_raw(port);
+    REQUIRE(fd >= 0);
+    fds.push_back(fd);
+  }
+  // All connections stay open; each asks in turn, so a connection that holds a worker for its
+  // life would starve the ones after it.
+  std::vector<int> answered(kConnections, 0);
+  for (int round = 0; round < kRounds; ++round) {
+    for (int c = 0; c < kConnections; ++c) {
+      REQUIRE(send_request(fds[static_cast<std::size_t>(c)], kStream, kBody));
+      const std::string answer = read_chunked_response(fds[static_cast<std::size_t>(c)]);
+      if (answer.rfind("HTTP/1.1 200", 0) == 0 && answer.find(frame(kStop, engine.journal().size() - 1)) != std::string::npos) {
+        ++answered[static_cast<std::size_t>(c)];
+      }
+    }
+  }
+  for (int fd : fds) close(fd);
+  int starved = 0;
+  for (int c = 0; c < kConnections; ++c) starved += answered[static_cast<std::size_t>(c)] == kRounds ? 0 : 1;
+  CHECK(starved == 0);
+  CHECK(engine.journal().size() == static_cast<std::size_t>(kConnections * kRounds));
+}
+
+TEST_CASE("a fault-free stream on a raw keep-alive connection ends with the chunked terminator") {
+  mock::ScriptEngine engine(one_attempt({kText, kCall, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int fd = connect_raw(server.start());
+  REQUIRE(fd >= 0);
+  REQUIRE(send_request(fd, kStream, kBody));
+  const std::string answer = read_chunked_response(fd);
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(ends_with(answer, frame(kText) + frame(kCall) + frame(kStop) + "\r\n0\r\n\r\n"));
+  // The connection carries a second request (the terminator ended the first answer).
+  REQUIRE(send_request(fd, kStream, kBody));
+  CHECK(ends_with(read_chunked_response(fd), frame(kStop, 1) + "\r\n0\r\n\r\n"));
+  close(fd);
 }

@@ -39,4 +39,22 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
   return j;
 }
 
+void JournalSummary::add(const JournalEntry& e) {
+  ++requests;
+  completed += e.completed ? 1 : 0;
+  rejected += e.validated ? 0 : 1;
+  with_issues += e.issues.empty() ? 0 : 1;
+  ++played[e.played];
+  if (!e.fault.empty()) ++faults[e.fault];
+  ++statuses[e.response_status];
+}
+
+nlohmann::json journal_summary_to_json(const JournalSummary& s) {
+  nlohmann::json statuses = nlohmann::json::object();
+  for (const auto& [status, n] : s.statuses) statuses[std::to_string(status)] = n;
+  return {{"requests", s.requests}, {"completed", s.completed}, {"rejected", s.rejected},
+          {"with_issues", s.with_issues}, {"played", s.played}, {"faults", s.faults},
+          {"statuses", std::move(statuses)}};
+}
+
 }  // namespace mock

@@ -3,6 +3,8 @@
 // fired, what reached the client, and whether the request was valid as the real API would judge.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +62,26 @@ struct JournalEntry {
 };
 
 using Journal = std::vector<JournalEntry>;
+
+/// Counts over journal entries that are no longer kept one by one (they left the bounded window
+/// of a long-running `hiccup serve`): how many, how they were answered and what reached clients.
+struct JournalSummary {
+  std::size_t requests = 0;                  ///< entries counted
+  std::size_t completed = 0;                 ///< entries with `completed`
+  std::size_t rejected = 0;                  ///< entries with `validated == false`
+  std::size_t with_issues = 0;               ///< entries with at least one issue
+  std::map<std::string, std::size_t> played;  ///< by `played` ("stream", "status", …)
+  std::map<std::string, std::size_t> faults;  ///< by `fault` name, for entries where one fired
+  std::map<int, std::size_t> statuses;        ///< by `response_status`
+
+  /// Counts `entry`.
+  void add(const JournalEntry& entry);
+  bool operator==(const JournalSummary&) const = default;
+};
+
+/// JSON form of a summary: {"requests", "completed", "rejected", "with_issues", "played": {name: n},
+/// "faults": {name: n}, "statuses": {"200": n}}.
+nlohmann::json journal_summary_to_json(const JournalSummary& summary);
 
 /// JSON form of one entry (for reports and `hiccup serve --journal`).
 nlohmann::json journal_entry_to_json(const JournalEntry& entry);

@@ -3,6 +3,8 @@
 #include "mock_server/script_engine.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 
 namespace mock {
@@ -89,7 +91,7 @@ ScriptEngine::ScriptEngine(Script script, AttemptRewriter rewriter)
 Plan ScriptEngine::respond(const Request& request) {
   std::lock_guard lock(mu_);
   JournalEntry entry;
-  entry.index = journal_.size();
+  entry.index = first_index_ + journal_.size();
   entry.method = request.method;
   entry.arrived_ms = request.arrived_ms;
   {
@@ -106,7 +108,45 @@ Plan ScriptEngine::respond(const Request& request) {
   entry.response_status = plan.status;
   journal_.push_back(std::move(entry));
   records_.push_back(std::move(record));
+  if (window_ > 0 && journal_.size() > window_) evict_locked();
   return plan;
+}
+
+void ScriptEngine::evict_locked() {
+  while (journal_.size() > window_ && (journal_.front().settled || journal_.size() >= 2 * window_)) {
+    JournalEntry& e = journal_.front();
+    evicted_summary_.add(e);
+    if (e.completed && e.turn >= 0) {
+      const auto turn = static_cast<std::size_t>(e.turn);
+      if (evicted_completed_.size() <= turn) evicted_completed_.resize(turn + 1);
+      evicted_completed_[turn] = e.delivered_calls;
+    }
+    if (keep_evicted_) evicted_.push_back(std::move(e));
+    journal_.pop_front();
+    records_.pop_front();
+    ++first_index_;
+  }
+}
+
+void ScriptEngine::set_journal_window(std::size_t max_entries, bool keep_evicted) {
+  std::lock_guard lock(mu_);
+  window_ = std::max<std::size_t>(max_entries, 1);
+  keep_evicted_ = keep_evicted;
+}
+
+std::vector<JournalEntry> ScriptEngine::take_evicted() {
+  std::lock_guard lock(mu_);
+  return std::exchange(evicted_, {});
+}
+
+JournalSummary ScriptEngine::evicted_summary() const {
+  std::lock_guard lock(mu_);
+  return evicted_summary_;
+}
+
+std::size_t ScriptEngine::journal_size() const {
+  std::lock_guard lock(mu_);
+  return first_index_ + journal_.size();
 }
 
 Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
@@ -411,17 +451,22 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
     }
     if (c.responses.empty()) continue;
     const int turn = model_turns - 1;
-    // The latest completed attempt for that model turn, among earlier requests.
-    const JournalEntry* done = nullptr;
-    for (const auto& e : journal_) {
-      if (e.turn == turn && e.settled && e.completed) done = &e;
+    // The latest completed attempt for that model turn, among earlier requests (in the window,
+    // else the latest that left it).
+    const std::vector<DeliveredCall>* done = nullptr;
+    for (auto it = journal_.rbegin(); it != journal_.rend() && done == nullptr; ++it) {
+      if (it->turn == turn && it->settled && it->completed) done = &it->delivered_calls;
     }
-    std::vector<bool> used(done ? done->delivered_calls.size() : 0, false);
+    if (done == nullptr && turn >= 0 && static_cast<std::size_t>(turn) < evicted_completed_.size() &&
+        evicted_completed_[static_cast<std::size_t>(turn)]) {
+      done = &*evicted_completed_[static_cast<std::size_t>(turn)];
+    }
+    std::vector<bool> used(done ? done->size() : 0, false);
     for (std::size_t j = 0; j < c.responses.size(); ++j) {
       const auto& r = c.responses[j];
       bool matched = false;
       if (done) {
-        const auto& calls = done->delivered_calls;
+        const auto& calls = *done;
         if (!r.id.empty()) {
           for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
             if (!used[k] && calls[k].id == r.id) matched = used[k] = true;
@@ -446,9 +491,10 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
 
 void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   std::lock_guard lock(mu_);
-  if (journal_index >= journal_.size()) return;
-  JournalEntry& e = journal_[journal_index];
-  const PlanRecord& rec = records_[journal_index];
+  // An entry that left the window (or was never journaled) is not settled again.
+  if (journal_index < first_index_ || journal_index - first_index_ >= journal_.size()) return;
+  JournalEntry& e = journal_[journal_index - first_index_];
+  const PlanRecord& rec = records_[journal_index - first_index_];
   e.settled = true;
   e.answered_ms = delivery.ended_ms;
   e.events_delivered = 0;
@@ -508,18 +554,17 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
 
 Journal ScriptEngine::journal() const {
   std::lock_guard lock(mu_);
-  return journal_;
+  return Journal(journal_.begin(), journal_.end());
 }
 
-std::size_t ScriptEngine::journal_size() const {
-  std::lock_guard lock(mu_);
-  return journal_.size();
-}
 
 Journal ScriptEngine::take_journal() {
   std::lock_guard lock(mu_);
-  Journal out = std::move(journal_);
+  Journal out(std::make_move_iterator(journal_.begin()), std::make_move_iterator(journal_.end()));
+  // The entries are gone: later requests keep counting from where they stopped.
+  first_index_ += journal_.size();
   journal_.clear();
+  records_.clear();
   return out;
 }
 

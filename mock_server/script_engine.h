@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -119,15 +120,31 @@ class ScriptEngine {
   /// calls/text and `completed`. Calling it again overwrites (the last report wins).
   void settle(std::size_t journal_index, const Delivery& delivery);
 
-  /// A copy of the journal so far.
+  /// A copy of the journal so far: every entry, or with a window (set_journal_window) the
+  /// entries still in it, oldest first (their `index` fields say where they stand).
   Journal journal() const;
 
-  /// The number of journal entries so far (without copying them).
+  /// Number of requests journaled so far, in the window or not.
   std::size_t journal_size() const;
 
   /// The journal so far, moved out (the engine's is left empty): for a caller done with the run,
   /// which saves copying every entry's decoded history.
   Journal take_journal();
+
+  /// Keeps at most about `max_entries` (>= 1) journal entries in memory, for a long-running server:
+  /// older entries leave the window in arrival order once settled (an unsettled one leaves anyway
+  /// when the window holds twice `max_entries`), are counted in evicted_summary() and, when
+  /// `keep_evicted`, wait in take_evicted() for the caller to write them out. Settling an entry
+  /// that has left the window does nothing. Call before the first request; without a call the
+  /// engine keeps every entry (harness runs are short and check the whole journal).
+  void set_journal_window(std::size_t max_entries, bool keep_evicted);
+
+  /// Entries that left the window since the last call, oldest first (empty unless
+  /// set_journal_window asked to keep them). The caller must call it regularly: they wait in memory.
+  std::vector<JournalEntry> take_evicted();
+
+  /// Counts over every entry that left the window.
+  JournalSummary evicted_summary() const;
 
   const Script& script() const { return script_; }
 
@@ -155,12 +172,22 @@ class ScriptEngine {
   Plan plan_unary(const WireFormat& format, const Attempt& attempt, const ResponseContext& ctx,
                   JournalEntry& entry, PlanRecord& record) const;
   void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
+  void evict_locked();
 
   Script script_;
   AttemptRewriter rewriter_;
   mutable std::mutex mu_;
-  Journal journal_;
-  std::vector<PlanRecord> records_;     // parallel to journal_
+  // The window: journal_[i] is entry first_index_ + i. A deque grows without moving entries, so
+  // no request waits for a large reallocation under mu_.
+  std::deque<JournalEntry> journal_;
+  std::deque<PlanRecord> records_;      // parallel to journal_
+  std::size_t first_index_ = 0;         // index of journal_.front()
+  std::size_t window_ = 0;              // 0 = keep every entry
+  bool keep_evicted_ = false;
+  std::vector<JournalEntry> evicted_;   // left the window, not yet taken
+  JournalSummary evicted_summary_;
+  // Per turn, the calls of the latest completed attempt that left the window (pairing checks).
+  std::vector<std::optional<std::vector<DeliveredCall>>> evicted_completed_;
   std::vector<int> answered_per_turn_;  // attempt counters, indexed by turn index
 };
 

@@ -645,3 +645,70 @@ TEST_CASE("a known path with the wrong method gets a 404 in that path's envelope
   CHECK(q.status == 404);
   CHECK(json::parse(q.body)["error"].contains("type"));
 }
+
+TEST_CASE("a journal window keeps the latest entries and summarises the ones that left it") {
+  mock::ScriptEngine engine(script_of({{status(429), stream({kText, kStop}, mock::ResetFault{1, 0}),
+                                        stream({kText, kStop})}}));
+  engine.set_journal_window(3, /*keep_evicted=*/true);
+  for (std::size_t i = 0; i < 10; ++i) {
+    const Plan plan = engine.respond(post(json::array({kUser})));
+    REQUIRE(plan.journal_index == i);
+    // Attempt 0 is a status, 1 a reset after one event, 2.. the clean stream (the last repeats).
+    engine.settle(i, {static_cast<int>(std::min<std::size_t>(i, 2)) == 1 ? 1 : 99, i == 1});
+  }
+  CHECK(engine.journal_size() == 10);
+  const auto window = engine.journal();
+  REQUIRE(window.size() == 3);
+  CHECK(window.front().index == 7);
+  CHECK(window.back().index == 9);
+  CHECK(window.back().attempt == 9);  // attempts keep counting past the window
+
+  const auto evicted = engine.take_evicted();
+  REQUIRE(evicted.size() == 7);
+  for (std::size_t i = 0; i < evicted.size(); ++i) CHECK(evicted[i].index == i);
+  CHECK(engine.take_evicted().empty());  // taken once
+
+  const mock::JournalSummary s = engine.evicted_summary();
+  CHECK(s.requests == 7);
+  CHECK(s.completed == 5);  // entries 2..6
+  CHECK(s.played == std::map<std::string, std::size_t>{{"status", 1}, {"stream", 6}});
+  CHECK(s.faults == std::map<std::string, std::size_t>{{"reset", 1}});
+  CHECK(s.statuses == std::map<int, std::size_t>{{200, 6}, {429, 1}});
+  CHECK(mock::journal_summary_to_json(s)["statuses"]["429"] == 1);
+
+  engine.settle(0, {0, true});  // an entry that left the window is not settled again
+  CHECK(engine.evicted_summary() == s);
+}
+
+TEST_CASE("an unsettled entry holds the window until it doubles, then leaves unsettled") {
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  engine.set_journal_window(2, /*keep_evicted=*/false);
+  engine.respond(post(json::array({kUser})));  // entry 0 is never settled
+  for (std::size_t i = 1; i < 3; ++i) {
+    engine.respond(post(json::array({kUser})));
+    engine.settle(i, {1, false});
+  }
+  CHECK(engine.journal().size() == 3);  // 0 waits for its settle
+  CHECK(engine.journal().front().index == 0);
+  engine.respond(post(json::array({kUser})));  // 2 × the window: 0 leaves anyway, then 1
+  const auto window = engine.journal();
+  REQUIRE(window.size() == 2);
+  CHECK(window.front().index == 2);
+  const auto summary = engine.evicted_summary();
+  CHECK(summary.requests == 2);
+  CHECK(summary.completed == 1);  // 0 left unsettled
+  CHECK(engine.take_evicted().empty());  // not kept when not asked to
+}
+
+TEST_CASE("pairing checks still see a completed attempt that left the journal window") {
+  mock::ScriptEngine engine(script_of({{stream({kCall, kStop})}, {stream({kText, kStop})}}));
+  engine.set_journal_window(1, false);
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {1, false});  // the call is delivered and the attempt completes
+  engine.respond(post(json::array({kUser})));  // pushes entry 0 out of the window
+  engine.settle(1, {0, true});
+  engine.respond(post(after_call_turn()));
+  const auto j = engine.journal();
+  REQUIRE(j.back().index == 2);
+  CHECK(j.back().issues.empty());
+}

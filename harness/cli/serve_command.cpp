@@ -1,11 +1,17 @@
 // `hiccup serve [SCENARIO]`: the mock model server standalone, for any client and any test suite.
 // Prints the base URL, serves sessions (the default one from SCENARIO, more over the control API,
 // harness/serve/control_api.h) until SIGINT/SIGTERM, then prints the default session's journal
-// summary (and writes it with --journal).
+// summary (and writes it with --journal). Memory stays bounded however long it serves: a window of
+// the default session's journal is kept, the rest is summarised and streamed to the --journal file
+// as it leaves the window.
 #include <algorithm>
+#include <condition_variable>
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
@@ -56,13 +62,20 @@ unknown session 404, bad body or scenario 400, wrong method 405, unknown control
 Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until deleted or the
 server stops; they are isolated (own script state, journal, ledger, locks).
 
-Stops on SIGINT or SIGTERM and prints one line per request of the default session.
+Stops on SIGINT or SIGTERM and prints one line per request of the default session still in its
+journal window (with a summary of the earlier ones).
 
 options:
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --port N              port to bind (default 0: an ephemeral port)
   --stall-ms-per-s X    real milliseconds per virtual second of a stall (default 1000)
-  --journal FILE        write the default session's journal as JSON to FILE on exit (needs SCENARIO)
+  --journal FILE        write the default session's journal to FILE (needs SCENARIO): one JSON
+                        array, one entry per line, written as entries leave the in-memory window
+                        and completed on exit
+  --journal-window N    default-session journal entries kept in memory (default 1000); older ones
+                        are counted in a summary printed on exit (and written to --journal FILE);
+                        the session's verdict and journal endpoints see the window. Sessions made
+                        over the control API keep their whole journal
   -h, --help            this text
 
 exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
@@ -84,11 +97,60 @@ std::string serve_usage() {
   return usage;
 }
 
+/// Streams journal entries to a file as one JSON array, one entry per line: a background thread
+/// writes the entries that leave the engine's window every 100 ms; finish() writes the rest and
+/// closes the array.
+class JournalFileWriter {
+ public:
+  JournalFileWriter(std::shared_ptr<mock::ScriptEngine> engine, std::ofstream out)
+      : engine_(std::move(engine)), out_(std::move(out)) {
+    out_ << "[";
+    thread_ = std::thread([this] {
+      std::unique_lock lock(mu_);
+      while (!done_) {
+        cv_.wait_for(lock, std::chrono::milliseconds(100));
+        write(engine_->take_evicted());
+      }
+    });
+  }
+
+  /// Writes what is left (evicted entries, then `window`) and closes the array.
+  void finish(const mock::Journal& window) {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      cv_.notify_all();
+    }
+    thread_.join();
+    write(engine_->take_evicted());
+    write(window);
+    out_ << (first_ ? "]\n" : "\n]\n");
+    out_.flush();
+  }
+
+ private:
+  void write(const std::vector<mock::JournalEntry>& entries) {
+    for (const auto& e : entries) {
+      out_ << (first_ ? "\n" : ",\n") << mock::journal_entry_to_json(e).dump();
+      first_ = false;
+    }
+    out_.flush();
+  }
+
+  std::shared_ptr<mock::ScriptEngine> engine_;
+  std::ofstream out_;
+  bool first_ = true;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int serve_command(const Args& args) {
   ArgReader in(args);
-  std::string port_text = "0", scale_text = "1000", journal_path, host = "127.0.0.1", v;
+  std::string port_text = "0", scale_text = "1000", window_text = "1000", journal_path, host = "127.0.0.1", v;
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -96,7 +158,7 @@ int serve_command(const Args& args) {
       return kExitPassed;
     }
     if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
-        in.value("--journal", journal_path)) {
+        in.value("--journal", journal_path) || in.value("--journal-window", window_text)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
@@ -104,6 +166,8 @@ int serve_command(const Args& args) {
   const auto scale = parse_number<int>(scale_text);
   if (!port || *port > 65535) in.set_error("--port expects 0..65535, found \"" + port_text + "\"");
   if (!scale || *scale < 1) in.set_error("--stall-ms-per-s expects a whole number >= 1, found \"" + scale_text + "\"");
+  const auto window = parse_number<int>(window_text);
+  if (!window || *window < 1) in.set_error("--journal-window expects a whole number >= 1, found \"" + window_text + "\"");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (host.empty()) in.set_error("--host expects an address, found \"\"");
@@ -113,21 +177,34 @@ int serve_command(const Args& args) {
   }
   serve::SessionRegistry registry;
   std::string scenario_name;
+  std::shared_ptr<mock::ScriptEngine> default_engine;  // its journal is windowed
   if (!positional.empty()) {
     LoadResult loaded = load_scenario_file(positional.front());
     for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
     if (!loaded.scenario) return kExitInvalidInput;
     scenario_name = loaded.scenario->name;
-    registry.create(std::string(serve::SessionRegistry::kDefaultId), std::move(*loaded.scenario));
+    const auto session = registry.create(std::string(serve::SessionRegistry::kDefaultId), std::move(*loaded.scenario));
+    default_engine = session->engine();
+    default_engine->set_journal_window(static_cast<std::size_t>(*window), !journal_path.empty());
   }
-  serve::ControlApi router(registry);
-
-  // Block the stop signals before the server's threads start, so only sigwait sees them.
+  // Block the stop signals before any thread starts (the journal writer, the server), so only
+  // sigwait sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::unique_ptr<JournalFileWriter> journal_file;
+  if (!journal_path.empty()) {
+    std::ofstream out(journal_path);
+    if (!out) {
+      std::cerr << "error: " << journal_path << ": cannot open the journal file for writing\n";
+      return kExitInvalidInput;
+    }
+    journal_file = std::make_unique<JournalFileWriter>(default_engine, std::move(out));
+  }
+  serve::ControlApi router(registry);
 
   mock::ServerOptions options;
   options.host = host;
@@ -155,16 +232,28 @@ int serve_command(const Args& args) {
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
   if (!default_session) return kExitPassed;
-  nlohmann::json journal = nlohmann::json::array();
-  for (const mock::JournalEntry& e : default_session->journal()) {
-    journal.push_back(mock::journal_entry_to_json(e));
-    std::cerr << "request " << e.index << ": " << e.method << ' ' << e.target
+  // The engine the session plays now (a reset over the control API replaces it with a fresh one,
+  // whose journal is whole); the windowed one when it still plays.
+  const std::shared_ptr<mock::ScriptEngine> engine = default_session->engine();
+  const mock::Journal kept = engine->journal();
+  if (journal_file) journal_file->finish(engine == default_engine ? kept : default_engine->journal());
+  // No windowed engine when the default session was created over the control API.
+  const mock::JournalSummary earlier = default_engine ? default_engine->evicted_summary() : mock::JournalSummary{};
+  if (earlier.requests > 0) {
+    std::cerr << earlier.requests << " earlier requests left the journal window of " << *window << ": "
+              << mock::journal_summary_to_json(earlier).dump() << '\n';
+  }
+  std::string lines;
+  for (const mock::JournalEntry& e : kept) {
+    std::ostringstream line;
+    line << "request " << e.index << ": " << e.method << ' ' << e.target
               << (e.provider.empty() ? "" : " (" + e.provider + ")") << " turn " << e.turn
               << " attempt " << e.attempt << " → " << e.response_status << ' ' << e.played
               << (e.fault.empty() ? "" : " fault " + e.fault) << (e.completed ? " completed" : "")
               << (e.validated ? "" : " REJECTED: " + e.rejection) << '\n';
+    lines += line.str();
   }
-  if (!journal_path.empty()) std::ofstream(journal_path) << journal.dump(2) << '\n';
+  std::cerr << lines;
   return kExitPassed;
 }
 

@@ -48,7 +48,6 @@ struct Fixture {
     mock::ServerOptions o;
     o.max_delay_ms = 10;
     o.stall_ms_per_s = 1;
-    o.threads = 8;
     return o;
   }
 

@@ -1,0 +1,122 @@
+// Tests of the mock server's HTTP/1.1 framing: requests fed whole, byte by byte and pipelined;
+// chunked bodies; limits; response heads and chunks.
+#include <catch2/catch.hpp>
+
+#include "mock_server/http_wire.h"
+
+using Status = mock::RequestParser::Status;
+
+namespace {
+
+/// Feeds `bytes` one at a time; returns the first status that is not kNeedMore/kHeadDone.
+Status feed_bytewise(mock::RequestParser& p, const std::string& bytes) {
+  Status s = Status::kNeedMore;
+  for (char c : bytes) {
+    p.feed(&c, 1);
+    s = p.parse();
+    if (s == Status::kDone || s == Status::kBad) return s;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a request with a Content-Length body parses whole and byte by byte") {
+  const std::string raw =
+      "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\ncontent-length: 11\r\nX-A:  spaced \r\n\r\nhello world";
+  for (bool bytewise : {false, true}) {
+    mock::RequestParser p;
+    Status s;
+    if (bytewise) {
+      s = feed_bytewise(p, raw);
+    } else {
+      p.feed(raw.data(), raw.size());
+      s = p.parse();
+    }
+    REQUIRE(s == Status::kDone);
+    CHECK(p.request().method == "POST");
+    CHECK(p.request().target == "/v1/messages?beta=true");
+    CHECK(p.request().body == "hello world");
+    CHECK(p.request().header("x-a") == "spaced");
+    CHECK(p.request().keep_alive);
+    CHECK_FALSE(p.has_bytes() == false);  // the request is still buffered until next()
+    p.next();
+    CHECK_FALSE(p.has_bytes());
+  }
+}
+
+TEST_CASE("pipelined requests parse one after the other") {
+  const std::string raw =
+      "GET / HTTP/1.1\r\n\r\nPOST /a HTTP/1.1\r\nContent-Length: 2\r\n\r\nhiHEAD / HTTP/1.0\r\n\r\n";
+  mock::RequestParser p;
+  p.feed(raw.data(), raw.size());
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().method == "GET");
+  CHECK(p.request().body.empty());
+  p.next();
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().target == "/a");
+  CHECK(p.request().body == "hi");
+  p.next();
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().method == "HEAD");
+  CHECK_FALSE(p.request().keep_alive);  // HTTP/1.0 without keep-alive
+  p.next();
+  CHECK(p.parse() == Status::kNeedMore);
+}
+
+TEST_CASE("a chunked request body is decoded with extensions and trailers dropped") {
+  const std::string raw =
+      "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+      "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n";
+  mock::RequestParser p;
+  REQUIRE(feed_bytewise(p, raw) == Status::kDone);
+  CHECK(p.request().body == "hello world");
+  CHECK_FALSE(p.request().keep_alive);
+}
+
+TEST_CASE("the head of a request with Expect 100-continue is reported before its body") {
+  const std::string head = "POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+  mock::RequestParser p;
+  p.feed(head.data(), head.size());
+  REQUIRE(p.parse() == Status::kHeadDone);
+  CHECK(p.request().expect_continue);
+  CHECK(p.parse() == Status::kNeedMore);
+  p.feed("abc", 3);
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().body == "abc");
+}
+
+TEST_CASE("malformed and oversized requests are refused with 400, 413, 431 or 501") {
+  auto status_of = [](const std::string& raw, mock::ParserLimits limits = {}) {
+    mock::RequestParser p(limits);
+    p.feed(raw.data(), raw.size());
+    const Status s = p.parse();
+    return s == Status::kBad ? p.error_status() : 0;
+  };
+  CHECK(status_of("NONSENSE\r\n\r\n") == 400);
+  CHECK(status_of("GET / HTTP/2.0\r\n\r\n") == 400);
+  CHECK(status_of("GET / HTTP/1.1\r\nno colon\r\n\r\n") == 400);
+  CHECK(status_of("POST / HTTP/1.1\r\nContent-Length: x1\r\n\r\n") == 400);
+  CHECK(status_of("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n") == 501);
+  CHECK(status_of("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == 400);
+  mock::ParserLimits small;
+  small.max_body_bytes = 10;
+  small.max_head_bytes = 64;
+  CHECK(status_of("POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", small) == 413);
+  CHECK(status_of("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nb\r\n", small) == 413);
+  CHECK(status_of("GET / HTTP/1.1\r\nX: " + std::string(100, 'a'), small) == 431);
+  CHECK(status_of("GET / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", small) == 0);
+}
+
+TEST_CASE("response heads carry the framing and chunks are hex-sized") {
+  CHECK(mock::response_head(200, "text/event-stream", {}, -1, true) ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+  CHECK(mock::response_head(429, "application/json", {{"retry-after", "3"}}, 2, false) ==
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nretry-after: 3\r\n"
+        "Content-Length: 2\r\nConnection: close\r\n\r\n");
+  std::string out;
+  mock::append_chunk(out, std::string(26, 'x'));
+  mock::append_chunk(out, "");
+  CHECK(out == "1a\r\n" + std::string(26, 'x') + "\r\n");
+}
