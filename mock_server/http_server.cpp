@@ -175,6 +175,34 @@ int MockHttpServer::start() {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
 
+  // Hostile requests: a body over max_body_bytes is refused unread (413), a request line or
+  // header over cpp-httplib's 8,192 bytes is a 400; both in the path's provider envelope (the
+  // scenario's provider for unknown paths). A peer that stalls mid-request or stops reading is
+  // dropped after io_timeout_ms per read or write; other connections are served meanwhile.
+  server->set_payload_max_length(options_.max_body_bytes);
+  const auto io_timeout = std::chrono::milliseconds(std::max(1, options_.io_timeout_ms));
+  server->set_read_timeout(io_timeout);
+  server->set_write_timeout(io_timeout);
+  server->set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    // The script's own answers always carry a Content-Type: leave those as they are.
+    if (res.has_header("Content-Type") || !res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const WireFormat* format = format_for_path(req.path);
+    if (format == nullptr) format = wire_format(engine_.script().provider);
+    if (format == nullptr) format = wire_formats().front();
+    std::string message = format->default_message(res.status);
+    if (res.status == 413) {
+      message = "the request body is larger than " + std::to_string(options_.max_body_bytes) + " bytes";
+    } else if (res.status == 400) {
+      message = "the request could not be read: a request line or header over 8192 bytes, or bytes "
+                "that stopped arriving for " + std::to_string(options_.io_timeout_ms) + " ms";
+    }
+    ErrorAnswer answer = format->error_answer(res.status, message, std::nullopt);
+    for (const auto& [name, value] : answer.headers) res.set_header(name.c_str(), value);
+    res.set_content(answer.body, "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+
   const double stall_ms_per_s = options_.stall_ms_per_s;
   const int max_delay_ms = options_.max_delay_ms;
   auto stopping = stopping_;

@@ -25,6 +25,12 @@ struct ServerOptions {
   double stall_ms_per_s = 20;   ///< real milliseconds slept per virtual second of a stall fault
   int max_delay_ms = -1;        ///< caps delay_ms / idle_ms when >= 0; -1 = the real values
   int threads = 8;              ///< worker threads (one per open connection)
+  /// Request bodies larger than this get 413 in the path's provider envelope, unread (32 MiB:
+  /// Anthropic's documented Messages API request limit, the largest of the four providers').
+  std::size_t max_body_bytes = 32u << 20;
+  /// A request's bytes must keep arriving, and an answer's be taken, within this many ms per
+  /// read or write; otherwise the connection is closed (slowloris, clients that never read).
+  int io_timeout_ms = 5000;
 };
 
 /// An answer made without a script engine (a control API, an unknown session): sent as is.
