@@ -261,3 +261,38 @@ TEST_CASE("a client that never reads its answer is dropped after the I/O timeout
   CHECK(answer.size() < big.size());
   CHECK(answer.find("\r\n0\r\n\r\n") == std::string::npos);  // no chunked terminator
 }
+
+TEST_CASE("JSON nested 100000 deep inside a string of the request is refused, not a stack overflow") {
+  // fuzz/mock_request_fuzz with these bodies: the engine's text scan cannot see into strings, and
+  // decoding the OpenAI `arguments` string (and a tool result's content) overflowed the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<std::pair<std::string, json>> requests = {
+      {kChat, {{"model", "gpt"}, {"stream", true},
+               {"messages", {{{"role", "user"}, {"content", "go"}},
+                             {{"role", "assistant"}, {"content", nullptr},
+                              {"tool_calls", {{{"id", "call_1"}, {"type", "function"},
+                                               {"function", {{"name", "shell"}, {"arguments", deep}}}}}}},
+                             {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", deep}}}}}},
+      {"/v1/responses", {{"model", "gpt"}, {"stream", true},
+                         {"input", {{{"role", "user"}, {"content", "go"}},
+                                    {{"type", "function_call"}, {"call_id", "call_1"}, {"name", "shell"}, {"arguments", deep}},
+                                    {{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", deep}}}}}},
+      {kAnthropic, {{"model", "claude"}, {"max_tokens", 10}, {"stream", true},
+                    {"messages", {{{"role", "user"}, {"content", "go"}},
+                                  {{"role", "assistant"}, {"content", {{{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "shell"}, {"input", json::object()}}}}},
+                                  {{"role", "user"}, {"content", {{{"type", "tool_result"}, {"tool_use_id", "toolu_1"}, {"content", deep}}}}}}}}},
+      {kGemini, {{"contents", {{{"role", "user"}, {"parts", {{{"text", "go"}}}}},
+                               {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "shell"}, {"args", json::object()}}}}}}},
+                               {{"role", "user"}, {"parts", {{{"functionResponse", {{"name", "shell"}, {"response", {{"content", deep}}}}}}}}}}}}},
+  };
+  for (const auto& [target, body] : requests) {
+    INFO(target);
+    mock::ScriptEngine engine(text_script("Deploying."));
+    const mock::Plan plan = engine.respond(mock::Request{"POST", target, body.dump()});
+    // Decoded (the deep text stays an opaque string) and played as turn 1, past this one-turn
+    // script: before the fix the process died while decoding.
+    CHECK(plan.status == 500);
+    CHECK(plan.body.find("unscripted request: turn 1") != std::string::npos);
+    CHECK(mock::parse_json(deep).is_discarded());
+  }
+}
