@@ -3,6 +3,8 @@
 # seed corpora from the bundled scenarios (build-fuzz/corpus/seeds/TARGET), then runs each target
 # for SECONDS (default 30) on 1 job and prints, per target, the inputs executed and the crashes.
 # A crash leaves its input in build-fuzz/crashes/TARGET/ and makes the script exit 1.
+# The same tree (-O1, ASan+UBSan, coverage) also holds the whole ctest: scripts/sanitize.sh asan
+# runs it there (--configure-only configures it and stops).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,9 @@ done
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHICCUP_FUZZ=ON >/dev/null
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DHICCUP_FUZZ=ON >/dev/null
+[ "$seconds" = --configure-only ] && exit 0
 ninja -C "$build" -j"${JOBS:-2}" hiccup_fuzz_seeds "${targets[@]}"
 rm -rf "$build/corpus/seeds"
 ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/hiccup_fuzz_seeds" . "$build/corpus/seeds"
