@@ -187,8 +187,16 @@ int MockHttpServer::start() {
                                                                          httplib::Response& res) {
     // The script's own answers always carry a Content-Type: leave those as they are.
     if (res.has_header("Content-Type") || !res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const WireFormat* format = format_for_path(req.path);
-    if (format == nullptr) format = wire_format(engine_.script().provider);
+    // The provider whose path ends the request path (a session's /s/{id} prefix aside), else the
+    // provider of the engine the path routes to (HEAD: the router has no side effect for it).
+    const WireFormat* format = nullptr;
+    for (std::size_t at = 0; at != std::string::npos && format == nullptr; at = req.path.find('/', at + 1)) {
+      format = format_for_path(std::string_view(req.path).substr(at));
+    }
+    if (format == nullptr && req.path.rfind("/_hiccup", 0) != 0) {
+      const Route route = router_.route("HEAD", req.target, "");
+      if (route.engine) format = wire_format(route.engine->script().provider);
+    }
     if (format == nullptr) format = wire_formats().front();
     std::string message = format->default_message(res.status);
     if (res.status == 413) {
