@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <variant>
@@ -19,6 +20,29 @@ namespace harness {
 namespace {
 
 using nlohmann::json;
+
+std::string too_large(std::uintmax_t bytes) {
+  return "the file is " + std::to_string(bytes) + " bytes; scenario files are limited to " +
+         std::to_string(kMaxScenarioBytes) + " bytes";
+}
+
+// Thrown by parse_json_bounded when the text nests deeper than mock::kMaxJsonDepth.
+struct TooDeep {};
+
+// json::parse with a depth limit enforced by the parser itself, as it descends: nlohmann's parser
+// is iterative, but copies, dumps and our validator recurse and overflow the stack near 100,000
+// levels. Counting in the parser (not in a text scan) also counts brackets after a `"` in a
+// `//` comment right. Throws TooDeep, or json::parse_error for invalid JSON (UTF-8 included).
+json parse_json_bounded(std::string_view text, bool ignore_comments) {
+  const json::parser_callback_t limit = [](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        static_cast<std::size_t>(depth) >= mock::kMaxJsonDepth) {
+      throw TooDeep{};
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/true, ignore_comments);
+}
 
 std::string type_of(const json& j) {
   switch (j.type()) {
@@ -669,16 +693,17 @@ std::string format_problem(const LoadProblem& problem) {
 
 LoadResult parse_scenario(std::string_view text, const std::string& file) {
   LoadResult result;
-  // Recursive JSON code overflows the stack on absurd nesting: refuse it before parsing.
-  if (mock::json_nesting_depth(text, mock::kMaxJsonDepth) > mock::kMaxJsonDepth) {
-    result.problems.push_back({file, "", "arrays and objects nest deeper than " +
-                                             std::to_string(mock::kMaxJsonDepth) +
-                                             " levels (brackets in comments count too)"});
+  if (text.size() > kMaxScenarioBytes) {
+    result.problems.push_back({file, "", too_large(text.size())});
     return result;
   }
   json root;
   try {
-    root = json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/true);
+    root = parse_json_bounded(text, /*ignore_comments=*/true);
+  } catch (const TooDeep&) {
+    result.problems.push_back({file, "", "arrays and objects nest deeper than " +
+                                             std::to_string(mock::kMaxJsonDepth) + " levels"});
+    return result;
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     auto pos = what.find("] ");
@@ -711,6 +736,12 @@ LoadResult load_scenario_file(const std::string& path) {
   if (!in || std::filesystem::is_directory(path, ec)) {
     LoadResult r;
     r.problems.push_back({path, "", "cannot read file"});
+    return r;
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxScenarioBytes) {
+    LoadResult r;
+    r.problems.push_back({path, "", too_large(size)});
     return r;
   }
   std::ostringstream buf;
@@ -807,15 +838,26 @@ std::string write_scenario(const Scenario& s) { return scenario_to_json(s).dump(
 bool is_report_dir(const std::string& dir) {
   std::ifstream in(std::filesystem::path(dir) / "summary.json");
   if (!in) return false;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  json j;
+  try {
+    j = parse_json_bounded(text, /*ignore_comments=*/false);
+  } catch (...) {
+    return false;
+  }
   return j.is_object() && j.contains("command") && j.contains("cases");
 }
 
 bool looks_like_scenario_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return true;  // the loader says why it cannot be read
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) return true;  // not JSON: the loader reports the syntax error
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  json j;
+  try {
+    j = parse_json_bounded(text, /*ignore_comments=*/true);
+  } catch (...) {
+    return true;  // not JSON, or too deep: the loader reports why
+  }
   return j.is_object() && j.contains("turns");
 }
 

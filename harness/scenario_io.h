@@ -34,6 +34,10 @@ struct LoadResult {
   std::vector<LoadProblem> problems;
 };
 
+/// The largest scenario file the loader reads, in bytes (16 MiB; the bundled ones are under 10 KB):
+/// a larger file is one problem, read no further, so a hostile file cannot exhaust memory.
+inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
+
 /// Parses and validates scenario JSON text (`//` comments allowed). `file` is only used to label
 /// problems and is stored as the scenario's `source_path`. Never throws.
 [[nodiscard]] LoadResult parse_scenario(std::string_view text, const std::string& file);
@@ -47,7 +51,9 @@ struct LoadResult {
 [[nodiscard]] std::vector<LoadProblem> status_problems(const Scenario& scenario, std::string_view provider,
                                                        const std::string& file);
 
-/// Reads `path` and parses it; an unreadable file gives one problem with pointer "". Never throws.
+/// Reads `path` and parses it; an unreadable file, or one larger than kMaxScenarioBytes, gives one
+/// problem with pointer "". Arrays and objects nested deeper than mock::kMaxJsonDepth (512) and
+/// invalid UTF-8 are problems too. Never throws.
 [[nodiscard]] LoadResult load_scenario_file(const std::string& path);
 
 /// The scenario's JSON form, keys in SCENARIO-FORMAT.md order ($schema, schema, name, description,

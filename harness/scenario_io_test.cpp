@@ -419,6 +419,65 @@ TEST_CASE("a scenario nested absurdly deep is one problem, not a crash") {
   CHECK_FALSE(r.scenario.has_value());
 }
 
+namespace {
+/// A minimal scenario whose one call's args are {"x": VALUE}, after an optional leading comment.
+std::string scenario_with_args_value(const std::string& value, const std::string& comment = "") {
+  return comment + R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[{"call":{"name":"f","args":{"x":)" +
+         value + R"(}}},{"finish":"stop"}]}]},{"attempts":[{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+}
+std::string nested(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+}  // namespace
+
+TEST_CASE("a quote inside a comment does not hide the nesting of the brackets after it") {
+  // The depth used to be counted by a text scan that took the comment's quote for a string's
+  // start and saw none of the brackets after it: the parse went ahead and the validator overflowed
+  // the stack (hiccup lint: segmentation fault).
+  for (const char* comment : {"// \"\n", "/* \" */ ", "/* \"\\\" */"}) {
+    const harness::LoadResult r = parse_scenario(scenario_with_args_value(nested(100000), comment), "c.json");
+    REQUIRE(r.problems.size() == 1u);
+    CHECK(r.problems[0].file == "c.json");
+    CHECK(r.problems[0].pointer.empty());
+    CHECK(r.problems[0].message == "arrays and objects nest deeper than 512 levels");
+  }
+}
+
+TEST_CASE("a million levels of nesting is one problem and 512 levels in all is accepted") {
+  const harness::LoadResult million = parse_scenario(scenario_with_args_value(nested(1000000)), "m.json");
+  REQUIRE(million.problems.size() == 1u);
+  CHECK(million.problems[0].message.find("deeper than 512") != std::string::npos);
+  // The document, turns, the turn, attempts, the attempt, events, the event, call, args: 9 levels
+  // above the value of "x"; 503 more make 512 (accepted), 504 make 513 (refused).
+  const harness::LoadResult at_limit = parse_scenario(scenario_with_args_value(nested(503)), "l.json");
+  CHECK(at_limit.problems.empty());
+  const harness::LoadResult over = parse_scenario(scenario_with_args_value(nested(504)), "o.json");
+  REQUIRE(over.problems.size() == 1u);
+  CHECK(over.problems[0].message.find("deeper than 512") != std::string::npos);
+}
+
+TEST_CASE("invalid UTF-8 in a scenario is a syntax problem with its byte offset") {
+  std::string text = scenario_with_args_value(R"("ab)" + std::string("\xff\xfe") + R"(")");
+  const harness::LoadResult r = parse_scenario(text, "u.json");
+  REQUIRE(r.problems.size() == 1u);
+  CHECK(r.problems[0].message.rfind("invalid json at byte ", 0) == 0);
+  CHECK(r.problems[0].message.find("UTF-8") != std::string::npos);
+}
+
+TEST_CASE("a scenario file larger than 16 MiB is refused before it is read") {
+  const auto path = std::filesystem::temp_directory_path() / "hiccup-huge-scenario.json";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "{\"turns\": \"";
+  }
+  std::filesystem::resize_file(path, 100u << 20);  // 100 MB, sparse: cheap to create
+  const harness::LoadResult r = harness::load_scenario_file(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(r.problems.size() == 1u);
+  CHECK(r.problems[0].message == "the file is 104857600 bytes; scenario files are limited to 16777216 bytes");
+  // The same limit holds for text handed to parse_scenario directly.
+  const std::string big(harness::kMaxScenarioBytes + 1, ' ');
+  CHECK(parse_scenario(big, "b.json").problems.at(0).message.find("limited to 16777216 bytes") != std::string::npos);
+}
+
 TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one attempt have distinct ids") {
   auto problems_of = [](const std::string& attempt) {
     const std::string text = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[)" + attempt +

@@ -92,7 +92,7 @@ json response_of(const json& block) {
   auto it = block.find("content");
   if (it == block.end()) return json::object();
   if (it->is_string()) {
-    json parsed = json::parse(it->get<std::string>(), nullptr, false);
+    json parsed = parse_json(it->get<std::string>());
     if (parsed.is_object()) return parsed;
   }
   return json{{"content", *it}};
@@ -418,7 +418,7 @@ std::string duplicate_tool_use_id_message(std::size_t n, std::size_t m) {
 
 DecodedRequest decode_messages(std::string_view body) {
   DecodedRequest out;
-  const json parsed = json::parse(body, nullptr, false);
+  const json parsed = parse_json(body);
   if (parsed.is_object()) {
     out.model = str_field(parsed, "model");
     out.streaming = parsed.contains("stream") && parsed["stream"].is_boolean() &&

@@ -232,7 +232,7 @@ class GeminiFormat final : public WireFormat {
     if (auto rejection = validate_request(body, &parsed)) {
       out.rejection = std::move(*rejection);
       // Keep what we can parse for the record.
-      auto j = nlohmann::json::parse(body, nullptr, false);
+      auto j = parse_json(body);
       if (j.is_object() && j.contains("contents") && j["contents"].is_array()) out.contents = j["contents"];
       return out;
     }

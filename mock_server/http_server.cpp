@@ -268,10 +268,29 @@ class SingleEngineRouter : public RequestRouter {
   std::shared_ptr<ScriptEngine> engine_;
 };
 
-/// The answer to a request the parser refused (no journal entry: the engine never saw it).
-std::string refusal(int status, const std::string& message) {
-  const std::string body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump();
-  return response_head(status, "application/json", {}, static_cast<long long>(body.size()), false) + body;
+/// The answer to a request the parser refused (no journal entry: the engine never saw it): in the
+/// envelope of the provider whose path ends `target` (a session's /s/{id} prefix aside), else of
+/// the provider of the engine the target routes to, else hiccup's own {"error":{code,message}}.
+std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  const WireFormat* format = nullptr;
+  for (std::size_t at = 0; at != std::string_view::npos && format == nullptr && !path.empty(); at = path.find('/', at + 1)) {
+    format = format_for_path(path.substr(at));
+  }
+  if (format == nullptr && !path.empty() && path.rfind("/_hiccup", 0) != 0) {
+    const Route route = router.route("HEAD", std::string(target), "");  // HEAD: no side effect
+    if (route.engine) format = wire_format(route.engine->script().provider);
+  }
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (format) {
+    ErrorAnswer answer = format->error_answer(status, message, std::nullopt);
+    body = std::move(answer.body);
+    headers = std::move(answer.headers);
+  } else {
+    body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump();
+  }
+  return response_head(status, "application/json", headers, static_cast<long long>(body.size()), false) + body;
 }
 
 }  // namespace
@@ -405,7 +424,7 @@ void MockHttpServer::serve_connection(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     timeout_set_ms = ms;
   };
-  RequestParser parser;
+  RequestParser parser(ParserLimits{options_.max_head_bytes, options_.max_body_bytes});
   PlanWriter writer(options_, fd, shared.stopping, shared.origin);
   char buf[16 * 1024];
   while (!shared.stopping.load()) {
@@ -424,7 +443,8 @@ void MockHttpServer::serve_connection(int fd) {
       status = parser.parse();
     }
     if (status == RequestParser::Status::kBad) {
-      send_all(fd, refusal(parser.error_status(), parser.error()), options_.io_timeout_ms, shared.stopping);
+      send_all(fd, refusal(parser.error_status(), parser.error(), parser.request().target, router_), options_.io_timeout_ms,
+               shared.stopping);
       return;
     }
     HttpRequest& req = parser.request();

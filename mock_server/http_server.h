@@ -27,6 +27,11 @@ struct ServerOptions {
   /// A request that stops arriving half-way, or an answer the client stops reading, ends the
   /// connection after this long without progress.
   int io_timeout_ms = 5000;
+  /// Request bodies larger than this get 413 in the path's provider envelope, unread (32 MiB:
+  /// Anthropic's documented Messages API request limit, the largest of the four providers').
+  std::size_t max_body_bytes = 32u << 20;
+  /// A request line and headers larger than this get 431 in the path's provider envelope.
+  std::size_t max_head_bytes = 64u << 10;
 };
 
 /// An answer made without a script engine (a control API, an unknown session): sent as is.

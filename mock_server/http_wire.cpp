@@ -80,14 +80,23 @@ RequestParser::Status RequestParser::parse_head() {
   // Empty lines before a request line are ignored (RFC 9112 §2.2).
   while (buf_.compare(pos_, 2, "\r\n") == 0) pos_ += 2;
   const std::size_t end = buf_.find("\r\n\r\n", pos_);
-  if (end == std::string::npos) {
-    if (buf_.size() - pos_ > limits_.max_head_bytes) {
-      return fail(431, "the request head is longer than " + std::to_string(limits_.max_head_bytes) + " bytes");
+  // A head over the limit: its target, when the request line arrived whole, still says which
+  // provider's envelope the 431 goes out in.
+  auto too_long = [&] {
+    const std::size_t eol = buf_.find("\r\n", pos_);
+    if (eol != std::string::npos && eol - pos_ <= limits_.max_head_bytes) {
+      const std::string_view line(buf_.data() + pos_, eol - pos_);
+      const std::size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
+      if (sp1 != std::string_view::npos && sp2 > sp1) req_.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
     }
+    return fail(431, "the request head is longer than " + std::to_string(limits_.max_head_bytes) + " bytes");
+  };
+  if (end == std::string::npos) {
+    if (buf_.size() - pos_ > limits_.max_head_bytes) return too_long();
     return Status::kNeedMore;
   }
   if (end - pos_ > limits_.max_head_bytes) {
-    return fail(431, "the request head is longer than " + std::to_string(limits_.max_head_bytes) + " bytes");
+    return too_long();
   }
   const std::string_view head(buf_.data() + pos_, end - pos_);
   const std::size_t line_end = head.find("\r\n");

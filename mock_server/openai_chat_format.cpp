@@ -125,7 +125,7 @@ json parse_arguments(const json* arguments) {
   if (!arguments->is_string()) return *arguments;
   const std::string& text = arguments->get_ref<const std::string&>();
   if (text.empty()) return json::object();
-  json parsed = json::parse(text, nullptr, false);
+  json parsed = parse_json(text);
   return parsed.is_discarded() ? json(text) : parsed;
 }
 
@@ -223,7 +223,7 @@ std::optional<Rejection> decode_messages(const json& messages, json& contents) {
       if (!id.empty()) fr["id"] = id;
       const json* content = member(m, "content");
       const std::string text = content_text(content);
-      json response = json::parse(text, nullptr, false);
+      json response = parse_json(text);
       fr["response"] = response.is_discarded() ? json(text) : response;
       if (!last_is_tool_group) {
         contents.push_back({{"role", "user"}, {"parts", json::array()}});
@@ -453,7 +453,7 @@ class Format final : public WireFormat {
     auto reject = [&](std::string message) {
       if (!out.rejection) out.rejection = Rejection{400, std::move(message), false};
     };
-    const json parsed = json::parse(body, nullptr, false);
+    const json parsed = parse_json(body);
     if (parsed.is_discarded()) {
       // The API's answer to a body that is not JSON.
       reject("We could not parse the JSON body of your request. (HINT: This likely means you "

@@ -497,7 +497,7 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
       const std::string name = str(item, "name");
       json call = {{"name", name}, {"args", json::object()}, {"id", call_id}};
       if (auto a = item.find("arguments"); a != item.end() && a->is_string()) {
-        json parsed = json::parse(a->get<std::string>(), nullptr, false);
+        json parsed = parse_json(a->get<std::string>());
         call["args"] = parsed.is_discarded() ? *a : parsed;
       }
       history.model_parts(json::array({{{"functionCall", std::move(call)}}}));
@@ -592,7 +592,7 @@ class Format final : public WireFormat {
 
   DecodedRequest decode_request(std::string_view, std::string_view body) const override {
     DecodedRequest out;
-    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    json j = parse_json(body);
     if (j.is_discarded()) {
       out.rejection = reject(std::string(kBadJsonMessage));
       return out;

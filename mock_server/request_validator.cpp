@@ -63,7 +63,7 @@ std::optional<Rejection> check_pairing(const nlohmann::json& contents) {
 }
 
 std::optional<Rejection> validate_request(std::string_view body, nlohmann::json* parsed) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = parse_json(body);
   if (j.is_discarded()) {
     return reject("Invalid JSON payload received. Unexpected token.");
   }

@@ -44,6 +44,24 @@ const WireFormat* format_for_path(std::string_view path) {
   return nullptr;
 }
 
+nlohmann::json parse_json(std::string_view text) {
+  struct TooDeep {};
+  const nlohmann::json::parser_callback_t limit = [](int depth, nlohmann::json::parse_event_t event,
+                                                     nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        static_cast<std::size_t>(depth) >= kMaxJsonDepth) {
+      throw TooDeep{};
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), limit);
+  } catch (...) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+}
+
 std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {
   std::size_t depth = 0, deepest = 0;
   bool in_string = false, escaped = false;

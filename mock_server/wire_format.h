@@ -220,6 +220,13 @@ std::size_t json_nesting_depth(std::string_view text, std::size_t cap);
 /// The deepest request body the server decodes; deeper ones get a 400 in the provider's envelope.
 inline constexpr std::size_t kMaxJsonDepth = 512;
 
+/// json::parse for request text, also JSON held in a string (OpenAI's `arguments`, a tool
+/// result's content), which json_nesting_depth cannot see into: a discarded value
+/// (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth, checked by the
+/// parser as it descends. Never throws. (A 100,000-deep `arguments` string overflowed the stack
+/// of `hiccup serve`; found with fuzz/mock_request_fuzz.)
+nlohmann::json parse_json(std::string_view text);
+
 /// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never
 /// split a UTF-8 sequence (fewer pieces when `text` has fewer characters; one "" piece for "").
 std::vector<std::string> split_fragments(const std::string& text, int n);

@@ -40,7 +40,7 @@ class AnthropicDecoder final : public IStreamDecoder {
  public:
   DecodedChunk on_frame(const SseFrame& frame) override {
     DecodedChunk out;
-    const json data = json::parse(frame.data, nullptr, false);
+    const json data = parse_json(frame.data);
     if (frame.kind == SseFrame::Kind::kErrorObject) {
       out.stream_error = error_text(data).value_or(frame.data);
       return out;
@@ -96,7 +96,7 @@ class AnthropicDecoder final : public IStreamDecoder {
       if (!b.streamed || b.partial_json.empty()) {
         call.args = b.input;
       } else {
-        json args = json::parse(b.partial_json, nullptr, false);
+        json args = parse_json(b.partial_json);
         if (!args.is_object()) {
           // The tool_use input does not parse (the SDK throws here): a malformed call.
           out.finish = FinishClass::kMalformedCall;
@@ -186,7 +186,7 @@ class AnthropicCodec final : public ICodec {
 
   DecodedChunk decode_body(std::string_view body) const override {
     DecodedChunk out;
-    const json m = json::parse(body, nullptr, false);
+    const json m = parse_json(body);
     if (!m.is_object()) {
       out.undecodable = true;
       return out;
@@ -220,7 +220,7 @@ class AnthropicCodec final : public ICodec {
 
   ProviderError parse_error(std::string_view body, const Headers& headers) const override {
     ProviderError out;
-    out.message = error_text(json::parse(body, nullptr, false)).value_or("");
+    out.message = error_text(parse_json(body)).value_or("");
     out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;
   }

@@ -25,6 +25,24 @@ const std::vector<std::string>& codec_names() {
   return names;
 }
 
+nlohmann::json parse_json(std::string_view text) {
+  struct TooDeep {};
+  const nlohmann::json::parser_callback_t limit = [](int depth, nlohmann::json::parse_event_t event,
+                                                     nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        static_cast<std::size_t>(depth) >= kMaxJsonDepth) {
+      throw TooDeep{};
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), limit);
+  } catch (...) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
+}
+
 std::optional<nlohmann::json> repair_json(std::string_view prefix) {
   std::string text(prefix);
   // Walk the text, tracking open containers and whether we are inside a string.
@@ -91,7 +109,7 @@ std::optional<nlohmann::json> repair_json(std::string_view prefix) {
   }
   if (text.empty()) return nlohmann::json::object();
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) text.push_back(*it == '{' ? '}' : ']');
-  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  auto parsed = parse_json(text);
   if (parsed.is_discarded()) return std::nullopt;
   return parsed;
 }

@@ -109,6 +109,16 @@ const ICodec* codec_for(std::string_view provider);
 /// The provider names the runtime speaks, in a fixed order.
 const std::vector<std::string>& codec_names();
 
+/// The deepest nesting of arrays and objects the runtime decodes in a provider's answer (the mock
+/// server's limit for requests, mock::kMaxJsonDepth): deeper JSON reads as undecodable, because
+/// copying or dumping it recurses once per level and would overflow the stack (a 100,000-deep
+/// call argument from a hostile server crashed the runtime; found by fuzz/codec_stream_fuzz).
+inline constexpr std::size_t kMaxJsonDepth = 512;
+
+/// json::parse for text from the wire: a discarded value (is_discarded()) when `text` is not
+/// JSON or nests deeper than kMaxJsonDepth, checked by the parser as it descends. Never throws.
+nlohmann::json parse_json(std::string_view text);
+
 /// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)
 /// and parses it; nullopt when even the repaired text does not parse. "" repairs to `{}`.
 /// `{"command":"./depl` → `{"command":"./depl"}`.

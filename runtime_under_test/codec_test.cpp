@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_under_test/codec.h"
+#include "runtime_under_test/sse_decoder.h"
+
+#include <map>
 
 using nlohmann::json;
 
@@ -34,4 +37,36 @@ TEST_CASE("header_value matches names case-insensitively against lower-case name
   CHECK(rut::header_value(h, "retry-after") == std::optional<std::string>("30"));
   CHECK(rut::header_value(h, "retry-after-ms") == std::optional<std::string>("1500"));
   CHECK_FALSE(rut::header_value(h, "x-should-retry").has_value());
+}
+
+TEST_CASE("parse_json refuses nesting deeper than 512 levels and invalid JSON as discarded") {
+  const auto nested = [](std::size_t n) { return std::string(n, '[') + std::string(n, ']'); };
+  CHECK(rut::parse_json(nested(512)).is_array());
+  CHECK(rut::parse_json(nested(513)).is_discarded());
+  CHECK(rut::parse_json(nested(1000000)).is_discarded());
+  CHECK(rut::parse_json("{\"a\":").is_discarded());
+  CHECK(rut::parse_json("\"\xff\"").is_discarded());
+  CHECK(rut::parse_json(R"({"a":[1,{"b":2}]})") == json::parse(R"({"a":[1,{"b":2}]})"));
+}
+
+TEST_CASE("a stream frame nested 100000 deep is undecodable for every codec, not a stack overflow") {
+  // fuzz/codec_stream_fuzz found it: Gemini's decoder copied the functionCall args of a frame
+  // like this one recursively and overflowed the stack (ASan: stack-overflow).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::map<std::string, std::string> frames = {
+      {"gemini", R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":)" + deep + "}}}]}}]}"},
+      {"openai-chat", R"({"choices":[{"index":0,"delta":{"content":)" + deep + "}}]}"},
+      {"openai-responses", R"({"type":"response.output_item.done","item":)" + deep + "}"},
+      {"anthropic", R"({"type":"content_block_start","index":0,"content_block":)" + deep + "}"},
+  };
+  for (const auto& [provider, data] : frames) {
+    INFO(provider);
+    const rut::ICodec* codec = rut::codec_for(provider);
+    REQUIRE(codec != nullptr);
+    auto decoder = codec->stream_decoder();
+    const rut::DecodedChunk chunk = decoder->on_frame(rut::SseFrame{rut::SseFrame::Kind::kData, data, ""});
+    CHECK(chunk.undecodable);
+    CHECK(chunk.parts.empty());
+    CHECK(codec->decode_body(data).undecodable);
+  }
 }

@@ -40,7 +40,7 @@ std::optional<double> parse_duration_s(std::string_view text) {
 }
 
 std::optional<GeminiError> parse_error(std::string_view body) {
-  json parsed = json::parse(body, nullptr, false);
+  json parsed = parse_json(body);
   if (!parsed.is_object() || !parsed.contains("error") || !parsed["error"].is_object()) {
     return std::nullopt;
   }
@@ -61,7 +61,7 @@ std::optional<GeminiError> parse_error(std::string_view body) {
 }
 
 std::optional<GeminiFrame> parse_frame(std::string_view data) {
-  json parsed = json::parse(data, nullptr, false);
+  json parsed = parse_json(data);
   if (!parsed.is_object()) return std::nullopt;
   GeminiFrame frame;
   if (parsed.contains("error")) {

@@ -122,7 +122,7 @@ DecodedChunk error_chunk(const json& error) {
 /// Arguments text → a JSON object; nullopt when it does not parse as one ("" is `{}`).
 std::optional<json> parse_arguments(const std::string& text) {
   if (text.empty()) return json::object();
-  json parsed = json::parse(text, nullptr, false);
+  json parsed = parse_json(text);
   if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
   return parsed;
 }
@@ -162,7 +162,7 @@ void apply_tool_call_deltas(const json& entries, std::vector<OpenCall>& calls) {
 /// this is the moment a streamed call's arguments are whole.
 bool is_complete_object(const std::string& text) {
   if (text.empty()) return false;
-  const json parsed = json::parse(text, nullptr, false);
+  const json parsed = parse_json(text);
   return !parsed.is_discarded() && parsed.is_object();
 }
 
@@ -177,7 +177,7 @@ class Decoder final : public IStreamDecoder {
  public:
   DecodedChunk on_frame(const SseFrame& frame) override {
     if (frame.kind == SseFrame::Kind::kErrorObject) {
-      const json parsed = json::parse(frame.data, nullptr, false);
+      const json parsed = parse_json(frame.data);
       const json* e = member(parsed, "error");
       return error_chunk(e ? *e : json());
     }
@@ -195,7 +195,7 @@ class Decoder final : public IStreamDecoder {
       }
       return out;
     }
-    const json chunk = json::parse(frame.data, nullptr, false);
+    const json chunk = parse_json(frame.data);
     if (chunk.is_discarded() || !chunk.is_object()) {
       out.undecodable = true;
       return out;
@@ -305,7 +305,7 @@ class Codec final : public ICodec {
 
   DecodedChunk decode_body(std::string_view body) const override {
     DecodedChunk out;
-    const json parsed = json::parse(body, nullptr, false);
+    const json parsed = parse_json(body);
     if (parsed.is_discarded() || !parsed.is_object()) {
       out.undecodable = true;
       return out;
@@ -341,7 +341,7 @@ class Codec final : public ICodec {
 
   ProviderError parse_error(std::string_view body, const Headers& headers) const override {
     ProviderError out;
-    const json parsed = json::parse(body, nullptr, false);
+    const json parsed = parse_json(body);
     if (const json* e = member(parsed, "error"); e && e->is_object()) {
       const std::string type = string_member(*e, "type");
       const std::string message = string_member(*e, "message");

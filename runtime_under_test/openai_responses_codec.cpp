@@ -109,7 +109,7 @@ const json* object_at(const json& o, const char* key) {
 /// Parsed `arguments`: the JSON value it holds, or the text itself when it does not parse.
 json parse_arguments(const std::string& text) {
   if (text.empty()) return json::object();
-  json parsed = json::parse(text, nullptr, false);
+  json parsed = parse_json(text);
   return parsed.is_discarded() ? json(text) : parsed;
 }
 
@@ -170,11 +170,11 @@ class Decoder final : public IStreamDecoder {
   DecodedChunk on_frame(const SseFrame& frame) override {
     DecodedChunk out;
     if (frame.kind == SseFrame::Kind::kErrorObject) {
-      json d = json::parse(frame.data, nullptr, false);
+      json d = parse_json(frame.data);
       out.stream_error = d.is_object() ? error_event_message(d) : frame.data;
       return out;
     }
-    json d = json::parse(frame.data, nullptr, false);
+    json d = parse_json(frame.data);
     if (!d.is_object()) {
       out.undecodable = true;
       return out;
@@ -304,7 +304,7 @@ class Codec final : public ICodec {
 
   DecodedChunk decode_body(std::string_view body) const override {
     DecodedChunk out;
-    json r = json::parse(body, nullptr, false);
+    json r = parse_json(body);
     if (!r.is_object()) {
       out.undecodable = true;
       return out;
@@ -335,7 +335,7 @@ class Codec final : public ICodec {
 
   ProviderError parse_error(std::string_view body, const Headers& headers) const override {
     ProviderError out;
-    json j = json::parse(body, nullptr, false);
+    json j = parse_json(body);
     if (const json* e = j.is_object() ? object_at(j, "error") : nullptr) {
       std::string kind = str(*e, "type");
       if (kind.empty()) kind = str(*e, "code");

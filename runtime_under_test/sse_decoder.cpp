@@ -3,10 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime_under_test/codec.h"
+
 namespace rut {
 
 bool is_bare_error_object(std::string_view text) {
-  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto parsed = parse_json(text);
   return parsed.is_object() && parsed.contains("error");
 }
 

@@ -147,7 +147,7 @@ int matrix_command(const Args& args) {
   {
     const auto known_agents = agents::recipe_names(agents::default_recipes_dir());
     for (const auto& [name, pins] : known) {
-      const bool given = std::any_of(recipes.begin(), recipes.end(), [&](const auto& r) { return r.name == name; });
+      const bool given = std::any_of(recipes.begin(), recipes.end(), [&name = name](const auto& r) { return r.name == name; });
       if (!given && std::find(known_agents.begin(), known_agents.end(), name) == known_agents.end()) {
         std::cerr << "error: --known-failures: " << known_path << ": /agents/" << name
                   << ": no agent recipe has this name (known: ";
@@ -269,7 +269,7 @@ int matrix_command(const Args& args) {
     auto it = known.find(r.name);
     if (it == known.end()) continue;
     for (const auto& [scenario, pin] : it->second.known_failures) {
-      const bool played = std::any_of(cells.begin(), cells.end(), [&](const agents::MatrixCell& c) {
+      const bool played = std::any_of(cells.begin(), cells.end(), [&r, &scenario = scenario](const agents::MatrixCell& c) {
         return c.agent == r.name && c.scenario == scenario;
       });
       if (!played) {

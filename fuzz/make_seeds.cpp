@@ -1,0 +1,79 @@
+// hiccup_fuzz_seeds SOURCE_DIR OUT_DIR: writes the seed corpora of the libFuzzer targets at run
+// time (nothing binary is committed). From every bundled scenario: its file (scenario_loader); per
+// provider, the runtime's first streaming and non-streaming request bodies (mock_request_<p>) and
+// the mock's answers to them, every attempt of the first turn (codec_stream_<p>, sse_decoder):
+// SSE streams with their faults, unary bodies and error envelopes.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "harness/scenario_io.h"
+#include "mock_server/script_engine.h"
+#include "runtime_under_test/codec.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_seed(const fs::path& dir, const std::string& bytes, int& count) {
+  fs::create_directories(dir);
+  std::ofstream(dir / ("seed-" + std::to_string(count++)), std::ios::binary) << bytes;
+}
+
+/// The tool names the scenario's calls use (the runtime declares them in its request).
+std::vector<std::string> tool_names(const mock::Script& script) {
+  std::set<std::string> names;
+  for (const auto& turn : script.turns) {
+    for (const auto& attempt : turn.attempts) {
+      for (const auto& e : attempt.events) {
+        if (const auto* c = std::get_if<mock::CallEvent>(&e)) names.insert(c->name);
+      }
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: hiccup_fuzz_seeds SOURCE_DIR OUT_DIR\n";
+    return 2;
+  }
+  const fs::path source = argv[1], out = argv[2];
+  std::vector<harness::LoadProblem> problems;
+  const auto files = harness::collect_scenario_files({(source / "scenarios").string()}, problems);
+  int count = 0;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    write_seed(out / "scenario_loader", text, count);
+    const harness::LoadResult loaded = harness::parse_scenario(text, file);
+    if (!loaded.scenario) continue;
+    for (const auto& provider : rut::codec_names()) {
+      mock::Script script = loaded.scenario->script;
+      script.provider = provider;
+      const rut::ICodec* codec = rut::codec_for(provider);
+      const nlohmann::json contents =
+          nlohmann::json::array({{{"role", "user"}, {"parts", {{{"text", loaded.scenario->prompt}}}}}});
+      const std::size_t attempts = script.turns.empty() ? 0 : script.turns[0].attempts.size();
+      for (bool stream : {true, false}) {
+        const rut::HttpRequest request = codec->make_request(contents, codec->default_model(), tool_names(script), stream);
+        write_seed(out / ("mock_request_" + provider), request.body, count);
+        mock::ScriptEngine engine(script);
+        for (std::size_t a = 0; a < std::max<std::size_t>(attempts, 1); ++a) {
+          const mock::Plan plan = engine.respond(mock::Request{"POST", request.target, request.body});
+          std::string bytes = plan.body;
+          for (const auto& action : plan.actions) {
+            if (const auto* w = std::get_if<mock::WriteAction>(&action)) bytes += w->bytes;
+          }
+          write_seed(out / ("codec_stream_" + provider), bytes, count);
+          if (plan.streaming) write_seed(out / "sse_decoder", bytes, count);
+        }
+      }
+    }
+  }
+  std::cout << "hiccup_fuzz_seeds: " << count << " seeds from " << files.size() << " scenarios in " << out.string() << "\n";
+  return 0;
+}

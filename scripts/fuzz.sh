@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan into build-fuzz/, writes their
+# seed corpora from the bundled scenarios (build-fuzz/corpus/seeds/TARGET), then runs each target
+# for SECONDS (default 30) on 1 job and prints, per target, the inputs executed and the crashes.
+# A crash leaves its input in build-fuzz/crashes/TARGET/ and makes the script exit 1.
+# The same tree (-O1, ASan+UBSan, coverage) also holds the whole ctest: scripts/sanitize.sh asan
+# runs it there (--configure-only configures it and stops).
+#   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-30}"
+shift || true
+
+packages=(clang libclang-rt-14-dev cmake ninja-build pkg-config nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev catch2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=build-fuzz
+all_targets=(fuzz_sse_decoder fuzz_scenario_loader)
+for p in gemini openai-chat openai-responses anthropic; do
+  all_targets+=("fuzz_codec_stream_$p" "fuzz_mock_request_$p")
+done
+targets=("$@")
+((${#targets[@]})) || targets=("${all_targets[@]}")
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DHICCUP_FUZZ=ON >/dev/null
+[ "$seconds" = --configure-only ] && exit 0
+ninja -C "$build" -j"${JOBS:-2}" hiccup_fuzz_seeds "${targets[@]}"
+rm -rf "$build/corpus/seeds"
+ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/hiccup_fuzz_seeds" . "$build/corpus/seeds"
+
+seeds_of() {  # the seed folder of a target
+  case "$1" in
+    fuzz_sse_decoder) echo sse_decoder ;;
+    fuzz_scenario_loader) echo scenario_loader ;;
+    fuzz_codec_stream_*) echo "codec_stream_${1#fuzz_codec_stream_}" ;;
+    fuzz_mock_request_*) echo "mock_request_${1#fuzz_mock_request_}" ;;
+  esac
+}
+
+failed=0
+printf '%-32s %12s %8s %s\n' target inputs crashes seconds
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  crashes="$build/crashes/$t"
+  mkdir -p "$corpus" "$crashes"
+  log="$build/fuzz-$t.log"
+  set +e
+  "$build/fuzz/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" "$build/corpus/seeds/$(seeds_of "$t")" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  found=$(find "$crashes" -type f | wc -l)
+  printf '%-32s %12s %8s %s\n' "$t" "${runs:-?}" "$found" "$seconds"
+  if ((rc != 0 || found > 0)); then
+    failed=1
+    echo "fuzz: $t failed (exit $rc); log $log, inputs in $crashes" >&2
+    grep -m5 -E 'ERROR|SUMMARY|runtime error' "$log" >&2 || true
+  fi
+done
+exit "$failed"
