@@ -272,6 +272,10 @@ class SingleEngineRouter : public RequestRouter {
 /// envelope of the provider whose path ends `target` (a session's /s/{id} prefix aside), else of
 /// the provider of the engine the target routes to, else hiccup's own {"error":{code,message}}.
 std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router) {
+  if (std::optional<DirectAnswer> own = router.refusal(status, message, target)) {
+    return response_head(own->status, own->content_type, own->headers, static_cast<long long>(own->body.size()), false) +
+           own->body;
+  }
   const std::string_view path = target.substr(0, target.find('?'));
   const WireFormat* format = nullptr;
   for (std::size_t at = 0; at != std::string_view::npos && format == nullptr && !path.empty(); at = path.find('/', at + 1)) {
@@ -304,7 +308,9 @@ MockHttpServer::MockHttpServer(RequestRouter& router, ServerOptions options)
 MockHttpServer::~MockHttpServer() { stop(); }
 
 std::string MockHttpServer::base_url() const {
-  return "http://" + options_.host + ":" + std::to_string(port_);
+  // An IPv6 literal goes in brackets (RFC 3986 §3.2.2): http://[::1]:PORT.
+  const bool v6 = options_.host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(port_);
 }
 
 int MockHttpServer::start() {

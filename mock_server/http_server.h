@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -58,6 +60,13 @@ class RequestRouter {
   virtual ~RequestRouter() = default;
   /// `target` is path plus query as received; `body` the whole request body.
   virtual Route route(const std::string& method, const std::string& target, const std::string& body) = 0;
+  /// The answer to a request the HTTP layer refused before routing (`status` 400, 413, 431 or 501;
+  /// `target` as far as it was read, maybe ""), when the router has its own envelope for that
+  /// target (a control API); nullopt = the server's default (the path's provider envelope).
+  virtual std::optional<DirectAnswer> refusal(int status, const std::string& message, std::string_view target) {
+    (void)status, (void)message, (void)target;
+    return std::nullopt;
+  }
 };
 
 /// An HTTP/1.1 server answering every request through the engine its router picks (one engine

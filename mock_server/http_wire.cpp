@@ -133,6 +133,17 @@ RequestParser::Status RequestParser::parse_head() {
   const std::string_view connection = req_.header("Connection");
   req_.keep_alive = req_.version == "HTTP/1.1" ? !has_token(connection, "close") : has_token(connection, "keep-alive");
   req_.expect_continue = has_token(req_.header("Expect"), "100-continue");
+  // Framing that two parsers could read differently is refused (RFC 9112 §6.3: request smuggling):
+  // Content-Length with Transfer-Encoding, or Content-Length fields that disagree.
+  std::string_view first_length;
+  bool has_te = false;
+  for (const auto& [name, value] : req_.headers) {
+    if (iequals(name, "Transfer-Encoding")) has_te = true;
+    if (!iequals(name, "Content-Length")) continue;
+    if (first_length.empty()) first_length = value;
+    else if (value != first_length) return fail(400, "Content-Length fields disagree");
+  }
+  if (has_te && !first_length.empty()) return fail(400, "both Content-Length and Transfer-Encoding");
   const std::string_view te = req_.header("Transfer-Encoding");
   if (!te.empty()) {
     if (!iequals(trim(te), "chunked")) return fail(501, "unsupported Transfer-Encoding \"" + std::string(te) + "\"");

@@ -120,3 +120,18 @@ TEST_CASE("response heads carry the framing and chunks are hex-sized") {
   mock::append_chunk(out, "");
   CHECK(out == "1a\r\n" + std::string(26, 'x') + "\r\n");
 }
+
+TEST_CASE("framing two parsers could read differently is refused with 400") {
+  for (const char* head : {"POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}",
+                           "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}"}) {
+    mock::RequestParser parser;
+    const std::string text = head;
+    parser.feed(text.data(), text.size());
+    CHECK(parser.parse() == mock::RequestParser::Status::kBad);
+    CHECK(parser.error_status() == 400);
+  }
+  mock::RequestParser same;
+  const std::string twice = "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}";
+  same.feed(twice.data(), twice.size());
+  CHECK(same.parse() == mock::RequestParser::Status::kDone);
+}

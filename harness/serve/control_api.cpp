@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/scenario_io.h"
+#include "mock_server/wire_format.h"
 
 namespace harness::serve {
 namespace {
@@ -53,10 +54,14 @@ struct Body {
 
 Body parse_body(const std::string& body, bool empty_is_object) {
   if (body.empty() && empty_is_object) return {json::object(), std::nullopt};
-  json j = json::parse(body, nullptr, false);
+  // Depth-limited as it parses (mock::kMaxJsonDepth): nlohmann's recursive copies and destructor
+  // overflow a connection thread's stack near 100,000 levels.
+  json j = mock::parse_json(body);
   if (j.is_discarded() || !j.is_object()) {
     return {json(), error_answer(400, "bad_request", "the request body must be a JSON object",
-                                 json::array({{{"pointer", ""}, {"message", j.is_discarded() ? "not valid JSON" : "expected an object, found " + std::string(j.type_name())}}}))};
+                                 json::array({{{"pointer", ""}, {"message", j.is_discarded()
+                                     ? "not valid JSON, or nested deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels"
+                                     : "expected an object, found " + std::string(j.type_name())}}}))};
   }
   return {std::move(j), std::nullopt};
 }
@@ -121,6 +126,13 @@ json ControlApi::session_json(const Session& s) const {
   return j;
 }
 
+std::optional<mock::DirectAnswer> ControlApi::refusal(int status, const std::string& message, std::string_view target) {
+  if (target.rfind("/_hiccup", 0) != 0) return std::nullopt;
+  const char* code = status == 413 ? "payload_too_large" : status == 431 ? "headers_too_large"
+                   : status == 501 ? "not_implemented" : "bad_request";
+  return error_answer(status, code, message);
+}
+
 mock::Route ControlApi::route(const std::string& method, const std::string& target, const std::string& body) {
   const std::string path = target.substr(0, target.find('?'));
   if (path.rfind(kControlPrefix, 0) == 0 || path == kControlPrefix.substr(0, kControlPrefix.size() - 1)) {
@@ -178,7 +190,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     SessionOptions options;
     if (in.contains("id")) {
       if (!in["id"].is_string() || !SessionRegistry::valid_id(in["id"].get_ref<const std::string&>())) {
-        problems.push_back(problem("/id", "expected 1 to 64 of [A-Za-z0-9._-], found " + in["id"].dump()));
+        problems.push_back(problem("/id", "expected 1 to 64 of [A-Za-z0-9._-], not \".\" or \"..\", found " + in["id"].dump()));
       } else {
         id = in["id"].get<std::string>();
       }

@@ -31,6 +31,9 @@ class ControlApi : public mock::RequestRouter {
   void set_server_url(std::string url);
 
   mock::Route route(const std::string& method, const std::string& target, const std::string& body) override;
+  /// Refusals of the HTTP layer on /_hiccup/ paths in hiccup's envelope (code "payload_too_large",
+  /// "headers_too_large", "bad_request" or "not_implemented"); provider paths keep their own.
+  std::optional<mock::DirectAnswer> refusal(int status, const std::string& message, std::string_view target) override;
 
   /// Answers one control API request; `path` without the query.
   mock::DirectAnswer control(const std::string& method, const std::string& path, const std::string& body);

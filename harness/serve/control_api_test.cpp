@@ -7,6 +7,10 @@
 #include <thread>
 
 #include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "harness/scenario_io.h"
 #include "harness/serve/control_api.h"
@@ -437,4 +441,66 @@ TEST_CASE("every wire format is served under a session's base path") {
     CHECK(journal[0]["delivered_text"] == "from " + c.provider);
     CHECK(journal[0]["validated"] == true);
   }
+}
+
+TEST_CASE("a session whose outcome was never recorded does not pass, even after a full run") {
+  Fixture f;
+  f.create(deploy_scenario(), "silent");
+  play_deploy(f, "silent", 1);
+  REQUIRE(f.call("POST", "/_hiccup/sessions/silent/reset").first == 200);
+  // The same correct requests, but the test never says how its agent ended.
+  const std::string path = "/s/silent" + std::string(kChat);
+  json messages = json::array({user("Deploy.")});
+  auto [s1, a1] = f.call("POST", path, chat_request(messages));
+  REQUIRE(s1 == 200);
+  auto [status, v] = f.call("GET", "/_hiccup/sessions/silent/verdict");
+  REQUIRE(status == 200);
+  INFO(v.dump(2));
+  CHECK(v["passed"] == false);
+  bool named = false;
+  for (const json& x : v["violations"]) {
+    named = named || (x["invariant"] == "outcome-agreement" &&
+                      x["message"].get<std::string>().find("no outcome was recorded") != std::string::npos);
+  }
+  CHECK(named);
+}
+
+TEST_CASE("the control API refuses deep JSON, dot ids and oversized bodies in its own envelope and keeps serving") {
+  Fixture f;
+  f.create(deploy_scenario(), "t");
+  const int n = 100000;
+  const std::string deep = "{\"name\":\"x\",\"args\":{\"x\":" + std::string(n, '[') + std::string(n, ']') + "}}";
+  httplib::Client c = f.client();
+  auto r = c.Post("/_hiccup/sessions/t/executions", deep, "application/json");
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(json::parse(r->body)["error"]["problems"][0]["message"].get<std::string>().find("deeper than 512") !=
+        std::string::npos);
+  auto r2 = c.Post("/_hiccup/sessions", "{\"scenario\":{\"x\":" + std::string(n, '[') + std::string(n, ']') + "}}",
+                   "application/json");
+  REQUIRE(r2);
+  CHECK(r2->status == 400);
+  for (const char* id : {".", ".."}) {
+    auto [status, j] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"id", id}});
+    CHECK(status == 400);
+  }
+  // A body announced over the limit is answered 413 before it is sent (the server reads none of it).
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(f.port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string head = "POST /_hiccup/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 40000000\r\n\r\n";
+  REQUIRE(send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  INFO(answer);
+  CHECK(answer.rfind("HTTP/1.1 413 ", 0) == 0);
+  const json e = json::parse(answer.substr(answer.find("\r\n\r\n") + 4), nullptr, false);
+  CHECK(e["version"] == 1);
+  CHECK(e["error"]["code"] == "payload_too_large");
+  CHECK(f.call("GET", "/_hiccup/health").first == 200);  // still serving
 }

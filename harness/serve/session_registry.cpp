@@ -139,6 +139,14 @@ SessionVerdict Session::verdict() const {
   std::vector<rut::LedgerEntry> executions;
   for (const Execution& x : ledger) executions.push_back(resolve_execution(x, result.journal));
   agents::judge_black_box(result, recipe, executions, "", options_.strict);
+  if (!outcome) {
+    // A test that never said how its agent ended has not shown that it ended well: no outcome is
+    // a failure of its own, never a policy difference (docs/CONTROL-API.md).
+    result.violations.insert(result.violations.end(), result.differences.begin(), result.differences.end());
+    result.differences.clear();
+    result.violations.push_back({"outcome-agreement", "no outcome was recorded (POST /_hiccup/sessions/" + id_ +
+                                                          "/outcome with \"completed\" or \"failed\")"});
+  }
 
   SessionVerdict v;
   v.violations = std::move(result.violations);
@@ -162,7 +170,8 @@ SessionVerdict Session::verdict() const {
 }
 
 bool SessionRegistry::valid_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
+  // "." and ".." would be resolved away by every URL library: /s/../v1 is /v1.
+  if (id.empty() || id.size() > 64 || id == "." || id == "..") return false;
   return std::all_of(id.begin(), id.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
            c == '-';

@@ -35,6 +35,8 @@ TEST_CASE("session ids are generated, checked and unique") {
   CHECK(serve::SessionRegistry::valid_id("a-b_c.9"));
   CHECK_FALSE(serve::SessionRegistry::valid_id(""));
   CHECK_FALSE(serve::SessionRegistry::valid_id("a/b"));
+  CHECK_FALSE(serve::SessionRegistry::valid_id(".."));
+  CHECK_FALSE(serve::SessionRegistry::valid_id("."));
   CHECK_FALSE(serve::SessionRegistry::valid_id(std::string(65, 'a')));
   CHECK(r.list().size() == 3);
   CHECK(r.list()[1]->id() == "mine");
