@@ -1,61 +1,9 @@
 #!/usr/bin/env bash
 # Installs the pinned official provider SDKs (openai, @anthropic-ai/sdk, @google/genai) that the
-# `sdk` ctests stream from the mock server with, exactly as tests/sdk/package-lock.json pins them
-# (npm ci: versions and integrity hashes from the lock file, nothing resolved anew), into the repo's
-# cache .cache/sdk/ (gitignored: never commit it). Idempotent: an install made from the same lock
-# file is left alone. Fails loudly (non-zero exit, a message on stderr) when the install fails.
+# `sdk` ctests stream from the mock server with, exactly as tests/sdk/package-lock.json pins them,
+# into the repo's cache .cache/sdk/ (gitignored: never commit it). See npm_ci_pinned.sh.
 #
 # usage: scripts/install_sdks.sh          (HICCUP_SDK_CACHE overrides the directory)
 set -euo pipefail
-
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="$root/tests/sdk"
-cache="${HICCUP_SDK_CACHE:-$root/.cache/sdk}"
-stamp="$cache/installed.sha256"
-log="$cache/install.log"
-
-die() { echo "install_sdks.sh: error: $*" >&2; exit 1; }
-
-[[ -f "$src/package.json" && -f "$src/package-lock.json" ]] ||
-  die "$src/package.json or package-lock.json is missing"
-
-# shellcheck source=scripts/node_env.sh
-source "$root/scripts/node_env.sh"
-
-# The pinned name@version pairs, read from package.json's dependencies.
-pinned() {
-  node -e 'const d = require(process.argv[1]).dependencies;
-           for (const [n, v] of Object.entries(d)) console.log(n + " " + v);' "$src/package.json"
-}
-
-# Every pinned package is in node_modules at its pinned version.
-versions_ok() {
-  local name version manifest
-  while read -r name version; do
-    manifest="$cache/node_modules/$name/package.json"
-    [[ -f "$manifest" ]] || return 1
-    [[ "$(node -p 'require(process.argv[1]).version' "$manifest")" == "$version" ]] || return 1
-  done < <(pinned)
-}
-
-want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)"
-ensure_node "install_sdks.sh" "the pinned SDKs"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && versions_ok; then
-  echo "SDKs already installed at $cache: $(pinned | tr ' \n' '@ ')"
-  exit 0
-fi
-
-echo "installing the pinned SDKs into $cache: $(pinned | tr ' \n' '@ ')"
-mkdir -p "$cache" || die "cannot create $cache"
-rm -f "$stamp"
-cp "$src/package.json" "$src/package-lock.json" "$cache/"
-# npm ci: exactly the lock file (fails when package.json and the lock disagree), node_modules
-# removed first. --ignore-scripts: no install script is needed (genai's preinstall is a no-op;
-# protobufjs's postinstall only prints a hint).
-if ! (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund) >"$log" 2>&1; then
-  tail -20 "$log" >&2
-  die "npm ci in $cache failed (full log: $log)"
-fi
-versions_ok || die "npm ci succeeded, but $cache/node_modules does not hold the pinned versions (log: $log)"
-echo "$want" >"$stamp"
-echo "SDKs installed at $cache/node_modules"
+exec "$root/scripts/npm_ci_pinned.sh" "$root/tests/sdk" "${HICCUP_SDK_CACHE:-$root/.cache/sdk}" install_sdks.sh SDKs

@@ -1,4 +1,4 @@
-# Sourced by the npm install scripts (install_agents.sh, install_sdks.sh): ensure_node WHO WHAT
+# Sourced by the npm install scripts (install_agents.sh, npm_ci_pinned.sh): ensure_node WHO WHAT
 # makes sure Node.js >= 20 and npm are on PATH. The machine image ships them; where they are
 # missing, Debian's nodejs and npm are installed (Debian 12's nodejs is 18: too old, which then
 # fails clearly). WHO prefixes messages, WHAT names what needs Node.js 20. Needs die() defined.
