@@ -22,9 +22,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def hiccup_url():
     binary = os.environ.get("HICCUP_BIN", str(ROOT / "build" / "hiccup"))
-    proc = subprocess.Popen([binary, "serve"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # stderr goes to the test's own stderr, so a server that cannot start says why.
+    proc = subprocess.Popen([binary, "serve"], stdout=subprocess.PIPE, text=True)
     url = proc.stdout.readline().strip()  # the first line is the base URL
-    assert url.startswith("http://127.0.0.1:"), f"hiccup serve printed {url!r}"
+    if not url.startswith("http://127.0.0.1:"):
+        proc.kill()
+        pytest.fail(f"{binary} serve did not start (exit {proc.wait()}, printed {url!r}; its stderr is above)")
     yield url
     proc.terminate()
     proc.wait(timeout=10)

@@ -10,7 +10,7 @@ const { OpenAI } = load('openai');
 const scenario = join(repoRoot, 'examples', 'scenarios', 'deploy-disconnect-after-call.json');
 let server;
 beforeAll(async () => { server = await startHiccup(); });
-afterAll(async () => { await server.stop(); });
+afterAll(async () => { await server?.stop(); });
 
 async function play(retryBug) {
   const session = await createSession(server, scenario);

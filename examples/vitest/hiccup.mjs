@@ -19,12 +19,20 @@ export function load(name) {
 /** Starts `hiccup serve` with no scenario; resolves to { url, stop() }. */
 export async function startHiccup() {
   const bin = process.env.HICCUP_BIN || join(repoRoot, 'build', 'hiccup');
-  const child = spawn(bin, ['serve'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // stderr is inherited, so a server that cannot start says why; an exit before the first line
+  // (the base URL) fails the start instead of hanging until the hook's timeout.
+  const child = spawn(bin, ['serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
-    child.on('error', reject);
+    child.on('error', (e) => reject(new Error(`${bin} serve did not start: ${e.message}`)));
+    child.once('exit', (code) => reject(new Error(`${bin} serve exited ${code} before printing its base URL`)));
     createInterface({ input: child.stdout }).once('line', resolve);
   });
-  return { url, stop: () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); }) };
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  return { url, stop };
 }
 
 async function call(url, method, body) {
