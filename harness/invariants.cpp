@@ -153,6 +153,58 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   }
 }
 
+/// The request the scenario's interrupt cancels mid-stream (after_event e of attempt a of turn t:
+/// the first request that played it and delivered event e), or -1. The server may have sent the
+/// whole attempt; the runtime stopped reading at the cancel, so its answer never commits.
+int cancelled_mid_stream_request(const Evidence& ev) {
+  if (!ev.scenario.interrupt || !ev.scenario.interrupt->after_event) return -1;
+  const Interrupt& in = *ev.scenario.interrupt;
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (e.turn == in.turn && e.attempt == *in.attempt && e.events_delivered > *in.after_event) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+/// no-execution-after-cancel: read from the scenario's interrupt, the journal and the ledger only.
+/// Mid-stream (after_event e of attempt a of turn t): the request that played that attempt and
+/// delivered event e is cancelled; no call it delivered after event e may run. While tools run
+/// (after_calls k of turn t): the turn's committed attempt (its first completed request) is
+/// cancelled once k calls ran; its calls k.. may not run.
+void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>& out) {
+  if (!ev.scenario.interrupt) return;
+  const Interrupt& in = *ev.scenario.interrupt;
+  int seq = -1;
+  int first_cancelled_call = 0;
+  for (std::size_t i = 0; i < ev.journal.size() && seq < 0; ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (e.turn != in.turn) continue;
+    if (in.after_calls && e.completed) {
+      seq = static_cast<int>(i);
+      first_cancelled_call = *in.after_calls;
+      if (static_cast<int>(e.delivered_calls.size()) <= first_cancelled_call) return;  // nothing was cancelled
+    } else if (in.after_event && e.attempt == *in.attempt && e.events_delivered > *in.after_event &&
+               e.script_attempt >= 0) {
+      seq = static_cast<int>(i);
+      const auto& events = ev.scenario.script.turns[in.turn].attempts[e.script_attempt].events;
+      for (int k = 0; k <= *in.after_event && k < static_cast<int>(events.size()); ++k) {
+        first_cancelled_call += std::holds_alternative<mock::CallEvent>(events[k]) ? 1 : 0;
+      }
+    }
+  }
+  if (seq < 0) return;  // the run never reached the interrupt
+  const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(seq)];
+  for (const rut::LedgerEntry& l : ev.run.ledger) {
+    if (l.request_seq != seq || l.call_index < first_cancelled_call) continue;
+    out.push_back(make("no-execution-after-cancel",
+                       "tool \"" + l.name + "\" " + l.args.dump() + " (call " + std::to_string(l.call_index) + " of " +
+                           where(e) + ") ran after the user cancelled " +
+                           (in.after_calls ? "once " + std::to_string(*in.after_calls) + " of its calls had run"
+                                           : "after event " + std::to_string(*in.after_event)),
+                       &e));
+  }
+}
+
 void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
   for (const mock::JournalEntry& e : ev.journal) {
     if (!e.validated) out.push_back(make("pairing", where(e) + " was rejected: " + e.rejection, &e));
@@ -381,7 +433,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     return;
   }
   static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
-                                                "invalid_request"};
+                                                "invalid_request", "cancelled"};
   if (!kErrors.contains(ev.run.error)) {
     out.push_back(make("honest-outcome", "the run failed without a clear error: \"" + ev.run.error + "\""));
   }
@@ -391,8 +443,10 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
   if (!ev.cap_message.empty()) return;
   std::string expected;
   const mock::JournalEntry* last_completed = nullptr;
-  for (const mock::JournalEntry& e : ev.journal) {
-    if (!e.completed) continue;
+  const int cancelled = cancelled_mid_stream_request(ev);
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (!e.completed || static_cast<int>(i) == cancelled) continue;
     expected += e.delivered_text;
     last_completed = &e;
   }
@@ -437,6 +491,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"clean-output", "text shown to the user contains only committed attempts' text"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
       {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
+      {"no-execution-after-cancel", "once the user cancels (scenario interrupt), no call of the cancelled turn starts: not a call that arrives after the cancel, not a committed call that had not started"},
   };
   return kCatalogue;
 }
@@ -452,6 +507,7 @@ std::vector<Violation> check_invariants(const Evidence& ev) {
   check_clean_output(ev, out);
   check_no_unchanged_content_filter_retry(ev, out);
   check_liveness(ev, out);
+  check_no_execution_after_cancel(ev, out);
   return out;
 }
 

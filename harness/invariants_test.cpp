@@ -231,12 +231,12 @@ TEST_CASE("expect.executions: an unlisted tool that ran is a violation") {
   CHECK(vs[0].message.find("expected 0 (not listed)") != std::string::npos);
 }
 
-TEST_CASE("the catalogue lists DESIGN.md's seven invariants, then no-unchanged-content-filter-retry and liveness") {
+TEST_CASE("the catalogue lists DESIGN.md's seven invariants, then no-unchanged-content-filter-retry, liveness and no-execution-after-cancel") {
   std::vector<std::string> n;
   for (const auto& i : invariant_catalogue()) n.emplace_back(i.name);
   CHECK(n == std::vector<std::string>{"at-most-once", "pairing", "history-integrity", "no-rejected-request",
                                       "bounded-retries", "honest-outcome", "clean-output",
-                                      "no-unchanged-content-filter-retry", "liveness"});
+                                      "no-unchanged-content-filter-retry", "liveness", "no-execution-after-cancel"});
 }
 
 /// Turn 0 attempt 0 ends with a content-filter finish after text; attempt 1 is `retry_model`'s

@@ -74,6 +74,20 @@ AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stre
   return {AttemptOutcome::kRetryable, 0, {}, {}};  // incomplete_stream: no terminal event
 }
 
+/// Whether attempt `a` hands event `e` (a text or call event) to the runtime: a stream whose fault
+/// (a stall shorter than the idle timeout only delays) does not come before it.
+bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s) {
+  if (a.status || e < 0 || e >= static_cast<int>(a.events.size())) return false;
+  for (int i = 0; i < e; ++i) {
+    if (std::holds_alternative<mock::FinishEvent>(a.events[i])) return false;
+  }
+  if (!a.fault) return true;
+  const int fault_at = mock::fault_after_event(*a.fault, a.events.size());
+  if (fault_at > e) return true;
+  const auto* stall = std::get_if<mock::StallFault>(&*a.fault);
+  return stall != nullptr && stall->seconds < idle_timeout_s;
+}
+
 }  // namespace
 
 OracleResult predict(const Scenario& s) {
@@ -99,11 +113,23 @@ OracleResult predict(const Scenario& s) {
     return r;
   };
 
+  // The user's interrupt (POLICY.md "Cancellation"): it fires once; it ends the prompt's run as
+  // "cancelled" and the next prompt, if any, continues the same history.
+  bool interrupt_pending = s.interrupt.has_value();
+  std::vector<std::size_t> server_counter(64, 0);  // the server's attempt counter per turn index
+  auto cancelled = [&]() -> bool {  // true: the session goes on with its next prompt
+    interrupt_pending = false;
+    if (prompts_left == 0) return false;
+    --prompts_left;
+    return true;
+  };
+
   // Bounded by the runtime's own turn cap; a correct run past the script gets 500s and fails.
   for (std::size_t t = 0; t < 64; ++t) {
     int used = 0;                 // attempts of this turn, all models
-    std::size_t server_index = 0; // the server's attempt counter for this turn index
+    std::size_t& server_index = server_counter[t];
     bool fallback_used = false;
+    bool again = false;           // the turn was cancelled mid-stream: the next prompt replays it
     r.turns_reached = static_cast<int>(t) + 1;
     for (;;) {
       ++r.requests;
@@ -111,9 +137,18 @@ OracleResult predict(const Scenario& s) {
       AttemptOutcome o{AttemptOutcome::kRetryable, 0, {}, {}};  // unscripted: HTTP 500
       if (t < turns.size() && !turns[t].attempts.empty()) {
         const auto& attempts = turns[t].attempts;
+        const std::size_t index = server_index;
         const auto& a = attempts[std::min(server_index, attempts.size() - 1)];
         ++server_index;
         o = classify(a, idle_timeout_s, s.runtime.stream.value_or(true));
+        if (interrupt_pending && s.interrupt->after_event && s.interrupt->turn == static_cast<int>(t) &&
+            static_cast<std::size_t>(*s.interrupt->attempt) == index &&
+            delivers_event(a, *s.interrupt->after_event, idle_timeout_s)) {
+          // cancelled mid-stream: the turn is dropped whole, nothing of it runs
+          if (!cancelled()) return fail("cancelled");
+          again = true;
+          break;
+        }
       }
       if (o.kind == AttemptOutcome::kComplete) {
         r.final_text = o.text;
@@ -125,6 +160,13 @@ OracleResult predict(const Scenario& s) {
           r.completed = true;
           r.error.clear();
           return r;
+        }
+        if (interrupt_pending && s.interrupt->after_calls && s.interrupt->turn == static_cast<int>(t) &&
+            *s.interrupt->after_calls < static_cast<int>(o.calls.size())) {
+          // cancelled while the tools run: the first after_calls calls ran, the others never start
+          for (int i = 0; i < *s.interrupt->after_calls; ++i) record(o.calls[i]);
+          if (!cancelled()) return fail("cancelled");
+          break;
         }
         for (const auto& c : o.calls) record(c);
         break;  // next turn
@@ -144,6 +186,7 @@ OracleResult predict(const Scenario& s) {
       double step = backoff.empty() ? 0 : backoff[std::min<std::size_t>(n - 1, backoff.size() - 1)];
       r.waited_s += std::max(step, o.retry_after_s);
     }
+    if (again) --t;  // the next prompt's request has the same model turns: the same turn index
   }
   return fail("retries_exhausted");
 }

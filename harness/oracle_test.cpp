@@ -310,3 +310,37 @@ TEST_CASE("oracle: non-streaming, stall, malformed, end, disconnect, reset and c
   s.runtime.stream = false;
   CHECK(predict(s).final_text == "a");  // a stall below the idle timeout only delays the answer
 }
+
+TEST_CASE("oracle: an interrupt while tools run keeps the calls that ran and the session goes on with the next turn") {
+  auto s = scenario({{stream({call("a"), call("b"), call("c"), finish()})}, {stream({text("Done."), finish()})}});
+  s.interrupt = harness::Interrupt{0, std::nullopt, std::nullopt, 1};
+  s.session = {harness::SessionPrompt{"next"}};
+  auto r = predict(s);
+  CHECK(r.completed);
+  CHECK(r.final_text == "Done.");
+  CHECK(r.requests == 2);
+  REQUIRE(r.executions.size() == 1);
+  CHECK(r.executions[0].name == "a");
+  s.session = {};  // no next prompt: the run ends cancelled
+  auto alone = predict(s);
+  CHECK_FALSE(alone.completed);
+  CHECK(alone.error == "cancelled");
+  CHECK(alone.requests == 1);
+}
+
+TEST_CASE("oracle: an interrupt while the answer streams drops the turn and the next prompt replays its turn index") {
+  auto s = scenario({{stream({text("Deleting"), call("rm"), finish()}), stream({text("Listed."), finish()})}});
+  s.interrupt = harness::Interrupt{0, 0, 1, std::nullopt};
+  s.session = {harness::SessionPrompt{"only list"}};
+  auto r = predict(s);
+  CHECK(r.completed);
+  CHECK(r.final_text == "Listed.");
+  CHECK(r.requests == 2);
+  CHECK(r.executions.empty());
+  // a fault before the cancelled event: the attempt fails first, the interrupt never fires
+  s.script.turns[0].attempts[0].fault = mock::ResetFault{1, 200};
+  s.script.turns[0].attempts.push_back(stream({text("Second."), finish()}));
+  auto missed = predict(s);
+  CHECK_FALSE(missed.completed);  // attempt 1 answers prompt 1, the session's prompt 2 finds turn 1 unscripted
+  CHECK(missed.error == "retries_exhausted");
+}

@@ -111,6 +111,10 @@ rut::Config runtime_config(const Scenario& scenario, const std::vector<std::stri
   c.fallback_model = r.fallback_model;
   if (r.idle_timeout_s) c.idle_timeout_s = *r.idle_timeout_s;
   if (r.consumer && *r.consumer == "subagent") c.consumer = rut::ConsumerKind::kSubagent;
+  if (scenario.interrupt) {
+    const Interrupt& in = *scenario.interrupt;
+    c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), in.after_event, in.after_calls};
+  }
   for (const auto* names : {&r.defects, &extra_defects}) {
     for (const std::string& name : *names) {
       if (auto d = rut::defect_from_name(name)) c.defects.insert(*d);

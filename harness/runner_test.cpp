@@ -309,6 +309,77 @@ TEST_CASE("non-streaming: every fault kind plays, is journaled and is judged as 
   }
 }
 
+TEST_CASE("double-result-after-cancel is masked by the pairing guard and caught without it") {
+  for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    for (const Scenario& s : load_suite_as(provider)) {
+      if (s.name != "cancel-while-tools-run") continue;
+      RunOptions o = memory();
+      o.extra_defects = {"double-result-after-cancel"};
+      INFO(provider);
+      CHECK(run_scenario(s, o).passed());  // masked by the guard alone
+      o.extra_defects = {"double-result-after-cancel", "no-pairing-guard"};
+      CHECK_FALSE(run_scenario(s, o).passed());
+    }
+  }
+}
+
+TEST_CASE("cancellation over HTTP and in memory: results of the cancelled turn in one user turn, the next prompt's request valid") {
+  Scenario tools, stream;
+  for (const Scenario& s : load_suite()) {
+    if (s.name == "cancel-while-tools-run") tools = s;
+    if (s.name == "cancel-while-answer-streams") stream = s;
+  }
+  REQUIRE(tools.name == "cancel-while-tools-run");
+  REQUIRE(stream.name == "cancel-while-answer-streams");
+  for (const RunOptions& o : {RunOptions{}, memory()}) {
+    const CaseResult r = run_scenario(tools, o);
+    INFO(describe(r));
+    CHECK(r.passed());
+    const nlohmann::json& h = r.run.final_history;
+    REQUIRE(h.size() == 5);  // prompt, 3 calls, their 3 results, next prompt, answer
+    CHECK(h[1]["parts"].size() == 3);
+    REQUIRE(h[2]["parts"].size() == 3);
+    CHECK(h[2]["parts"][0]["functionResponse"]["response"] == nlohmann::json{{"output", "list_dir: ok"}});
+    CHECK(h[2]["parts"][1]["functionResponse"]["response"] == nlohmann::json{{"error", "cancelled by the user"}});
+    CHECK(h[2]["parts"][2]["functionResponse"]["response"] == nlohmann::json{{"error", "cancelled by the user"}});
+    CHECK(h[3]["parts"][0]["text"] == "Never mind, just tell me what is there.");
+    REQUIRE(r.run.ledger.size() == 1);
+    for (const auto& e : r.journal) CHECK(e.validated);
+
+    const CaseResult m = run_scenario(stream, o);
+    INFO(describe(m));
+    CHECK(m.passed());
+    CHECK(m.run.ledger.empty());
+    CHECK(m.run.shown_output == "tmp/ holds a and b.");  // the cancelled turn's text is never shown
+    REQUIRE(m.run.final_history.size() == 3);             // the two prompts, then the answer
+    CHECK(m.run.final_history[1]["parts"][0]["text"] == "Stop, only list them.");
+    REQUIRE(m.journal.size() == 2);
+    CHECK(m.journal[1].turn == 0);  // the dropped turn's index is played again
+    CHECK(m.journal[1].attempt == 1);
+  }
+}
+
+TEST_CASE("without its next prompt a cancelled run fails as cancelled, and no-execution-after-cancel catches a call run after the cancel") {
+  Scenario s;
+  for (const Scenario& c : load_suite()) {
+    if (c.name == "cancel-while-tools-run") s = c;
+  }
+  REQUIRE(s.name == "cancel-while-tools-run");
+  s.session.clear();
+  s.expect = Expect{};
+  const CaseResult r = run_scenario(s, memory());
+  INFO(describe(r));
+  CHECK(r.passed());
+  CHECK_FALSE(r.run.completed);
+  CHECK(r.run.error == "cancelled");
+  RunOptions o = memory();
+  o.extra_defects = {"execute-after-cancel"};
+  const CaseResult bad = run_scenario(s, o);
+  std::set<std::string> names;
+  for (const auto& v : bad.violations) names.insert(v.invariant);
+  CHECK(names == std::set<std::string>{"no-execution-after-cancel"});
+}
+
 }  // namespace
 }  // namespace harness
 
@@ -347,3 +418,4 @@ TEST_CASE("the review transcript tells request by request where the fault fell a
 
 }  // namespace
 }  // namespace harness
+

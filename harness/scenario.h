@@ -50,6 +50,20 @@ struct SessionPrompt {
   bool operator==(const SessionPrompt&) const = default;
 };
 
+/// A scripted user interrupt (`interrupt`; the user presses Esc / Ctrl-C at a virtual point, not a
+/// real signal). Exactly one of `after_event` (with `attempt`: the user cancels once the runtime
+/// has received event `after_event`, a text or call event, of attempt `attempt` of turn `turn`)
+/// and `after_calls` (the user cancels once `after_calls` of turn `turn`'s committed calls have
+/// run) is set. `turn` is the script's turn index (the number of model turns in the request's
+/// history). The interrupt fires at most once: the first time the run reaches that point.
+struct Interrupt {
+  int turn = 0;
+  std::optional<int> attempt;
+  std::optional<int> after_event;
+  std::optional<int> after_calls;
+  bool operator==(const Interrupt&) const = default;
+};
+
 struct Scenario {
   /// The file's `$schema` (the JSON Schema URI editors use, schema/scenario.schema.json); ignored
   /// by the harness, kept so a rewritten file keeps it.
@@ -62,6 +76,9 @@ struct Scenario {
   std::string prompt;
   /// Prompts after `prompt`, in order, over one history (`session`; empty: a single-prompt run).
   std::vector<SessionPrompt> session;
+  /// The user's interrupt, if any (`interrupt`): it ends the current prompt's run as "cancelled";
+  /// the session's next prompt, if any, continues the same history.
+  std::optional<Interrupt> interrupt;
   RuntimeSettings runtime;
   /// The run's virtual-time cap in seconds (`max_virtual_s`); unset: the runner's (default 3600).
   /// A run still going at the cap breaks `bounded-retries`, or `liveness` if it sat on a silent

@@ -228,6 +228,91 @@ class Validator {
     }
   }
 
+  /// `interrupt`: `{turn, attempt, after_event}` or `{turn, after_calls}` (shape only; where it
+  /// points is checked by interrupt_target once the turns are read).
+  void interrupt(const json& j, const std::string& p, std::optional<Interrupt>& out) {
+    if (!is_object(j, p)) return;
+    only_keys(j, p, {"turn", "attempt", "after_event", "after_calls"});
+    Interrupt in;
+    bool ok = true;
+    if (!j.contains("turn")) {
+      problem(p, "missing required field \"turn\"");
+      ok = false;
+    } else if (auto v = integer(j["turn"], at(p, "turn"), 0, 1LL << 30)) {
+      in.turn = static_cast<int>(*v);
+    } else {
+      ok = false;
+    }
+    const bool has_event = j.contains("after_event");
+    const bool has_calls = j.contains("after_calls");
+    if (has_event == has_calls) {
+      problem(p, has_event ? "has both \"after_event\" and \"after_calls\": an interrupt is one point, choose one"
+                           : "needs \"after_event\" (with \"attempt\": cancel while an attempt streams) or "
+                             "\"after_calls\" (cancel while a committed turn's calls run)");
+      return;
+    }
+    if (has_event) {
+      if (auto v = integer(j["after_event"], at(p, "after_event"), 0, 1LL << 30)) in.after_event = static_cast<int>(*v);
+      else ok = false;
+      if (!j.contains("attempt")) {
+        problem(p, "missing required field \"attempt\" (after_event counts the events of one attempt)");
+        ok = false;
+      } else if (auto v = integer(j["attempt"], at(p, "attempt"), 0, 1LL << 30)) {
+        in.attempt = static_cast<int>(*v);
+      } else {
+        ok = false;
+      }
+    } else {
+      if (j.contains("attempt")) {
+        problem(at(p, "attempt"), "has no meaning with \"after_calls\" (the calls of the turn's committed attempt run)");
+        ok = false;
+      }
+      if (auto v = integer(j["after_calls"], at(p, "after_calls"), 0, 1LL << 30)) in.after_calls = static_cast<int>(*v);
+      else ok = false;
+    }
+    if (ok) out = in;
+  }
+
+  /// The interrupt must point at something the script can reach: a scripted turn; with
+  /// after_event a text or call event of a streamed attempt of it; with after_calls a count below
+  /// the calls of at least one of its attempts (else every call has run and nothing is cancelled).
+  void interrupt_target(const Interrupt& in, const std::vector<mock::Turn>& turns) {
+    const std::string p = "/interrupt";
+    if (in.turn >= static_cast<int>(turns.size())) {
+      problem(p + "/turn", "turn " + std::to_string(in.turn) + " is not scripted (the script has " +
+                               std::to_string(turns.size()) + " turns)");
+      return;
+    }
+    const mock::Turn& turn = turns[in.turn];
+    if (in.after_event) {
+      if (*in.attempt >= static_cast<int>(turn.attempts.size())) {
+        problem(p + "/attempt", "attempt " + std::to_string(*in.attempt) + " is not scripted (turn " +
+                                    std::to_string(in.turn) + " has " + std::to_string(turn.attempts.size()) +
+                                    " attempts)");
+        return;
+      }
+      const mock::Attempt& a = turn.attempts[*in.attempt];
+      const int e = *in.after_event;
+      if (a.status || e >= static_cast<int>(a.events.size()) ||
+          std::holds_alternative<mock::FinishEvent>(a.events[e])) {
+        problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
+                                        "/attempts/" + std::to_string(*in.attempt) +
+                                        " (a cancel after the finish is after_calls on a committed turn)");
+      }
+      return;
+    }
+    int most = 0;
+    for (const mock::Attempt& a : turn.attempts) {
+      int n = 0;
+      for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
+      most = std::max(most, n);
+    }
+    if (*in.after_calls >= most) {
+      problem(p + "/after_calls", "expected fewer than the calls of turn " + std::to_string(in.turn) + "'s attempts (at most " +
+                                      std::to_string(most) + "): after every call has run there is nothing to cancel");
+    }
+  }
+
   void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
     if (!is_object(j, p)) return;
     only_keys(j, p, {"model", "max_attempts", "backoff_s", "fallback_model", "idle_timeout_s",
@@ -459,12 +544,12 @@ class Validator {
     if (j.contains("error")) {
       if (auto s = string(j["error"], at(p, "error"))) {
         static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable",
-                                                      "content_filter", "invalid_request"};
+                                                      "content_filter", "invalid_request", "cancelled"};
         if (kErrors.count(*s)) e.error = *s;
         else
           problem(at(p, "error"),
                   "unknown error " + quote(*s) +
-                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request)");
+                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled)");
       }
     }
     if (j.contains("final_text")) e.final_text = string(j["final_text"], at(p, "final_text"));
@@ -503,7 +588,7 @@ class Validator {
       return;
     }
     only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "session", "runtime", "max_virtual_s", "turns", "expect"});
+                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "expect"});
     if (root.contains("$schema")) {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
@@ -546,7 +631,9 @@ class Validator {
     if (!root.contains("turns")) problem("", "missing required field \"turns\"");
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
-    if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1);
+    if (root.contains("interrupt")) interrupt(root["interrupt"], "/interrupt", s.interrupt);
+    if (s.interrupt) interrupt_target(*s.interrupt, s.script.turns);
+    if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
     if (s.runtime.stream == false) streaming_only_fields(s.script.turns);
     const bool provider_known = std::none_of(problems.begin(), problems.end(),
                                              [](const LoadProblem& p) { return p.pointer == "/provider"; });
@@ -589,8 +676,13 @@ class Validator {
 
   /// A last turn that can complete with function calls is a script mistake: a correct runtime
   /// answers the calls with one more request, which no turn scripts (the server answers 500).
-  void last_turn_answers(const mock::Turn& turn, std::size_t index) {
+  /// An attempt the user's interrupt cancels mid-stream never completes: exempt.
+  void last_turn_answers(const mock::Turn& turn, std::size_t index, const std::optional<Interrupt>& interrupt) {
     for (std::size_t a = 0; a < turn.attempts.size(); ++a) {
+      if (interrupt && interrupt->after_event && interrupt->turn == static_cast<int>(index) &&
+          interrupt->attempt == static_cast<int>(a)) {
+        continue;
+      }
       const mock::Attempt& at = turn.attempts[a];
       bool calls = false;
       for (std::size_t e = 0; e < at.events.size(); ++e) {
@@ -769,6 +861,14 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
     oj list = oj::array();
     for (const SessionPrompt& sp : s.session) list.push_back({{"prompt", sp.prompt}});
     out["session"] = list;
+  }
+  if (s.interrupt) {
+    oj in = oj::object();
+    in["turn"] = s.interrupt->turn;
+    if (s.interrupt->attempt) in["attempt"] = *s.interrupt->attempt;
+    if (s.interrupt->after_event) in["after_event"] = *s.interrupt->after_event;
+    if (s.interrupt->after_calls) in["after_calls"] = *s.interrupt->after_calls;
+    out["interrupt"] = in;
   }
 
   const auto& rt = s.runtime;

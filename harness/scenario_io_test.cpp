@@ -580,3 +580,35 @@ TEST_CASE("a session of further prompts loads, round-trips and reports bad entri
   CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"text": "b"}]})"), "/session/1/text", "unknown field"));
   CHECK(has(problems_with(R"({"session": [{"prompt": 3}]})"), "/session/0/prompt", "expected a string"));
 }
+
+TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or call event or at calls left to run") {
+  const char* two_calls = R"({"turns": [ { "attempts": [ { "events": [ { "call": { "name": "a" } }, { "call": { "name": "b" } }, { "finish": "stop" } ] } ] },
+                                          { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "stop" } ] } ] } ]})";
+  auto j = nlohmann::json::parse(kMinimal);
+  j.merge_patch(nlohmann::json::parse(two_calls));
+  j["interrupt"] = {{"turn", 0}, {"after_calls", 1}};
+  const auto r = parse_scenario(j.dump(), "x.json");
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.scenario->interrupt.has_value());
+  CHECK(r.scenario->interrupt->after_calls == 1);
+  CHECK_FALSE(r.scenario->interrupt->after_event.has_value());
+  const auto again = parse_scenario(harness::write_scenario(*r.scenario), "y.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->interrupt == r.scenario->interrupt);
+
+  auto with = [&](const std::string& interrupt) {
+    auto k = nlohmann::json::parse(kMinimal);
+    k.merge_patch(nlohmann::json::parse(two_calls));
+    k["interrupt"] = nlohmann::json::parse(interrupt);
+    return parse_scenario(k.dump(), "x.json").problems;
+  };
+  CHECK(with(R"({"turn": 0, "attempt": 0, "after_event": 1})").empty());
+  CHECK(has(with(R"({"turn": 2, "after_calls": 0})"), "/interrupt/turn", "not scripted"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 1, "after_event": 0})"), "/interrupt/attempt", "not scripted"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 2})"), "/interrupt/after_event", "text or call event"));
+  CHECK(has(with(R"({"turn": 0, "after_calls": 2})"), "/interrupt/after_calls", "nothing to cancel"));
+  CHECK(has(with(R"({"turn": 1, "after_calls": 0})"), "/interrupt/after_calls", "nothing to cancel"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 0, "after_calls": 1})"), "/interrupt", "choose one"));
+  CHECK(has(with(R"({"turn": 0, "after_event": 0})"), "/interrupt", "missing required field \"attempt\""));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_calls": 1})"), "/interrupt/attempt", "no meaning"));
+}

@@ -26,6 +26,7 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
 
   for (int t = 0; t < config.max_turns; ++t) {
     consumer->begin_turn();
+    const int turn_index = history.model_turns();
     TurnOutcome outcome = turn.run(*consumer);
     if (!outcome.committed) {
       // After a 400 the rejected user content (prompt or function responses) leaves history.
@@ -35,8 +36,42 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
       }
       return {false, outcome.run_error, outcome.message};
     }
+    const std::optional<UserInterrupt>& cut = config.interrupt;
+    if (cut && cut->after_calls && !log.interrupted && cut->turn == turn_index) {
+      scheduler.cancel_after(*cut->after_calls);
+    }
     CompletedTurn done = consumer->complete_turn();
     if (!done.had_calls) return {true, "", ""};
+    if (scheduler.interrupted()) {
+      // The user cancelled while the tools ran: the results (real, then synthetic "cancelled")
+      // go out in one user content with the next prompt's request; this prompt's run ends.
+      log.interrupted = true;
+      const int synthetic = scheduler.cancelled_responses();
+      if (config.defects.contains(Defect::kCancelResultsSplit) && synthetic > 0) {
+        // defect: one user content per synthetic result
+        const auto first_synthetic = done.responses.end() - synthetic;
+        history.add_function_responses({done.responses.begin(), first_synthetic});
+        for (auto it = first_synthetic; it != done.responses.end(); ++it) history.add_function_responses({*it});
+      } else {
+        history.add_function_responses(done.responses);
+      }
+      if (config.defects.contains(Defect::kDoubleResultAfterCancel)) {
+        // defect: the cancel marks every call of the turn cancelled, also those that ran and
+        // were answered: their "cancelled" results follow in a user content of their own
+        std::vector<nlohmann::json> twice;
+        for (auto it = done.responses.begin(); it != done.responses.end() - synthetic; ++it) {
+          nlohmann::json r = *it;
+          r["functionResponse"]["response"] = {{"error", "cancelled by the user"}};
+          twice.push_back(std::move(r));
+        }
+        history.add_function_responses(twice);
+      }
+      std::string message = "cancelled by the user during turn " + std::to_string(turn_index) + " after " +
+                            std::to_string(*cut->after_calls) + " calls ran";
+      log.add({{"type", "cancel"}, {"turn", turn_index}, {"after_calls", *cut->after_calls},
+               {"cancelled_calls", synthetic}});
+      return {false, "cancelled", message};
+    }
     history.add_function_responses(done.responses);
   }
   return {false, "max_turns",
@@ -62,6 +97,7 @@ RunResult run_session(const Config& settings, const std::vector<std::string>& pr
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     if (prompts.size() > 1) log.add({{"type", "prompt"}, {"index", i}});
     outcome = run_agent_loop(config, prompts[i], clock, transport, history, log, /*fresh=*/i == 0);
+    if (!outcome.completed && outcome.error == "cancelled") continue;  // the next prompt follows
     if (!outcome.completed && config.defects.contains(Defect::kRestartRunOnFailure)) {
       // defect: start over from the prompt with fresh history; completed tools run again
       log.add({{"type", "restart"}, {"error", outcome.error}});

@@ -42,6 +42,14 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "a malformed-function-call finish (Gemini MALFORMED_FUNCTION_CALL or the provider's equivalent) is read as a normal stop: the turn commits without its call"},
       {Defect::kNoIdleTimeout, "no-idle-timeout",
        "no idle timeout on the stream: a stalled stream is waited on forever and the run hangs"},
+      {Defect::kOrphanCallAfterCancel, "orphan-call-after-cancel",
+       "when the user cancels, the cancelled turn's calls that did not run are left in history without results: the next prompt's request carries orphan calls and the provider answers 400"},
+      {Defect::kCancelResultsSplit, "cancel-results-split",
+       "when the user cancels, the synthetic \"cancelled\" results go out in one user turn per call instead of one turn with every result (Gemini and Anthropic answer 400)"},
+      {Defect::kExecuteAfterCancel, "execute-after-cancel",
+       "when the user cancels while tools run, the calls that had not started still run"},
+      {Defect::kDoubleResultAfterCancel, "double-result-after-cancel",
+       "when the user cancels while tools run, a call that ran gets both its real result and a synthetic \"cancelled\" one"},
   };
   return catalogue;
 }

@@ -32,6 +32,10 @@ enum class Defect {
   kIgnoreErrorEvent,       ///< an in-stream error after HTTP 200 ends the attempt as a complete answer
   kMalformedCallAsStop,    ///< a malformed-function-call finish is read as a normal stop
   kNoIdleTimeout,          ///< no idle timeout: a stalled stream is waited on forever
+  kOrphanCallAfterCancel,  ///< after a cancel the calls that did not run are left without results
+  kCancelResultsSplit,     ///< after a cancel the synthetic results go out one user turn per call
+  kExecuteAfterCancel,     ///< after a cancel the calls that had not started still run
+  kDoubleResultAfterCancel,  ///< after a cancel the calls that ran get a "cancelled" result too
 };
 
 struct DefectInfo {

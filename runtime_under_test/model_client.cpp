@@ -55,6 +55,7 @@ std::optional<ErrorCode> status_error(int status) {
 AttemptResult ModelClient::run(const HttpRequest& request,
                                const std::function<void(const ModelPart&)>& on_part) {
   AttemptResult result;
+  cancel_requested_ = false;
   bool decided = false;
   std::string body;  // kept for error answers and non-streaming bodies
   SseDecoder sse;
@@ -102,6 +103,13 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       }
       on_part(p);
       result.parts.push_back(std::move(p));
+      if (cancel_requested_) {
+        result.ok = false;
+        result.cancelled = true;
+        result.message = "cancelled by the user";
+        decided = true;
+        return;  // stop reading: nothing after the cancel is handed out
+      }
     }
     if (!chunk.finish) return;
     result.finish_reason = chunk.finish_reason;

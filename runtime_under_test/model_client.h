@@ -49,6 +49,9 @@ struct AttemptResult {
   int status = 0;                      ///< HTTP status (0 when no response head)
   double retry_after_s = 0;            ///< Retry-After of a status failure (header or body); else 0
   std::vector<ModelPart> parts;        ///< every part delivered, in order (committed when ok)
+  /// The user cancelled (ModelClient::cancel from `on_part`): the runtime stopped reading; `ok`
+  /// is false, `error` unset, `parts` ends with the part during which the cancel came.
+  bool cancelled = false;
 };
 
 /// Runs single attempts. Holds no per-attempt state between calls.
@@ -71,6 +74,10 @@ class ModelClient {
   [[nodiscard]] AttemptResult run(const HttpRequest& request,
                                   const std::function<void(const ModelPart&)>& on_part);
 
+  /// Called from `on_part`: the user cancelled. The running attempt stops reading its stream at
+  /// once (no further part is handed out) and returns with `cancelled` set.
+  void cancel() { cancel_requested_ = true; }
+
  private:
   ITransport& transport_;
   IClock& clock_;
@@ -79,6 +86,7 @@ class ModelClient {
   std::vector<std::string> tool_names_;
   const ICodec& codec_;
   bool stream_;
+  bool cancel_requested_ = false;
 };
 
 }  // namespace rut

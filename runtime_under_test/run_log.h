@@ -19,6 +19,7 @@ struct RunLog {
   double waited_s = 0;                 ///< backoff seconds so far
   std::string shown_output;            ///< text shown so far
   std::string final_text;              ///< text of the last committed turn
+  bool interrupted = false;            ///< the user's interrupt has fired (once per run)
   void add(nlohmann::json event) { events.push_back(std::move(event)); }
 };
 

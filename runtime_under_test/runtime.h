@@ -19,6 +19,17 @@ namespace rut {
 /// Who consumes the streaming turn's events; both handle Retry explicitly.
 enum class ConsumerKind { kHeadless, kSubagent };
 
+/// A scripted user interrupt (docs/POLICY.md "Cancellation"): a virtual point, not a signal. With
+/// `after_event` the user cancels once part `after_event` (0-based, text and call parts in
+/// delivered order) of attempt `attempt` of model turn `turn` has been received; with
+/// `after_calls` once that many of turn `turn`'s committed calls have run. Fires at most once.
+struct UserInterrupt {
+  int turn = 0;
+  int attempt = 0;
+  std::optional<int> after_event;
+  std::optional<int> after_calls;
+};
+
 /// Settings of one run (SCENARIO-FORMAT.md "Runtime"). Seconds are virtual seconds.
 struct Config {
   /// Wire format spoken (rut::codec_names(): "gemini", "openai-chat", "openai-responses",
@@ -39,6 +50,8 @@ struct Config {
   /// Tool names declared in each request's `tools[0].functionDeclarations` (open object schema);
   /// empty (default): no `tools` member. Any called name executes either way.
   std::vector<std::string> tool_names;
+  /// The user's interrupt, if any: it ends the current prompt's run with error "cancelled".
+  std::optional<UserInterrupt> interrupt;
 };
 
 /// One simulated tool execution: the ledger of side effects.
@@ -55,7 +68,8 @@ struct LedgerEntry {
 struct RunResult {
   bool completed = false;
   /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter" or
-  /// "invalid_request" (SCENARIO-FORMAT.md "Expect").
+  /// "invalid_request" (SCENARIO-FORMAT.md "Expect"), or "cancelled" (the user interrupted the last
+  /// prompt's run).
   std::string error;
   std::string error_message;     ///< human-readable, for reports
   std::string final_text;        ///< text of the last model turn as shown to the user
@@ -65,6 +79,8 @@ struct RunResult {
   /// model}, "content" {text}, "tool_call" {name, args, id}, "retry" {turn, attempt, error,
   /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "execute"
   /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
+  /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, cancelled_calls} (the user
+  /// interrupted),
   /// "outcome" {completed, error}.
   std::vector<nlohmann::json> events;
   nlohmann::json final_history = nlohmann::json::array();  ///< history `contents` at the end

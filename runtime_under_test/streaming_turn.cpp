@@ -27,6 +27,10 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     ++log_.requests;
 
     int call_index = 0;
+    int part_index = 0;
+    const std::optional<UserInterrupt>& cut = config_.interrupt;
+    const bool cancel_here = cut && cut->after_event && !log_.interrupted && cut->turn == turn &&
+                             cut->attempt == attempt;
     AttemptResult result = client_.run(request, [&](const ModelPart& part) {
       if (part.text) {
         log_.add({{"type", "content"}, {"text", *part.text}, {"seq", seq}, {"turn", turn},
@@ -44,7 +48,27 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
         consumer.on_tool_call_request({PendingCall{*part.call, seq, call_index, false}, attempt});
         ++call_index;
       }
+      if (cancel_here && part_index == *cut->after_event) {
+        log_.interrupted = true;
+        client_.cancel();  // the user cancels: stop reading this stream now
+      }
+      ++part_index;
     });
+
+    if (result.cancelled) {
+      // The uncommitted turn is dropped whole: its text is not shown, its calls never run.
+      int calls = 0;
+      for (const ModelPart& p : result.parts) calls += p.call ? 1 : 0;
+      if (calls > 0 && config_.defects.contains(Defect::kOrphanCallAfterCancel)) {
+        history_.commit_model_turn(result.parts);  // defect: the partial turn's calls stay, unanswered
+      }
+      std::string message = "cancelled by the user during turn " + std::to_string(turn) + ", attempt " +
+                            std::to_string(attempt) + ", after part " + std::to_string(*cut->after_event);
+      log_.add({{"type", "cancel"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
+                {"after_event", *cut->after_event}, {"cancelled_calls", calls}});
+      consumer.on_error({"cancelled", message});
+      return {false, "cancelled", message, std::nullopt};
+    }
 
     if (result.ok) {
       if (!failed_calls.empty() && config_.defects.contains(Defect::kDuplicateCallIds)) {

@@ -1,6 +1,8 @@
 // The tool scheduler (see tool_scheduler.h).
 #include "runtime_under_test/tool_scheduler.h"
 
+#include <utility>
+
 namespace rut {
 
 using nlohmann::json;
@@ -14,11 +16,29 @@ void ToolScheduler::on_streamed_call(PendingCall& call) {
 }
 
 std::vector<json> ToolScheduler::run_committed(std::vector<PendingCall>& calls) {
+  const std::optional<int> limit = std::exchange(cancel_after_, std::nullopt);
+  cancelled_ = 0;
+  interrupted_ = limit && *limit < static_cast<int>(calls.size());
   std::vector<json> responses;
-  for (PendingCall& c : calls) {
+  std::vector<json> cancelled;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    PendingCall& c = calls[i];
+    if (interrupted_ && static_cast<int>(i) >= *limit) {
+      if (defects_.contains(Defect::kExecuteAfterCancel)) {
+        // defect: the cancel does not stop the queue; a call that had not started still runs
+        if (!c.executed) execute(c);
+        responses.push_back(function_response_json(c.call, {{"output", c.call.name + ": ok"}}));
+        continue;
+      }
+      if (defects_.contains(Defect::kOrphanCallAfterCancel)) continue;  // defect: no result at all
+      cancelled.push_back(function_response_json(c.call, {{"error", "cancelled by the user"}}));
+      continue;
+    }
     if (!c.executed) execute(c);
     responses.push_back(function_response_json(c.call, {{"output", c.call.name + ": ok"}}));
   }
+  cancelled_ = static_cast<int>(cancelled.size());
+  for (json& r : cancelled) responses.push_back(std::move(r));
   return responses;
 }
 

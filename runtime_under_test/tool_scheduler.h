@@ -3,6 +3,7 @@
 // `{"output":"NAME: ok"}`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,26 @@ class ToolScheduler {
   void on_streamed_call(PendingCall& call);
 
   /// Executes `calls` (a committed turn's, in call order), skipping any already executed, and
-  /// returns one functionResponse part per call, in order.
+  /// returns one functionResponse part per call, in order. After cancel_after(k) the user
+  /// cancels once k calls have run (docs/POLICY.md "Cancellation"): calls k.. do not start and
+  /// each gets one synthetic response `{"error": "cancelled by the user"}`.
   [[nodiscard]] std::vector<nlohmann::json> run_committed(std::vector<PendingCall>& calls);
+
+  /// The next run_committed is interrupted once `calls_run` of its calls have run.
+  void cancel_after(int calls_run) { cancel_after_ = calls_run; }
+  /// How many synthetic "cancelled" responses the last run_committed returned (they come after
+  /// the real ones); 0 when it was not interrupted.
+  [[nodiscard]] int cancelled_responses() const { return cancelled_; }
+  /// Whether the last run_committed was interrupted.
+  [[nodiscard]] bool interrupted() const { return interrupted_; }
 
  private:
   void execute(PendingCall& call);
   const DefectSet& defects_;
   RunLog& log_;
+  std::optional<int> cancel_after_;
+  int cancelled_ = 0;
+  bool interrupted_ = false;
 };
 
 }  // namespace rut

@@ -255,6 +255,10 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
     problems.push_back("/session: an external agent is run headless with one prompt; sessions of several prompts "
                        "play against the reference runtime only");
   }
+  if (scenario.interrupt) {
+    problems.push_back("/interrupt: a scripted user interrupt plays against the reference runtime only (an external "
+                       "agent runs headless, with no user to press Esc)");
+  }
   for (std::size_t t = 0; t < scenario.script.turns.size(); ++t) {
     const auto& attempts = scenario.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {

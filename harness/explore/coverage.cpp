@@ -121,6 +121,23 @@ bool liveness_pre(const CaseResult& r) {
   });
 }
 
+bool no_execution_after_cancel_pre(const CaseResult& r) {
+  if (!r.scenario.interrupt) return false;
+  const Interrupt& in = *r.scenario.interrupt;
+  for (const JournalEntry& e : r.journal) {
+    if (e.turn != in.turn) continue;
+    if (in.after_calls && e.completed) return static_cast<int>(e.delivered_calls.size()) > *in.after_calls;
+    if (!in.after_event || e.attempt != *in.attempt || e.events_delivered <= *in.after_event) continue;
+    const mock::Attempt* a = played_attempt(r, e);
+    if (a == nullptr) return false;
+    for (std::size_t k = static_cast<std::size_t>(*in.after_event) + 1; k < a->events.size(); ++k) {
+      if (std::holds_alternative<mock::CallEvent>(a->events[k])) return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 void add_once(std::vector<std::string>& v, const std::string& name) {
   if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
 }
@@ -146,6 +163,9 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
       {"clean-output", "an attempt delivered text and then failed", &clean_output_pre},
       {"no-unchanged-content-filter-retry", "a content-filter finish was delivered", &content_filter_pre},
       {"liveness", "a stream stalled for at least the run's virtual-time cap", &liveness_pre},
+      {"no-execution-after-cancel",
+       "the user's interrupt fired with calls of the cancelled turn still to come: scripted after the cancelled event, or committed beyond after_calls",
+       &no_execution_after_cancel_pre},
   };
   return table;
 }

@@ -273,10 +273,18 @@ bool invisible_in(const std::string& provider, rut::Defect defect) {
   return provider == "anthropic" && defect == rut::Defect::kMalformedCallAsStop;
 }
 
+/// The cancellation defects need a user interrupt and a following session prompt, which the
+/// generator does not draw yet (issue 10, step 5 pending): bundled scenarios catch them
+/// (scenarios/cancellation, the kill matrix of runner_test.cpp).
+bool not_generated_yet(rut::Defect defect) {
+  return defect == rut::Defect::kOrphanCallAfterCancel || defect == rut::Defect::kCancelResultsSplit ||
+         defect == rut::Defect::kExecuteAfterCancel || defect == rut::Defect::kDoubleResultAfterCancel;
+}
+
 void require_every_defect_found(const std::string& provider) {
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;  // equivalent mutant alone; below
-    if (invisible_in(provider, info.defect)) continue;
+    if (invisible_in(provider, info.defect) || not_generated_yet(info.defect)) continue;
     for (std::uint64_t seed = 1; seed <= 3; ++seed) require_found({std::string(info.name)}, seed, provider);
   }
 }
@@ -316,7 +324,7 @@ TEST_CASE("exploration finds every seeded defect for seeds 1-10", "[.kill-matrix
   for (const auto& info : rut::defect_catalogue()) {
     if (info.defect == rut::Defect::kNoPairingGuard) continue;
     for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
-      if (invisible_in(provider, info.defect)) continue;
+      if (invisible_in(provider, info.defect) || not_generated_yet(info.defect)) continue;
       for (std::uint64_t seed = 1; seed <= 10; ++seed) require_found({std::string(info.name)}, seed, provider);
     }
   }

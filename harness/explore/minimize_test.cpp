@@ -132,11 +132,25 @@ TEST_CASE("a case that fails no invariant of the target is not a counterexample"
   CHECK_FALSE(empty.fails(s).has_value());  // an empty target is never "still failing"
 }
 
+/// The cancellation defects need a user interrupt and a following session prompt, which the
+/// generator does not draw yet (issue 10, step 5 pending); bundled scenarios catch them.
+bool not_generated_yet(rut::Defect defect) {
+  return defect == rut::Defect::kOrphanCallAfterCancel || defect == rut::Defect::kCancelResultsSplit ||
+         defect == rut::Defect::kExecuteAfterCancel || defect == rut::Defect::kDoubleResultAfterCancel;
+}
+
+int generated_defects() {
+  int n = 0;
+  for (const auto& info : rut::defect_catalogue()) n += not_generated_yet(info.defect) ? 0 : 1;
+  return n;
+}
+
 TEST_CASE("kill matrix counterexamples are 1-minimal (every defect, seeds 1-10)", "[minimal]") {
   int total = 0, minimal = 0;
   double worst_ms = 0;
   std::ostringstream table;
   for (const auto& info : rut::defect_catalogue()) {
+    if (not_generated_yet(info.defect)) continue;
     const auto defects = kill_matrix_defects(info);
     int found = 0, ok = 0;
     double sum_ms = 0, max_ms = 0;
@@ -175,7 +189,7 @@ TEST_CASE("kill matrix counterexamples are 1-minimal (every defect, seeds 1-10)"
   std::printf("%s1-minimal: %d of %d (%.1f %%), slowest shrink %.1f ms\n", table.str().c_str(), minimal, total, rate,
               worst_ms);
   INFO(table.str());
-  CHECK(total == 10 * static_cast<int>(rut::defect_catalogue().size()));
+  CHECK(total == 10 * generated_defects());
   CHECK(rate >= 95.0);
   CHECK(worst_ms <= 2000.0);
 }
@@ -197,6 +211,7 @@ TEST_CASE("every defect's minimized counterexample lints clean and replays with 
   const auto root = std::filesystem::temp_directory_path() / "hiccup-minimal-replay";
   std::filesystem::remove_all(root);
   for (const auto& info : rut::defect_catalogue()) {
+    if (not_generated_yet(info.defect)) continue;
     const auto defects = kill_matrix_defects(info);
     hx::ExploreOptions o;
     o.seed = 1;
