@@ -153,17 +153,8 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   }
 }
 
-/// The request the scenario's interrupt cancels mid-stream (after_event e of attempt a of turn t:
-/// the first request that played it and delivered event e), or -1. The server may have sent the
-/// whole attempt; the runtime stopped reading at the cancel, so its answer never commits.
 int cancelled_mid_stream_request(const Evidence& ev) {
-  if (!ev.scenario.interrupt || !ev.scenario.interrupt->after_event) return -1;
-  const Interrupt& in = *ev.scenario.interrupt;
-  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
-    const mock::JournalEntry& e = ev.journal[i];
-    if (e.turn == in.turn && e.attempt == *in.attempt && e.events_delivered > *in.after_event) return static_cast<int>(i);
-  }
-  return -1;
+  return interrupted_request(ev.scenario, ev.journal);
 }
 
 /// no-execution-after-cancel: read from the scenario's interrupt, the journal and the ledger only.
@@ -183,8 +174,7 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
       seq = static_cast<int>(i);
       first_cancelled_call = *in.after_calls;
       if (static_cast<int>(e.delivered_calls.size()) <= first_cancelled_call) return;  // nothing was cancelled
-    } else if (in.after_event && e.attempt == *in.attempt && e.events_delivered > *in.after_event &&
-               e.script_attempt >= 0) {
+    } else if (in.after_event && static_cast<int>(i) == cancelled_mid_stream_request(ev)) {
       seq = static_cast<int>(i);
       const auto& events = ev.scenario.script.turns[in.turn].attempts[e.script_attempt].events;
       for (int k = 0; k <= *in.after_event && k < static_cast<int>(events.size()); ++k) {
@@ -317,7 +307,10 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
   if (!ev.cap_message.empty() && !ev.hung) out.push_back(make("bounded-retries", ev.cap_message));
   std::map<int, int> per_turn;
   std::set<int> reported;
-  for (const mock::JournalEntry& e : ev.journal) {
+  // A turn the user cancelled mid-stream is requested afresh by the next prompt: a new budget.
+  const int cancelled = cancelled_mid_stream_request(ev);
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
     if (e.turn < 0 || e.played == "rejected") continue;
     if (++per_turn[e.turn] > ev.max_attempts && reported.insert(e.turn).second) {
       out.push_back(make("bounded-retries",
@@ -325,6 +318,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
                              " attempts for turn " + std::to_string(e.turn),
                          &e));
     }
+    if (static_cast<int>(i) == cancelled) per_turn[e.turn] = 0;
   }
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
@@ -463,6 +457,31 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
 }
 
 }  // namespace
+
+/// The request the scenario's interrupt cancels mid-stream (after_event e of attempt a of turn t:
+/// the first request that played it and delivered event e), or -1. The server may have sent the
+/// whole attempt; the runtime stopped reading at the cancel, so its answer never commits.
+int interrupted_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal) {
+  if (!scenario.interrupt || !scenario.interrupt->after_event) return -1;
+  const Interrupt& in = *scenario.interrupt;
+  const int at = *in.after_event;
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    if (e.turn != in.turn || e.attempt != *in.attempt) continue;
+    // The scripted attempt reaches event `at` unless its fault falls before it (a stall shorter
+    // than the idle timeout only delays). events_delivered cannot tell: a runtime that stops
+    // reading inside the event's frames leaves it partly delivered.
+    const mock::Attempt* a = played_attempt(scenario, e);
+    if (a == nullptr || a->status || at >= static_cast<int>(a->events.size())) return -1;
+    if (a->fault && mock::fault_after_event(*a->fault, a->events.size()) <= at) {
+      const auto* stall = std::get_if<mock::StallFault>(&*a->fault);
+      if (stall == nullptr || stall->seconds >= scenario.runtime.idle_timeout_s.value_or(60)) return -1;
+    }
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
 
 std::string violation_location(const Violation& v) {
   if (v.request < 0) return "";

@@ -62,6 +62,12 @@ inline constexpr double kRetryAfterSlackMs = 20;
 /// Every invariant, in catalogue order.
 std::vector<Violation> check_invariants(const Evidence& evidence);
 
+/// The request the scenario's mid-stream interrupt (after_event e of attempt a of turn t) cancels:
+/// the journal index of the first request that played attempt a of turn t, when its scripted
+/// attempt reaches event e (no fault before it; a stall shorter than the idle timeout only
+/// delays); -1 when there is none. Read from the scenario and journal only.
+int interrupted_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal);
+
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);
 

@@ -633,6 +633,10 @@ class Validator {
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
     if (root.contains("interrupt")) interrupt(root["interrupt"], "/interrupt", s.interrupt);
     if (s.interrupt) interrupt_target(*s.interrupt, s.script.turns);
+    if (s.interrupt && s.interrupt->after_event && s.runtime.stream == false) {
+      problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
+                                        "arrives as one body); cancel while its calls run with after_calls");
+    }
     if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
     if (s.runtime.stream == false) streaming_only_fields(s.script.turns);
     const bool provider_known = std::none_of(problems.begin(), problems.end(),

@@ -611,4 +611,9 @@ TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or 
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 0, "after_calls": 1})"), "/interrupt", "choose one"));
   CHECK(has(with(R"({"turn": 0, "after_event": 0})"), "/interrupt", "missing required field \"attempt\""));
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_calls": 1})"), "/interrupt/attempt", "no meaning"));
+  auto k = nlohmann::json::parse(kMinimal);
+  k.merge_patch(nlohmann::json::parse(two_calls));
+  k["runtime"] = {{"stream", false}};
+  k["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 0}};
+  CHECK(has(parse_scenario(k.dump(), "x.json").problems, "/interrupt/after_event", "non-streaming"));
 }

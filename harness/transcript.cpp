@@ -20,11 +20,21 @@ json make_transcript(const Scenario& scenario, const rut::RunResult& run, const 
                       {"call_index", l.call_index}});
   }
   json requests = json::array();
-  for (const mock::JournalEntry& e : journal) {
-    requests.push_back({{"turn", e.turn}, {"attempt", e.attempt}, {"script_attempt", e.script_attempt},
-                        {"model", e.model}, {"played", e.played}, {"fault", e.fault},
-                        {"status", e.response_status}, {"validated", e.validated},
-                        {"completed", e.completed}});
+  // How much of the request the user's interrupt cancelled mid-stream the server delivered depends
+  // on the transport (over HTTP, bytes already in the socket's buffers when the client hangs up
+  // count as sent), so the digest leaves its `completed` out.
+  const int interrupted = interrupted_request(scenario, journal);
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    json r = {{"turn", e.turn}, {"attempt", e.attempt}, {"script_attempt", e.script_attempt},
+              {"model", e.model}, {"played", e.played}, {"fault", e.fault},
+              {"status", e.response_status}, {"validated", e.validated},
+              {"completed", e.completed}};
+    if (static_cast<int>(i) == interrupted) {
+      r.erase("completed");
+      r["interrupted"] = true;
+    }
+    requests.push_back(std::move(r));
   }
   return {{"scenario", scenario.name},
           {"outcome", {{"completed", run.completed}, {"error", run.error}, {"final_text", run.final_text}}},

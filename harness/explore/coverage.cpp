@@ -127,7 +127,9 @@ bool no_execution_after_cancel_pre(const CaseResult& r) {
   for (const JournalEntry& e : r.journal) {
     if (e.turn != in.turn) continue;
     if (in.after_calls && e.completed) return static_cast<int>(e.delivered_calls.size()) > *in.after_calls;
-    if (!in.after_event || e.attempt != *in.attempt || e.events_delivered <= *in.after_event) continue;
+    if (!in.after_event || e.attempt != *in.attempt) continue;
+    const int cancelled = interrupted_request(r.scenario, r.journal);
+    if (cancelled < 0 || &r.journal[static_cast<std::size_t>(cancelled)] != &e) return false;
     const mock::Attempt* a = played_attempt(r, e);
     if (a == nullptr) return false;
     for (std::size_t k = static_cast<std::size_t>(*in.after_event) + 1; k < a->events.size(); ++k) {

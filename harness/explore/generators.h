@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -412,9 +413,93 @@ inline void drop_streaming_only_fields(mock::Script& script) {
   }
 }
 
+/// The drawn choices behind a user interrupt: `while_tools` (after_calls, else after_event) and
+/// three selectors reduced modulo what the script offers (see place_interrupt).
+struct InterruptDraw {
+  bool while_tools = true;
+  int turn = 0;
+  int attempt = 0;
+  int point = 0;
+};
+
+/// One case in four draws an interrupt.
+inline rc::Gen<std::optional<InterruptDraw>> gen_interrupt_draw() {
+  return gen_optional(rc::gen::apply([](bool tools, int t, int a, int p) { return InterruptDraw{tools, t, a, p}; },
+                                     rc::gen::map(gen_int(0, 2), [](int k) { return k != 0; }), gen_int(0, 63),
+                                     gen_int(0, 63), gen_int(0, 63)),
+                      3, 1);
+}
+
+/// Places `draw` on `s`: while tools run, after k (0 … n-1) of the n calls of a turn before the last
+/// (each has calls); while the answer streams (streaming cases only), after a text or call event
+/// of a streamed attempt of any turn. Adds one session prompt so the requests after the cancel are
+/// sent, and gives every attempt of the last turn a text, so an answer that ends the first prompt
+/// (when the interrupt never fires) is not an empty model content on the next prompt's request
+/// (scenarios/README.md "session"), then a last turn that answers the next prompt if the
+/// interrupt never fires. No eligible point: no interrupt.
+inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
+  auto& turns = s.script.turns;
+  std::optional<Interrupt> in;
+  if (draw.while_tools || s.runtime.stream == false) {
+    if (turns.size() < 2) return;
+    const int t = draw.turn % static_cast<int>(turns.size() - 1);
+    int calls = 0;
+    for (const mock::Attempt& a : turns[static_cast<std::size_t>(t)].attempts) {
+      int n = 0;
+      for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
+      calls = std::max(calls, n);
+    }
+    if (calls == 0) return;
+    in = Interrupt{t, std::nullopt, std::nullopt, draw.point % calls};
+  } else {
+    std::vector<std::pair<int, int>> streams;  // (turn, attempt) with a text or call event before the finish
+    std::vector<int> points;
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+        const mock::Attempt& at = turns[t].attempts[a];
+        int n = 0;
+        while (!at.status && n < static_cast<int>(at.events.size()) &&
+               !std::holds_alternative<mock::FinishEvent>(at.events[static_cast<std::size_t>(n)])) {
+          ++n;
+        }
+        if (n == 0) continue;
+        streams.push_back({static_cast<int>(t), static_cast<int>(a)});
+        points.push_back(n);
+      }
+    }
+    if (streams.empty()) return;
+    const std::size_t i = static_cast<std::size_t>(draw.turn * 64 + draw.attempt) % streams.size();
+    in = Interrupt{streams[i].first, streams[i].second, draw.point % points[i], std::nullopt};
+  }
+  s.interrupt = in;
+  s.session = {SessionPrompt{"Continue where you stopped."}};
+  for (mock::Attempt& a : turns.back().attempts) {
+    if (a.status) continue;
+    const bool has_text = std::any_of(a.events.begin(), a.events.end(),
+                                      [](const mock::Event& e) { return std::holds_alternative<mock::TextEvent>(e); });
+    if (has_text) continue;
+    a.events.insert(a.events.begin(), mock::TextEvent{"Done."});
+    if (a.fault) {
+      std::visit([](auto& f) {
+        if (f.after_event) ++*f.after_event;
+      }, *a.fault);
+    }
+    if (s.interrupt && s.interrupt->after_event && s.interrupt->turn == static_cast<int>(turns.size() - 1) &&
+        s.interrupt->attempt == static_cast<int>(&a - turns.back().attempts.data())) {
+      ++*s.interrupt->after_event;  // still after the same event
+    }
+  }
+  // The next prompt's answer when the interrupt never fired (the first prompt then used every
+  // turn); unused when it fired.
+  mock::Attempt answer;
+  answer.events = {mock::TextEvent{"Continued."}, mock::FinishEvent{}};
+  turns.push_back(mock::Turn{{answer}});
+}
+
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
-/// attempt so the run goes on; the last streams none). `expect` is left empty: the oracle fills it.
+/// attempt so the run goes on; the last streams none), and in one case in four a user interrupt
+/// with a second session prompt (place_interrupt). `expect` is left empty: the oracle fills it.
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
@@ -426,9 +511,9 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
     const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
-        rc::gen::pair(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
-                      gen_turn(0, 0, idle, provider)),
-        [name, rt, provider](const std::pair<std::vector<mock::Turn>, mock::Turn>& p) {
+        rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
+                       gen_turn(0, 0, idle, provider), gen_interrupt_draw()),
+        [name, rt, provider](const std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>>& p) {
           Scenario s;
           s.name = name;
           s.description = "generated by hiccup explore";
@@ -436,10 +521,11 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           s.prompt = "Run the generated task.";
           s.runtime = rt;
           s.script.provider = provider;
-          s.script.turns = p.first;
-          s.script.turns.push_back(p.second);
+          s.script.turns = std::get<0>(p);
+          s.script.turns.push_back(std::get<1>(p));
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
+          if (std::get<2>(p)) place_interrupt(s, *std::get<2>(p));
           return s;
         });
   });

@@ -31,6 +31,8 @@ std::string_view edit_kind_name(Edit::Kind kind) {
     case Edit::Kind::kEvent: return "event";
     case Edit::Kind::kFault: return "fault";
     case Edit::Kind::kSlicing: return "slicing";
+    case Edit::Kind::kInterrupt: return "interrupt";
+    case Edit::Kind::kSession: return "session";
     case Edit::Kind::kRuntime: return "runtime";
     case Edit::Kind::kSimplify: return "simplify";
   }
@@ -42,14 +44,21 @@ std::vector<Edit> deletions(const Scenario& s) {
   const auto& turns = s.script.turns;
   // Largest units first: one accepted turn deletion saves many event deletions.
   for (std::size_t t = 0; t < turns.size(); ++t) {
-    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn",
-                   [t](Scenario& x) { x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t)); }});
+    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn", [t](Scenario& x) {
+                     x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t));
+                     if (x.interrupt && x.interrupt->turn == static_cast<int>(t)) x.interrupt.reset();
+                     if (x.interrupt && x.interrupt->turn > static_cast<int>(t)) --x.interrupt->turn;
+                   }});
   }
   for (std::size_t t = 0; t < turns.size(); ++t) {
     for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
       out.push_back({Edit::Kind::kAttempt, attempt_ptr(t, a), "delete attempt", [t, a](Scenario& x) {
                        auto& at = x.script.turns[t].attempts;
                        at.erase(at.begin() + static_cast<long>(a));
+                       if (x.interrupt && x.interrupt->attempt && x.interrupt->turn == static_cast<int>(t)) {
+                         if (*x.interrupt->attempt == static_cast<int>(a)) x.interrupt.reset();
+                         else if (*x.interrupt->attempt > static_cast<int>(a)) --*x.interrupt->attempt;
+                       }
                      }});
     }
   }
@@ -72,6 +81,12 @@ std::vector<Edit> deletions(const Scenario& s) {
                            }, *at.fault);
                          }
                          at.events.erase(at.events.begin() + static_cast<long>(e));
+                         auto& in = x.interrupt;
+                         if (in && in->after_event && in->turn == static_cast<int>(t) &&
+                             in->attempt == static_cast<int>(a)) {
+                           if (*in->after_event == static_cast<int>(e)) in.reset();
+                           else if (*in->after_event > static_cast<int>(e)) --*in->after_event;
+                         }
                        }});
       }
     }
@@ -91,6 +106,13 @@ std::vector<Edit> deletions(const Scenario& s) {
                        [t, a](Scenario& x) { attempt_at(x, t, a).slice_bytes.reset(); }});
       }
     }
+  }
+  if (s.interrupt) {
+    out.push_back({Edit::Kind::kInterrupt, "/interrupt", "delete interrupt", [](Scenario& x) { x.interrupt.reset(); }});
+  }
+  for (std::size_t i = 0; i < s.session.size(); ++i) {
+    out.push_back({Edit::Kind::kSession, "/session/" + std::to_string(i), "delete session prompt",
+                   [i](Scenario& x) { x.session.erase(x.session.begin() + static_cast<long>(i)); }});
   }
   return out;
 }

@@ -23,7 +23,7 @@ namespace harness::explore {
 /// One candidate edit of a scenario.
 struct Edit {
   /// What the edit removes or simplifies; the first five are the deletions of 1-minimality.
-  enum class Kind { kTurn, kAttempt, kEvent, kFault, kSlicing, kRuntime, kSimplify };
+  enum class Kind { kTurn, kAttempt, kEvent, kFault, kSlicing, kInterrupt, kSession, kRuntime, kSimplify };
   Kind kind = Kind::kSimplify;
   std::string pointer;      ///< RFC 6901 pointer into the scenario file of what is edited
   std::string description;  ///< e.g. "delete event" or "args → {}"
@@ -31,11 +31,14 @@ struct Edit {
   std::function<void(Scenario&)> apply;
 };
 
-/// "turn", "attempt", "event", "fault", "slicing", "runtime", "simplify".
+/// "turn", "attempt", "event", "fault", "slicing", "interrupt", "session", "runtime", "simplify".
 std::string_view edit_kind_name(Edit::Kind kind);
 
 /// Every single deletion of `scenario`: each turn, each attempt, each event (a fault after it moves
-/// back one event, so it stays after the same events), each fault, each slicing; in that order.
+/// back one event, so it stays after the same events), each fault, each slicing, the user's
+/// interrupt, each session prompt; in that order. A deleted turn, attempt or event before the
+/// interrupt's point moves the point back with it; deleting the turn, attempt or event it points
+/// at deletes the interrupt too.
 std::vector<Edit> deletions(const Scenario& scenario);
 
 /// Every single simplification of `scenario`: each set runtime setting reset (defects kept), then

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -327,6 +328,22 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
       entries[name].emplace_back(s, c);
     }
   }
+  // A shard shrinks its own first failing case; when that is not the run's first failure, the
+  // unsharded run never shrinks it, so a property only its shrunk counterexample broke is judged,
+  // as the unsharded run judges it, by the unshrunk cases (failing_cases) of that shard.
+  auto breaks = [](const std::string& property, const std::string& invariant) {
+    const std::string p = property.rfind("explore/", 0) == 0 ? property.substr(8) : property;
+    return p == "expect" ? invariant.rfind("expect.", 0) == 0 : invariant == p;
+  };
+  auto shard_first_failure = [](const ShardReport* s) {
+    int first = -1;
+    for (const json& f : s->summary["failing_cases"]) {
+      const int at = f[0].get<int>();
+      if (first < 0 || at < first) first = at;
+    }
+    return first;
+  };
+  std::deque<std::pair<const ShardReport*, json>> unshrunk;  // stable addresses for `chosen`
   MergedReport out;
   json cases = json::array();
   double wall_ms = 0;
@@ -352,10 +369,50 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
       if (truncate && name != "explore/determinism" && (e.first != failure_shard || e.second.value("failing_case", -1) != first_failure)) {
         continue;  // only the first failing case's verdicts: the unsharded run stops there
       }
-      for (const json& v : e.second.value("violations", json::array())) all_violations.push_back(v);
-      const int at = e.second.value("failing_case", -1);
+      const std::pair<const ShardReport*, json>* candidate = &e;
+      const int shard_first = shard_first_failure(e.first);
+      if (!truncate && name != "explore/determinism" && e.second.value("failing_case", -1) == shard_first &&
+          shard_first != first_failure) {
+        bool unshrunk_breaks = false;
+        int next = -1;
+        json names = json::array();
+        for (const json& f : e.first->summary["failing_cases"]) {
+          const int at = f[0].get<int>();
+          bool hit = false;
+          for (const json& n : f[1]) hit = hit || breaks(name, n.get<std::string>());
+          if (!hit) continue;
+          if (at == shard_first) unshrunk_breaks = true;
+          else if (next < 0 || at < next) next = at;
+        }
+        if (!unshrunk_breaks) {
+          if (next < 0) continue;  // only the shard's shrunk counterexample broke it
+          json r = e.second;
+          for (const char* key : {"counterexample", "replay", "original_size", "shrunk_size", "shrink_steps",
+                                  "shrink_tries", "minimize_steps", "minimize_tries", "one_minimal", "shrink_ms",
+                                  "transcript", "scenario_text"}) {
+            r.erase(key);
+          }
+          r["failing_case"] = next;
+          json violations = json::array();
+          for (const json& f : e.first->summary["failing_cases"]) {
+            if (f[0].get<int>() != next) continue;
+            for (const json& n : f[1]) {
+              if (breaks(name, n.get<std::string>())) {
+                violations.push_back({{"invariant", n}, {"message", "case " + std::to_string(next) + " (not shrunk)"}});
+              }
+            }
+          }
+          r["violations"] = violations;
+          r["detail"] = "case " + std::to_string(next) + ": not shrunk (only the first failing case, " +
+                        std::to_string(first_failure) + ", is)";
+          unshrunk.emplace_back(e.first, std::move(r));
+          candidate = &unshrunk.back();
+        }
+      }
+      for (const json& v : candidate->second.value("violations", json::array())) all_violations.push_back(v);
+      const int at = candidate->second.value("failing_case", -1);
       const int best = chosen ? chosen->second.value("failing_case", -1) : -1;
-      if (!chosen || (at >= 0 && (best < 0 || at < best))) chosen = &e;
+      if (!chosen || (at >= 0 && (best < 0 || at < best))) chosen = candidate;
     }
     json merged = chosen ? chosen->second : list.front().second;
     if (!chosen) {  // a property some shard failed only past the first failure passes here
