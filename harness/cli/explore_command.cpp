@@ -19,10 +19,11 @@ constexpr const char* kUsage = R"(usage: hiccup explore [options]
 
 Generates scenarios from a seed (1-6 turns, 0-4 parallel calls a turn, every fault kind at every
 position, HTTP statuses with and without Retry-After, content-filter and malformed-call finishes,
-slice_bytes, random runtime settings), predicts each with the oracle (an independent model of
+slice_bytes, random runtime settings, and in one case in four a user interrupt followed by a
+second session prompt), predicts each with the oracle (an independent model of
 docs/POLICY.md), runs it against the reference runtime and checks every invariant. The first failure
-is shrunk, minimized to a 1-minimal case (no single turn, attempt, event, fault or slicing can go)
-and written to REPORT_DIR/counterexamples/NAME.json, replayable with `hiccup run`. At the end it
+is shrunk, minimized to a 1-minimal case (no single turn, attempt, event, fault, slicing,
+interrupt or session prompt can go) and written to REPORT_DIR/counterexamples/NAME.json, replayable with `hiccup run`. At the end it
 prints its coverage (per fault kind, finish, status, provider, fault position, and per invariant
 the cases where its precondition held; docs/COVERAGE.md) and warns about every invariant never
 exercised.
