@@ -42,6 +42,10 @@ struct DefectInfo {
   Defect defect;
   std::string_view name;  ///< stable kebab-case name, e.g. "keep-calls-on-retry"
   std::string_view doc;   ///< one line: the bug it reproduces
+  /// A wire format in which the defect has no site the stream reaches ("" = none), and why:
+  /// a kill matrix skips the pair there (e.g. Anthropic has no malformed-call finish).
+  std::string_view unreachable_in = "";
+  std::string_view unreachable_why = "";
 };
 
 /// Every defect, in enum order.

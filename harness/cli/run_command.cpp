@@ -263,6 +263,14 @@ int run_command(const Args& args) {
     record(c);
     if (!catches) continue;
     for (const std::string& defect : s.catches) {
+      const auto info = std::find_if(rut::defect_catalogue().begin(), rut::defect_catalogue().end(),
+                                     [&](const rut::DefectInfo& d) { return d.name == defect; });
+      if (info != rut::defect_catalogue().end() && !info->unreachable_in.empty() &&
+          info->unreachable_in == s.script.provider) {
+        std::cout << "SKIP " << s.name << " catches " << defect << ": no site in " << s.script.provider << " ("
+                  << info->unreachable_why << ")\n";
+        continue;
+      }
       RunOptions with = options;
       with.extra_defects.push_back(defect);
       const CaseResult k = run_scenario(s, with);
