@@ -195,6 +195,60 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
   }
 }
 
+/// pairing, on the runtime's final history (the conversation it keeps and a resumed session sends
+/// on; empty for external agents): each function response answers one call of the model turn right
+/// before it (by id when it has one, else by name), and no call twice. A runtime's pre-send guard
+/// may drop a stray response from a request, but the history it keeps stays a lie that a resumed
+/// session, or a client without that guard, sends. Calls left without a response at the end are
+/// not judged here: a run may end there (after a 400 the rejected responses leave history).
+void check_final_history_pairing(const Evidence& ev, std::vector<Violation>& out) {
+  const json& h = ev.run.final_history;
+  if (!h.is_array()) return;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const json& content = h[i];
+    if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
+        !content["parts"].is_array()) {
+      continue;
+    }
+    std::vector<json> calls;
+    if (i > 0 && h[i - 1].is_object() && h[i - 1].value("role", "") == "model" && h[i - 1].contains("parts")) {
+      for (const json& p : h[i - 1]["parts"]) {
+        if (p.is_object() && p.contains("functionCall")) calls.push_back(p["functionCall"]);
+      }
+    }
+    std::vector<bool> answered(calls.size(), false);
+    for (const json& p : content["parts"]) {
+      if (!p.is_object() || !p.contains("functionResponse")) continue;
+      const json& fr = p["functionResponse"];
+      const bool by_id = fr.contains("id") && fr["id"].is_string();
+      bool matched = false;
+      bool twice = false;
+      for (std::size_t c = 0; c < calls.size() && !matched; ++c) {
+        const bool same = by_id ? (calls[c].contains("id") && calls[c]["id"] == fr["id"])
+                                : calls[c].value("name", "") == fr.value("name", "");
+        if (!same) continue;
+        if (answered[c]) {
+          twice = true;
+        } else {
+          answered[c] = matched = true;
+        }
+      }
+      if (matched) continue;
+      const std::string what = "function response " + (by_id ? fr["id"].dump() + " " : std::string()) + "(\"" +
+                               fr.value("name", "") + "\") " + fr.value("response", json::object()).dump();
+      out.push_back(make("pairing",
+                         "the runtime's final history, content " + std::to_string(i) + ": " + what +
+                             (twice ? " answers a call of the model turn before it that already has a response"
+                              : calls.empty() ? " follows no model turn with calls (content " + std::to_string(i) +
+                                                    " comes after a " +
+                                                    (i > 0 ? h[i - 1].value("role", "?") : std::string("no")) +
+                                                    " content)"
+                                              : " answers no call of the model turn before it") +
+                             ", so a resumed session sends an invalid request"));
+    }
+  }
+}
+
 void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
   for (const mock::JournalEntry& e : ev.journal) {
     if (!e.validated) out.push_back(make("pairing", where(e) + " was rejected: " + e.rejection, &e));
@@ -204,6 +258,7 @@ void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
       }
     }
   }
+  check_final_history_pairing(ev, out);
 }
 
 void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
@@ -502,7 +557,7 @@ json violation_to_json(const Violation& v) {
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
       {"at-most-once", "no tool call executes more than once, and no call from an attempt that did not complete is ever executed"},
-      {"pairing", "every request has valid call/response pairing, and every function response refers to a call delivered in a completed attempt"},
+      {"pairing", "every request has valid call/response pairing, every function response refers to a call delivered in a completed attempt, and the runtime's final history answers each call at most once, right after its model turn"},
       {"history-integrity", "every request's history equals the committed turns so far: no duplicated, dropped, phantom or partial turns"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After"},

@@ -83,11 +83,13 @@ TEST_CASE("the same scenario run twice gives the same digest") {
   }
 }
 
-/// Anthropic has no malformed-call finish: the mock sends a scripted `malformed_call` as an
-/// in-stream `error` event (WIRE-FORMATS.md), which ignore-error-event covers, so
-/// malformed-call-as-stop has no site the Anthropic stream reaches.
+/// Whether `defect` has no site a stream in `provider` reaches, as the defect catalogue says
+/// (rut::DefectInfo::unreachable_in, e.g. malformed-call-as-stop in Anthropic).
 bool invisible_in(const std::string& provider, std::string_view defect) {
-  return provider == "anthropic" && defect == "malformed-call-as-stop";
+  for (const rut::DefectInfo& d : rut::defect_catalogue()) {
+    if (d.name == defect) return !d.unreachable_in.empty() && d.unreachable_in == provider;
+  }
+  return false;
 }
 
 void check_kill_matrix(const std::string& provider) {
@@ -309,17 +311,32 @@ TEST_CASE("non-streaming: every fault kind plays, is journaled and is judged as 
   }
 }
 
-TEST_CASE("double-result-after-cancel is masked by the pairing guard and caught without it") {
+TEST_CASE("double-result-after-cancel: the guard keeps the duplicate off the next request, the kept history holds it when the cancel ends the session") {
   for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    int seen = 0;
     for (const Scenario& s : load_suite_as(provider)) {
-      if (s.name != "cancel-while-tools-run") continue;
       RunOptions o = memory();
-      o.extra_defects = {"double-result-after-cancel"};
-      INFO(provider);
-      CHECK(run_scenario(s, o).passed());  // masked by the guard alone
-      o.extra_defects = {"double-result-after-cancel", "no-pairing-guard"};
-      CHECK_FALSE(run_scenario(s, o).passed());
+      INFO(provider << " " << s.name);
+      if (s.name == "cancel-while-tools-run") {
+        ++seen;
+        o.extra_defects = {"double-result-after-cancel"};
+        CHECK(run_scenario(s, o).passed());  // the guard drops the duplicate before the next prompt's request
+        o.extra_defects = {"double-result-after-cancel", "no-pairing-guard"};
+        CHECK_FALSE(run_scenario(s, o).passed());
+      }
+      if (s.name == "cancel-while-tools-run-last-prompt") {
+        ++seen;
+        CHECK(run_scenario(s, o).passed());
+        o.extra_defects = {"double-result-after-cancel"};
+        const CaseResult r = run_scenario(s, o);
+        std::set<std::string> names;
+        for (const Violation& v : r.violations) names.insert(v.invariant);
+        CHECK(names == std::set<std::string>{"pairing"});  // in the final history only: no request followed
+        CHECK(r.journal.size() == 1u);
+        CHECK(r.run.error == "cancelled");
+      }
     }
+    CHECK(seen == 2);
   }
 }
 

@@ -16,7 +16,7 @@ void HeadlessConsumer::on_content(const ContentEvent& event) { buffer_.text += e
 
 void HeadlessConsumer::on_tool_call_request(const ToolCallRequestEvent& event) {
   buffer_.calls.push_back(event.call);
-  scheduler_.on_streamed_call(buffer_.calls.back());
+  scheduler_.on_streamed_call(buffer_.calls.back(), event.after_cancel);
 }
 
 void HeadlessConsumer::on_retry(const RetryEvent&) {
@@ -50,7 +50,7 @@ void SubagentExecutor::on_content(const ContentEvent& event) { pending_.text += 
 
 void SubagentExecutor::on_tool_call_request(const ToolCallRequestEvent& event) {
   pending_.calls.push_back(event.call);
-  scheduler_.on_streamed_call(pending_.calls.back());
+  scheduler_.on_streamed_call(pending_.calls.back(), event.after_cancel);
 }
 
 void SubagentExecutor::on_retry(const RetryEvent&) {

@@ -1,4 +1,4 @@
-// The seeded-defect catalogue (see defects.h). Each defect's one consulting site is grep-able as
+// The seeded-defect catalogue (see defects.h). Each defect's consulting site is grep-able as
 // `defects.contains(Defect::kX)` / `defects_.contains(Defect::kX)` in the runtime's sources.
 #include "runtime_under_test/defects.h"
 
@@ -49,7 +49,7 @@ const std::vector<DefectInfo>& defect_catalogue() {
       {Defect::kCancelResultsSplit, "cancel-results-split",
        "when the user cancels, the synthetic \"cancelled\" results go out in one user turn per call instead of one turn with every result (Gemini and Anthropic answer 400)"},
       {Defect::kExecuteAfterCancel, "execute-after-cancel",
-       "when the user cancels while tools run, the calls that had not started still run"},
+       "a call that arrives after the user cancels still runs: while tools run, the calls that had not started run anyway; while the answer streams, the runtime reads on past the cancel and runs each call that arrives after it as it streams"},
       {Defect::kDoubleResultAfterCancel, "double-result-after-cancel",
        "when the user cancels while tools run, a call that ran gets both its real result and a synthetic \"cancelled\" one"},
   };

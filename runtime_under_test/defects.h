@@ -1,5 +1,5 @@
 // The seeded-defect catalogue: each defect is one switch consulted at exactly one site in the
-// runtime and reproduces a known bug of real agent runtimes. `hiccup defects` prints the catalogue;
+// runtime (execute-after-cancel: one per cancellation point, docs/POLICY.md) and reproduces a known bug of real agent runtimes. `hiccup defects` prints the catalogue;
 // the kill matrix expects the suite and exploration to catch every one.
 #pragma once
 

@@ -31,6 +31,7 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     const std::optional<UserInterrupt>& cut = config_.interrupt;
     const bool cancel_here = cut && cut->after_event && !log_.interrupted && cut->turn == turn &&
                              cut->attempt == attempt;
+    bool read_past_cancel = false;  // only under execute-after-cancel
     AttemptResult result = client_.run(request, [&](const ModelPart& part) {
       if (part.text) {
         log_.add({{"type", "content"}, {"text", *part.text}, {"seq", seq}, {"turn", turn},
@@ -45,17 +46,24 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
                   {"call_index", call_index},
                   {"turn", turn},
                   {"attempt", attempt}});
-        consumer.on_tool_call_request({PendingCall{*part.call, seq, call_index, false}, attempt});
+        consumer.on_tool_call_request({PendingCall{*part.call, seq, call_index, false}, attempt, read_past_cancel});
         ++call_index;
       }
       if (cancel_here && part_index == *cut->after_event) {
         log_.interrupted = true;
-        client_.cancel();  // the user cancels: stop reading this stream now
+        if (config_.defects.contains(Defect::kExecuteAfterCancel)) {
+          // defect: the cancel only raises a flag the stream reader never checks: the stream is
+          // read to its end and every call that arrives after the cancel goes to the streaming
+          // tool executor, which runs it
+          read_past_cancel = true;
+        } else {
+          client_.cancel();  // the user cancels: stop reading this stream now
+        }
       }
       ++part_index;
     });
 
-    if (result.cancelled) {
+    if (result.cancelled || read_past_cancel) {
       // The uncommitted turn is dropped whole: its text is not shown, its calls never run.
       int calls = 0;
       for (const ModelPart& p : result.parts) calls += p.call ? 1 : 0;

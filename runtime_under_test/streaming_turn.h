@@ -24,6 +24,9 @@ struct ContentEvent {
 struct ToolCallRequestEvent {
   PendingCall call;
   int attempt = 0;
+  /// The call arrived after the user cancelled the attempt (only a runtime that reads on past the
+  /// cancel sees one: defect execute-after-cancel); the tool scheduler runs it at once.
+  bool after_cancel = false;
 };
 /// The current attempt failed and another follows after `wait_s`: discard what it produced.
 struct RetryEvent {

@@ -11,8 +11,8 @@ std::string own_call_id(const PendingCall& call) {
   return "call-" + std::to_string(call.request_seq) + "-" + std::to_string(call.call_index);
 }
 
-void ToolScheduler::on_streamed_call(PendingCall& call) {
-  if (defects_.contains(Defect::kEagerExecution)) execute(call);  // defect: run before commit
+void ToolScheduler::on_streamed_call(PendingCall& call, bool after_cancel) {
+  if (defects_.contains(Defect::kEagerExecution) || after_cancel) execute(call);  // defect: run before commit
 }
 
 std::vector<json> ToolScheduler::run_committed(std::vector<PendingCall>& calls) {

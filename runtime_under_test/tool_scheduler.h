@@ -30,8 +30,10 @@ class ToolScheduler {
  public:
   ToolScheduler(const DefectSet& defects, RunLog& log) : defects_(defects), log_(log) {}
 
-  /// A call just streamed (its turn has not committed). Correct policy: nothing happens.
-  void on_streamed_call(PendingCall& call);
+  /// A call just streamed (its turn has not committed). Correct policy: nothing happens. A call
+  /// that arrived `after_cancel` (the runtime read on past the user's cancel, defect
+  /// execute-after-cancel) is run at once: the streaming executor does not check the cancel.
+  void on_streamed_call(PendingCall& call, bool after_cancel = false);
 
   /// Executes `calls` (a committed turn's, in call order), skipping any already executed, and
   /// returns one functionResponse part per call, in order. After cancel_after(k) the user

@@ -140,11 +140,34 @@ bool no_execution_after_cancel_pre(const CaseResult& r) {
   return false;
 }
 
+/// How many of the session's prompts (the scenario's prompt, then its session prompts) the requests
+/// carried: the most a request carried, as user texts in order, read from the journal.
+int prompts_reached(const CaseResult& r) {
+  std::vector<std::string> prompts = {r.scenario.prompt};
+  for (const SessionPrompt& p : r.scenario.session) prompts.push_back(p.prompt);
+  int most = 0;
+  for (const JournalEntry& e : r.journal) {
+    if (!e.contents.is_array()) continue;
+    std::size_t k = 0;
+    for (const nlohmann::json& c : e.contents) {
+      if (k >= prompts.size() || !c.is_object() || c.value("role", "") != "user" || !c.contains("parts") ||
+          !c["parts"].is_array()) {
+        continue;
+      }
+      for (const nlohmann::json& part : c["parts"]) {
+        if (k < prompts.size() && part.is_object() && part.contains("text") && part["text"] == prompts[k]) ++k;
+      }
+    }
+    most = std::max(most, static_cast<int>(k));
+  }
+  return most;
+}
+
 void add_once(std::vector<std::string>& v, const std::string& name) {
   if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
 }
 
-const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "invariant"};
+const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "session", "invariant"};
 
 }  // namespace
 
@@ -181,6 +204,9 @@ const std::vector<std::string_view>& fault_positions() {
 CaseCoverage case_coverage(const CaseResult& r) {
   CaseCoverage c;
   c.provider = r.scenario.script.provider;
+  if (const int prompts = prompts_reached(r); prompts > 0) {
+    c.session = std::to_string(prompts) + (prompts == 1 ? " prompt" : " prompts");
+  }
   const std::size_t turns = r.scenario.script.turns.size();
   for (const JournalEntry& e : r.journal) {
     if (e.response_status >= 400) add_once(c.statuses, std::to_string(e.response_status));
@@ -215,6 +241,7 @@ Coverage::Coverage() {
     order_["finish"].emplace_back(mock::finish_name(f));
   }
   for (auto p : fault_positions()) order_["position"].emplace_back(p);
+  for (const char* p : {"1 prompt", "2 prompts", "3 prompts"}) order_["session"].emplace_back(p);
   for (const auto& p : invariant_preconditions()) order_["invariant"].emplace_back(p.invariant);
   for (const char* g : kGroups) {
     for (const auto& name : order_[g]) counts_[g][name] = 0;
@@ -229,6 +256,7 @@ void Coverage::add(const CaseCoverage& c) {
   for (const auto& n : c.positions) ++counts_["position"][n];
   for (const auto& n : c.invariants) ++counts_["invariant"][n];
   ++counts_["provider"][c.provider];
+  if (!c.session.empty()) ++counts_["session"][c.session];
 }
 
 int Coverage::count(const std::string& group, const std::string& name) const {
@@ -272,7 +300,7 @@ nlohmann::json merge_coverage_json(const std::vector<nlohmann::json>& parts) {
       continue;
     }
     out["cases"] = out.value("cases", 0) + part.value("cases", 0);
-    for (const char* group : {"faults", "finishes", "statuses", "providers", "positions"}) {
+    for (const char* group : {"faults", "finishes", "statuses", "providers", "positions", "sessions"}) {
       if (!part.contains(group) || !part[group].is_object()) continue;
       for (const auto& [name, n] : part[group].items()) {
         out[group][name] = out[group].value(name, 0) + (n.is_number_integer() ? n.get<int>() : 0);
@@ -329,6 +357,7 @@ nlohmann::json Coverage::to_json() const {
   }
   return {{"cases", cases_},       {"faults", group("fault")},       {"finishes", group("finish")},
           {"statuses", group("status")}, {"providers", group("provider")}, {"positions", group("position")},
+          {"sessions", group("session")},
           {"invariants", invariants}, {"unexercised", unexercised()}};
 }
 
@@ -357,6 +386,7 @@ void Coverage::print(std::ostream& out) const {
   line("statuses:", "status");
   line("providers:", "provider");
   line("positions:", "position");
+  line("sessions:", "session");
   out << "  invariants (cases where the precondition held):\n";
   for (const auto& p : invariant_preconditions()) {
     out << "    " << std::left << std::setw(34) << p.invariant << std::right << std::setw(7)

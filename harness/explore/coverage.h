@@ -1,6 +1,6 @@
 // Coverage of an exploration: what its cases exercised, counted in cases. Per fault kind (a fault of
 // that kind fired), finish reason (a finish of that reason was delivered), HTTP status answered,
-// provider and fault position, and per invariant the cases in which its precondition held — the
+// provider, fault position and session prompts reached, and per invariant the cases in which its precondition held — the
 // dangerous state the invariant guards (docs/COVERAGE.md). An invariant whose precondition never
 // held was never exercised: a green run says nothing about it, and the explorer warns.
 //
@@ -43,6 +43,9 @@ struct CaseCoverage {
   std::vector<std::string> positions;   ///< of fault_positions()
   std::vector<std::string> invariants;  ///< invariants whose precondition held
   std::string provider;
+  /// "N prompt(s)": how many of the session's prompts its requests carried ("" when no request was
+  /// sent)
+  std::string session;
 };
 
 /// What `result`'s run exercised.
@@ -55,7 +58,8 @@ class Coverage {
   Coverage();
   void add(const CaseCoverage& c);
   int cases() const { return cases_; }
-  /// Cases per name in `group` ("fault", "finish", "status", "provider", "position", "invariant");
+  /// Cases per name in `group` ("fault", "finish", "status", "provider", "position", "session",
+  /// "invariant");
   /// 0 for a name never counted.
   int count(const std::string& group, const std::string& name) const;
   /// Invariants whose precondition never held, in catalogue order.
@@ -63,7 +67,7 @@ class Coverage {
   /// One warning line per unexercised invariant: "invariant NAME was never exercised: no case had
   /// PRECONDITION".
   std::vector<std::string> warnings() const;
-  /// {"cases", "faults": {kind: n}, "finishes", "statuses", "providers", "positions",
+  /// {"cases", "faults": {kind: n}, "finishes", "statuses", "providers", "positions", "sessions",
   ///  "invariants": {name: {"cases": n, "precondition": text}}, "unexercised": [names]}.
   nlohmann::json to_json() const;
   /// The console table printed at the end of `hiccup explore`.

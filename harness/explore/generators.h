@@ -420,23 +420,83 @@ struct InterruptDraw {
   int turn = 0;
   int attempt = 0;
   int point = 0;
+  /// A session prompt follows the cancel (else the cancel ends the session: the run fails as
+  /// cancelled, and what the runtime keeps is its final history).
+  bool next_prompt = true;
 };
 
-/// One case in four draws an interrupt.
+/// One case in three draws an interrupt; one interrupt in two ends the session.
 inline rc::Gen<std::optional<InterruptDraw>> gen_interrupt_draw() {
-  return gen_optional(rc::gen::apply([](bool tools, int t, int a, int p) { return InterruptDraw{tools, t, a, p}; },
-                                     rc::gen::map(gen_int(0, 2), [](int k) { return k != 0; }), gen_int(0, 63),
-                                     gen_int(0, 63), gen_int(0, 63)),
+  return gen_optional(
+      rc::gen::apply([](bool tools, int t, int a, int p, bool next) { return InterruptDraw{tools, t, a, p, next}; },
+                     rc::gen::map(gen_int(0, 2), [](int k) { return k != 0; }), gen_int(0, 63), gen_int(0, 63),
+                     gen_int(0, 63), rc::gen::map(gen_int(0, 1), [](int k) { return k != 0; })),
+      2, 1);
+}
+
+/// Gives every attempt of `turn` (the last turn of a session prompt that another prompt follows) a
+/// text, so the answer that ends the prompt is not an empty model content on the next prompt's
+/// request (scenarios/README.md "session"); a fault or an interrupt after event e of that attempt
+/// stays after the same event.
+inline void give_answer_text(mock::Turn& turn, int turn_index, Scenario& s) {
+  for (mock::Attempt& a : turn.attempts) {
+    if (a.status) continue;
+    const bool has_text = std::any_of(a.events.begin(), a.events.end(),
+                                      [](const mock::Event& e) { return std::holds_alternative<mock::TextEvent>(e); });
+    if (has_text) continue;
+    a.events.insert(a.events.begin(), mock::TextEvent{"Done."});
+    if (a.fault) {
+      std::visit([](auto& f) {
+        if (f.after_event) ++*f.after_event;
+      }, *a.fault);
+    }
+    if (s.interrupt && s.interrupt->after_event && s.interrupt->turn == turn_index &&
+        s.interrupt->attempt == static_cast<int>(&a - turn.attempts.data())) {
+      ++*s.interrupt->after_event;  // still after the same event
+    }
+  }
+}
+
+/// The turns of one further session prompt: 0–2 turns that stream 1–4 calls, then an answer turn.
+inline rc::Gen<std::vector<mock::Turn>> gen_prompt_turns(int idle_s, const std::string& provider) {
+  return rc::gen::map(rc::gen::pair(rc::gen::resize(2, rc::gen::container<std::vector<mock::Turn>>(
+                                                           gen_turn(1, 4, idle_s, provider))),
+                                    gen_turn(0, 0, idle_s, provider)),
+                      [](std::pair<std::vector<mock::Turn>, mock::Turn> p) {
+                        p.first.push_back(std::move(p.second));
+                        return std::move(p.first);
+                      });
+}
+
+/// One case in four (of those without an interrupt) is a session of 2–3 prompts: the turns of each
+/// further prompt (gen_prompt_turns).
+inline rc::Gen<std::optional<std::vector<std::vector<mock::Turn>>>> gen_session_draw(int idle_s,
+                                                                                    const std::string& provider) {
+  return gen_optional(rc::gen::mapcat(gen_int(1, 2),
+                                      [idle_s, provider](int n) {
+                                        return rc::gen::container<std::vector<std::vector<mock::Turn>>>(
+                                            static_cast<std::size_t>(n), gen_prompt_turns(idle_s, provider));
+                                      }),
                       3, 1);
+}
+
+/// Appends the further prompts `prompts` (turns per prompt) to `s`: one session prompt each, its
+/// turns after the script's, the previous prompt's answer turn given a text (give_answer_text).
+inline void place_session(Scenario& s, const std::vector<std::vector<mock::Turn>>& prompts) {
+  auto& turns = s.script.turns;
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    give_answer_text(turns.back(), static_cast<int>(turns.size() - 1), s);
+    s.session.push_back(SessionPrompt{"Now go on with step " + std::to_string(k + 2) + "."});
+    turns.insert(turns.end(), prompts[k].begin(), prompts[k].end());
+  }
 }
 
 /// Places `draw` on `s`: while tools run, after k (0 … n-1) of the n calls of a turn before the last
 /// (each has calls); while the answer streams (streaming cases only), after a text or call event
-/// of a streamed attempt of any turn. Adds one session prompt so the requests after the cancel are
-/// sent, and gives every attempt of the last turn a text, so an answer that ends the first prompt
-/// (when the interrupt never fires) is not an empty model content on the next prompt's request
-/// (scenarios/README.md "session"), then a last turn that answers the next prompt if the
-/// interrupt never fires. No eligible point: no interrupt.
+/// of a streamed attempt of any turn. Unless the draw ends the session there, adds one session
+/// prompt so the requests after the cancel are sent, and gives every attempt of the last turn a
+/// text (give_answer_text), then a last turn that answers the next prompt if the interrupt never
+/// fires. No eligible point: no interrupt.
 inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
   auto& turns = s.script.turns;
   std::optional<Interrupt> in;
@@ -472,23 +532,9 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
     in = Interrupt{streams[i].first, streams[i].second, draw.point % points[i], std::nullopt};
   }
   s.interrupt = in;
+  if (!draw.next_prompt) return;  // the cancel ends the session
   s.session = {SessionPrompt{"Continue where you stopped."}};
-  for (mock::Attempt& a : turns.back().attempts) {
-    if (a.status) continue;
-    const bool has_text = std::any_of(a.events.begin(), a.events.end(),
-                                      [](const mock::Event& e) { return std::holds_alternative<mock::TextEvent>(e); });
-    if (has_text) continue;
-    a.events.insert(a.events.begin(), mock::TextEvent{"Done."});
-    if (a.fault) {
-      std::visit([](auto& f) {
-        if (f.after_event) ++*f.after_event;
-      }, *a.fault);
-    }
-    if (s.interrupt && s.interrupt->after_event && s.interrupt->turn == static_cast<int>(turns.size() - 1) &&
-        s.interrupt->attempt == static_cast<int>(&a - turns.back().attempts.data())) {
-      ++*s.interrupt->after_event;  // still after the same event
-    }
-  }
+  give_answer_text(turns.back(), static_cast<int>(turns.size() - 1), s);
   // The next prompt's answer when the interrupt never fired (the first prompt then used every
   // turn); unused when it fired.
   mock::Attempt answer;
@@ -499,7 +545,9 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
 /// attempt so the run goes on; the last streams none), and in one case in four a user interrupt
-/// with a second session prompt (place_interrupt). `expect` is left empty: the oracle fills it.
+/// with a second session prompt, or one in four of those without (place_interrupt); without an
+/// interrupt, one case in four is a session of 2–3 prompts (place_session). `expect` is left
+/// empty: the oracle fills it.
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
@@ -512,8 +560,9 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
         rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
-                       gen_turn(0, 0, idle, provider), gen_interrupt_draw()),
-        [name, rt, provider](const std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>>& p) {
+                       gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider)),
+        [name, rt, provider](const std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
+                                              std::optional<std::vector<std::vector<mock::Turn>>>>& p) {
           Scenario s;
           s.name = name;
           s.description = "generated by hiccup explore";
@@ -526,6 +575,11 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
           if (std::get<2>(p)) place_interrupt(s, *std::get<2>(p));
+          if (!s.interrupt && std::get<3>(p)) {
+            place_session(s, *std::get<3>(p));
+            assign_call_args(s.script);  // the further prompts' turns
+            if (rt.stream == false) drop_streaming_only_fields(s.script);
+          }
           return s;
         });
   });

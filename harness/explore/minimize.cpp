@@ -42,7 +42,31 @@ std::string_view edit_kind_name(Edit::Kind kind) {
 std::vector<Edit> deletions(const Scenario& s) {
   std::vector<Edit> out;
   const auto& turns = s.script.turns;
-  // Largest units first: one accepted turn deletion saves many event deletions.
+  // Largest units first: a whole session prompt with the turns its run used (the turns of one
+  // prompt are contiguous: the first prompt's come first, the last prompt's last), then turns; one
+  // accepted turn deletion saves many event deletions. Deleting a prompt alone leaves its turns to
+  // the neighbouring prompt, which rarely still fails the same way.
+  if (!s.session.empty()) {
+    for (std::size_t t = 0; t + 1 < turns.size(); ++t) {
+      out.push_back({Edit::Kind::kSession, "/prompt", "delete the first prompt and turns 0.." + std::to_string(t),
+                     [t](Scenario& x) {
+                       x.prompt = x.session.front().prompt;
+                       x.session.erase(x.session.begin());
+                       x.script.turns.erase(x.script.turns.begin(), x.script.turns.begin() + static_cast<long>(t + 1));
+                       if (x.interrupt && x.interrupt->turn <= static_cast<int>(t)) x.interrupt.reset();
+                       if (x.interrupt) x.interrupt->turn -= static_cast<int>(t + 1);
+                     }});
+    }
+    for (std::size_t t = 1; t < turns.size(); ++t) {
+      out.push_back({Edit::Kind::kSession, "/session/" + std::to_string(s.session.size() - 1),
+                     "delete the last session prompt and turns " + std::to_string(t) + "..",
+                     [t](Scenario& x) {
+                       x.session.pop_back();
+                       x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t), x.script.turns.end());
+                       if (x.interrupt && x.interrupt->turn >= static_cast<int>(t)) x.interrupt.reset();
+                     }});
+    }
+  }
   for (std::size_t t = 0; t < turns.size(); ++t) {
     out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn", [t](Scenario& x) {
                      x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t));

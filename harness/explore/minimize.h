@@ -34,7 +34,9 @@ struct Edit {
 /// "turn", "attempt", "event", "fault", "slicing", "interrupt", "session", "runtime", "simplify".
 std::string_view edit_kind_name(Edit::Kind kind);
 
-/// Every single deletion of `scenario`: each turn, each attempt, each event (a fault after it moves
+/// Every single deletion of `scenario`: in a session, the first prompt with turns 0..t (the next
+/// prompt becomes `prompt`) and the last session prompt with turns t.. (for every t); then each
+/// turn, each attempt, each event (a fault after it moves
 /// back one event, so it stays after the same events), each fault, each slicing, the user's
 /// interrupt, each session prompt; in that order. A deleted turn, attempt or event before the
 /// interrupt's point moves the point back with it; deleting the turn, attempt or event it points

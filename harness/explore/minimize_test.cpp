@@ -36,8 +36,6 @@ harness::RunOptions memory_run(const std::vector<std::string>& defects) {
 /// mutant alone, so it is explored with keep-calls-on-retry (as the README's table does).
 std::vector<std::string> kill_matrix_defects(const rut::DefectInfo& info) {
   if (info.defect == rut::Defect::kNoPairingGuard) return {"keep-calls-on-retry", std::string(info.name)};
-  // the pairing guard drops the duplicate result: visible without it
-  if (info.defect == rut::Defect::kDoubleResultAfterCancel) return {std::string(info.name), "no-pairing-guard"};
   return {std::string(info.name)};
 }
 
@@ -108,14 +106,30 @@ TEST_CASE("deletions name the interrupt and each session prompt, and move the in
     } else if (d.pointer == "/turns/1/attempts/1/events/1" || d.pointer == "/turns/1" || d.pointer == "/interrupt") {
       CHECK_FALSE(x.interrupt.has_value());
       ++checked;
-    } else if (d.pointer == "/session/0") {
+    } else if (d.pointer == "/session/0" && d.description == "delete session prompt") {
       CHECK(x.session.empty());
+      CHECK(x.script.turns.size() == s.script.turns.size());
+      ++checked;
+    } else if (d.pointer == "/prompt" && d.description == "delete the first prompt and turns 0..0") {
+      // the next prompt becomes the first; the interrupt moves back with turn 1
+      CHECK(x.prompt == "next");
+      CHECK(x.session.empty());
+      CHECK(x.script.turns.size() == s.script.turns.size() - 1);
+      REQUIRE(x.interrupt.has_value());
+      CHECK(x.interrupt->turn == 0);
+      ++checked;
+    } else if (d.pointer == "/session/0" && d.description == "delete the last session prompt and turns 1..") {
+      CHECK(x.prompt == s.prompt);
+      CHECK(x.session.empty());
+      CHECK(x.script.turns.size() == 1u);
+      CHECK_FALSE(x.interrupt.has_value());  // it pointed into a deleted turn
       ++checked;
     }
   }
-  CHECK(checked == 7);
+  CHECK(checked == 9);
   CHECK(kinds["interrupt"] == 1);
-  CHECK(kinds["session"] == 1);
+  // the prompt alone, and with the turns around it: the first prompt with turns 0..t, the last with t..
+  CHECK(kinds["session"] == 1 + 2 * static_cast<int>(s.script.turns.size() - 1));
 }
 
 TEST_CASE("deleting an event before a fault keeps the fault after the same events", "[minimal]") {
