@@ -544,8 +544,8 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
 
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
-/// attempt so the run goes on; the last streams none), and in one case in four a user interrupt
-/// with a second session prompt, or one in four of those without (place_interrupt); without an
+/// attempt so the run goes on; the last streams none), and in one case in three a user interrupt
+/// with a second session prompt or, one in two, without one (place_interrupt); without an
 /// interrupt, one case in four is a session of 2–3 prompts (place_session). `expect` is left
 /// empty: the oracle fills it.
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
