@@ -156,7 +156,76 @@ ojson event_response(const Event& event, const FrameContext& ctx) {
 
 std::string sse_frame(const ojson& response) { return "data: " + response.dump() + "\r\n\r\n"; }
 
+namespace {
+
+/// Appends `s` as a JSON string exactly as nlohmann's dump() writes it: `"` and `\\` escaped,
+/// \b \f \n \r \t, other bytes below 0x20 as \u00xx (lower-case hex), the rest as is. False (and
+/// nothing appended) when `s` has a byte >= 0x80: nlohmann validates UTF-8, so those go its way.
+bool append_json_string(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    if (static_cast<unsigned char>(ch) >= 0x80) return false;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  return true;
+}
+
+/// event_frame without building a JSON tree, for text and finish events whose strings are ASCII:
+/// the same bytes as sse_frame(event_response(event, ctx)) (gemini_format_test compares them).
+/// False when the event needs the general path (a call; non-ASCII text, model or id).
+bool direct_event_frame(std::string& out, const Event& event, const FrameContext& ctx) {
+  const auto* text = std::get_if<TextEvent>(&event);
+  const auto* finish = std::get_if<FinishEvent>(&event);
+  if (text == nullptr && finish == nullptr) return false;
+  out.reserve(230 + (text ? text->text.size() : 0) + ctx.model.size() + ctx.response_id.size());
+  out += "data: {\"candidates\":[{";
+  if (text) {
+    out += "\"content\":{\"role\":\"model\",\"parts\":[{\"text\":";
+    if (!append_json_string(out, text->text)) return false;
+    out += "}]},";
+  } else {
+    if (finish_has_content(finish->reason)) out += "\"content\":{\"role\":\"model\",\"parts\":[]},";
+    out += "\"finishReason\":\"";
+    out += finish_reason_name(finish->reason);
+    out += "\",";
+  }
+  out += "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,"
+         "\"totalTokenCount\":9},\"modelVersion\":";
+  if (!append_json_string(out, ctx.model)) return false;
+  out += ",\"responseId\":";
+  if (!append_json_string(out, ctx.response_id)) return false;
+  out += "}\r\n\r\n";
+  return true;
+}
+
+}  // namespace
+
 std::string event_frame(const Event& event, const FrameContext& ctx) {
+  // The mock server encodes every frame of every answer: the direct path spares the JSON tree
+  // (its allocations and nlohmann's serializer) for the common events.
+  std::string out;
+  if (direct_event_frame(out, event, ctx)) return out;
   return sse_frame(event_response(event, ctx));
 }
 

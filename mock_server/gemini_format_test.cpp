@@ -126,3 +126,28 @@ TEST_CASE("the turn index counts model contents and summaries find calls and res
   CHECK(s[2].responses[1].name == "b");
   CHECK(g::response_id(7) != g::response_id(8));
 }
+
+TEST_CASE("text and finish frames written directly are the bytes of the JSON tree's dump") {
+  // event_frame writes text and finish frames without nlohmann; sse_frame(event_response(...))
+  // is the tree it must match byte for byte, escapes included.
+  std::string every_ascii;
+  for (int c = 1; c < 0x80; ++c) every_ascii += static_cast<char>(c);
+  const std::vector<std::string> texts = {"", "Deploying.", "a \"quoted\" \\ backslash", "tab\tnew\nline\rcr\bbs\fff",
+                                          std::string("nul\0byte", 8), "\x01\x1f\x7f", every_ascii,
+                                          "caf\xc3\xa9 \xe2\x9c\x93 (UTF-8: the general path)"};
+  const std::vector<g::FrameContext> contexts = {kCtx, {"models/\"odd\\name\"", "hiccup-123456789"}};
+  for (const auto& ctx : contexts) {
+    for (const auto& text : texts) {
+      const mock::Event e = mock::TextEvent{text};
+      CHECK(g::event_frame(e, ctx) == g::sse_frame(g::event_response(e, ctx)));
+    }
+    for (auto reason : {mock::FinishReason::kStop, mock::FinishReason::kMaxTokens, mock::FinishReason::kContentFilter,
+                        mock::FinishReason::kMalformedCall}) {
+      const mock::Event e = mock::FinishEvent{reason};
+      CHECK(g::event_frame(e, ctx) == g::sse_frame(g::event_response(e, ctx)));
+    }
+  }
+  // The escapes themselves, spelled out (a tree dump and a direct write could agree on a wrong one).
+  CHECK(g::event_frame(mock::TextEvent{std::string("\"\\\n\x01\x7f", 5)}, kCtx).find(R"({"text":"\"\\\n\u0001)"
+                                                                                     "\x7f\"}") != std::string::npos);
+}

@@ -1,12 +1,19 @@
-// MockHttpServer on its own sockets: an accept thread and a thread per connection (blocking I/O,
-// poll for timeouts), HTTP framing from http_wire. Each connection owns its socket, so stalls,
-// FIN and RST act on it directly. Routing is handle_request(); plan execution is PlanWriter.
+// MockHttpServer on its own sockets. One event-loop thread (epoll, level-triggered) accepts
+// connections, reads and parses requests (http_wire) and writes every answer whose plan needs no
+// real-time pause with non-blocking sends, buffering what the socket does not take (EPOLLOUT).
+// A plan that pauses (delay, stall, drain, idle before a reset) hands its connection to a worker
+// thread with blocking I/O (PlanWriter) for the rest of the connection's life. Each connection
+// owns its socket, so stalls, FIN and RST act on it directly. This file is part of the I/O shell:
+// real time lives here.
 #include "mock_server/http_server.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
@@ -27,17 +34,35 @@
 
 namespace mock {
 
+/// A connection moved from the event loop to a worker thread, with the plan it must play first
+/// (when `engine` is set) and the parser holding any bytes the client sent after that request.
+struct MockHttpServer::Handoff {
+  int fd = -1;
+  RequestParser parser;
+  std::shared_ptr<ScriptEngine> engine;  // null: no plan waits
+  Plan plan;
+  bool head_only = false;
+  bool keep_alive = true;
+};
+
 struct MockHttpServer::Shared {
   std::mutex mu;
   std::condition_variable cv;       // `active` or `threads` fell
   std::condition_variable work_cv;  // a connection waits in `pending`, or stopping
-  int active = 0;         // connections accepted and not yet closed
-  int threads = 0;        // connection threads alive (serving or idle)
-  int idle = 0;           // threads waiting for a connection
-  std::deque<int> pending;  // accepted connections handed to idle threads
-  std::set<int> fds;      // open connections, for stop() to shut down
+  int active = 0;         // connections accepted and not yet closed (event loop and workers)
+  int threads = 0;        // worker threads alive (serving or idle)
+  int idle = 0;           // worker threads waiting for a connection
+  std::deque<Handoff> pending;  // connections handed to idle worker threads
+  std::set<int> fds;      // connections on worker threads, for stop() to shut down
+  bool accept_paused = false;   // the loop stopped accepting at max_connections
   std::atomic<bool> stopping{false};
+  int wake_fd = -1;       // eventfd that wakes the event loop (stop, a worker closed a connection)
   std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+
+  void wake() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd, &one, sizeof one);
+  }
 };
 
 namespace {
@@ -113,8 +138,20 @@ bool send_all(int fd, std::string_view data, int timeout_ms, const std::atomic<b
   return true;
 }
 
-/// Executes one plan on a connection's socket and settles its journal entry. Returns whether
-/// the connection may carry another request.
+/// True when `plan` can be played without a real-time pause: only writes, ending with the
+/// chunked terminator (or the whole body) or with a FIN that waits for nothing. Such plans run
+/// on the event loop; the others on a worker thread (PlanWriter).
+bool plays_without_pause(const Plan& plan, const ServerOptions& options) {
+  for (const auto& action : plan.actions) {
+    if (!std::holds_alternative<WriteAction>(action)) return false;
+  }
+  const int fin_delay_ms =
+      options.max_delay_ms >= 0 ? std::min(plan.ending_delay_ms, options.max_delay_ms) : plan.ending_delay_ms;
+  return plan.ending == Ending::kTerminator || (plan.ending == Ending::kFin && fin_delay_ms <= 0);
+}
+
+/// Executes one plan on a connection's socket (blocking I/O) and settles its journal entry.
+/// Returns whether the connection may carry another request.
 class PlanWriter {
  public:
   PlanWriter(const ServerOptions& options, int fd, const std::atomic<bool>& stopping, Clock::time_point origin)
@@ -313,6 +350,396 @@ std::string MockHttpServer::base_url() const {
   return "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(port_);
 }
 
+/// The event loop: every connection starts here and stays unless a plan needs a pause.
+class MockHttpServer::EventLoop {
+ public:
+  explicit EventLoop(MockHttpServer& server)
+      : server_(server), options_(server.options_), shared_(*server.shared_),
+        max_connections_(std::max(1, server.options_.max_connections)) {}
+
+  void run() {
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) return;  // nothing is served; stop() still returns
+    set_listening(true);
+    watch(shared_.wake_fd, EPOLLIN, EPOLL_CTL_ADD);
+    // Deadlines are checked every tick: a tenth of the shortest timeout, 1–100 ms.
+    const int tick_ms = std::clamp(std::min(options_.keep_alive_timeout_ms, options_.io_timeout_ms) / 10, 1, 100);
+    auto next_sweep = Clock::now() + std::chrono::milliseconds(tick_ms);
+    epoll_event events[256];
+    while (!shared_.stopping.load()) {
+      const int n = epoll_wait(epoll_fd_, events, 256, tick_ms);
+      if (n < 0 && errno != EINTR) break;
+      for (int i = 0; i < n && !shared_.stopping.load(); ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == shared_.wake_fd) {
+          std::uint64_t count = 0;
+          [[maybe_unused]] const auto r = ::read(shared_.wake_fd, &count, sizeof count);
+          resume_accepting();
+        } else if (fd == server_.listen_fd_) {
+          accept_all();
+        } else if (Conn* c = find(fd)) {
+          if (c->want_out) {
+            on_writable(*c);
+          } else {
+            process(*c);
+          }
+        }
+      }
+      const auto now = Clock::now();
+      if (backoff_until_ && now >= *backoff_until_) {
+        backoff_until_.reset();
+        resume_accepting();
+      }
+      if (now >= next_sweep) {
+        sweep(now);
+        next_sweep = now + std::chrono::milliseconds(tick_ms);
+      }
+    }
+    // Stopping: connections still here close now; an answer cut short settles as not delivered.
+    int closed = 0;
+    for (auto& c : conns_) {
+      if (!c) continue;
+      settle_failed(*c);
+      close(c->fd);
+      c.reset();
+      ++closed;
+    }
+    close(epoll_fd_);
+    std::lock_guard lock(shared_.mu);
+    shared_.active -= closed;
+    shared_.cv.notify_all();
+  }
+
+ private:
+  enum class After { kNext, kClose, kFin };  // once the answer in `out` is sent
+
+  struct Conn {
+    explicit Conn(ParserLimits limits) : parser(limits) {}
+    int fd = -1;
+    RequestParser parser;
+    std::string out;                // the answer being sent (one at a time per connection)
+    std::size_t sent = 0;           // bytes of `out` sent
+    std::vector<std::size_t> cuts;  // ends of the sends in `out`, ascending: one per WriteAction
+    After after = After::kNext;
+    // The engine whose plan is in `out`, to settle again when the answer fails or ends late.
+    std::shared_ptr<ScriptEngine> engine;
+    std::size_t journal_index = 0;
+    std::vector<std::pair<std::size_t, int>> progress;  // (end in `out`, actions done once sent)
+    Delivery delivered;                                  // what a complete send delivers
+    bool late = false;              // the answer waited for EPOLLOUT: settle again at its end
+    bool want_out = false;          // watched for EPOLLOUT (else EPOLLIN)
+    Clock::time_point deadline;     // idle or I/O timeout
+  };
+
+  Conn* find(int fd) { return fd >= 0 && static_cast<std::size_t>(fd) < conns_.size() ? conns_[fd].get() : nullptr; }
+
+  void watch(int fd, std::uint32_t events, int op) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_fd_, op, fd, &ev);
+  }
+
+  double since_start_ms() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - shared_.origin).count();
+  }
+
+  /// Accepts every connection waiting in the backlog, up to max_connections open at once.
+  void accept_all() {
+    while (!shared_.stopping.load()) {
+      {
+        std::lock_guard lock(shared_.mu);
+        if (shared_.active >= max_connections_) {
+          // A closing connection (here or on a worker) resumes accepting.
+          shared_.accept_paused = true;
+          set_listening(false);
+          return;
+        }
+      }
+      const int fd = accept4(server_.listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors or memory: stop watching the listen socket for 10 ms.
+          set_listening(false);
+          backoff_until_ = Clock::now() + std::chrono::milliseconds(10);
+          return;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;  // EAGAIN: the backlog is empty
+      }
+      {
+        std::lock_guard lock(shared_.mu);
+        ++shared_.active;
+      }
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (conns_.size() <= static_cast<std::size_t>(fd)) conns_.resize(static_cast<std::size_t>(fd) + 1);
+      auto& c = conns_[static_cast<std::size_t>(fd)];
+      c = std::make_unique<Conn>(ParserLimits{options_.max_head_bytes, options_.max_body_bytes});
+      c->fd = fd;
+      c->deadline = Clock::now() + std::chrono::milliseconds(options_.keep_alive_timeout_ms);
+      watch(fd, EPOLLIN, EPOLL_CTL_ADD);
+    }
+  }
+
+  /// Watches the listen socket again after max_connections or a shortage of descriptors.
+  void resume_accepting() {
+    if (backoff_until_ || listening_) return;
+    {
+      std::lock_guard lock(shared_.mu);
+      if (shared_.active >= max_connections_) return;
+      shared_.accept_paused = false;
+    }
+    set_listening(true);
+    accept_all();
+  }
+
+  void set_listening(bool on) {
+    if (on == listening_) return;
+    watch(server_.listen_fd_, on ? EPOLLIN : 0, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL);
+    listening_ = on;
+  }
+
+  /// Closes connections past their deadline: idle keep-alive ones, requests that stopped
+  /// arriving, answers the client stopped reading (settled as not delivered in full).
+  void sweep(Clock::time_point now) {
+    for (auto& c : conns_) {
+      if (c && now >= c->deadline) close_conn(*c, true);
+    }
+  }
+
+  void close_conn(Conn& c, bool failed) {
+    if (failed) settle_failed(c);
+    const int fd = c.fd;
+    close(fd);  // also leaves the epoll set
+    conns_[static_cast<std::size_t>(fd)].reset();
+    std::lock_guard lock(shared_.mu);
+    --shared_.active;
+    shared_.cv.notify_all();
+    if (shared_.accept_paused) shared_.wake();
+  }
+
+  /// Settles the answer in `out` with how far it got (the actions whose bytes were all sent).
+  void settle_failed(Conn& c) {
+    if (!c.engine) return;
+    int done = 0;
+    for (const auto& [end, actions] : c.progress) {
+      if (end <= c.sent) done = actions;
+    }
+    c.engine->settle(c.journal_index, Delivery{done, true, since_start_ms()});
+    c.engine.reset();
+  }
+
+  /// Reads, parses and answers requests until the socket has nothing more or an answer waits
+  /// for the client to read.
+  void process(Conn& c) {
+    bool progressed = false;
+    bool may_have_more = true;  // a short recv emptied the socket: epoll says when more arrives
+    while (true) {
+      const RequestParser::Status status = c.parser.parse();
+      if (status == RequestParser::Status::kHeadDone) {
+        if (c.parser.request().expect_continue) {
+          begin(c, After::kNext);
+          c.out = "HTTP/1.1 100 Continue\r\n\r\n";
+          c.cuts.push_back(c.out.size());
+          if (!send_out(c)) return;
+        }
+        continue;
+      }
+      if (status == RequestParser::Status::kNeedMore) {
+        if (!may_have_more) break;
+        const ssize_t n = recv(c.fd, buf_, sizeof buf_, 0);
+        if (n > 0) {
+          c.parser.feed(buf_, static_cast<std::size_t>(n));
+          progressed = true;
+          may_have_more = static_cast<std::size_t>(n) == sizeof buf_;
+          continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n < 0 && errno == EINTR) continue;
+        close_conn(c, false);  // EOF or an error: the client hung up between requests
+        return;
+      }
+      if (status == RequestParser::Status::kBad) {
+        begin(c, After::kClose);
+        c.out = refusal(c.parser.error_status(), c.parser.error(), c.parser.request().target, server_.router_);
+        c.cuts.push_back(c.out.size());
+        send_out(c);
+        return;
+      }
+      progressed = true;
+      if (!answer(c)) return;
+    }
+    if (progressed) {
+      c.deadline = Clock::now() + std::chrono::milliseconds(c.parser.has_bytes() ? options_.io_timeout_ms
+                                                                                  : options_.keep_alive_timeout_ms);
+    }
+  }
+
+  void begin(Conn& c, After after) {
+    c.out.clear();
+    c.sent = 0;
+    c.cuts.clear();
+    c.progress.clear();
+    c.after = after;
+    c.late = false;
+  }
+
+  /// Answers the complete request in the parser. Returns whether the connection is ready for
+  /// the next request (false: closed, handed to a worker, or waiting for EPOLLOUT).
+  bool answer(Conn& c) {
+    HttpRequest& req = c.parser.request();
+    const bool head_only = req.method == "HEAD";
+    const bool keep_alive = req.keep_alive;
+    const double arrived_ms = since_start_ms();
+    Route route = server_.router_.route(req.method, req.target, req.body);
+    if (!route.engine) {
+      const DirectAnswer& d = route.direct;
+      begin(c, keep_alive ? After::kNext : After::kClose);
+      c.out = response_head(d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
+      if (!head_only) c.out += d.body;
+      c.cuts.push_back(c.out.size());
+      c.parser.next();
+      return send_out(c);
+    }
+    // Held until the answer has settled: the router may drop the engine while it streams.
+    std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
+    Plan plan = engine->respond(Request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms});
+    if (!plays_without_pause(plan, options_)) {
+      watch(c.fd, 0, EPOLL_CTL_DEL);
+      fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) & ~O_NONBLOCK);
+      Handoff h;
+      h.fd = c.fd;
+      h.parser = std::move(c.parser);
+      h.engine = std::move(engine);
+      h.plan = std::move(plan);
+      h.head_only = head_only;
+      h.keep_alive = keep_alive;
+      conns_[static_cast<std::size_t>(c.fd)].reset();  // the worker owns the socket now
+      server_.hand_off(std::move(h));
+      return false;
+    }
+    c.parser.next();
+    if (plan.streaming) {
+      queue_stream(c, plan, keep_alive);
+    } else {
+      queue_whole(c, plan, head_only, keep_alive);
+    }
+    c.engine = std::move(engine);
+    c.journal_index = plan.journal_index;
+    // Settle before the write: a client that has read the answer may ask for the journal (or
+    // send its next request) at once. A failed write settles again (the last report wins).
+    c.delivered.ended_ms = since_start_ms();
+    c.engine->settle(c.journal_index, c.delivered);
+    return send_out(c);
+  }
+
+  /// A chunked stream: the head rides with the first write and the terminator with the last;
+  /// one send per WriteAction, as PlanWriter::stream does.
+  void queue_stream(Conn& c, const Plan& plan, bool keep_alive) {
+    const bool fin = plan.ending == Ending::kFin;
+    begin(c, fin ? After::kFin : keep_alive ? After::kNext : After::kClose);
+    c.out = response_head(plan.status, plan.content_type, plan.headers, -1, keep_alive || fin);
+    const std::size_t n = plan.actions.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      append_chunk(c.out, std::get<WriteAction>(plan.actions[i]).bytes);
+      if (i + 1 == n && !fin) c.out += kChunkTerminator;
+      c.cuts.push_back(c.out.size());
+      c.progress.emplace_back(c.out.size(), static_cast<int>(i + 1));
+    }
+    if (n == 0) {
+      if (!fin) c.out += kChunkTerminator;
+      c.cuts.push_back(c.out.size());
+    }
+    c.delivered = Delivery{static_cast<int>(n), false, -1};
+  }
+
+  /// A whole answer with Content-Length, or (a FIN ending) the head announcing the whole body,
+  /// its first body_bytes, then FIN — as PlanWriter::whole does.
+  void queue_whole(Conn& c, const Plan& plan, bool head_only, bool keep_alive) {
+    if (plan.ending != Ending::kTerminator) {
+      begin(c, After::kFin);
+      c.out = response_head(plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()), true);
+      c.out.append(plan.body, 0, std::min(plan.body_bytes, plan.body.size()));
+      c.delivered = Delivery{0, true, -1};
+    } else {
+      begin(c, keep_alive ? After::kNext : After::kClose);
+      c.out = response_head(plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()),
+                            keep_alive);
+      if (!head_only) c.out += plan.body;
+      c.delivered = Delivery{0, false, -1};
+    }
+    c.cuts.push_back(c.out.size());
+  }
+
+  /// Sends what `out` holds, one send per cut, without blocking. Returns whether the connection
+  /// is ready for the next request; false when it closed or waits for EPOLLOUT.
+  bool send_out(Conn& c) {
+    bool moved = false;
+    std::size_t cut = 0;
+    while (c.sent < c.out.size()) {
+      while (cut < c.cuts.size() && c.cuts[cut] <= c.sent) ++cut;
+      const std::size_t end = cut < c.cuts.size() ? c.cuts[cut] : c.out.size();
+      const ssize_t n = ::send(c.fd, c.out.data() + c.sent, end - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.sent += static_cast<std::size_t>(n);
+        moved = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        // The client reads slowly: the rest waits for EPOLLOUT, at most io_timeout_ms without progress.
+        const bool first = !c.want_out;
+        if (first) {
+          c.want_out = true;
+          watch(c.fd, EPOLLOUT, EPOLL_CTL_MOD);
+        }
+        c.late = true;
+        if (moved || first) c.deadline = Clock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
+        return false;
+      }
+      close_conn(c, true);  // the client is gone
+      return false;
+    }
+    if (c.want_out) {
+      c.want_out = false;
+      watch(c.fd, EPOLLIN, EPOLL_CTL_MOD);
+    }
+    if (c.engine && c.late) {
+      c.delivered.ended_ms = since_start_ms();
+      c.engine->settle(c.journal_index, c.delivered);
+    }
+    c.engine.reset();
+    switch (c.after) {
+      case After::kNext:
+        return true;
+      case After::kFin:
+        shutdown(c.fd, SHUT_WR);
+        close_conn(c, false);
+        return false;
+      case After::kClose:
+        close_conn(c, false);
+        return false;
+    }
+    return false;
+  }
+
+  void on_writable(Conn& c) {
+    const int fd = c.fd;
+    if (send_out(c) && find(fd) == &c) process(c);
+  }
+
+  MockHttpServer& server_;
+  const ServerOptions& options_;
+  Shared& shared_;
+  const int max_connections_;
+  int epoll_fd_ = -1;
+  std::vector<std::unique_ptr<Conn>> conns_;  // by file descriptor
+  std::optional<Clock::time_point> backoff_until_;  // accepting waits for descriptors until then
+  bool listening_ = false;  // the listen socket is in the epoll set
+  char buf_[64 * 1024];
+};
+
 int MockHttpServer::start() {
   if (shared_) throw std::runtime_error("mock server: already started");
   // Sends use MSG_NOSIGNAL; this keeps other writers of the process (clients in the same
@@ -330,7 +757,7 @@ int MockHttpServer::start() {
   }
   int fd = -1;
   for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0) continue;
     // SO_REUSEADDR without SO_REUSEPORT: a taken port is an error, not a shared one.
     int yes = 1;
@@ -348,62 +775,59 @@ int MockHttpServer::start() {
   port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
                                       : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
   listen_fd_ = fd;
-  shared_ = std::make_shared<Shared>();
-  accept_thread_ = std::thread([this] { accept_loop(); });
+  auto shared = std::make_shared<Shared>();
+  shared->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (shared->wake_fd < 0) {
+    close(fd);
+    listen_fd_ = -1;
+    throw std::runtime_error("mock server: cannot create an eventfd for " + where);
+  }
+  shared_ = std::move(shared);
+  loop_thread_ = std::thread([this] { EventLoop(*this).run(); });
   return port_;
 }
 
-void MockHttpServer::accept_loop() {
-  const auto shared = shared_;
-  const int max_connections = std::max(1, options_.max_connections);
-  while (true) {
-    {
-      std::unique_lock lock(shared->mu);
-      shared->cv.wait(lock, [&] { return shared->stopping.load() || shared->active < max_connections; });
-      if (shared->stopping.load()) return;
-    }
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (shared->stopping.load()) return;
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      continue;  // EINTR, ECONNABORTED, a transient shortage
-    }
-    std::unique_lock lock(shared->mu);
-    if (shared->stopping.load()) {
-      close(fd);
-      return;
-    }
-    shared->fds.insert(fd);
-    ++shared->active;
-    if (shared->idle > static_cast<int>(shared->pending.size())) {
-      // A thread that served a closed connection takes this one: no thread is created per
-      // connection when clients reconnect often (a fault that closes every answer).
-      shared->pending.push_back(fd);
-      shared->work_cv.notify_one();
-      continue;
-    }
-    try {
-      std::thread([this, shared, fd] { connection_thread(fd); }).detach();
-      ++shared->threads;
-    } catch (const std::system_error&) {  // no thread to be had: refuse this connection
-      shared->fds.erase(fd);
-      close(fd);
-      --shared->active;
-    }
-  }
-}
 
-void MockHttpServer::connection_thread(int fd) {
+void MockHttpServer::hand_off(Handoff handoff) {
   const auto shared = shared_;
-  while (true) {
-    serve_connection(fd);
-    std::unique_lock lock(shared->mu);
+  std::unique_lock lock(shared->mu);
+  if (shared->stopping.load()) {
+    close(handoff.fd);
+    --shared->active;
+    shared->cv.notify_all();
+    return;
+  }
+  shared->fds.insert(handoff.fd);
+  if (shared->idle > static_cast<int>(shared->pending.size())) {
+    // A worker that served a closed connection takes this one: no thread is created per
+    // connection when clients reconnect often (a fault that closes every answer).
+    shared->pending.push_back(std::move(handoff));
+    shared->work_cv.notify_one();
+    return;
+  }
+  const int fd = handoff.fd;
+  try {
+    std::thread([this, h = std::move(handoff)]() mutable { connection_thread(std::move(h)); }).detach();
+    ++shared->threads;
+  } catch (const std::system_error&) {  // no thread to be had: drop this connection
     shared->fds.erase(fd);
     close(fd);
     --shared->active;
     shared->cv.notify_all();
+  }
+}
+
+void MockHttpServer::connection_thread(Handoff handoff) {
+  const auto shared = shared_;
+  while (true) {
+    serve_connection(handoff);
+    handoff.engine.reset();
+    std::unique_lock lock(shared->mu);
+    shared->fds.erase(handoff.fd);
+    close(handoff.fd);
+    --shared->active;
+    shared->cv.notify_all();
+    if (shared->accept_paused) shared->wake();
     // Stay a while for the next connection.
     ++shared->idle;
     shared->work_cv.wait_for(lock, std::chrono::seconds(10),
@@ -414,15 +838,22 @@ void MockHttpServer::connection_thread(int fd) {
       shared->cv.notify_all();
       return;
     }
-    fd = shared->pending.front();
+    handoff = std::move(shared->pending.front());
     shared->pending.pop_front();
   }
 }
 
-void MockHttpServer::serve_connection(int fd) {
+void MockHttpServer::serve_connection(Handoff& handoff) {
   Shared& shared = *shared_;
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const int fd = handoff.fd;
+  RequestParser& parser = handoff.parser;
+  PlanWriter writer(options_, fd, shared.stopping, shared.origin);
+  if (handoff.engine) {
+    const bool more = writer.run(*handoff.engine, handoff.plan, handoff.head_only, handoff.keep_alive);
+    handoff.engine.reset();
+    if (!more) return;
+    parser.next();
+  }
   int timeout_set_ms = -1;
   auto set_receive_timeout = [&](int ms) {
     if (ms == timeout_set_ms) return;
@@ -430,8 +861,6 @@ void MockHttpServer::serve_connection(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     timeout_set_ms = ms;
   };
-  RequestParser parser(ParserLimits{options_.max_head_bytes, options_.max_body_bytes});
-  PlanWriter writer(options_, fd, shared.stopping, shared.origin);
   char buf[16 * 1024];
   while (!shared.stopping.load()) {
     RequestParser::Status status = parser.parse();
@@ -482,23 +911,25 @@ void MockHttpServer::stop() {
     shared.stopping.store(true);
     shared.cv.notify_all();
   }
-  shutdown(listen_fd_, SHUT_RDWR);  // wakes the blocked accept
-  if (accept_thread_.joinable()) accept_thread_.join();
+  shared.wake();  // the event loop closes its connections and returns
+  if (loop_thread_.joinable()) loop_thread_.join();
   close(listen_fd_);
   listen_fd_ = -1;
   std::unique_lock lock(shared.mu);
-  // Connections no thread took yet are closed unanswered.
-  for (int fd : shared.pending) {
-    shared.fds.erase(fd);
-    close(fd);
+  // Connections no worker took yet are closed unanswered (their plans settle as not delivered).
+  for (Handoff& h : shared.pending) {
+    if (h.engine) h.engine->settle(h.plan.journal_index, Delivery{0, true, -1});
+    shared.fds.erase(h.fd);
+    close(h.fd);
     --shared.active;
   }
   shared.pending.clear();
   shared.work_cv.notify_all();
-  // Wakes connection threads blocked on reads and writes; pauses see `stopping`.
+  // Wakes worker threads blocked on reads and writes; pauses see `stopping`.
   for (int fd : shared.fds) shutdown(fd, SHUT_RDWR);
   shared.cv.wait(lock, [&] { return shared.active == 0 && shared.threads == 0; });
   lock.unlock();
+  close(shared.wake_fd);  // no thread is left to write to it
   shared_.reset();
 }
 

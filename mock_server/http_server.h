@@ -1,7 +1,10 @@
-// MockHttpServer: executes ScriptEngine plans over HTTP/1.1 on its own sockets — a thread per
-// connection, chunked SSE streams written one send per WriteAction (the response head and the
-// chunked terminator ride with the first and last write), scaled stalls, FIN without the chunked
-// terminator and RST after an idle pause (WIRE-FORMATS.md "All providers"; PERFORMANCE.md).
+// MockHttpServer: executes ScriptEngine plans over HTTP/1.1 on its own sockets — one epoll thread
+// accepts, reads, parses and answers every request whose plan needs no real-time pause, with
+// non-blocking sends; a connection whose plan pauses (delay, stall, drain, idle before a reset)
+// moves to a worker thread with blocking I/O for the rest of its life. Chunked SSE streams go out
+// one send per WriteAction (the response head and the chunked terminator ride with the first and
+// last write), scaled stalls, FIN without the chunked terminator and RST after an idle pause
+// (WIRE-FORMATS.md "All providers"; PERFORMANCE.md; docs/ROBUSTNESS.md "Throughput").
 #pragma once
 
 #include <memory>
@@ -22,8 +25,8 @@ struct ServerOptions {
   int port = 0;                 ///< 0 = any free port
   double stall_ms_per_s = 20;   ///< real milliseconds slept per virtual second of a stall fault
   int max_delay_ms = -1;        ///< caps delay_ms / idle_ms when >= 0; -1 = the real values
-  /// Connections served at once, one thread each; more wait in the listen backlog until one
-  /// closes. Every open keep-alive connection is served: none waits behind another.
+  /// Connections open at once (on the event loop or on worker threads); more wait in the listen
+  /// backlog until one closes. Every open keep-alive connection is served: none waits behind another.
   int max_connections = 4096;
   int keep_alive_timeout_ms = 5000;  ///< an idle keep-alive connection is closed after this
   /// A request that stops arriving half-way, or an answer the client stops reading, ends the
@@ -52,8 +55,9 @@ struct Route {
   DirectAnswer direct;
 };
 
-/// Picks the engine for each request. Called from the server's worker threads concurrently, so
-/// implementations must be thread-safe. The server holds the returned engine until the answer
+/// Picks the engine for each request. Called from the server's event-loop thread and its worker
+/// threads concurrently, so implementations must be thread-safe, and quick: while route() runs on
+/// the event loop no other connection of that loop is served. The server holds the returned engine until the answer
 /// has settled, so a router may drop or replace an engine while a request to it is streaming.
 class RequestRouter {
  public:
@@ -82,7 +86,7 @@ class MockHttpServer {
   MockHttpServer(const MockHttpServer&) = delete;
   MockHttpServer& operator=(const MockHttpServer&) = delete;
 
-  /// Binds, starts accepting on a background thread and returns the bound port.
+  /// Binds, starts the event-loop thread (which accepts) and returns the bound port.
   /// Throws std::runtime_error when the address cannot be bound or the server is already started.
   int start();
 
@@ -98,15 +102,17 @@ class MockHttpServer {
 
  private:
   struct Shared;
-  void accept_loop();
-  void connection_thread(int fd);
-  void serve_connection(int fd);
+  struct Handoff;     // a connection moved from the event loop to a worker thread
+  class EventLoop;
+  void hand_off(Handoff handoff);
+  void connection_thread(Handoff handoff);
+  void serve_connection(Handoff& handoff);
 
   std::unique_ptr<RequestRouter> own_router_;  // the one-engine router of the first constructor
   RequestRouter& router_;
   ServerOptions options_;
   std::shared_ptr<Shared> shared_;
-  std::thread accept_thread_;
+  std::thread loop_thread_;
   int listen_fd_ = -1;
   int port_ = 0;
 };

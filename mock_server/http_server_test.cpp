@@ -452,3 +452,195 @@ TEST_CASE("a fault-free stream on a raw keep-alive connection ends with the chun
   CHECK(ends_with(read_chunked_response(fd), frame(kStop, 1) + "\r\n0\r\n\r\n"));
   close(fd);
 }
+
+// --- The event loop: pause-free answers on one thread, pausing plans on workers ----------------
+
+namespace {
+
+/// Turn 0 plays `first` for the first request and `then` for every later one.
+mock::Script first_then(mock::Attempt first, mock::Attempt then) {
+  mock::Script s;
+  s.turns.push_back(mock::Turn{{std::move(first), std::move(then)}});
+  return s;
+}
+
+mock::Attempt attempt(std::vector<mock::Event> events, std::optional<mock::Fault> fault = {}) {
+  mock::Attempt a;
+  a.events = std::move(events);
+  a.fault = std::move(fault);
+  return a;
+}
+
+/// The body of a chunked response (chunk framing removed); "" when it does not parse.
+std::string dechunk(const std::string& response) {
+  std::size_t at = response.find("\r\n\r\n");
+  if (at == std::string::npos) return "";
+  at += 4;
+  std::string body;
+  while (at < response.size()) {
+    const std::size_t eol = response.find("\r\n", at);
+    if (eol == std::string::npos) return "";
+    const std::size_t size = std::stoul(response.substr(at, eol - at), nullptr, 16);
+    if (size == 0) return body;
+    body += response.substr(eol + 2, size);
+    at = eol + 2 + size + 2;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a stalled answer moves to a worker while another connection keeps being answered") {
+  // The first request stalls 600 virtual seconds = 600 ms; every later one plays at once.
+  mock::ScriptEngine engine(first_then(attempt({kText, kStop}, mock::StallFault{1, 600}), attempt({kText, kStop})));
+  auto options = fast_options();
+  options.stall_ms_per_s = 1;
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int stalled = connect_raw(port);
+  const int quick = connect_raw(port);
+  REQUIRE(stalled >= 0);
+  REQUIRE(quick >= 0);
+  REQUIRE(send_request(stalled, kStream, kBody));
+  // Entry 0 is the stalled request: wait until the server has it before the quick ones start.
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (engine.journal_size() == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(engine.journal_size() == 1u);
+  const auto started = Clock::now();
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(send_request(quick, kStream, kBody));
+    const std::string answer = read_chunked_response(quick);
+    REQUIRE(dechunk(answer) == frame(kText, static_cast<std::size_t>(i + 1)) + frame(kStop, static_cast<std::size_t>(i + 1)));
+  }
+  // Twenty answers while the stall (600 ms) still runs: a stall played on the event loop would
+  // hold every one of them up behind it.
+  CHECK(Clock::now() - started < std::chrono::milliseconds(400));
+  CHECK_FALSE(engine.journal()[0].completed);  // settled so far only up to the frame before the stall
+  // The stalled answer then arrives whole, and its connection (now on a worker) carries on.
+  CHECK(dechunk(read_chunked_response(stalled)) == frame(kText) + frame(kStop));
+  CHECK(settled(engine, 0).completed);
+  REQUIRE(send_request(stalled, kStream, kBody));
+  CHECK(dechunk(read_chunked_response(stalled)) == frame(kText, 21) + frame(kStop, 21));
+  close(stalled);
+  close(quick);
+}
+
+TEST_CASE("an answer larger than the socket buffers waits for a slow reader while others are served") {
+  const std::string big(8u << 20, 'q');  // 8 MB: the kernel holds a few MB at most
+  mock::ScriptEngine engine(one_attempt({mock::TextEvent{big}, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int port = server.start();
+  const int slow = connect_raw(port);
+  REQUIRE(slow >= 0);
+  REQUIRE(send_request(slow, kStream, kBody));
+  // The slow client reads nothing yet; a second connection is answered meanwhile, 5 times.
+  const int other = connect_raw(port);
+  REQUIRE(other >= 0);
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(send_request(other, kStream, kBody));
+    CHECK(read_chunked_response(other).find(frame(kStop, static_cast<std::size_t>(i + 1))) != std::string::npos);
+  }
+  close(other);
+  // Nothing of the big answer was lost to the partial sends: it arrives byte-exact, terminated.
+  const std::string answer = read_chunked_response(slow);
+  CHECK(dechunk(answer) == frame(mock::TextEvent{big}) + frame(kStop));
+  CHECK(settled(engine, 0).completed);
+  // The same connection carries the next request.
+  REQUIRE(send_request(slow, kStream, kBody));
+  CHECK(dechunk(read_chunked_response(slow)) == frame(mock::TextEvent{big}, 6) + frame(kStop, 6));
+  close(slow);
+}
+
+TEST_CASE("pipelined requests on one connection are answered in order") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int fd = connect_raw(server.start());
+  REQUIRE(fd >= 0);
+  const std::string one = "POST " + kStream + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                          std::to_string(kBody.size()) + "\r\n\r\n" + kBody;
+  const std::string three = one + one + one;
+  REQUIRE(send(fd, three.data(), three.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(three.size()));
+  std::string data;
+  char buf[4096];
+  while (data.find(frame(kStop, 2)) == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    REQUIRE(n > 0);
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  const std::size_t a = data.find(frame(kStop, 0));
+  const std::size_t b = data.find(frame(kStop, 1));
+  const std::size_t c = data.find(frame(kStop, 2));
+  CHECK(a != std::string::npos);
+  CHECK(b != std::string::npos);
+  CHECK((a < b && b < c));
+  close(fd);
+}
+
+TEST_CASE("256 keep-alive connections that all ask at once are all answered") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int port = server.start();
+  constexpr int kConnections = 256;
+  std::vector<int> fds;
+  for (int c = 0; c < kConnections; ++c) {
+    const int fd = connect_raw(port);
+    REQUIRE(fd >= 0);
+    fds.push_back(fd);
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (int fd : fds) REQUIRE(send_request(fd, kStream, kBody));
+    int answered = 0;
+    for (int fd : fds) {
+      const std::string answer = read_chunked_response(fd);
+      answered += answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0 && dechunk(answer).find(frame(kText).substr(0, 40)) == 0;
+    }
+    CHECK(answered == kConnections);
+  }
+  for (int fd : fds) close(fd);
+  CHECK(engine.journal().size() == static_cast<std::size_t>(2 * kConnections));
+}
+
+TEST_CASE("beyond max_connections a client waits in the backlog until a connection closes") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  auto options = fast_options();
+  options.max_connections = 2;
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int a = connect_raw(port);
+  const int b = connect_raw(port);
+  REQUIRE(send_request(a, kStream, kBody));
+  REQUIRE_FALSE(read_chunked_response(a).empty());
+  REQUIRE(send_request(b, kStream, kBody));
+  REQUIRE_FALSE(read_chunked_response(b).empty());
+  // The third connection completes its handshake in the backlog but is not served yet.
+  const int c = connect_raw(port);
+  REQUIRE(c >= 0);
+  timeval short_wait{0, 300 * 1000};
+  setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+  REQUIRE(send_request(c, kStream, kBody));
+  CHECK(read_chunked_response(c).empty());
+  CHECK(engine.journal_size() == 2u);
+  // One closes (here, on the event loop): the waiting one is accepted and answered.
+  close(a);
+  timeval long_wait{3, 0};
+  setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &long_wait, sizeof long_wait);
+  CHECK(dechunk(read_chunked_response(c)) == frame(kText, 2) + frame(kStop, 2));
+  close(b);
+  close(c);
+}
+
+TEST_CASE("stop returns promptly while a worker plays a long stall") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}, mock::StallFault{1, 60}));
+  auto options = fast_options();
+  options.stall_ms_per_s = 1000;  // a minute of real time
+  mock::MockHttpServer server(engine, options);
+  const int fd = connect_raw(server.start());
+  REQUIRE(send_request(fd, kStream, kBody));
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (engine.journal_size() == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(engine.journal_size() == 1u);
+  const auto stopping = Clock::now();
+  server.stop();
+  CHECK(Clock::now() - stopping < std::chrono::milliseconds(500));
+  close(fd);
+}
