@@ -479,6 +479,9 @@ class MockHttpServer::EventLoop {
       c->fd = fd;
       c->deadline = Clock::now() + std::chrono::milliseconds(options_.keep_alive_timeout_ms);
       watch(fd, EPOLLIN, EPOLL_CTL_ADD);
+      // TCP_DEFER_ACCEPT: the request has usually arrived with the connection, so read it now
+      // rather than after another epoll_wait (a client that reconnects for every request).
+      process(*c);
     }
   }
 
@@ -774,6 +777,10 @@ int MockHttpServer::start() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
   port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
                                       : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  // Accept a connection once its first bytes arrive (Linux; at most 1 s later without them): a
+  // client reconnecting for every request is accepted and answered in one wake-up.
+  int defer_s = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
   listen_fd_ = fd;
   auto shared = std::make_shared<Shared>();
   shared->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
