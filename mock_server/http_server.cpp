@@ -543,7 +543,7 @@ class MockHttpServer::EventLoop {
       if (status == RequestParser::Status::kHeadDone) {
         if (c.parser.request().expect_continue) {
           begin(c, After::kNext);
-          c.out = "HTTP/1.1 100 Continue\r\n\r\n";
+          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
           c.cuts.push_back(c.out.size());
           if (!send_out(c)) return;
         }
@@ -580,6 +580,8 @@ class MockHttpServer::EventLoop {
   }
 
   void begin(Conn& c, After after) {
+    // The buffer's capacity stays for the next answer, unless a large answer grew it.
+    if (c.out.capacity() > (256u << 10)) c.out = std::string();
     c.out.clear();
     c.sent = 0;
     c.cuts.clear();
@@ -599,7 +601,7 @@ class MockHttpServer::EventLoop {
     if (!route.engine) {
       const DirectAnswer& d = route.direct;
       begin(c, keep_alive ? After::kNext : After::kClose);
-      c.out = response_head(d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
+      append_response_head(c.out, d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
       if (!head_only) c.out += d.body;
       c.cuts.push_back(c.out.size());
       c.parser.next();
@@ -642,7 +644,7 @@ class MockHttpServer::EventLoop {
   void queue_stream(Conn& c, const Plan& plan, bool keep_alive) {
     const bool fin = plan.ending == Ending::kFin;
     begin(c, fin ? After::kFin : keep_alive ? After::kNext : After::kClose);
-    c.out = response_head(plan.status, plan.content_type, plan.headers, -1, keep_alive || fin);
+    append_response_head(c.out, plan.status, plan.content_type, plan.headers, -1, keep_alive || fin);
     const std::size_t n = plan.actions.size();
     for (std::size_t i = 0; i < n; ++i) {
       append_chunk(c.out, std::get<WriteAction>(plan.actions[i]).bytes);
@@ -662,13 +664,14 @@ class MockHttpServer::EventLoop {
   void queue_whole(Conn& c, const Plan& plan, bool head_only, bool keep_alive) {
     if (plan.ending != Ending::kTerminator) {
       begin(c, After::kFin);
-      c.out = response_head(plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()), true);
+      append_response_head(c.out, plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()),
+                           true);
       c.out.append(plan.body, 0, std::min(plan.body_bytes, plan.body.size()));
       c.delivered = Delivery{0, true, -1};
     } else {
       begin(c, keep_alive ? After::kNext : After::kClose);
-      c.out = response_head(plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()),
-                            keep_alive);
+      append_response_head(c.out, plan.status, plan.content_type, plan.headers,
+                           static_cast<long long>(plan.body.size()), keep_alive);
       if (!head_only) c.out += plan.body;
       c.delivered = Delivery{0, false, -1};
     }
@@ -713,6 +716,7 @@ class MockHttpServer::EventLoop {
       c.engine->settle(c.journal_index, c.delivered);
     }
     c.engine.reset();
+    if (c.out.capacity() > (256u << 10)) c.out = std::string();  // no large buffer held while idle
     switch (c.after) {
       case After::kNext:
         return true;

@@ -263,6 +263,13 @@ std::string response_head(int status, std::string_view content_type,
                           long long content_length, bool keep_alive) {
   std::string out;
   out.reserve(160);
+  append_response_head(out, status, content_type, headers, content_length, keep_alive);
+  return out;
+}
+
+void append_response_head(std::string& out, int status, std::string_view content_type,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          long long content_length, bool keep_alive) {
   out += "HTTP/1.1 ";
   out += std::to_string(status);
   out += ' ';
@@ -288,7 +295,6 @@ std::string response_head(int status, std::string_view content_type,
   }
   if (!keep_alive) out += "Connection: close\r\n";
   out += "\r\n";
-  return out;
 }
 
 void append_chunk(std::string& out, std::string_view data) {

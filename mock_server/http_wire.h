@@ -93,6 +93,11 @@ std::string response_head(int status, std::string_view content_type,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           long long content_length, bool keep_alive);
 
+/// Appends response_head(...) to `out`, reusing its capacity (the event loop's per-connection buffer).
+void append_response_head(std::string& out, int status, std::string_view content_type,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          long long content_length, bool keep_alive);
+
 /// Appends one chunk of chunked transfer coding (hex size, CRLF, data, CRLF; RFC 9112 §7.1) to
 /// `out`. Empty data appends nothing (an empty chunk would be the terminator).
 void append_chunk(std::string& out, std::string_view data);
