@@ -644,3 +644,51 @@ TEST_CASE("stop returns promptly while a worker plays a long stall") {
   CHECK(Clock::now() - stopping < std::chrono::milliseconds(500));
   close(fd);
 }
+
+TEST_CASE("an idle keep-alive connection is closed after keep_alive_timeout_ms, a busy one is not") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  auto options = fast_options();
+  options.keep_alive_timeout_ms = 200;
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int fd = connect_raw(port);
+  REQUIRE(fd >= 0);
+  // Requests 100 ms apart keep it open past the timeout: each answer restarts the idle clock.
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE(send_request(fd, kStream, kBody));
+    REQUIRE(dechunk(read_chunked_response(fd)) == frame(kText, static_cast<std::size_t>(i)) + frame(kStop, static_cast<std::size_t>(i)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Then idle: the server closes it (EOF) about 200 ms after the last answer.
+  const auto idle_since = Clock::now() - std::chrono::milliseconds(100);
+  char c;
+  CHECK(recv(fd, &c, 1, 0) == 0);
+  const auto idle = Clock::now() - idle_since;
+  CHECK(idle >= std::chrono::milliseconds(180));
+  CHECK(idle < std::chrono::milliseconds(1500));
+  close(fd);
+}
+
+TEST_CASE("a request with Expect 100-continue gets the interim answer before its body is sent") {
+  mock::ScriptEngine engine(one_attempt({kText, kStop}));
+  mock::MockHttpServer server(engine, fast_options());
+  const int fd = connect_raw(server.start());
+  REQUIRE(fd >= 0);
+  const std::string head = "POST " + kStream + " HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: " +
+                           std::to_string(kBody.size()) + "\r\n\r\n";
+  REQUIRE(send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  std::string got;
+  char buf[256];
+  while (got.size() < interim.size()) {
+    const ssize_t n = recv(fd, buf, interim.size() - got.size(), 0);
+    REQUIRE(n > 0);
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  CHECK(got == interim);
+  REQUIRE(send(fd, kBody.data(), kBody.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(kBody.size()));
+  const std::string answer = read_chunked_response(fd);
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(dechunk(answer) == frame(kText) + frame(kStop));
+  close(fd);
+}
