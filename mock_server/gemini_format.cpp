@@ -272,8 +272,12 @@ class GeminiEncoder final : public StreamEncoder {
   std::string open() override { return ""; }
   std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
     // A call travels whole in one frame: no start, no fragments, the frame is its done unit.
-    if (std::holds_alternative<CallEvent>(event)) return {"", event_frame(event, ctx_)};
-    return {event_frame(event, ctx_)};
+    // (Built by moves: a braced list would copy each frame once more.)
+    std::vector<std::string> units;
+    units.reserve(2);
+    if (std::holds_alternative<CallEvent>(event)) units.emplace_back();
+    units.push_back(event_frame(event, ctx_));
+    return units;
   }
   std::string error_event(int status) override { return stream_error_chunk(status); }
   std::string malformed_frame() override { return gemini::malformed_frame(); }

@@ -266,7 +266,9 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
   out.add_bytes(encoder->open());
   bool seen_terminal = false;
   int call_index = 0;
-  auto join = [](const std::vector<std::string>& units, std::size_t from, std::size_t to) {
+  auto join = [](std::vector<std::string>& units, std::size_t from, std::size_t to) {
+    // One unit (most events): moved, not copied.
+    if (to == from + 1 && to <= units.size()) return std::move(units[from]);
     std::string s;
     for (std::size_t u = from; u < to && u < units.size(); ++u) s += units[u];
     return s;
