@@ -175,8 +175,12 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   evidence.hung = hung;
   result.violations = check_invariants(evidence);
   for (Violation& v : check_expect(evidence)) result.violations.push_back(std::move(v));
-  result.transcript = make_transcript(scenario, result.run, result.journal);
-  result.digest = transcript_digest(result.transcript);
+  if (options.keep_transcript) {
+    result.transcript = make_transcript(scenario, result.run, result.journal);
+    result.digest = transcript_digest(result.transcript);
+  } else {
+    result.digest = transcript_digest(scenario, result.run, result.journal);
+  }
   result.wall_ms = stopwatch.elapsed_ms();
   return result;
 }

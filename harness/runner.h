@@ -31,6 +31,9 @@ struct RunOptions {
   double min_idle_timeout_ms = 500;        ///< HTTP only: the scale grows so the idle timeout lasts this long
   int max_delay_ms = 25;                   ///< HTTP only: cap on delay_ms / idle_ms for the reference runtime
   std::uint64_t seed = 1;                  ///< the runtime's random source seed
+  /// Fill CaseResult::transcript; off, only its digest is computed (the same digest, without
+  /// building the JSON: the explorer reads no transcript of a passing case).
+  bool keep_transcript = true;
 };
 
 /// Everything one run produced and its verdict.
@@ -41,7 +44,8 @@ struct CaseResult {
   std::vector<Violation> violations;   ///< invariants and expect.<field> failures
   /// Virtual seconds since the run started at which request n (send order) was sent.
   std::vector<double> sent_at_s;
-  nlohmann::json transcript;           ///< the deterministic record (transport-independent)
+  nlohmann::json transcript;           ///< the deterministic record (transport-independent); null
+                                       ///< when RunOptions::keep_transcript is off
   std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()
   bool cap_reached = false;
   double wall_ms = 0;                  ///< wall time of the run (reporting only)

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "harness/explore/explorer.h"
 #include "harness/oracle.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
@@ -431,6 +432,42 @@ TEST_CASE("the review transcript tells request by request where the fault fell a
     CHECK(t["runtime"]["outcome"]["final_text"] == "Deployed.");
     CHECK(first.contains("arrived_ms") == (o.transport == TransportKind::kHttp));
   }
+}
+
+TEST_CASE("the streamed transcript digest equals the digest of the built transcript") {
+  // The explorer digests cases without building their transcripts (RunOptions::keep_transcript
+  // off); its digests must be the ones `hiccup run` and the determinism checks compute.
+  std::vector<std::pair<Scenario, std::vector<std::string>>> runs;
+  for (const Scenario& s : load_suite()) {
+    for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      Scenario p = s;
+      p.script.provider = provider;
+      runs.emplace_back(p, std::vector<std::string>{});
+      runs.emplace_back(p, std::vector<std::string>{"keep-calls-on-retry", "no-pairing-guard", "keep-partial-text"});
+    }
+  }
+  for (int i = 0; i < 200; ++i) {  // generated cases: interrupts, session prompts, every fault
+    runs.emplace_back(explore::with_oracle_expect(explore::generate_case(11, i, "").value()),
+                      std::vector<std::string>{i % 2 ? "keep-calls-on-retry" : "execute-after-cancel"});
+  }
+  int interrupted = 0, with_ledger = 0;
+  for (const auto& [scenario, defects] : runs) {
+    RunOptions kept = memory();
+    kept.extra_defects = defects;
+    RunOptions streamed = kept;
+    streamed.keep_transcript = false;
+    const CaseResult a = run_scenario(scenario, kept);
+    const CaseResult b = run_scenario(scenario, streamed);
+    INFO(scenario.name << " in " << scenario.script.provider);
+    REQUIRE(a.transcript.is_object());
+    CHECK(b.transcript.is_null());
+    CHECK(transcript_digest(scenario, a.run, a.journal) == transcript_digest(a.transcript));
+    CHECK(b.digest == a.digest);
+    interrupted += interrupted_request(scenario, a.journal) >= 0;
+    with_ledger += !a.run.ledger.empty();
+  }
+  CHECK(interrupted >= 5);  // the interrupted request's journal entry is written differently
+  CHECK(with_ledger > 50);
 }
 
 }  // namespace

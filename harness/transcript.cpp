@@ -60,6 +60,100 @@ std::string fnv1a_hex(std::string_view text) {
 
 std::string transcript_digest(const json& transcript) { return fnv1a_hex(transcript.dump()); }
 
+namespace {
+
+/// FNV-1a 64 fed piece by piece; hex() as fnv1a_hex of the concatenation.
+class Fnv1a {
+ public:
+  Fnv1a& operator<<(std::string_view text) {
+    for (unsigned char c : text) {
+      h_ ^= c;
+      h_ *= 0x100000001b3ULL;
+    }
+    return *this;
+  }
+  Fnv1a& operator<<(const char* text) { return *this << std::string_view(text); }  // not the bool overload
+  Fnv1a& operator<<(char c) { return *this << std::string_view(&c, 1); }
+  Fnv1a& operator<<(bool b) { return *this << (b ? "true" : "false"); }
+  Fnv1a& operator<<(int n) {
+    char buf[16];
+    const int len = std::snprintf(buf, sizeof buf, "%d", n);
+    return *this << std::string_view(buf, static_cast<std::size_t>(len));
+  }
+  /// A value as json::dump() writes it (strings escaped, numbers in nlohmann's own format).
+  Fnv1a& dump(const json& value) { return *this << value.dump(); }
+  Fnv1a& key(std::string_view name, bool first = false) {
+    if (!first) *this << ',';
+    return *this << '"' << name << "\":";
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace
+
+std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal) {
+  // make_transcript's object, its keys in json's (std::map) sorted order; kept in step with it by
+  // the test "the streamed transcript digest equals the digest of the built transcript".
+  Fnv1a h;
+  h << '{';
+  h.key("events", true) << '[';
+  for (std::size_t i = 0; i < run.events.size(); ++i) {
+    if (i) h << ',';
+    h.dump(run.events[i]);
+  }
+  h << ']';
+  h.key("final_history").dump(run.final_history);
+  h.key("journal") << '[';
+  const int interrupted = interrupted_request(scenario, journal);
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    if (i) h << ',';
+    h << '{';
+    h.key("attempt", true) << e.attempt;
+    if (static_cast<int>(i) != interrupted) h.key("completed") << e.completed;
+    h.key("fault").dump(e.fault);
+    if (static_cast<int>(i) == interrupted) h.key("interrupted") << true;
+    h.key("model").dump(e.model);
+    h.key("played").dump(e.played);
+    h.key("script_attempt") << e.script_attempt;
+    h.key("status") << e.response_status;
+    h.key("turn") << e.turn;
+    h.key("validated") << e.validated;
+    h << '}';
+  }
+  h << ']';
+  h.key("ledger") << '[';
+  for (std::size_t i = 0; i < run.ledger.size(); ++i) {
+    const rut::LedgerEntry& l = run.ledger[i];
+    if (i) h << ',';
+    h << '{';
+    h.key("args", true).dump(l.args);
+    h.key("call_index") << l.call_index;
+    h.key("name").dump(l.name);
+    h.key("request_seq") << l.request_seq;
+    h << '}';
+  }
+  h << ']';
+  h.key("outcome") << '{';
+  h.key("completed", true) << run.completed;
+  h.key("error").dump(run.error);
+  h.key("final_text").dump(run.final_text);
+  h << '}';
+  h.key("requests") << run.requests;
+  h.key("scenario").dump(scenario.name);
+  h.key("shown_output").dump(run.shown_output);
+  h.key("waited_s").dump(run.waited_s);
+  h << '}';
+  return h.hex();
+}
+
 std::vector<int> requests_named(const Violation& violation) {
   std::vector<int> out;
   if (violation.request >= 0) out.push_back(violation.request);

@@ -26,7 +26,7 @@ std::string args_text(const CallEvent& c) {
 }
 
 ojson args_object(const CallEvent& c) {
-  return c.args.is_null() ? ojson::object() : ojson::parse(c.args.dump());
+  return c.args.is_null() ? ojson::object() : ojson(c.args);
 }
 
 ojson usage(int output_tokens) {

@@ -41,7 +41,7 @@ ojson part_for(const Event& event) {
   const auto& c = std::get<CallEvent>(event);
   ojson call = ojson::object();
   call["name"] = c.name;
-  call["args"] = c.args.is_null() ? ojson::object() : ojson::parse(c.args.dump());
+  call["args"] = c.args.is_null() ? ojson::object() : ojson(c.args);
   if (!c.id.empty()) call["id"] = c.id;
   return ojson{{"functionCall", std::move(call)}};
 }

@@ -45,21 +45,14 @@ const WireFormat* format_for_path(std::string_view path) {
 }
 
 nlohmann::json parse_json(std::string_view text) {
-  struct TooDeep {};
-  const nlohmann::json::parser_callback_t limit = [](int depth, nlohmann::json::parse_event_t event,
-                                                     nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start ||
-         event == nlohmann::json::parse_event_t::array_start) &&
-        static_cast<std::size_t>(depth) >= kMaxJsonDepth) {
-      throw TooDeep{};
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text.begin(), text.end(), limit);
-  } catch (...) {
+  // The depth is checked by a scan before parsing rather than by a parser callback: the same
+  // verdict (a valid text is rejected exactly when a container opens below level kMaxJsonDepth;
+  // an invalid one is discarded either way), and nlohmann's parser without a callback is
+  // markedly faster.
+  if (json_nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     return nlohmann::json(nlohmann::json::value_t::discarded);
   }
+  return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
 }
 
 std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {

@@ -222,9 +222,9 @@ inline constexpr std::size_t kMaxJsonDepth = 512;
 
 /// json::parse for request text, also JSON held in a string (OpenAI's `arguments`, a tool
 /// result's content), which json_nesting_depth cannot see into: a discarded value
-/// (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth, checked by the
-/// parser as it descends. Never throws. (A 100,000-deep `arguments` string overflowed the stack
-/// of `hiccup serve`; found with fuzz/mock_request_fuzz.)
+/// (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth, checked by
+/// json_nesting_depth on `text` itself before the parser runs. Never throws. (A 100,000-deep
+/// `arguments` string overflowed the stack of `hiccup serve`; found with fuzz/mock_request_fuzz.)
 nlohmann::json parse_json(std::string_view text);
 
 /// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never

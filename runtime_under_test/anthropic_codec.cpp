@@ -159,7 +159,7 @@ class AnthropicCodec final : public ICodec {
     ojson body = ojson::object();
     body["model"] = std::string(model);
     body["max_tokens"] = kAnthropicMaxTokens;
-    body["messages"] = ojson::parse(anthropic_messages(contents).dump());
+    body["messages"] = ojson(anthropic_messages(contents));  // keys in json's sorted order
     body["stream"] = stream;
     if (!tool_names.empty()) {
       ojson tools = ojson::array();

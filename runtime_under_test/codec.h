@@ -116,7 +116,8 @@ const std::vector<std::string>& codec_names();
 inline constexpr std::size_t kMaxJsonDepth = 512;
 
 /// json::parse for text from the wire: a discarded value (is_discarded()) when `text` is not
-/// JSON or nests deeper than kMaxJsonDepth, checked by the parser as it descends. Never throws.
+/// JSON or nests deeper than kMaxJsonDepth, checked by a linear scan before the parser runs.
+/// Never throws.
 nlohmann::json parse_json(std::string_view text);
 
 /// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)

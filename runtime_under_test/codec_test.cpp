@@ -47,6 +47,18 @@ TEST_CASE("parse_json refuses nesting deeper than 512 levels and invalid JSON as
   CHECK(rut::parse_json("{\"a\":").is_discarded());
   CHECK(rut::parse_json("\"\xff\"").is_discarded());
   CHECK(rut::parse_json(R"({"a":[1,{"b":2}]})") == json::parse(R"({"a":[1,{"b":2}]})"));
+  // Objects count as levels; brackets inside strings (escaped quotes included) do not.
+  const std::string objects = [] {
+    std::string t;
+    for (int i = 0; i < 512; ++i) t += "{\"k\":";
+    return t + "1" + std::string(512, '}');
+  }();
+  CHECK(rut::parse_json(objects).is_object());
+  CHECK(rut::parse_json("[" + objects + "]").is_discarded());
+  const std::string in_string = "[\"\\\"" + std::string(2000, '[') + "\"]";
+  REQUIRE(rut::parse_json(in_string).is_array());
+  CHECK(rut::parse_json(in_string)[0].get<std::string>() == "\"" + std::string(2000, '['));
+  CHECK(rut::parse_json("[1] trailing").is_discarded());
 }
 
 TEST_CASE("a stream frame nested 100000 deep is undecodable for every codec, not a stack overflow") {

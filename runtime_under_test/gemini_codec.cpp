@@ -12,7 +12,9 @@ std::string stream_target(std::string_view model) {
 }
 
 std::string build_request_body(const json& contents, const std::vector<std::string>& tool_names) {
-  json body = {{"contents", contents}};
+  // The text json{{"contents", contents}, {"tools", …}}.dump() gives ("contents" sorts before
+  // "tools"), written without copying the history into a second tree.
+  std::string body = "{\"contents\":" + contents.dump();
   if (!tool_names.empty()) {
     json decls = json::array();
     for (const auto& name : tool_names) {
@@ -20,9 +22,10 @@ std::string build_request_body(const json& contents, const std::vector<std::stri
                        {"description", "simulated tool " + name},
                        {"parameters", {{"type", "object"}}}});
     }
-    body["tools"] = json::array({{{"functionDeclarations", decls}}});
+    body += ",\"tools\":" + json::array({{{"functionDeclarations", decls}}}).dump();
   }
-  return body.dump();
+  body += '}';
+  return body;
 }
 
 std::optional<double> parse_duration_s(std::string_view text) {

@@ -34,7 +34,7 @@ json responses_input(const json& contents) {
           item["call_id"] = fc.value("id", "");
           item["name"] = fc.value("name", "");
           item["arguments"] = fc.contains("args") ? fc["args"].dump() : std::string("{}");
-          calls.push_back(json::parse(item.dump()));
+          calls.push_back(json(item));
         }
       }
       if (has_text || calls.empty()) {
@@ -73,7 +73,7 @@ std::string responses_request_body(const json& contents, std::string_view model,
                                    const std::vector<std::string>& tool_names, bool stream) {
   ojson body = ojson::object();
   body["model"] = std::string(model);
-  body["input"] = ojson::parse(responses_input(contents).dump());
+  body["input"] = ojson(responses_input(contents));  // keys in json's sorted order
   body["stream"] = stream;
   body["store"] = false;
   if (!tool_names.empty()) {
