@@ -195,15 +195,60 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
   }
 }
 
+/// pairing, on the final history of a run the user's cancel ended: every call of a model turn has
+/// a function response in the user content right after it (POLICY.md "Cancellation": each call
+/// left without a result gets one synthetic "cancelled" result). A call left unanswered makes the
+/// next request of a resumed session invalid in every provider.
+void check_final_history_orphans(const json& h, std::vector<Violation>& out) {
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const json& model = h[i];
+    if (!model.is_object() || model.value("role", "") != "model" || !model.contains("parts") ||
+        !model["parts"].is_array()) {
+      continue;
+    }
+    std::vector<json> responses;
+    if (i + 1 < h.size() && h[i + 1].is_object() && h[i + 1].value("role", "") == "user" &&
+        h[i + 1].contains("parts") && h[i + 1]["parts"].is_array()) {
+      for (const json& p : h[i + 1]["parts"]) {
+        if (p.is_object() && p.contains("functionResponse")) responses.push_back(p["functionResponse"]);
+      }
+    }
+    std::vector<bool> used(responses.size(), false);
+    int call = 0;
+    for (const json& p : model["parts"]) {
+      if (!p.is_object() || !p.contains("functionCall")) continue;
+      const json& fc = p["functionCall"];
+      const bool by_id = fc.contains("id") && fc["id"].is_string();
+      bool answered = false;
+      for (std::size_t r = 0; r < responses.size() && !answered; ++r) {
+        if (used[r]) continue;
+        const bool same = by_id ? (responses[r].contains("id") && responses[r]["id"] == fc["id"])
+                                : responses[r].value("name", "") == fc.value("name", "");
+        if (same) used[r] = answered = true;
+      }
+      if (!answered) {
+        out.push_back(make("pairing", "the runtime's final history, content " + std::to_string(i) + ": call " +
+                                          std::to_string(call) + " " + (by_id ? fc["id"].dump() + " " : std::string()) +
+                                          "(\"" + fc.value("name", "") + "\") has no function response after the user "
+                                          "cancelled (every call left without a result gets one synthetic "
+                                          "\"cancelled\" result), so a resumed session sends an invalid request"));
+      }
+      ++call;
+    }
+  }
+}
+
 /// pairing, on the runtime's final history (the conversation it keeps and a resumed session sends
 /// on; empty for external agents): each function response answers one call of the model turn right
 /// before it (by id when it has one, else by name), and no call twice. A runtime's pre-send guard
 /// may drop a stray response from a request, but the history it keeps stays a lie that a resumed
 /// session, or a client without that guard, sends. Calls left without a response at the end are
-/// not judged here: a run may end there (after a 400 the rejected responses leave history).
+/// not judged here (a run may end there: after a 400 the rejected responses leave history), except
+/// when the user's cancel ended the run: the cancelled turn's calls must each have a result then.
 void check_final_history_pairing(const Evidence& ev, std::vector<Violation>& out) {
   const json& h = ev.run.final_history;
   if (!h.is_array()) return;
+  if (ev.run.error == "cancelled") check_final_history_orphans(h, out);
   for (std::size_t i = 0; i < h.size(); ++i) {
     const json& content = h[i];
     if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
@@ -557,7 +602,7 @@ json violation_to_json(const Violation& v) {
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
       {"at-most-once", "no tool call executes more than once, and no call from an attempt that did not complete is ever executed"},
-      {"pairing", "every request has valid call/response pairing, every function response refers to a call delivered in a completed attempt, and the runtime's final history answers each call at most once, right after its model turn"},
+      {"pairing", "every request has valid call/response pairing, every function response refers to a call delivered in a completed attempt, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
       {"history-integrity", "every request's history equals the committed turns so far: no duplicated, dropped, phantom or partial turns"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After"},

@@ -106,6 +106,26 @@ TEST_CASE("pairing: a rejected request and a response for an undelivered call ar
   CHECK(std::count(n.begin(), n.end(), "no-rejected-request") == 1);
 }
 
+TEST_CASE("pairing: a call left without a result in the final history of a cancelled run is named") {
+  Fixture f;
+  f.run.completed = false;
+  f.run.error = "cancelled";
+  f.run.final_history = json::array({user_prompt(), model_call()});  // the cancelled turn's call kept no result
+  std::vector<std::string> pairing;
+  for (const Violation& v : f.check()) {
+    if (v.invariant == "pairing") pairing.push_back(v.message);
+  }
+  REQUIRE(pairing.size() == 1u);
+  CHECK(pairing[0].find("call 0 (\"shell\") has no function response after the user cancelled") != std::string::npos);
+
+  f.run.final_history.push_back(responses(1));  // answered: nothing to name
+  for (const Violation& v : f.check()) CHECK(v.invariant != "pairing");
+
+  f.run.error = "invalid_request";  // a 400 drops the rejected responses: not judged
+  f.run.final_history = json::array({user_prompt(), model_call()});
+  for (const Violation& v : f.check()) CHECK(v.invariant != "pairing");
+}
+
 TEST_CASE("history-integrity: a model turn from an incomplete attempt is a phantom turn") {
   Fixture f;
   f.journal[1].completed = false;  // the call turn never completed, yet request 2 carries it

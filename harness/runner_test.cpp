@@ -335,6 +335,12 @@ TEST_CASE("double-result-after-cancel: the guard keeps the duplicate off the nex
         CHECK(names == std::set<std::string>{"pairing"});  // in the final history only: no request followed
         CHECK(r.journal.size() == 1u);
         CHECK(r.run.error == "cancelled");
+        o.extra_defects = {"orphan-call-after-cancel"};  // the two calls that never started keep no result
+        const CaseResult orphan = run_scenario(s, o);
+        std::set<std::string> orphan_names;
+        for (const Violation& v : orphan.violations) orphan_names.insert(v.invariant);
+        CHECK(orphan_names == std::set<std::string>{"pairing"});
+        CHECK(orphan.run.error == "cancelled");
       }
     }
     CHECK(seen == 2);
