@@ -388,6 +388,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
 
     const Stopwatch shrink_clock;
+    FailureJudge judge(run_options, target);
     rc::Shrinkable<Scenario> current = root;
     std::vector<Violation> current_violations = result.violations;
     CaseResult current_result = result;
@@ -401,7 +402,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         try {
           const Scenario s = with_oracle_expect(candidate->value());
           CaseResult r = run_scenario(s, run_options);
-          if (!breaks_all(r.violations, target)) continue;
+          if (!breaks_all(r.violations, target) || !judge.passes_without_defects(s)) continue;
           current = *candidate;
           current_violations = r.violations;
           current_result = std::move(r);
@@ -414,7 +415,6 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       }
     }
 
-    FailureJudge judge(run_options, target);
     MinimizeResult minimized = minimize(current.value(), current_result, judge, options.max_minimize_tries);
     failure.minimize_steps = minimized.accepted;
     failure.minimize_tries = minimized.tries;

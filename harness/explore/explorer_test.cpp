@@ -270,6 +270,17 @@ TEST_CASE("a correct runtime survives generated cases over HTTP", "[explore][htt
 
 namespace {
 
+/// Whether a counterexample (its runtime.defects set by the explorer) passes on the runtime without
+/// them: the seeded defect, not the case, is what fails.
+bool passes_without_defects(harness::Scenario s) {
+  s.runtime.defects.clear();
+  harness::RunOptions o;
+  o.transport = harness::TransportKind::kMemory;
+  const harness::CaseResult r = harness::run_scenario(s, o);
+  for (const auto& v : r.violations) UNSCOPED_INFO("without the defects: " << v.invariant << ": " << v.message);
+  return r.passed();
+}
+
 /// Explores with `defects` on (every case in `provider`'s format, or drawn per case when "") and
 /// requires a failure whose shrunk counterexample is small.
 void require_found(const std::vector<std::string>& defects, std::uint64_t seed, const std::string& provider = "") {
@@ -284,6 +295,7 @@ void require_found(const std::vector<std::string>& defects, std::uint64_t seed, 
   CHECK(out.exit_code() == 1);
   CHECK(out.failure->shrunk.script.turns.size() <= 3u);
   CHECK(total_attempts(out.failure->shrunk) <= 6);
+  CHECK(passes_without_defects(out.failure->shrunk));
 }
 
 }  // namespace
@@ -412,6 +424,19 @@ TEST_CASE("execute-after-cancel is found in both forms: a call streamed after th
     forms.insert(out.failure->shrunk.interrupt->after_event ? "after_event" : "after_calls");
   }
   CHECK(forms == std::set<std::string>{"after_event", "after_calls"});
+}
+
+TEST_CASE("a shrunk counterexample passes without its defect (orphan-call-after-cancel, seed 7)", "[explore]") {
+  // Shrinking deleted the answer's text and the interrupt: an empty assistant turn that Anthropic
+  // rejects on the next prompt's request failed pairing without any defect.
+  auto o = quiet_options(7, 200);
+  o.defects = {"orphan-call-after-cancel"};
+  std::ostringstream log;
+  const auto out = hx::explore(o, log);
+  INFO(log.str());
+  REQUIRE(out.failure.has_value());
+  CHECK(out.failure->shrunk.interrupt.has_value());
+  CHECK(passes_without_defects(out.failure->shrunk));
 }
 
 TEST_CASE("a written counterexample is a valid scenario that fails again when run", "[explore]") {

@@ -243,12 +243,22 @@ std::optional<CaseResult> FailureJudge::fails(const Scenario& candidate) {
     s.expect = oracle_expect(s);
     CaseResult r = run_scenario(s, options_);
     if (!breaks_all(r.violations, target_)) return std::nullopt;
+    if (!passes_without_defects(s)) return std::nullopt;
     // Lint only what would be kept: write it and load it back, as `hiccup lint` would.
     if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;
     return r;
   } catch (const std::exception&) {
     return std::nullopt;  // a candidate the harness cannot run is not a counterexample
   }
+}
+
+bool FailureJudge::passes_without_defects(const Scenario& candidate) const {
+  if (options_.extra_defects.empty() && candidate.runtime.defects.empty()) return true;
+  Scenario reference = candidate;
+  reference.runtime.defects.clear();
+  RunOptions options = options_;
+  options.extra_defects.clear();
+  return run_scenario(reference, options).passed();
 }
 
 std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judge) {

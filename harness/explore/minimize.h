@@ -58,7 +58,12 @@ bool breaks_all(const std::vector<Violation>& violations, const std::set<std::st
 
 /// Runs candidates and judges whether they still fail: a candidate fails when, with expect from the
 /// oracle, its run breaks every invariant of `target` and it lints clean (it is written and parsed
-/// back without problems). A candidate the harness cannot run does not fail.
+/// back without problems). With seeded defects (`options.extra_defects` or the candidate's
+/// runtime.defects) the defect must be the cause: the same candidate on the runtime without them
+/// must pass. Otherwise an edit could keep the failure by making a case the reference runtime fails
+/// too (e.g. an answer without text, which the next prompt's request carries as an empty turn that
+/// Anthropic rejects), and the counterexample of a defect would no longer show the defect. A
+/// candidate the harness cannot run does not fail.
 class FailureJudge {
  public:
   FailureJudge(RunOptions options, std::set<std::string> target)
@@ -66,6 +71,9 @@ class FailureJudge {
   /// The candidate's run when it fails as above (its scenario holds the oracle's expect); nullopt
   /// otherwise.
   std::optional<CaseResult> fails(const Scenario& candidate);
+  /// Whether `candidate` (expect already set) passes on the runtime without seeded defects; true
+  /// when no defect is seeded (nothing to compare with).
+  bool passes_without_defects(const Scenario& candidate) const;
   const std::set<std::string>& target() const { return target_; }
   int runs() const { return runs_; }
 
