@@ -141,10 +141,11 @@ class Validator {
                                    long long hi) {
     std::string range = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
     if (hi >= (1LL << 30)) range = "an integer >= " + std::to_string(lo);
+    const std::string full_range = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
     if (j.is_number_unsigned()) {
       auto v = j.get<unsigned long long>();
       if (v > static_cast<unsigned long long>(hi)) {
-        problem(pointer, "expected " + range + ", found " + type_of(j));
+        problem(pointer, "expected " + full_range + ", found " + type_of(j));
         return std::nullopt;
       }
       if (static_cast<long long>(v) < lo) {
@@ -156,7 +157,7 @@ class Validator {
     if (j.is_number_integer()) {
       auto v = j.get<long long>();
       if (v < lo || v > hi) {
-        problem(pointer, "expected " + range + ", found " + type_of(j));
+        problem(pointer, "expected " + (v > hi ? full_range : range) + ", found " + type_of(j));
         return std::nullopt;
       }
       return v;
@@ -293,8 +294,13 @@ class Validator {
       }
       const mock::Attempt& a = turn.attempts[*in.attempt];
       const int e = *in.after_event;
-      if (a.status || e >= static_cast<int>(a.events.size()) ||
-          std::holds_alternative<mock::FinishEvent>(a.events[e])) {
+      if (a.status) {
+        problem(p + "/attempt", "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) +
+                                    " answers with HTTP status " + std::to_string(*a.status) +
+                                    ": no event streams, so there is nothing to cancel after; expected an attempt "
+                                    "with events");
+      } else if (e >= static_cast<int>(a.events.size()) ||
+                 std::holds_alternative<mock::FinishEvent>(a.events[e])) {
         problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
                                         "/attempts/" + std::to_string(*in.attempt) +
                                         " (a cancel after the finish is after_calls on a committed turn)");
@@ -307,9 +313,15 @@ class Validator {
       for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
       most = std::max(most, n);
     }
-    if (*in.after_calls >= most) {
-      problem(p + "/after_calls", "expected fewer than the calls of turn " + std::to_string(in.turn) + "'s attempts (at most " +
-                                      std::to_string(most) + "): after every call has run there is nothing to cancel");
+    if (most == 0) {
+      problem(p + "/after_calls", "turn " + std::to_string(in.turn) +
+                                      " has no call in any attempt, so there is nothing to cancel while tools run "
+                                      "(cancel while the answer streams with attempt and after_event)");
+    } else if (*in.after_calls >= most) {
+      problem(p + "/after_calls", "expected an integer in 0.." + std::to_string(most - 1) + " (turn " +
+                                      std::to_string(in.turn) + "'s attempts have at most " + std::to_string(most) +
+                                      " call(s)), found " + std::to_string(*in.after_calls) +
+                                      ": after every call has run there is nothing to cancel");
     }
   }
 

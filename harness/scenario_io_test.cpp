@@ -606,8 +606,13 @@ TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or 
   CHECK(has(with(R"({"turn": 2, "after_calls": 0})"), "/interrupt/turn", "not scripted"));
   CHECK(has(with(R"({"turn": 0, "attempt": 1, "after_event": 0})"), "/interrupt/attempt", "not scripted"));
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 2})"), "/interrupt/after_event", "text or call event"));
-  CHECK(has(with(R"({"turn": 0, "after_calls": 2})"), "/interrupt/after_calls", "nothing to cancel"));
-  CHECK(has(with(R"({"turn": 1, "after_calls": 0})"), "/interrupt/after_calls", "nothing to cancel"));
+  CHECK(has(with(R"({"turn": 0, "after_calls": 2})"), "/interrupt/after_calls",
+            "expected an integer in 0..1 (turn 0's attempts have at most 2 call(s)), found 2"));
+  CHECK(has(with(R"({"turn": 1, "after_calls": 0})"), "/interrupt/after_calls",
+            "turn 1 has no call in any attempt, so there is nothing to cancel while tools run"));
+  // Past the loader's upper bound the message names the bound, not only ">= 0".
+  CHECK(has(with(R"({"turn": 4294967296, "after_calls": 0})"), "/interrupt/turn",
+            "expected an integer in 0..1073741824, found integer 4294967296"));
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 0, "after_calls": 1})"), "/interrupt", "choose one"));
   CHECK(has(with(R"({"turn": 0, "after_event": 0})"), "/interrupt", "missing required field \"attempt\""));
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_calls": 1})"), "/interrupt/attempt", "no meaning"));
@@ -616,4 +621,11 @@ TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or 
   k["runtime"] = {{"stream", false}};
   k["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 0}};
   CHECK(has(parse_scenario(k.dump(), "x.json").problems, "/interrupt/after_event", "non-streaming"));
+  auto status = nlohmann::json::parse(kMinimal);
+  status.merge_patch(nlohmann::json::parse(two_calls));
+  status["turns"][0]["attempts"].insert(status["turns"][0]["attempts"].begin(),
+                                       nlohmann::json::object({{"status", 503}}));
+  status["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 0}};
+  CHECK(has(parse_scenario(status.dump(), "x.json").problems, "/interrupt/attempt",
+            "/turns/0/attempts/0 answers with HTTP status 503: no event streams"));
 }
