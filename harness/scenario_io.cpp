@@ -211,6 +211,11 @@ class Validator {
 
   // ---- sections -------------------------------------------------------------------------------
 
+  /// A user message without text is no prompt: Gemini and Anthropic answer it with 400, and the
+  /// history the runtime sends no longer holds the prompt where history-integrity looks for it.
+  static constexpr const char* kEmptyPrompt =
+      "expected a non-empty string, found \"\" (Gemini and Anthropic reject a user message without text with 400)";
+
   /// `session`: an array of `{ "prompt": string }`, the prompts after the first.
   void session(const json& j, const std::string& p, std::vector<SessionPrompt>& out) {
     if (!j.is_array()) {
@@ -224,7 +229,8 @@ class Validator {
       if (!j[i].contains("prompt")) {
         problem(ip, "missing required field \"prompt\"");
       } else if (auto s = string(j[i]["prompt"], at(ip, "prompt"))) {
-        out.push_back({*s});
+        if (s->empty()) problem(at(ip, "prompt"), kEmptyPrompt);
+        else out.push_back({*s});
       }
     }
   }
@@ -635,6 +641,7 @@ class Validator {
     if (!root.contains("prompt")) {
       problem("", "missing required field \"prompt\"");
     } else if (auto pr = string(root["prompt"], "/prompt")) {
+      if (pr->empty()) problem("/prompt", kEmptyPrompt);
       s.prompt = *pr;
     }
     if (root.contains("session")) session(root["session"], "/session", s.session);

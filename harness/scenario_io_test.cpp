@@ -579,6 +579,9 @@ TEST_CASE("a session of further prompts loads, round-trips and reports bad entri
   CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"text": "b"}]})"), "/session/1", "missing required field \"prompt\""));
   CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"text": "b"}]})"), "/session/1/text", "unknown field"));
   CHECK(has(problems_with(R"({"session": [{"prompt": 3}]})"), "/session/0/prompt", "expected a string"));
+  CHECK(has(problems_with(R"({"session": [{"prompt": "a"}, {"prompt": ""}]})"), "/session/1/prompt",
+            "expected a non-empty string"));
+  CHECK(has(problems_with(R"({"prompt": ""})"), "/prompt", "expected a non-empty string"));
 }
 
 TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or call event or at calls left to run") {
