@@ -30,7 +30,7 @@ fi
 
 configure() {  # DIR SANITIZERS
   CC=clang CXX=clang++ cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DHICCUP_SANITIZE="$2" >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DHICCUP_SANITIZE="$2" >/dev/null
 }
 
 # The HTTP and concurrency tests (ctest -R): loopback server, HTTP transport, runs over HTTP, soak.

@@ -22,5 +22,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+# HICCUP_DEBUG_INFO (default -g) is the debug-info flag of the RelWithDebInfo build: CI (.ci/run)
+# uses -g1 (functions and line tables, enough for backtraces; about 30% less compile time than -g).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 ${HICCUP_DEBUG_INFO:--g} -DNDEBUG" >/dev/null
 ninja -C build -j"${JOBS:-2}"

@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# All tests: set up (packages, build), then every ctest entry: unit tests, loopback integration
-# tests, RapidCheck properties, the suite's kill matrix and the exploration kill matrix. Then, in
-# their own build directories (clang): the ctest under ASan+UBSan and the HTTP and concurrency
-# tests under TSan (scripts/sanitize.sh) with SANITIZE=1, and each libFuzzer target for
-# FUZZ_SECONDS (scripts/fuzz.sh) when set. Both are off by default: their clang builds have not yet
-# been run to completion and timed within CI's budget (see docs/ROBUSTNESS.md). Arguments go to the
-# plain ctest run.
+# All tests, as CI runs them (.ci/run): set up (packages, build into build/), then every ctest entry
+# (unit tests, loopback integration tests, RapidCheck properties, the suite's and the exploration's
+# kill matrices, agents, sdk, browser, ...). Then, each in its own clang build directory and only
+# when asked (not yet in CI: neither has been run to completion within CI's 20-minute budget, see
+# docs/ROBUSTNESS.md "CI's time budget"):
+#   - SANITIZE=1: scripts/sanitize.sh, the ctest under ASan + UBSan (build-fuzz/, all labels but
+#     agents, sdk and browser) and the HTTP and concurrency tests under TSan (build-tsan/);
+#   - FUZZ_SECONDS=N: scripts/fuzz.sh, each libFuzzer target for N seconds, two at a time, in the
+#     ASan + UBSan tree.
+# Each phase prints its wall time. Arguments go to the plain ctest run only.
+#   scripts/test.sh [CTEST_ARGS...]        e.g. SANITIZE=1 FUZZ_SECONDS=30 scripts/test.sh -LE agents
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-(cd build && ctest --output-on-failure -j2 --timeout 600 "$@")
+phase() {  # NAME COMMAND...: runs COMMAND, then prints how long it took
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $name took $((SECONDS - start)) s"
+}
+phase "setup and build" scripts/setup.sh
+phase ctest bash -c 'cd build && ctest --output-on-failure -j2 --timeout 600 "$@"' ctest "$@"
 if [ "${SANITIZE:-0}" != 0 ]; then
-  scripts/sanitize.sh
+  phase "asan+ubsan build and ctest" scripts/sanitize.sh asan
+  phase "tsan build and ctest" scripts/sanitize.sh tsan
 fi
 if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-  scripts/fuzz.sh "${FUZZ_SECONDS}"
+  phase "fuzz build and ${FUZZ_SECONDS} s per target" scripts/fuzz.sh "${FUZZ_SECONDS}"
 fi
