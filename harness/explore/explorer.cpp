@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <variant>
 
 #include <unistd.h>
 
@@ -175,41 +174,13 @@ bool determinism_selected(int index, int pct) {
   return (static_cast<long long>(index) * pct) % 100 < pct;
 }
 
-namespace {
-
-/// Stalls a run sits through, in units of the runtime's idle timeout (a stall that trips it counts
-/// 1): over HTTP each unit is real time (at least the idle floor, 500 ms by default).
-double expected_stall_units(const Scenario& scenario) {
-  const double idle_s = scenario.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s);
-  double units = 0;
-  for (const mock::Turn& turn : scenario.script.turns) {
-    for (const mock::Attempt& attempt : turn.attempts) {
-      const auto* stall = attempt.fault ? std::get_if<mock::StallFault>(&*attempt.fault) : nullptr;
-      if (stall != nullptr && idle_s > 0) units += std::min(stall->seconds, idle_s) / idle_s;
-    }
-  }
-  return units;
-}
-
-}  // namespace
-
 std::vector<CaseResult> run_all(const std::vector<Scenario>& scenarios, const RunOptions& options, int jobs) {
   std::vector<CaseResult> results(scenarios.size());
-  // With several jobs the runs that will sleep longest start first, so the batch does not wait on
-  // one slow run started last. Only the order of starting changes: results stay in index order.
-  std::vector<std::size_t> order(scenarios.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (jobs > 1 && options.transport == TransportKind::kHttp) {
-    std::vector<double> units(scenarios.size());
-    for (std::size_t i = 0; i < units.size(); ++i) units[i] = expected_stall_units(scenarios[i]);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return units[a] > units[b]; });
-  }
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mu;
   auto worker = [&] {
-    for (std::size_t n = next++; n < scenarios.size(); n = next++) {
-      const std::size_t i = order[n];
+    for (std::size_t i = next++; i < scenarios.size(); i = next++) {
       try {
         results[i] = run_scenario(scenarios[i], options);
       } catch (...) {
