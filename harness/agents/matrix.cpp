@@ -40,6 +40,26 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 }  // namespace
 
+namespace {
+
+/// The sorted, de-duplicated invariant names of `names` (an array); throws "AT/i: ..." for an entry
+/// that is not one `hiccup invariants` lists.
+std::vector<std::string> invariant_set(const json& names, const std::string& at) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const json& n = names[i];
+    if (!n.is_string() || !known_names().contains(n.get<std::string>())) {
+      bad(at + "/" + std::to_string(i), "expected an invariant name (see `hiccup invariants`), found " + n.dump());
+    }
+    out.push_back(n.get<std::string>());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
 KnownFailures known_failures_from_json(const json& j) {
   if (!j.is_object()) bad("", "expected an object {\"schema\": 1, \"agents\": {...}}");
   for (const auto& [k, v] : j.items()) {
@@ -63,24 +83,24 @@ KnownFailures known_failures_from_json(const json& j) {
         const std::string pat = at + "/known_failures/" + pointer_escape(scenario);
         if (!pin.is_object()) bad(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
         for (const auto& [k, v] : pin.items()) {
-          if (k != "violates" && k != "why" && k != "flaky") {
-            bad(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky)");
+          if (k != "violates" && k != "why" && k != "flaky" && k != "also_violates") {
+            bad(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky, also_violates)");
           }
         }
         KnownFailure kf;
         if (!pin.contains("violates") || !pin["violates"].is_array() || pin["violates"].empty()) {
           bad(pat + "/violates", "expected a non-empty array of invariant names");
         }
-        for (std::size_t i = 0; i < pin["violates"].size(); ++i) {
-          const json& n = pin["violates"][i];
-          if (!n.is_string() || !known_names().contains(n.get<std::string>())) {
-            bad(pat + "/violates/" + std::to_string(i),
-                "expected an invariant name (see `hiccup invariants`), found " + n.dump());
+        kf.violates = invariant_set(pin["violates"], pat + "/violates");
+        if (pin.contains("also_violates")) {
+          const json& also = pin["also_violates"];
+          if (!also.is_array()) bad(pat + "/also_violates", "expected an array of arrays of invariant names");
+          for (std::size_t i = 0; i < also.size(); ++i) {
+            const std::string at_i = pat + "/also_violates/" + std::to_string(i);
+            if (!also[i].is_array() || also[i].empty()) bad(at_i, "expected a non-empty array of invariant names");
+            kf.also_violates.push_back(invariant_set(also[i], at_i));
           }
-          kf.violates.push_back(n.get<std::string>());
         }
-        std::sort(kf.violates.begin(), kf.violates.end());
-        kf.violates.erase(std::unique(kf.violates.begin(), kf.violates.end()), kf.violates.end());
         if (!pin.contains("why") || !pin["why"].is_string() || pin["why"].get<std::string>().empty()) {
           bad(pat + "/why", "expected a non-empty string saying what the agent does wrong");
         }
@@ -149,7 +169,8 @@ MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure
     if (pin && !pin->flaky) c.detail = "pinned as failing " + join(pin->violates, ", ") + ", but it passed: remove the pin";
   } else if (!pin) {
     c.status = c.difference ? CellStatus::kDifference : CellStatus::kFail;
-  } else if (c.violated == pin->violates) {
+  } else if (c.violated == pin->violates ||
+             std::find(pin->also_violates.begin(), pin->also_violates.end(), c.violated) != pin->also_violates.end()) {
     c.status = CellStatus::kKnown;
   } else {
     c.status = CellStatus::kChanged;
@@ -242,9 +263,15 @@ std::string cell_text(const MatrixCell* c) {
   switch (c->status) {
     case CellStatus::kPass: return c->pin ? "PASS (flaky: fails in other runs with " + join(c->pin->violates, ", ") + ")" : "PASS";
     case CellStatus::kDifference: return join(c->violated, ", ") + " (policy difference)";
-    case CellStatus::kKnown:
-      return join(c->violated, ", ") + (c->pin->flaky ? " (known, flaky: passes in other runs)"
-                                        : c->difference ? " (known policy difference)" : " (known)");
+    case CellStatus::kKnown: {
+      const std::string violated = join(c->violated, ", ");
+      if (c->pin && c->pin->flaky) return violated + " (known, flaky: passes in other runs)";
+      if (c->difference) return violated + " (known policy difference)";
+      if (c->pin && c->violated != c->pin->violates) {
+        return violated + " (known, in some runs; pinned " + join(c->pin->violates, ", ") + ")";
+      }
+      return violated + " (known)";
+    }
     case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
     case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
     case CellStatus::kFixed: return "**PASS** (pinned as failing " + join(c->pin->violates, ", ") + ")";
@@ -282,7 +309,7 @@ json matrix_json(const std::vector<std::string>& rows, const std::vector<Recipe>
     json cell = {{"agent", c.agent},       {"scenario", c.scenario}, {"row", row_name(c.scenario, c.agent)},
                  {"status", cell_status_name(c.status)}, {"violated", c.violated}, {"difference", c.difference},
                  {"exit_code", c.exit_code}, {"wall_ms", c.wall_ms}};
-    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}};
+    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}, {"also_violates", c.pin->also_violates}};
     if (!c.detail.empty()) cell["detail"] = c.detail;
     j["cells"].push_back(std::move(cell));
   }

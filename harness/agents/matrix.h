@@ -23,6 +23,9 @@ struct KnownFailure {
   std::string why;
   /// The CLI fails so in some runs and passes in others (a race inside it): both are accepted.
   bool flaky = false;
+  /// Other exact violation sets the CLI shows in some runs (a race inside it), each sorted; a run
+  /// violating exactly one of them is known too. JSON "also_violates": [[names], ...].
+  std::vector<std::vector<std::string>> also_violates;
 };
 
 /// Known failures per agent: the version they were pinned for, and scenario name → pin.
@@ -34,7 +37,8 @@ struct AgentPins {
 using KnownFailures = std::map<std::string, AgentPins>;
 
 /// Decodes a known-failures file: {"schema": 1, "agents": {NAME: {"version": V,
-/// "known_failures": {SCENARIO: {"violates": [names], "why": "...", "flaky": bool}}}}}. Throws
+/// "known_failures": {SCENARIO: {"violates": [names], "why": "...", "flaky": bool,
+/// "also_violates": [[names], ...]}}}}}. Throws
 /// std::runtime_error "JSON-POINTER: what was expected" on a malformed document; every
 /// invariant name must be one `hiccup invariants` lists.
 KnownFailures known_failures_from_json(const nlohmann::json& j);

@@ -11,6 +11,8 @@ namespace {
 
 using nlohmann::json;
 
+Recipe recipe(const std::string& name, const std::string& provider, const std::string& tool);  // below
+
 std::string error_of(const json& j) {
   try {
     known_failures_from_json(j);
@@ -82,6 +84,36 @@ TEST_CASE("a cell is judged against its pin: pass, known, new, changed, fixed, e
   CHECK(judge_cell(result_with({"at-most-once", "pairing"}), race).status == CellStatus::kKnown);
   CHECK(judge_cell(result_with({"pairing"}), race).status == CellStatus::kChanged);
   CHECK_FALSE(cell_ok(CellStatus::kChanged));
+  // Another exact set seen in other runs is known too; any other set is still a change.
+  KnownFailure variants = pin;
+  variants.also_violates = {{"history-integrity", "pairing"}};
+  const MatrixCell other_run = judge_cell(result_with({"pairing", "history-integrity"}), variants);
+  CHECK(other_run.status == CellStatus::kKnown);
+  CHECK(matrix_markdown({"reset-after-call"}, {recipe("codex", "openai-responses", "shell")}, {other_run}) ==
+        "| scenario | codex 1.0 (openai-responses) |\n|---|---|\n"
+        "| reset-after-call | history-integrity, pairing (known, in some runs; pinned at-most-once, pairing) |\n");
+  CHECK(judge_cell(result_with({"at-most-once", "pairing"}), variants).status == CellStatus::kKnown);
+  CHECK(judge_cell(result_with({"history-integrity"}), variants).status == CellStatus::kChanged);
+  CHECK(judge_cell(result_with({}), variants).status == CellStatus::kFixed);
+}
+
+TEST_CASE("also_violates is read as sorted sets of invariant names and checked") {
+  const json doc = json::parse(R"({"schema": 1, "agents": {"opencode": {"version": "1", "known_failures": {
+      "opencode-reset-after-call": {"violates": ["pairing"], "why": "w",
+                                    "also_violates": [["pairing", "history-integrity"]]}}}}})");
+  const KnownFailures k = known_failures_from_json(doc);
+  CHECK(k.at("opencode").known_failures.at("opencode-reset-after-call").also_violates ==
+        std::vector<std::vector<std::string>>{{"history-integrity", "pairing"}});
+  json not_sets = doc;
+  not_sets["agents"]["opencode"]["known_failures"]["opencode-reset-after-call"]["also_violates"] = json::array({"pairing"});
+  CHECK(error_of(not_sets) ==
+        "/agents/opencode/known_failures/opencode-reset-after-call/also_violates/0: expected a non-empty array of "
+        "invariant names");
+  json unknown = doc;
+  unknown["agents"]["opencode"]["known_failures"]["opencode-reset-after-call"]["also_violates"][0][1] = "pairng";
+  CHECK(error_of(unknown) ==
+        "/agents/opencode/known_failures/opencode-reset-after-call/also_violates/0/1: expected an invariant name (see "
+        "`hiccup invariants`), found \"pairng\"");
 }
 
 Scenario scenario(const std::string& name, const std::string& provider, const std::string& tool) {

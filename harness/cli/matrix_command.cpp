@@ -26,7 +26,8 @@ scenario under PATH it can play: the scenario's provider is the agent's wire for
 ledger placeholder sits in the agent's shell tool. A scenario named AGENT-ROW (e.g.
 codex-reset-after-call) takes row ROW, so each CLI's own scenario of one fault shares a row.
 Each cell is PASS, or the violated invariants; a cell pinned in the known-failures file must fail
-with exactly the pinned invariants (a CLI update that fixes or changes it is reported).
+with exactly the pinned invariants, or exactly one of the pin's also_violates sets (other
+runs of a racy CLI); a CLI update that fixes or changes it is reported.
 
 options:
   --agent NAME[,NAME...]  agents by recipe name (harness/agents/recipes/NAME.json) or path;

@@ -517,6 +517,36 @@ TEST_CASE("1000 generated cases give the same verdicts and digests over HTTP and
   CHECK(mismatches <= 3);
 }
 
+TEST_CASE("over HTTP a failure is shrunk in memory and then confirmed over HTTP", "[explore][http]") {
+  // keep-partial-text, seed 2: shrinking it over HTTP waited through real-time stalls (27.7 s).
+  auto over_http = quiet_options(2, 200);
+  over_http.defects = {"keep-partial-text"};
+  over_http.transport = harness::TransportKind::kHttp;
+  auto in_memory = over_http;
+  in_memory.transport = harness::TransportKind::kMemory;
+  std::ostringstream http_log, memory_log;
+  const auto http = hx::explore(over_http, http_log);
+  const auto memory = hx::explore(in_memory, memory_log);
+  INFO(http_log.str());
+  REQUIRE(http.failure.has_value());
+  REQUIRE(memory.failure.has_value());
+  CHECK(http_log.str().find("shrunk in memory") != std::string::npos);
+  CHECK(http_log.str().find("the counterexample fails over http too") != std::string::npos);
+  // The same counterexample as an exploration in memory finds, and its transcript is the HTTP run's.
+  CHECK(http.failure->case_index == memory.failure->case_index);
+  CHECK(harness::write_scenario(http.failure->shrunk) == harness::write_scenario(memory.failure->shrunk));
+  CHECK(http.failure->one_minimal);
+  REQUIRE(!http.failure->transcript["requests"].empty());
+  CHECK(http.failure->transcript["requests"][0].contains("arrived_ms"));
+  // It fails over HTTP, and without the defect it passes there.
+  harness::RunOptions run;
+  run.min_idle_timeout_ms = kTestIdleFloorMs;
+  CHECK_FALSE(harness::run_scenario(http.failure->shrunk, run).passed());
+  harness::Scenario clean = http.failure->shrunk;
+  clean.runtime.defects.clear();
+  CHECK(harness::run_scenario(clean, run).passed());
+}
+
 TEST_CASE("the run digest is the same for the same seed and differs for another seed or defect", "[explore]") {
   std::ostringstream log;
   const auto a = hx::explore(quiet_options(5, 40), log);
