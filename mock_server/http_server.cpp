@@ -428,6 +428,7 @@ class MockHttpServer::EventLoop {
     Delivery delivered;                                  // what a complete send delivers
     bool late = false;              // the answer waited for EPOLLOUT: settle again at its end
     bool want_out = false;          // watched for EPOLLOUT (else EPOLLIN)
+    bool watched = false;           // in the epoll set (a new connection joins only if it stays)
     Clock::time_point deadline;     // idle or I/O timeout
   };
 
@@ -438,6 +439,12 @@ class MockHttpServer::EventLoop {
     ev.events = events;
     ev.data.fd = fd;
     epoll_ctl(epoll_fd_, op, fd, &ev);
+  }
+
+  /// Watches a connection for `events`, adding it to the epoll set on first use.
+  void watch_conn(Conn& c, std::uint32_t events) {
+    watch(c.fd, events, c.watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
+    c.watched = true;
   }
 
   double since_start_ms() const {
@@ -471,17 +478,19 @@ class MockHttpServer::EventLoop {
         std::lock_guard lock(shared_.mu);
         ++shared_.active;
       }
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      // TCP_NODELAY comes from the listen socket (Linux copies it to accepted sockets).
       if (conns_.size() <= static_cast<std::size_t>(fd)) conns_.resize(static_cast<std::size_t>(fd) + 1);
       auto& c = conns_[static_cast<std::size_t>(fd)];
       c = std::make_unique<Conn>(ParserLimits{options_.max_head_bytes, options_.max_body_bytes});
       c->fd = fd;
       c->deadline = Clock::now() + std::chrono::milliseconds(options_.keep_alive_timeout_ms);
-      watch(fd, EPOLLIN, EPOLL_CTL_ADD);
       // TCP_DEFER_ACCEPT: the request has usually arrived with the connection, so read it now
-      // rather than after another epoll_wait (a client that reconnects for every request).
-      process(*c);
+      // rather than after another epoll_wait (a client that reconnects for every request). The
+      // connection joins the epoll set only if it is still here afterwards: one answered and
+      // closed at once (a FIN or reset on every request) costs no epoll_ctl.
+      Conn* const conn = c.get();
+      process(*conn);
+      if (find(fd) == conn && !conn->watched) watch_conn(*conn, EPOLLIN);
     }
   }
 
@@ -611,7 +620,7 @@ class MockHttpServer::EventLoop {
     std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
     Plan plan = engine->respond(Request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms});
     if (!plays_without_pause(plan, options_)) {
-      watch(c.fd, 0, EPOLL_CTL_DEL);
+      if (c.watched) watch(c.fd, 0, EPOLL_CTL_DEL);
       fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) & ~O_NONBLOCK);
       Handoff h;
       h.fd = c.fd;
@@ -698,7 +707,7 @@ class MockHttpServer::EventLoop {
         const bool first = !c.want_out;
         if (first) {
           c.want_out = true;
-          watch(c.fd, EPOLLOUT, EPOLL_CTL_MOD);
+          watch_conn(c, EPOLLOUT);
         }
         c.late = true;
         if (moved || first) c.deadline = Clock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
@@ -709,7 +718,7 @@ class MockHttpServer::EventLoop {
     }
     if (c.want_out) {
       c.want_out = false;
-      watch(c.fd, EPOLLIN, EPOLL_CTL_MOD);
+      watch_conn(c, EPOLLIN);
     }
     if (c.engine && c.late) {
       c.delivered.ended_ms = since_start_ms();
@@ -785,6 +794,10 @@ int MockHttpServer::start() {
   // client reconnecting for every request is accepted and answered in one wake-up.
   int defer_s = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
+  // Every answer without a pause goes out in one send per frame: no Nagle delay between them.
+  // Accepted sockets inherit it.
+  int nodelay = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
   listen_fd_ = fd;
   auto shared = std::make_shared<Shared>();
   shared->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
