@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace mock {
 namespace {
@@ -58,6 +59,7 @@ void RequestParser::next() {
   pos_ = 0;
   stage_ = Stage::kHead;
   remaining_ = 0;
+  trailer_bytes_ = 0;
   head_reported_ = false;
   req_ = HttpRequest{};
 }
@@ -132,27 +134,32 @@ RequestParser::Status RequestParser::parse_head() {
 
   const std::string_view connection = req_.header("Connection");
   req_.keep_alive = req_.version == "HTTP/1.1" ? !has_token(connection, "close") : has_token(connection, "keep-alive");
-  req_.expect_continue = has_token(req_.header("Expect"), "100-continue");
+  // An HTTP/1.0 client does not know 100 Continue: the expectation is ignored (RFC 9110 §10.1.1).
+  req_.expect_continue = req_.version == "HTTP/1.1" && has_token(req_.header("Expect"), "100-continue");
   // Framing that two parsers could read differently is refused (RFC 9112 §6.3: request smuggling):
-  // Content-Length with Transfer-Encoding, or Content-Length fields that disagree.
-  std::string_view first_length;
+  // Content-Length with Transfer-Encoding, or Content-Length fields that disagree (an empty one
+  // too). Transfer-Encoding fields form one list (RFC 9110 §5.3), which must be just `chunked`.
+  std::optional<std::string_view> first_length;
+  std::string te;
   bool has_te = false;
   for (const auto& [name, value] : req_.headers) {
-    if (iequals(name, "Transfer-Encoding")) has_te = true;
+    if (iequals(name, "Transfer-Encoding")) {
+      te += has_te ? ", " + value : value;
+      has_te = true;
+    }
     if (!iequals(name, "Content-Length")) continue;
-    if (first_length.empty()) first_length = value;
-    else if (value != first_length) return fail(400, "Content-Length fields disagree");
+    if (!first_length) first_length = value;
+    else if (value != *first_length) return fail(400, "Content-Length fields disagree");
   }
-  if (has_te && !first_length.empty()) return fail(400, "both Content-Length and Transfer-Encoding");
-  const std::string_view te = req_.header("Transfer-Encoding");
-  if (!te.empty()) {
-    if (!iequals(trim(te), "chunked")) return fail(501, "unsupported Transfer-Encoding \"" + std::string(te) + "\"");
+  if (has_te && first_length) return fail(400, "both Content-Length and Transfer-Encoding");
+  if (has_te) {
+    if (!iequals(trim(te), "chunked")) return fail(501, "unsupported Transfer-Encoding \"" + te + "\"");
     stage_ = Stage::kChunkSize;
     return Status::kDone;
   }
-  const std::string_view cl = req_.header("Content-Length");
   remaining_ = 0;
-  if (!cl.empty()) {
+  if (first_length) {
+    const std::string_view cl = *first_length;
     const auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), remaining_);
     if (ec != std::errc() || p != cl.data() + cl.size()) return fail(400, "malformed Content-Length \"" + std::string(cl) + "\"");
     if (remaining_ > limits_.max_body_bytes) {
@@ -164,6 +171,12 @@ RequestParser::Status RequestParser::parse_head() {
 }
 
 RequestParser::Status RequestParser::parse_body() {
+  // The body's bytes are dropped from the buffer once decoded, so what is buffered stays bounded
+  // by the body limit whatever the framing (many small chunks, long chunk extensions).
+  if (pos_ >= kCompactBytes) {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+  }
   while (true) {
     switch (stage_) {
       case Stage::kHead:
@@ -212,12 +225,15 @@ RequestParser::Status RequestParser::parse_body() {
         break;
       }
       case Stage::kTrailers: {
-        // Trailer fields are read and dropped, up to the empty line.
+        // Trailer fields are read and dropped, up to the empty line; together they are limited
+        // like a head.
         const std::size_t eol = buf_.find("\r\n", pos_);
-        if (eol == std::string::npos) {
-          if (buf_.size() - pos_ > limits_.max_head_bytes) return fail(431, "the trailer section is too long");
-          return Status::kNeedMore;
+        const std::size_t line = (eol == std::string::npos ? buf_.size() : eol + 2) - pos_;
+        if (trailer_bytes_ + line > limits_.max_head_bytes) {
+          return fail(431, "the trailer section is longer than " + std::to_string(limits_.max_head_bytes) + " bytes");
         }
+        if (eol == std::string::npos) return Status::kNeedMore;
+        trailer_bytes_ += line;
         const bool empty = eol == pos_;
         pos_ = eol + 2;
         if (empty) {

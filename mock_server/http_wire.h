@@ -62,6 +62,9 @@ class RequestParser {
   /// True when bytes of a request (complete or not) are buffered.
   bool has_bytes() const { return !buf_.empty(); }
 
+  /// Bytes buffered: of the request in progress (its body's only until decoded) and any after it.
+  std::size_t buffered_bytes() const { return buf_.size(); }
+
   /// After kBad: 400 (malformed), 413 (body too large), 431 (head too large) or 501 (a
   /// Transfer-Encoding other than chunked); error() says what, lower-case.
   int error_status() const { return error_status_; }
@@ -72,11 +75,15 @@ class RequestParser {
   Status parse_head();
   Status parse_body();
 
+  /// Decoded body bytes are dropped from buf_ once this many are consumed.
+  static constexpr std::size_t kCompactBytes = 64 * 1024;
+
   ParserLimits limits_;
   std::string buf_;
   std::size_t pos_ = 0;  // bytes of buf_ consumed by the request in progress
   enum class Stage { kHead, kLengthBody, kChunkSize, kChunkData, kTrailers, kDone } stage_ = Stage::kHead;
   std::size_t remaining_ = 0;  // body or chunk bytes still to read
+  std::size_t trailer_bytes_ = 0;  // of the trailer section so far
   bool head_reported_ = false;
   HttpRequest req_;
   int error_status_ = 400;

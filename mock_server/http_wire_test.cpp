@@ -2,6 +2,8 @@
 // chunked bodies; limits; response heads and chunks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "mock_server/http_wire.h"
 
 using Status = mock::RequestParser::Status;
@@ -87,6 +89,51 @@ TEST_CASE("the head of a request with Expect 100-continue is reported before its
   CHECK(p.request().body == "abc");
 }
 
+TEST_CASE("an HTTP/1.0 request ignores Expect 100-continue") {
+  const std::string head = "POST /x HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n";
+  mock::RequestParser p;
+  p.feed(head.data(), head.size());
+  CHECK(p.parse() == Status::kHeadDone);
+  CHECK_FALSE(p.request().expect_continue);
+}
+
+TEST_CASE("an endless trailer section is refused with 431 and not buffered") {
+  mock::ParserLimits limits;
+  limits.max_head_bytes = 1024;
+  mock::RequestParser p(limits);
+  const std::string head = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n";
+  p.feed(head.data(), head.size());
+  Status s = p.parse();
+  const std::string trailer = "X-T: " + std::string(20, 'a') + "\r\n";
+  for (int i = 0; i < 1000 && s != Status::kBad; ++i) {
+    p.feed(trailer.data(), trailer.size());
+    s = p.parse();
+  }
+  REQUIRE(s == Status::kBad);
+  CHECK(p.error_status() == 431);
+  CHECK(p.buffered_bytes() < 4096);
+}
+
+TEST_CASE("a chunked body in tiny chunks with long extensions is decoded without buffering its framing") {
+  mock::RequestParser p;
+  const std::string head = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  p.feed(head.data(), head.size());
+  Status s = p.parse();
+  std::string piece;
+  for (int i = 0; i < 16; ++i) piece += "1;" + std::string(1000, 'e') + "\r\nx\r\n";
+  std::size_t most = 0;
+  for (int i = 0; i < 1000; ++i) {  // 16,000 chunks, 16 MB of framing for 16,000 body bytes
+    p.feed(piece.data(), piece.size());
+    s = p.parse();
+    REQUIRE(s == Status::kNeedMore);
+    most = std::max(most, p.buffered_bytes());
+  }
+  CHECK(most < (256u << 10));
+  p.feed("0\r\n\r\n", 5);
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().body == std::string(16000, 'x'));
+}
+
 TEST_CASE("malformed and oversized requests are refused with 400, 413, 431 or 501") {
   auto status_of = [](const std::string& raw, mock::ParserLimits limits = {}) {
     mock::RequestParser p(limits);
@@ -129,6 +176,26 @@ TEST_CASE("framing two parsers could read differently is refused with 400") {
     parser.feed(text.data(), text.size());
     CHECK(parser.parse() == mock::RequestParser::Status::kBad);
     CHECK(parser.error_status() == 400);
+  }
+  // An empty Content-Length is no length (it was read as 0, and a second field then went unchecked:
+  // the body's bytes became the next request).
+  for (const char* head : {"POST / HTTP/1.1\r\nContent-Length:\r\nContent-Length: 2\r\n\r\n{}",
+                           "POST / HTTP/1.1\r\nContent-Length: \r\n\r\n{}"}) {
+    mock::RequestParser parser;
+    const std::string text = head;
+    parser.feed(text.data(), text.size());
+    CHECK(parser.parse() == mock::RequestParser::Status::kBad);
+    CHECK(parser.error_status() == 400);
+  }
+  // Transfer-Encoding fields are one list: `chunked` then `gzip` is not a chunked body (only the
+  // first field was read).
+  for (const char* head : {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
+                           "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"}) {
+    mock::RequestParser parser;
+    const std::string text = head;
+    parser.feed(text.data(), text.size());
+    CHECK(parser.parse() == mock::RequestParser::Status::kBad);
+    CHECK(parser.error_status() == 501);
   }
   mock::RequestParser same;
   const std::string twice = "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}";
