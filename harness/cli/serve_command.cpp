@@ -114,6 +114,13 @@ class JournalFileWriter {
     });
   }
 
+  /// Closes the array when finish() was not called (serve returned early: the port was taken).
+  ~JournalFileWriter() {
+    if (thread_.joinable()) finish({});
+  }
+  JournalFileWriter(const JournalFileWriter&) = delete;
+  JournalFileWriter& operator=(const JournalFileWriter&) = delete;
+
   /// Writes what is left (evicted entries, then `window`) and closes the array.
   void finish(const mock::Journal& window) {
     {
@@ -231,10 +238,11 @@ int serve_command(const Args& args) {
   server.stop();
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
-  if (!default_session) return kExitPassed;
   // The engine the session plays now (a reset over the control API replaces it with a fresh one,
-  // whose journal is whole); the windowed one when it still plays.
-  const std::shared_ptr<mock::ScriptEngine> engine = default_session->engine();
+  // whose journal is whole); the windowed one when it still plays, or when the session was
+  // deleted over the control API (its journal file is still completed).
+  const std::shared_ptr<mock::ScriptEngine> engine = default_session ? default_session->engine() : default_engine;
+  if (!engine) return kExitPassed;
   const mock::Journal kept = engine->journal();
   if (journal_file) journal_file->finish(engine == default_engine ? kept : default_engine->journal());
   // No windowed engine when the default session was created over the control API.
