@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -452,6 +454,27 @@ TEST_CASE("a million levels of nesting is one problem and 512 levels in all is a
   const harness::LoadResult over = parse_scenario(scenario_with_args_value(nested(504)), "o.json");
   REQUIRE(over.problems.size() == 1u);
   CHECK(over.problems[0].message.find("deeper than 512") != std::string::npos);
+}
+
+TEST_CASE("a scenario with many events loads in time linear in their number") {
+  // The depth limit was a parser callback, and nlohmann's callback parser scans the enclosing array
+  // after every object: 50,000 events took 0.5 s of CPU, 200,000 took 7 s (a 3 MB file; 16 MiB is
+  // allowed), and `hiccup serve` parsed a session's scenario on its event loop meanwhile.
+  auto cpu_seconds_to_load = [](int events) {
+    std::string text = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[)";
+    for (int i = 0; i < events; ++i) text += R"({"text":"x"},)";
+    text += R"({"finish":"stop"}]}]}]})";
+    const std::clock_t started = std::clock();
+    const harness::LoadResult r = parse_scenario(text, "many.json");
+    const double seconds = static_cast<double>(std::clock() - started) / CLOCKS_PER_SEC;
+    INFO(events << " events: " << seconds << " s");
+    CHECK(r.problems.empty());
+    return seconds;
+  };
+  const double small = cpu_seconds_to_load(50000);
+  const double large = cpu_seconds_to_load(200000);
+  INFO("50,000 events: " << small << " s of CPU, 200,000: " << large << " s");
+  CHECK(large < 8 * std::max(small, 0.02));  // 4 times the events: about 4 times the time, not 16
 }
 
 TEST_CASE("invalid UTF-8 in a scenario is a syntax problem with its byte offset") {
