@@ -59,8 +59,9 @@ class RequestParser {
   /// Drops the completed request, keeping any bytes that follow it.
   void next();
 
-  /// True when bytes of a request (complete or not) are buffered.
-  bool has_bytes() const { return !buf_.empty(); }
+  /// True when bytes of a request (complete or not) are buffered, or its body is being read (whose
+  /// bytes are dropped once decoded).
+  bool has_bytes() const { return !buf_.empty() || stage_ != Stage::kHead; }
 
   /// Bytes buffered: of the request in progress (its body's only until decoded) and any after it.
   std::size_t buffered_bytes() const { return buf_.size(); }
