@@ -26,6 +26,7 @@
 #include <condition_variable>
 #include <deque>
 #include <csignal>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -768,23 +769,29 @@ int MockHttpServer::start() {
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  if (getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found) != 0 || !found) {
-    throw std::runtime_error("mock server: cannot resolve " + where);
+  if (const int rc = getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found);
+      rc != 0 || !found) {
+    throw std::runtime_error("mock server: cannot resolve " + where + (rc != 0 ? ": " + std::string(gai_strerror(rc)) : ""));
   }
   int fd = -1;
+  int error = 0;  // why the last address could not be bound ("Address already in use", …)
   for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      error = errno;
+      continue;
+    }
     // SO_REUSEADDR without SO_REUSEPORT: a taken port is an error, not a shared one.
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+      error = errno;
       close(fd);
       fd = -1;
     }
   }
   freeaddrinfo(found);
-  if (fd < 0) throw std::runtime_error("mock server: cannot listen on " + where);
+  if (fd < 0) throw std::runtime_error("mock server: cannot listen on " + where + ": " + std::strerror(error));
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);

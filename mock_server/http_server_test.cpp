@@ -364,7 +364,8 @@ TEST_CASE("start throws a clear error when the port is taken") {
   auto options = fast_options();
   options.port = port;
   mock::MockHttpServer second(engine, options);
-  CHECK_THROWS_WITH(second.start(), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port)));
+  CHECK_THROWS_WITH(second.start(), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port) +
+                                                    ": Address already in use"));
 }
 
 namespace {

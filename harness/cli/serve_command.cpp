@@ -222,7 +222,7 @@ int serve_command(const Args& args) {
   try {
     server.start();
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << " (is the port taken?)\n";
+    std::cerr << "error: " << e.what() << '\n';  // names the reason ("Address already in use", …)
     return kExitInvalidInput;
   }
   router.set_server_url(server.base_url());
