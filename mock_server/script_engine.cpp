@@ -345,12 +345,15 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
     out.add_frame(rest, terminal);
   }
   plan.actions = out.take();
+  // Running maxima, so settle reads how far a prefix of the plan got in O(1) (the HTTP server
+  // settles before every write: a sliced stream of n writes would otherwise cost O(n^2)).
+  ActionInfo so_far;
   for (const auto& act : plan.actions) {
     if (auto* w = std::get_if<WriteAction>(&act)) {
-      record.actions.push_back({true, w->events_done, w->terminal});
-    } else {
-      record.actions.push_back({false, 0, false});
+      so_far.events_done = std::max(so_far.events_done, w->events_done);
+      so_far.terminal = so_far.terminal || w->terminal;
     }
+    record.actions.push_back(so_far);
   }
   return plan;
 }
@@ -496,14 +499,16 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   // An entry that left the window (or was never journaled) is not settled again.
   if (journal_index < first_index_ || journal_index - first_index_ >= journal_.size()) return;
   JournalEntry& e = journal_[journal_index - first_index_];
-  const PlanRecord& rec = records_[journal_index - first_index_];
-  e.settled = true;
+  PlanRecord& rec = records_[journal_index - first_index_];
   e.answered_ms = delivery.ended_ms;
-  e.events_delivered = 0;
-  e.completed = false;
-  e.delivered_calls.clear();
-  e.delivered_text.clear();
-  if (rec.turn < 0) return;
+  if (rec.turn < 0) {
+    e.settled = true;
+    e.events_delivered = 0;
+    e.completed = false;
+    e.delivered_calls.clear();
+    e.delivered_text.clear();
+    return;
+  }
   int events = 0;
   bool completed = false;
   if (rec.has_body_events) {
@@ -514,32 +519,42 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   } else {
     const auto done = std::min<std::size_t>(static_cast<std::size_t>(std::max(delivery.actions_done, 0)),
                                             rec.actions.size());
-    for (std::size_t i = 0; i < done; ++i) {
-      if (!rec.actions[i].write) continue;
-      events = std::max(events, rec.actions[i].events_done);
-      completed = completed || rec.actions[i].terminal;
+    if (done > 0) {  // actions[i] holds the running maxima over actions 0..i
+      events = rec.actions[done - 1].events_done;
+      completed = rec.actions[done - 1].terminal;
     }
   }
   const Attempt& attempt = *rec.played;
   // What a correct client reads: it stops at the first finish frame (later frames and faults change
   // nothing) and at an undecodable frame (the attempt fails there, whatever the server writes next).
-  int limit = static_cast<int>(attempt.events.size());
-  for (std::size_t i = 0; i < attempt.events.size(); ++i) {
-    if (std::holds_alternative<FinishEvent>(attempt.events[i])) {
-      limit = static_cast<int>(i) + 1;
-      break;
+  if (rec.read_limit < 0) {
+    int limit = static_cast<int>(attempt.events.size());
+    for (std::size_t i = 0; i < attempt.events.size(); ++i) {
+      if (std::holds_alternative<FinishEvent>(attempt.events[i])) {
+        limit = static_cast<int>(i) + 1;
+        break;
+      }
+    }
+    rec.read_limit = limit;
+    rec.malformed_limit = false;
+    if (!rec.has_body_events && attempt.fault && std::holds_alternative<MalformedFault>(*attempt.fault)) {
+      const int at = fault_after_event(*attempt.fault, attempt.events.size());
+      if (at < limit) {
+        rec.read_limit = at;
+        rec.malformed_limit = true;
+      }
     }
   }
-  if (!rec.has_body_events && attempt.fault && std::holds_alternative<MalformedFault>(*attempt.fault)) {
-    const int at = fault_after_event(*attempt.fault, attempt.events.size());
-    if (at < limit) {
-      limit = at;
-      completed = false;
-    }
-  }
-  e.events_delivered = std::min(events, limit);
-  events = e.events_delivered;
+  events = std::min(events, rec.read_limit);
+  if (rec.malformed_limit) completed = false;  // the undecodable frame comes before the finish
+  // Settled again with the same progress (a sliced stream settles before each of its writes):
+  // the delivered calls and text are already right.
+  if (e.settled && e.events_delivered == events && e.completed == completed) return;
+  e.settled = true;
+  e.events_delivered = events;
   e.completed = completed;
+  e.delivered_calls.clear();
+  e.delivered_text.clear();
   int call_index = 0;
   for (std::size_t i = 0; i < attempt.events.size(); ++i) {
     const Event& ev = attempt.events[i];

@@ -150,8 +150,9 @@ class ScriptEngine {
 
  private:
   // What settle needs to know about one answered request, parallel to journal_.
+  // Per action, over the plan's actions up to and including it: the most events a write had
+  // delivered, and whether a write carried the terminal frame.
   struct ActionInfo {
-    bool write = false;
     int events_done = 0;
     bool terminal = false;
   };
@@ -164,6 +165,8 @@ class ScriptEngine {
     bool body_completed = false;      // the body carries a stop/max_tokens finish
     bool body_blocked = false;        // a filtered answer without the parts before its finish
     std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
+    int read_limit = -1;              // events a correct client reads at most; -1 until settled
+    bool malformed_limit = false;     // read_limit is the malformed fault's frame
   };
 
   Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);

@@ -4,6 +4,11 @@
 # for SECONDS (default 30) on 1 job, two targets at a time (FUZZ_JOBS), and prints, per target, the
 # inputs executed, inputs per second and the crashes.
 # A crash leaves its input in build-fuzz/crashes/TARGET/ and makes the script exit 1.
+# FUZZ_RUNS=N: each target stops after N inputs instead (SECONDS is then ignored). FUZZ_FAST=1: the
+# long volume runs, in build-fuzz-fast/: UBSan without ASan, -O2, and no comparison tracing
+# (-fno-sanitize-coverage=trace-cmp: over half of a run's time went to it), about 3x the inputs a
+# second. A memory error that does not crash goes unseen there, and mutations are no longer guided
+# by comparison operands, so the ASan tree's guided runs stay the default.
 # The same tree (-O1, ASan+UBSan, coverage) also holds the whole ctest: scripts/sanitize.sh asan
 # runs it there (--configure-only configures it and stops).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
@@ -26,6 +31,13 @@ if ((${#missing[@]})); then
 fi
 
 build=build-fuzz
+sanitizers=address,undefined
+opt="-O1 -gline-tables-only"
+if [ "${FUZZ_FAST:-0}" = 1 ]; then
+  build=build-fuzz-fast
+  sanitizers=undefined
+  opt="-O2 -gline-tables-only -fno-sanitize-coverage=trace-cmp"
+fi
 all_targets=(fuzz_sse_decoder fuzz_scenario_loader)
 for p in gemini openai-chat openai-responses anthropic; do
   all_targets+=("fuzz_codec_stream_$p" "fuzz_mock_request_$p")
@@ -34,7 +46,7 @@ targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DHICCUP_FUZZ=ON >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DHICCUP_FUZZ=ON -DHICCUP_FUZZ_SANITIZERS="$sanitizers" >/dev/null
 [ "$seconds" = --configure-only ] && exit 0
 ninja -C "$build" -j"${JOBS:-2}" hiccup_fuzz_seeds "${targets[@]}"
 rm -rf "$build/corpus/seeds"
@@ -54,7 +66,9 @@ seeds_of() {  # the seed folder of a target
 run_target() {  # TARGET: runs it, leaves its exit code in $build/fuzz-TARGET.rc
   local t=$1 corpus="$build/corpus/$1" crashes="$build/crashes/$1" rc=0
   mkdir -p "$corpus" "$crashes"
-  "$build/fuzz/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  local limit=(-max_total_time="$seconds")
+  [ -z "${FUZZ_RUNS:-}" ] || limit=(-runs="$FUZZ_RUNS")
+  "$build/fuzz/$t" "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$crashes/" -print_final_stats=1 "$corpus" "$build/corpus/seeds/$(seeds_of "$t")" \
     >"$build/fuzz-$t.log" 2>&1 || rc=$?
   echo "$rc" >"$build/fuzz-$t.rc"
@@ -80,7 +94,8 @@ for t in "${targets[@]}"; do
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   rate=$(grep -o 'exec/s: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   found=$(find "$build/crashes/$t" -type f | wc -l)
-  printf '%-32s %12s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "$found" "$seconds"
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*$' | tail -1)
+  printf '%-32s %12s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "$found" "${took:-$seconds}"
   if [ "$rc" != 0 ] || ((found > 0)); then
     failed=1
     echo "fuzz: $t failed (exit $rc); log $log, inputs in $build/crashes/$t" >&2

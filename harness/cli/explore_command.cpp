@@ -48,8 +48,8 @@ options:
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
-  --jobs N                  cases run at once (default 64 over http, 1 in memory; at most 256); verdicts and
-                            output do not depend on it
+  --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per
+                            hardware thread, at most 8); verdicts and output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   -h, --help                this text
 

@@ -40,7 +40,8 @@ struct ExploreOptions {
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)
   int jobs = 0;                             ///< cases run at once; 0 = 64 over HTTP (runs wait on real-time
-                                            ///< stalls and idle timeouts), 1 in memory
+                                            ///< stalls and idle timeouts), in memory the hardware
+                                            ///< threads (at most 8: runs are CPU-bound)
   double http_idle_floor_ms = 0;            ///< HTTP: RunOptions::min_idle_timeout_ms (0 = its default)
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
   /// Keep every case's review transcript (CaseRecord::transcript; `--transcripts`); the failure's
