@@ -7,6 +7,18 @@ namespace rut {
 
 using nlohmann::json;
 
+namespace {
+
+/// `object[key]` when it is a string, else "". A frame from the wire may put any type there, and
+/// json::value() throws type_error when the member is present with another type (the libFuzzer
+/// target fuzz_codec_stream_gemini found `"functionCall":{"name":6}` aborting the runtime).
+std::string string_member(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 std::string stream_target(std::string_view model) {
   return "/v1beta/models/" + std::string(model) + ":streamGenerateContent?alt=sse";
 }
@@ -54,7 +66,7 @@ std::optional<GeminiError> parse_error(std::string_view body) {
   if (e.contains("status") && e["status"].is_string()) out.status = e["status"];
   if (e.contains("details") && e["details"].is_array()) {
     for (const json& d : e["details"]) {
-      if (d.is_object() && d.value("@type", "") == "type.googleapis.com/google.rpc.RetryInfo" &&
+      if (d.is_object() && string_member(d, "@type") == "type.googleapis.com/google.rpc.RetryInfo" &&
           d.contains("retryDelay") && d["retryDelay"].is_string()) {
         if (auto s = parse_duration_s(d["retryDelay"].get<std::string>())) out.retry_after_s = *s;
       }
@@ -85,11 +97,12 @@ std::optional<GeminiFrame> parse_frame(std::string_view data) {
       if (p.contains("functionCall") && p["functionCall"].is_object()) {
         const json& fc = p["functionCall"];
         FunctionCall call;
-        call.name = fc.value("name", "");
+        call.name = string_member(fc, "name");
         if (fc.contains("args") && fc["args"].is_object()) call.args = fc["args"];
         if (fc.contains("id") && fc["id"].is_string()) call.id = fc["id"].get<std::string>();
         frame.parts.push_back({std::nullopt, std::move(call)});
-      } else if (p.contains("text") && p["text"].is_string() && !p.value("thought", false)) {
+      } else if (p.contains("text") && p["text"].is_string() &&
+                 !(p.contains("thought") && p["thought"].is_boolean() && p["thought"].get<bool>())) {
         frame.parts.push_back({p["text"].get<std::string>(), std::nullopt});
       }
     }

@@ -1,5 +1,6 @@
 // Tests of the runtime's Gemini codec: targets, bodies, frames, error envelopes.
 #include "runtime_under_test/gemini_codec.h"
+#include "runtime_under_test/codec.h"
 
 #include <catch2/catch.hpp>
 
@@ -36,6 +37,29 @@ TEST_CASE("codec reports an undecodable frame as nullopt") {
   CHECK_FALSE(parse_frame("{not json"));
   CHECK_FALSE(parse_frame("[1,2]"));
   CHECK(parse_frame(R"({"usageMetadata":{}})"));
+}
+
+TEST_CASE("codec takes members of the wrong type from the wire without throwing") {
+  // Found by fuzz_codec_stream_gemini (FUZZ_FAST): a call name that is a number threw type_error
+  // out of parse_frame and aborted the runtime.
+  std::optional<GeminiFrame> f;
+  REQUIRE_NOTHROW(f = parse_frame(
+                      R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":6,"args":{}}},)"
+                      R"({"text":"t","thought":"yes"},{"text":"u","thought":true}]}}]})"));
+  REQUIRE(f);
+  REQUIRE(f->parts.size() == 2);
+  CHECK(f->parts[0].call->name.empty());
+  CHECK(*f->parts[1].text == "t");  // a thought flag that is not a boolean does not hide the text
+  std::optional<GeminiError> e;
+  REQUIRE_NOTHROW(e = parse_error(R"({"error":{"code":429,"details":[{"@type":7,"retryDelay":"3s"}]}})"));
+  REQUIRE(e);
+  CHECK(e->retry_after_s == 0);  // no RetryInfo: its @type is not the string
+  // The crash input itself: a call frame cut short, repaired and parsed.
+  const std::string cut =
+      "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":6,"
+      "\"candidatesTokenCount\":1,\"totalTokenCount\":9},\"modelVersion\":\"gemini-2.5-flash\"";
+  auto decoder = codec_for("gemini")->stream_decoder();
+  REQUIRE_NOTHROW(decoder->repaired_open_call(cut));
 }
 
 TEST_CASE("codec reads error envelopes and RetryInfo delays") {
