@@ -231,12 +231,19 @@ class Encoder final : public StreamEncoder {
 
  private:
   /// One SSE pair: `event: TYPE` and `data: {"type":TYPE,"sequence_number":N,…fields}`.
+  /// The text is that of ojson{type, sequence_number, ...fields}.dump(), written without copying
+  /// `fields` into a second tree (no field is named `type` or `sequence_number`; `type` is one of
+  /// the event names above, which need no escaping).
   std::string frame(std::string_view type, const ojson& fields) {
-    ojson d = ojson::object();
-    d["type"] = std::string(type);
-    d["sequence_number"] = seq_++;
-    for (const auto& [k, v] : fields.items()) d[k] = v;
-    return "event: " + std::string(type) + "\ndata: " + d.dump() + "\n\n";
+    const std::string rest = fields.dump();  // "{...}"
+    std::string out;
+    out.reserve(type.size() * 2 + rest.size() + 64);
+    out.append("event: ").append(type).append("\ndata: {\"type\":\"").append(type);
+    out.append("\",\"sequence_number\":").append(std::to_string(seq_++));
+    if (rest.size() > 2) out.append(",").append(rest, 1, std::string::npos);
+    else out.append("}");
+    out.append("\n\n");
+    return out;
   }
 
   std::string text_unit(const TextEvent& t, int oi) {
