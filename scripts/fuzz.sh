@@ -91,10 +91,10 @@ printf '%-32s %12s %10s %8s %s\n' target inputs inputs/s crashes seconds
 for t in "${targets[@]}"; do
   log="$build/fuzz-$t.log"
   rc=$(cat "$build/fuzz-$t.rc" 2>/dev/null || echo '?')
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  rate=$(grep -o 'exec/s: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  found=$(find "$build/crashes/$t" -type f | wc -l)
-  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*$' | tail -1)
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1) || true
+  rate=$(grep -o 'exec/s: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1) || true
+  found=$(find "$build/crashes/$t" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*$' | tail -1) || true
   printf '%-32s %12s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "$found" "${took:-$seconds}"
   if [ "$rc" != 0 ] || ((found > 0)); then
     failed=1

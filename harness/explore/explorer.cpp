@@ -188,9 +188,11 @@ struct CaseSlot {
 /// Workers run at most `window` cases ahead of the last one released, so memory stays bounded
 /// and no barrier stops them: a slow case holds up only the cases `window` after it. Each case
 /// is produced wholly on one worker (its generators, shrink tree, engine, server and runtime are
-/// its own), so the cases do not depend on `jobs` or on timing; and it is freed by that worker,
-/// once released: with glibc's per-thread arenas, frees on another thread (or long after)
-/// measured 1.4-1.7x the CPU of the same cases run on one thread.
+/// its own), so the cases do not depend on `jobs` or on timing. Generation on several threads
+/// relies on generators.h using none of RapidCheck's implicit parameters (plain statics, read by
+/// gen::exec and *gen): keep it so. A case is freed by the worker that made it, once released:
+/// with glibc's per-thread arenas, frees on another thread (or long after) measured 1.4-1.7x
+/// the CPU of the same cases run on one thread.
 class CasePipeline {
  public:
   using Produce = std::function<void(std::size_t k, CaseSlot& slot)>;
@@ -206,7 +208,10 @@ class CasePipeline {
   }
   CasePipeline(const CasePipeline&) = delete;
   CasePipeline& operator=(const CasePipeline&) = delete;
-  ~CasePipeline() { stop(); }
+  ~CasePipeline() {
+    stop_starting();
+    for (auto& w : workers_) w.join();
+  }
 
   /// Case k, once produced (k = 0, 1, 2, ...: each after the one before has been released).
   /// Rethrows what producing it threw. Valid until release(k).
@@ -236,16 +241,14 @@ class CasePipeline {
     }
     room_cv_.notify_all();
   }
-  /// No further case starts; waits for the running ones. Idempotent.
-  void stop() {
+  /// No further case starts (those running end on their own; the destructor waits for them).
+  /// take() must not be called after it. Idempotent.
+  void stop_starting() {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
     }
     room_cv_.notify_all();
-    for (auto& w : workers_) {
-      if (w.joinable()) w.join();
-    }
   }
 
  private:
@@ -418,7 +421,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       continue;
     }
 
-    if (options.stop_at_first_failure) pipeline.stop();  // no later case will be judged
+    // No later case will be judged: start none (the running ones end while this one shrinks).
+    if (options.stop_at_first_failure) pipeline.stop_starting();
     // Shrink greedily through RapidCheck's tree, then minimize by delta debugging: every step keeps
     // a scenario that still breaks every invariant the original broke (minimize.h failure_target).
     ExploreFailure failure;
