@@ -58,7 +58,9 @@ class AnthropicDecoder final : public IStreamDecoder {
     const int index = data.contains("index") && data["index"].is_number_integer()
                           ? data["index"].get<int>() : -1;
     if (type == "content_block_start") {
-      const json cb = data.contains("content_block") ? data["content_block"] : json();
+      static const json kNone;
+      const auto cb_it = data.find("content_block");
+      const json& cb = cb_it != data.end() ? *cb_it : kNone;
       const std::string kind = str_of(cb, "type");
       Block b;
       if (kind == "text") {
@@ -74,7 +76,9 @@ class AnthropicDecoder final : public IStreamDecoder {
       blocks_[index] = std::move(b);
     } else if (type == "content_block_delta") {
       auto it = blocks_.find(index);
-      const json delta = data.contains("delta") ? data["delta"] : json();
+      static const json kNone;
+      const auto delta_it = data.find("delta");
+      const json& delta = delta_it != data.end() ? *delta_it : kNone;
       const std::string kind = str_of(delta, "type");
       if (it == blocks_.end()) return out;
       if (kind == "text_delta" && it->second.kind == Block::kText) {
@@ -156,11 +160,12 @@ class AnthropicCodec final : public ICodec {
 
   HttpRequest make_request(const json& contents, std::string_view model,
                            const std::vector<std::string>& tool_names, bool stream) const override {
-    ojson body = ojson::object();
-    body["model"] = std::string(model);
-    body["max_tokens"] = kAnthropicMaxTokens;
-    body["messages"] = ojson(anthropic_messages(contents));  // keys in json's sorted order
-    body["stream"] = stream;
+    // The text of ojson{model, max_tokens, messages, stream, tools}.dump(), written without
+    // copying the messages into a second tree (they keep json's sorted key order either way).
+    std::string body = "{\"model\":" + ojson(std::string(model)).dump() +
+                       ",\"max_tokens\":" + std::to_string(kAnthropicMaxTokens) +
+                       ",\"messages\":" + anthropic_messages(contents).dump() +
+                       ",\"stream\":" + (stream ? "true" : "false");
     if (!tool_names.empty()) {
       ojson tools = ojson::array();
       for (const auto& name : tool_names) {
@@ -169,11 +174,12 @@ class AnthropicCodec final : public ICodec {
         t["input_schema"] = ojson{{"type", "object"}};
         tools.push_back(std::move(t));
       }
-      body["tools"] = std::move(tools);
+      body += ",\"tools\":" + tools.dump();
     }
+    body += '}';
     HttpRequest req;
     req.target = std::string(kAnthropicTarget);
-    req.body = body.dump();
+    req.body = std::move(body);
     req.headers = {{"Content-Type", "application/json"},
                    {"x-api-key", "hiccup"},
                    {"anthropic-version", std::string(kAnthropicVersion)}};

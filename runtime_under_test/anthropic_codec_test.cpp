@@ -107,6 +107,24 @@ TEST_CASE("anthropic request: target, headers and the body for a multi-turn hist
              {"name":"read_file","input_schema":{"type":"object"}}]})"));
   // The body keeps the API's field order on the wire, model first.
   CHECK(req.body.rfind(R"({"model":"claude-sonnet-4-5","max_tokens":4096,"messages":)", 0) == 0);
+  // Byte for byte the dump of the ordered tree (the body is written as text around the messages),
+  // with and without tools, and for a model name that needs escaping.
+  for (const bool with_tools : {true, false}) {
+    using ojson = nlohmann::ordered_json;
+    const std::string model = "m\"\u00e9\n";
+    ojson tree = ojson::object();
+    tree["model"] = model;
+    tree["max_tokens"] = 4096;
+    tree["messages"] = ojson(anthropic_messages(contents));
+    tree["stream"] = with_tools;
+    if (with_tools) {
+      tree["tools"] = ojson::array({ojson{{"name", "shell"}, {"input_schema", ojson{{"type", "object"}}}},
+                                    ojson{{"name", "read_file"}, {"input_schema", ojson{{"type", "object"}}}}});
+    }
+    const std::vector<std::string> tools =
+        with_tools ? std::vector<std::string>{"shell", "read_file"} : std::vector<std::string>{};
+    CHECK(codec().make_request(contents, model, tools, with_tools).body == tree.dump());
+  }
 
   const json unary = json::parse(codec().make_request(contents, "m", {}, false).body);
   CHECK(unary["stream"] == false);

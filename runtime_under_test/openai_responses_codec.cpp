@@ -16,7 +16,9 @@ json responses_input(const json& contents) {
   if (!contents.is_array()) return input;
   for (const json& c : contents) {
     if (!c.is_object()) continue;
-    const json parts = c.contains("parts") && c["parts"].is_array() ? c["parts"] : json::array();
+    static const json kNoParts = json::array();
+    const auto parts_it = c.find("parts");
+    const json& parts = parts_it != c.end() && parts_it->is_array() ? *parts_it : kNoParts;
     if (c.value("role", "user") == "model") {
       std::string text;
       bool has_text = false;
@@ -71,11 +73,11 @@ json responses_input(const json& contents) {
 
 std::string responses_request_body(const json& contents, std::string_view model,
                                    const std::vector<std::string>& tool_names, bool stream) {
-  ojson body = ojson::object();
-  body["model"] = std::string(model);
-  body["input"] = ojson(responses_input(contents));  // keys in json's sorted order
-  body["stream"] = stream;
-  body["store"] = false;
+  // The text of ojson{model, input, stream, store, tools}.dump(), written without copying the
+  // input into a second tree (its items keep json's sorted key order either way).
+  std::string body = "{\"model\":" + ojson(std::string(model)).dump() +
+                     ",\"input\":" + responses_input(contents).dump() +
+                     ",\"stream\":" + (stream ? "true" : "false") + ",\"store\":false";
   if (!tool_names.empty()) {
     ojson tools = ojson::array();
     for (const auto& name : tool_names) {
@@ -87,9 +89,10 @@ std::string responses_request_body(const json& contents, std::string_view model,
       t["strict"] = false;
       tools.push_back(std::move(t));
     }
-    body["tools"] = std::move(tools);
+    body += ",\"tools\":" + tools.dump();
   }
-  return body.dump();
+  body += '}';
+  return body;
 }
 
 namespace {

@@ -112,6 +112,32 @@ TEST_CASE("responses codec: the request is POST /v1/responses with input items, 
     ]
   })");
   CHECK(json::parse(req.body) == expected);
+  // Byte for byte the dump of the ordered tree (the body is written as text around the input),
+  // with and without tools, and for a model name that needs escaping.
+  for (const bool with_tools : {true, false}) {
+    using ojson = nlohmann::ordered_json;
+    const std::string model = "m\"\u00e9\n";
+    ojson tree = ojson::object();
+    tree["model"] = model;
+    tree["input"] = ojson(responses_input(contents));
+    tree["stream"] = with_tools;
+    tree["store"] = false;
+    if (with_tools) {
+      tree["tools"] = ojson::array();
+      for (const std::string name : {"shell", "read"}) {
+        ojson t = ojson::object();
+        t["type"] = "function";
+        t["name"] = name;
+        t["description"] = "simulated tool " + name;
+        t["parameters"] = ojson{{"type", "object"}};
+        t["strict"] = false;
+        tree["tools"].push_back(std::move(t));
+      }
+    }
+    const std::vector<std::string> tools =
+        with_tools ? std::vector<std::string>{"shell", "read"} : std::vector<std::string>{};
+    CHECK(codec().make_request(contents, model, tools, with_tools).body == tree.dump());
+  }
   // Without tools there is no tools member; without streaming stream is false.
   const json plain = json::parse(codec().make_request(json::array(), "m", {}, false).body);
   CHECK_FALSE(plain.contains("tools"));
