@@ -48,10 +48,12 @@ class CappedClock final : public rut::IClock {
 /// still be waiting at the cap, and the run is stopped as hung.
 class CappedTransport final : public rut::ITransport {
  public:
-  CappedTransport(rut::ITransport& inner, int max_requests, const rut::IClock& clock, double max_virtual_s)
-      : inner_(inner), max_(max_requests), clock_(clock), max_virtual_s_(max_virtual_s) {}
+  CappedTransport(rut::ITransport& inner, int max_requests, const rut::IClock& clock, double max_virtual_s,
+                  const std::atomic<bool>* abandoned)
+      : inner_(inner), max_(max_requests), clock_(clock), max_virtual_s_(max_virtual_s), abandoned_(abandoned) {}
   rut::TransportResult post(const rut::HttpRequest& request,
                             const std::function<bool(std::string_view)>& on_body) override {
+    if (abandoned_ && abandoned_->load()) throw CapReached("the run was abandoned: its result is not wanted");
     if (sent_ >= max_) {
       throw CapReached("the run reached the cap of " + std::to_string(max_) +
                        " requests: retries are unbounded");
@@ -83,6 +85,7 @@ class CappedTransport final : public rut::ITransport {
   int max_;
   const rut::IClock& clock_;
   double max_virtual_s_;
+  const std::atomic<bool>* abandoned_;
   int sent_ = 0;
   std::vector<double> sent_at_s_;
 };
@@ -147,7 +150,7 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   }
   const double max_virtual_s = scenario.max_virtual_s.value_or(options.max_virtual_s);
   CappedClock clock(max_virtual_s);
-  CappedTransport transport(*inner, options.max_requests, clock, max_virtual_s);
+  CappedTransport transport(*inner, options.max_requests, clock, max_virtual_s, options.abandoned);
   rut::SplitMix64 random(options.seed);
 
   std::string cap_message;

@@ -4,6 +4,7 @@
 // requests and virtual time are capped, and reaching a cap is a `bounded-retries` violation.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct RunOptions {
   /// Fill CaseResult::transcript; off, only its digest is computed (the same digest, without
   /// building the JSON: the explorer reads no transcript of a passing case).
   bool keep_transcript = true;
+  /// Set by another thread when the run's result is no longer wanted (an exploration that stopped
+  /// at its first failure): the run then ends at its next request, as if capped. Null: never.
+  const std::atomic<bool>* abandoned = nullptr;
 };
 
 /// Everything one run produced and its verdict.

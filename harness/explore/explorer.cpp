@@ -353,11 +353,16 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // At most 16 cases a job ahead of the judged ones: enough that one slow case does not idle the
   // other workers (batches of 16 a job with a barrier between them, before, left workers idle
   // at each batch's end: 1.4x the wall time of 64 a job with two jobs).
+  // Set at the first failure when the exploration stops there: the cases still running end at
+  // their next request instead of waiting out their stalls and idle timeouts over HTTP.
+  std::atomic<bool> abandoned{false};
+  RunOptions case_options = run_options;
+  case_options.abandoned = &abandoned;
   CasePipeline pipeline(indices.size(), jobs, static_cast<std::size_t>(jobs) * 16,
-                        [&options, &indices, &run_options](std::size_t k, CaseSlot& slot) {
+                        [&options, &indices, &case_options](std::size_t k, CaseSlot& slot) {
                           slot.root = generate_case(options.seed, indices[k], options.provider);
                           slot.scenario = with_oracle_expect(slot.root->value());
-                          slot.result = run_scenario(slot.scenario, run_options);
+                          slot.result = run_scenario(slot.scenario, case_options);
                         });
   for (std::size_t k = 0; k < indices.size(); ++k) {
     if (k > 0) pipeline.release(k - 1);
@@ -422,7 +427,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     }
 
     // No later case will be judged: start none (the running ones end while this one shrinks).
-    if (options.stop_at_first_failure) pipeline.stop_starting();
+    if (options.stop_at_first_failure) {
+      pipeline.stop_starting();
+      abandoned = true;
+    }
     // Shrink greedily through RapidCheck's tree, then minimize by delta debugging: every step keeps
     // a scenario that still breaks every invariant the original broke (minimize.h failure_target).
     ExploreFailure failure;
