@@ -3,6 +3,7 @@
 // and no-pairing-guard is pinned in the combination that makes it visible.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -81,6 +82,25 @@ TEST_CASE("the same scenario run twice gives the same digest") {
   const auto suite = load_suite();
   for (std::size_t i = 0; i < suite.size(); i += 5) {
     CHECK(run_scenario(suite[i], memory()).digest == run_scenario(suite[i], memory()).digest);
+  }
+}
+
+TEST_CASE("an abandoned run ends at its next request, capped") {
+  const auto suite = load_suite();
+  std::atomic<bool> abandoned{false};
+  for (const TransportKind transport : {TransportKind::kMemory, TransportKind::kHttp}) {
+    RunOptions o = memory();
+    o.transport = transport;
+    o.abandoned = &abandoned;
+    abandoned = false;
+    const CaseResult whole = run_scenario(suite.front(), o);
+    CHECK_FALSE(whole.cap_reached);
+    CHECK(whole.run.requests > 0);
+    abandoned = true;
+    const CaseResult cut = run_scenario(suite.front(), o);
+    CHECK(cut.cap_reached);
+    CHECK(cut.run.requests == 0);
+    CHECK(cut.journal.empty());
   }
 }
 
