@@ -350,14 +350,14 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   const int memory_jobs = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
                                                 : (options.transport == TransportKind::kHttp ? 64 : memory_jobs));
-  // At most 16 cases a job ahead of the judged ones: enough that one slow case does not idle the
-  // other workers (batches of 16 a job with a barrier between them, before, left workers idle
-  // at each batch's end: 1.4x the wall time of 64 a job with two jobs).
   // Set at the first failure when the exploration stops there: the cases still running end at
   // their next request instead of waiting out their stalls and idle timeouts over HTTP.
   std::atomic<bool> abandoned{false};
   RunOptions case_options = run_options;
   case_options.abandoned = &abandoned;
+  // At most 16 cases a job ahead of the judged ones: enough that one slow case does not idle the
+  // other workers (batches of 16 a job with a barrier between them, before, left workers idle
+  // at each batch's end: 1.4x the wall time of 64 a job with two jobs).
   CasePipeline pipeline(indices.size(), jobs, static_cast<std::size_t>(jobs) * 16,
                         [&options, &indices, &case_options](std::size_t k, CaseSlot& slot) {
                           slot.root = generate_case(options.seed, indices[k], options.provider);
