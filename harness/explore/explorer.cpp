@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <semaphore>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -358,10 +359,21 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // At most 16 cases a job ahead of the judged ones: enough that one slow case does not idle the
   // other workers (batches of 16 a job with a barrier between them, before, left workers idle
   // at each batch's end: 1.4x the wall time of 64 a job with two jobs).
+  // Generation and prediction are CPU-bound: at most one per hardware thread at a time, so that
+  // over HTTP 64 workers generating at once do not starve the real-time exchanges of the cases
+  // already running (the old code generated on one thread).
+  std::counting_semaphore<256> generating(memory_jobs);
   CasePipeline pipeline(indices.size(), jobs, static_cast<std::size_t>(jobs) * 16,
-                        [&options, &indices, &case_options](std::size_t k, CaseSlot& slot) {
-                          slot.root = generate_case(options.seed, indices[k], options.provider);
-                          slot.scenario = with_oracle_expect(slot.root->value());
+                        [&options, &indices, &case_options, &generating](std::size_t k, CaseSlot& slot) {
+                          generating.acquire();
+                          try {
+                            slot.root = generate_case(options.seed, indices[k], options.provider);
+                            slot.scenario = with_oracle_expect(slot.root->value());
+                          } catch (...) {
+                            generating.release();
+                            throw;
+                          }
+                          generating.release();
                           slot.result = run_scenario(slot.scenario, case_options);
                         });
   for (std::size_t k = 0; k < indices.size(); ++k) {
