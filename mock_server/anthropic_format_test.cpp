@@ -6,6 +6,8 @@
 #include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
+namespace anthropic_format_test {
+
 namespace a = mock::anthropic;
 using nlohmann::json;
 
@@ -564,3 +566,5 @@ TEST_CASE("block indexes stay consistent for every fault at every position") {
   }
   check_blocks(parsed_frames(play(kFaultEvents, std::nullopt)));
 }
+
+}  // namespace anthropic_format_test

@@ -3,6 +3,8 @@
 
 #include "mock_server/gemini_format.h"
 
+namespace gemini_format_test {
+
 namespace g = mock::gemini;
 using nlohmann::json;
 
@@ -151,3 +153,5 @@ TEST_CASE("text and finish frames written directly are the bytes of the JSON tre
   CHECK(g::event_frame(mock::TextEvent{std::string("\"\\\n\x01\x7f", 5)}, kCtx).find(R"({"text":"\"\\\n\u0001)"
                                                                                      "\x7f\"}") != std::string::npos);
 }
+
+}  // namespace gemini_format_test

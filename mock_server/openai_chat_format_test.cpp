@@ -6,6 +6,8 @@
 #include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
+namespace openai_chat_format_test {
+
 namespace chat = mock::openai_chat;
 using nlohmann::json;
 
@@ -448,3 +450,5 @@ TEST_CASE("an after_fragment fault cuts a call after its start and that many fra
   CHECK(whole.rfind(sent, 0) == 0);
   CHECK(plan.ending == mock::Ending::kFin);
 }
+
+}  // namespace openai_chat_format_test

@@ -7,6 +7,8 @@
 #include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
 
+namespace openai_responses_format_test {
+
 using nlohmann::json;
 
 using mock::testing::parsed_frames;
@@ -559,3 +561,5 @@ TEST_CASE("responses: sequence numbers rise by one across the stream for every f
     }
   }
 }
+
+}  // namespace openai_responses_format_test

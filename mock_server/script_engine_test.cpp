@@ -6,6 +6,8 @@
 #include "mock_server/request_validator.h"
 #include "mock_server/script_engine.h"
 
+namespace script_engine_test {
+
 namespace g = mock::gemini;
 using mock::Attempt;
 using mock::Ending;
@@ -712,3 +714,5 @@ TEST_CASE("pairing checks still see a completed attempt that left the journal wi
   REQUIRE(j.back().index == 2);
   CHECK(j.back().issues.empty());
 }
+
+}  // namespace script_engine_test

@@ -9,12 +9,6 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-std::string str_of(const json& o, const char* key) {
-  if (!o.is_object()) return {};
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 const json* array_of(const json& o, const char* key) {
   if (!o.is_object()) return nullptr;
   auto it = o.find(key);
@@ -27,8 +21,8 @@ std::optional<std::string> error_text(const json& body) {
   if (!body.is_object()) return std::nullopt;
   auto e = body.find("error");
   if (e == body.end() || !e->is_object()) return std::nullopt;
-  const std::string type = str_of(*e, "type");
-  const std::string message = str_of(*e, "message");
+  const std::string type = string_member(*e, "type");
+  const std::string message = string_member(*e, "message");
   if (type.empty()) return message;
   return message.empty() ? type : type + ": " + message;
 }
@@ -49,7 +43,7 @@ class AnthropicDecoder final : public IStreamDecoder {
       out.undecodable = true;
       return out;
     }
-    std::string type = str_of(data, "type");
+    std::string type = string_member(data, "type");
     if (type.empty()) type = frame.event;
     if (frame.event == "error" || type == "error") {
       out.stream_error = error_text(data).value_or(frame.data);
@@ -61,16 +55,16 @@ class AnthropicDecoder final : public IStreamDecoder {
       static const json kNone;
       const auto cb_it = data.find("content_block");
       const json& cb = cb_it != data.end() ? *cb_it : kNone;
-      const std::string kind = str_of(cb, "type");
+      const std::string kind = string_member(cb, "type");
       Block b;
       if (kind == "text") {
         b.kind = Block::kText;
-        const std::string text = str_of(cb, "text");
+        const std::string text = string_member(cb, "text");
         if (!text.empty()) out.parts.push_back({text, std::nullopt});
       } else if (kind == "tool_use") {
         b.kind = Block::kToolUse;
-        b.id = str_of(cb, "id");
-        b.name = str_of(cb, "name");
+        b.id = string_member(cb, "id");
+        b.name = string_member(cb, "name");
         if (cb.contains("input") && cb["input"].is_object()) b.input = cb["input"];
       }
       blocks_[index] = std::move(b);
@@ -79,13 +73,13 @@ class AnthropicDecoder final : public IStreamDecoder {
       static const json kNone;
       const auto delta_it = data.find("delta");
       const json& delta = delta_it != data.end() ? *delta_it : kNone;
-      const std::string kind = str_of(delta, "type");
+      const std::string kind = string_member(delta, "type");
       if (it == blocks_.end()) return out;
       if (kind == "text_delta" && it->second.kind == Block::kText) {
-        const std::string text = str_of(delta, "text");
+        const std::string text = string_member(delta, "text");
         if (!text.empty()) out.parts.push_back({text, std::nullopt});
       } else if (kind == "input_json_delta" && it->second.kind == Block::kToolUse) {
-        it->second.partial_json += str_of(delta, "partial_json");
+        it->second.partial_json += string_member(delta, "partial_json");
         it->second.streamed = true;
       }
     } else if (type == "content_block_stop") {
@@ -197,20 +191,20 @@ class AnthropicCodec final : public ICodec {
       out.undecodable = true;
       return out;
     }
-    if (str_of(m, "type") == "error" || (m.contains("error") && !m.contains("content"))) {
+    if (string_member(m, "type") == "error" || (m.contains("error") && !m.contains("content"))) {
       out.stream_error = error_text(m).value_or(std::string(body));
       return out;
     }
     int position = 0;
     if (const json* content = array_of(m, "content")) {
       for (const json& b : *content) {
-        const std::string type = str_of(b, "type");
+        const std::string type = string_member(b, "type");
         if (type == "text") {
-          out.parts.push_back({str_of(b, "text"), std::nullopt});
+          out.parts.push_back({string_member(b, "text"), std::nullopt});
         } else if (type == "tool_use") {
           FunctionCall call;
-          call.name = str_of(b, "name");
-          const std::string id = str_of(b, "id");
+          call.name = string_member(b, "name");
+          const std::string id = string_member(b, "id");
           if (!id.empty()) call.id = id;
           if (b.contains("input") && b["input"].is_object()) call.args = b["input"];
           out.parts.push_back({std::nullopt, std::move(call), position++});
@@ -241,7 +235,7 @@ json anthropic_messages(const json& contents) {
   for (std::size_t i = 0; i < contents.size(); ++i) {
     const json& c = contents[i];
     if (!c.is_object()) continue;
-    const bool model = str_of(c, "role") == "model";
+    const bool model = string_member(c, "role") == "model";
     json text_blocks = json::array();
     json other_blocks = json::array();
     std::vector<std::pair<std::string, std::string>> calls;
@@ -256,17 +250,17 @@ json anthropic_messages(const json& contents) {
           }
         } else if (model && p.contains("functionCall") && p["functionCall"].is_object()) {
           const json& fc = p["functionCall"];
-          std::string id = str_of(fc, "id");
+          std::string id = string_member(fc, "id");
           if (id.empty()) id = "toolu_rut_" + std::to_string(i) + "_" + std::to_string(k);
           const json input = fc.contains("args") && fc["args"].is_object() ? fc["args"] : json::object();
-          other_blocks.push_back({{"type", "tool_use"}, {"id", id}, {"name", str_of(fc, "name")},
+          other_blocks.push_back({{"type", "tool_use"}, {"id", id}, {"name", string_member(fc, "name")},
                                   {"input", input}});
-          calls.emplace_back(str_of(fc, "name"), id);
+          calls.emplace_back(string_member(fc, "name"), id);
         } else if (!model && p.contains("functionResponse") && p["functionResponse"].is_object()) {
           const json& fr = p["functionResponse"];
-          std::string id = str_of(fr, "id");
+          std::string id = string_member(fr, "id");
           if (id.empty()) {
-            const std::string name = str_of(fr, "name");
+            const std::string name = string_member(fr, "name");
             if (responses < previous_calls.size() && previous_calls[responses].first == name) {
               id = previous_calls[responses].second;
             } else {

@@ -7,7 +7,7 @@
 
 #include "runtime_under_test/sse_decoder.h"
 
-namespace rut {
+namespace rut::anthropic_codec_test {
 namespace {
 
 using nlohmann::json;
@@ -323,4 +323,4 @@ TEST_CASE("anthropic error answers: type and message, Retry-After from retry-aft
   CHECK(codec().parse_error("<html>bad gateway</html>", {}).message.empty());
 }
 
-}  // namespace rut
+}  // namespace rut::anthropic_codec_test

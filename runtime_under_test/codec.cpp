@@ -50,6 +50,12 @@ bool nests_too_deep(std::string_view text) {
 
 }  // namespace
 
+std::string string_member(const nlohmann::json& o, const char* key) {
+  if (!o.is_object()) return {};
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 nlohmann::json parse_json(std::string_view text) {
   // The depth is checked by a scan before parsing rather than by a parser callback: the same
   // verdict (a valid text is rejected exactly when a container opens below level kMaxJsonDepth;

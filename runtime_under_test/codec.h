@@ -115,6 +115,12 @@ const std::vector<std::string>& codec_names();
 /// call argument from a hostile server crashed the runtime; found by fuzz/codec_stream_fuzz).
 inline constexpr std::size_t kMaxJsonDepth = 512;
 
+/// `o[key]` when `o` is an object holding a string there, else "". Never throws: a frame from
+/// the wire may put any type anywhere, and json::value() throws type_error when the member is
+/// present with another type (the libFuzzer target fuzz_codec_stream_gemini found
+/// `"functionCall":{"name":6}` aborting the runtime that way).
+std::string string_member(const nlohmann::json& o, const char* key);
+
 /// json::parse for text from the wire: a discarded value (is_discarded()) when `text` is not
 /// JSON or nests deeper than kMaxJsonDepth, checked by a linear scan before the parser runs.
 /// Never throws.

@@ -6,7 +6,7 @@
 #include "runtime_under_test/fake_transport.h"
 #include "runtime_under_test/runtime.h"
 
-namespace rut {
+namespace rut::defects_test {
 
 using namespace rut::test;
 
@@ -175,4 +175,4 @@ TEST_CASE("no-idle-timeout sends requests without an idle limit") {
   CHECK(bad.transport.requests[0].idle_timeout_s == kNoIdleLimit);
 }
 
-}  // namespace rut
+}  // namespace rut::defects_test

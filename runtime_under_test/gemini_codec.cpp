@@ -7,18 +7,6 @@ namespace rut {
 
 using nlohmann::json;
 
-namespace {
-
-/// `object[key]` when it is a string, else "". A frame from the wire may put any type there, and
-/// json::value() throws type_error when the member is present with another type (the libFuzzer
-/// target fuzz_codec_stream_gemini found `"functionCall":{"name":6}` aborting the runtime).
-std::string string_member(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
 std::string stream_target(std::string_view model) {
   return "/v1beta/models/" + std::string(model) + ":streamGenerateContent?alt=sse";
 }

@@ -17,10 +17,6 @@ const json* member(const json& o, const char* key) {
   auto it = o.find(key);
   return it == o.end() ? nullptr : &*it;
 }
-std::string string_member(const json& o, const char* key) {
-  const json* v = member(o, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
 
 // ---- Request -------------------------------------------------------------------------------------
 
@@ -120,7 +116,7 @@ DecodedChunk error_chunk(const json& error) {
 }
 
 /// Arguments text → a JSON object; nullopt when it does not parse as one ("" is `{}`).
-std::optional<json> parse_arguments(const std::string& text) {
+std::optional<json> complete_arguments(const std::string& text) {
   if (text.empty()) return json::object();
   json parsed = parse_json(text);
   if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
@@ -173,7 +169,7 @@ ModelPart call_part(const OpenCall& c, json args) {
   return part;
 }
 
-class Decoder final : public IStreamDecoder {
+class ChatDecoder final : public IStreamDecoder {
  public:
   DecodedChunk on_frame(const SseFrame& frame) override {
     if (frame.kind == SseFrame::Kind::kErrorObject) {
@@ -237,7 +233,7 @@ class Decoder final : public IStreamDecoder {
                      [](const OpenCall* a, const OpenCall* b) { return a->index < b->index; });
     for (OpenCall* c : ready) {
       c->handed_out = true;
-      if (auto args = parse_arguments(c->arguments)) out.parts.push_back(call_part(*c, std::move(*args)));
+      if (auto args = complete_arguments(c->arguments)) out.parts.push_back(call_part(*c, std::move(*args)));
       else invalid_arguments_ = true;
     }
     return out;
@@ -269,7 +265,7 @@ class Decoder final : public IStreamDecoder {
   bool invalid_arguments_ = false;
 };
 
-class Codec final : public ICodec {
+class ChatCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "openai-chat"; }
   std::string default_model() const override { return "gpt-4.1-mini"; }
@@ -301,7 +297,7 @@ class Codec final : public ICodec {
     return req;
   }
 
-  std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<Decoder>(); }
+  std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<ChatDecoder>(); }
 
   DecodedChunk decode_body(std::string_view body) const override {
     DecodedChunk out;
@@ -327,7 +323,7 @@ class Codec final : public ICodec {
           const json* fn = member(e, "function");
           OpenCall c{static_cast<int>(p), string_member(e, "id"), fn ? string_member(*fn, "name") : "",
                      fn ? string_member(*fn, "arguments") : "", static_cast<int>(p)};
-          if (auto args = parse_arguments(c.arguments)) out.parts.push_back(call_part(c, std::move(*args)));
+          if (auto args = complete_arguments(c.arguments)) out.parts.push_back(call_part(c, std::move(*args)));
           else invalid_arguments = true;
         }
       }
@@ -364,7 +360,7 @@ FinishClass openai_chat_finish_class(std::string_view finish_reason) {
 }
 
 const ICodec& openai_chat_codec() {
-  static const Codec instance;
+  static const ChatCodec instance;
   return instance;
 }
 

@@ -99,11 +99,6 @@ namespace {
 
 constexpr std::string_view kInvalidContentPrefix = "The model produced invalid content";
 
-std::string str(const json& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 const json* object_at(const json& o, const char* key) {
   auto it = o.find(key);
   return it != o.end() && it->is_object() ? &*it : nullptr;
@@ -122,7 +117,7 @@ std::vector<std::string> message_texts(const json& item) {
   auto content = item.find("content");
   if (content == item.end() || !content->is_array()) return out;
   for (const json& p : *content) {
-    if (p.is_object() && str(p, "type") == "output_text" && p.contains("text") && p["text"].is_string()) {
+    if (p.is_object() && string_member(p, "type") == "output_text" && p.contains("text") && p["text"].is_string()) {
       out.push_back(p["text"].get<std::string>());
     }
   }
@@ -132,21 +127,21 @@ std::vector<std::string> message_texts(const json& item) {
 /// A response's ending as a finish or a stream error: `completed`, `incomplete` (by reason) and
 /// `failed` (by error); nothing for any other status (in_progress, queued).
 void read_status(const json& response, DecodedChunk& out) {
-  const std::string status = str(response, "status");
+  const std::string status = string_member(response, "status");
   if (status == "completed") {
     out.finish = FinishClass::kStop;
     out.finish_reason = "completed";
   } else if (status == "incomplete") {
     const json* details = object_at(response, "incomplete_details");
-    const std::string reason = details ? str(*details, "reason") : std::string();
+    const std::string reason = details ? string_member(*details, "reason") : std::string();
     out.finish = reason == "max_output_tokens" ? FinishClass::kMaxTokens
                  : reason == "content_filter"  ? FinishClass::kContentFilter
                                                : FinishClass::kOther;
     out.finish_reason = "incomplete: " + (reason.empty() ? std::string("unknown") : reason);
   } else if (status == "failed") {
     const json* error = object_at(response, "error");
-    const std::string code = error ? str(*error, "code") : std::string();
-    const std::string message = error ? str(*error, "message") : std::string();
+    const std::string code = error ? string_member(*error, "code") : std::string();
+    const std::string message = error ? string_member(*error, "message") : std::string();
     if (message.rfind(kInvalidContentPrefix, 0) == 0) {
       out.finish = FinishClass::kMalformedCall;
       out.finish_reason = "failed: " + (code.empty() ? std::string("invalid content") : code) +
@@ -162,13 +157,13 @@ void read_status(const json& response, DecodedChunk& out) {
 std::string error_event_message(const json& d) {
   const json* e = object_at(d, "error");
   const json& src = e ? *e : d;
-  std::string code = str(src, "code");
-  if (code.empty()) code = str(src, "type");
-  const std::string message = str(src, "message");
+  std::string code = string_member(src, "code");
+  if (code.empty()) code = string_member(src, "type");
+  const std::string message = string_member(src, "message");
   return (code.empty() ? std::string("error") : code) + ": " + message;
 }
 
-class Decoder final : public IStreamDecoder {
+class ResponsesDecoder final : public IStreamDecoder {
  public:
   DecodedChunk on_frame(const SseFrame& frame) override {
     DecodedChunk out;
@@ -182,26 +177,26 @@ class Decoder final : public IStreamDecoder {
       out.undecodable = true;
       return out;
     }
-    std::string type = str(d, "type");
+    std::string type = string_member(d, "type");
     if (type.empty()) type = frame.event;
     if (type == "response.output_item.added") {
       const json* item = object_at(d, "item");
       if (!item) return out;
       Item it;
-      it.type = str(*item, "type");
-      it.id = str(*item, "id");
-      it.call_id = str(*item, "call_id");
-      it.name = str(*item, "name");
-      it.arguments = str(*item, "arguments");
+      it.type = string_member(*item, "type");
+      it.id = string_member(*item, "id");
+      it.call_id = string_member(*item, "call_id");
+      it.name = string_member(*item, "name");
+      it.arguments = string_member(*item, "arguments");
       const int index = index_of(d);
       if (!it.id.empty()) by_id_[it.id] = index;
       items_[index] = std::move(it);
     } else if (type == "response.output_text.delta") {
-      const std::string delta = str(d, "delta");
+      const std::string delta = string_member(d, "delta");
       if (Item* it = find(d)) it->text_seen = true;
       if (!delta.empty()) out.parts.push_back({delta, std::nullopt, 0});
     } else if (type == "response.function_call_arguments.delta") {
-      if (Item* it = find(d)) it->arguments += str(d, "delta");
+      if (Item* it = find(d)) it->arguments += string_member(d, "delta");
     } else if (type == "response.function_call_arguments.done") {
       if (Item* it = find(d); it && d.contains("arguments") && d["arguments"].is_string()) {
         it->arguments = d["arguments"].get<std::string>();
@@ -210,12 +205,12 @@ class Decoder final : public IStreamDecoder {
       const json* item = object_at(d, "item");
       if (!item) return out;
       Item* it = find(d);
-      const std::string item_type = str(*item, "type");
+      const std::string item_type = string_member(*item, "type");
       if (item_type == "function_call") {
         FunctionCall call;
-        call.name = str(*item, "name");
+        call.name = string_member(*item, "name");
         if (call.name.empty() && it) call.name = it->name;
-        std::string call_id = str(*item, "call_id");
+        std::string call_id = string_member(*item, "call_id");
         if (call_id.empty() && it) call_id = it->call_id;
         if (!call_id.empty()) call.id = call_id;
         std::string arguments = item->contains("arguments") && (*item)["arguments"].is_string()
@@ -277,7 +272,7 @@ class Decoder final : public IStreamDecoder {
   /// The event's `output_index`, or the index its `item_id` was added at; -1 when neither.
   int index_of(const json& d) const {
     if (auto oi = d.find("output_index"); oi != d.end() && oi->is_number_integer()) return oi->get<int>();
-    if (auto id = by_id_.find(str(d, "item_id")); id != by_id_.end()) return id->second;
+    if (auto id = by_id_.find(string_member(d, "item_id")); id != by_id_.end()) return id->second;
     return -1;
   }
   Item* find(const json& d) {
@@ -289,7 +284,7 @@ class Decoder final : public IStreamDecoder {
   std::map<std::string, int> by_id_;   // item id → output_index
 };
 
-class Codec final : public ICodec {
+class ResponsesCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "openai-responses"; }
   std::string default_model() const override { return "gpt-4.1-mini"; }
@@ -303,7 +298,7 @@ class Codec final : public ICodec {
     return req;
   }
 
-  std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<Decoder>(); }
+  std::unique_ptr<IStreamDecoder> stream_decoder() const override { return std::make_unique<ResponsesDecoder>(); }
 
   DecodedChunk decode_body(std::string_view body) const override {
     DecodedChunk out;
@@ -320,14 +315,14 @@ class Codec final : public ICodec {
     if (auto output = r.find("output"); output != r.end() && output->is_array()) {
       for (const json& item : *output) {
         if (!item.is_object()) continue;
-        const std::string type = str(item, "type");
+        const std::string type = string_member(item, "type");
         if (type == "message") {
           for (std::string& t : message_texts(item)) out.parts.push_back({std::move(t), std::nullopt, 0});
         } else if (type == "function_call") {
           FunctionCall call;
-          call.name = str(item, "name");
-          if (const std::string id = str(item, "call_id"); !id.empty()) call.id = id;
-          call.args = parse_arguments(str(item, "arguments"));
+          call.name = string_member(item, "name");
+          if (const std::string id = string_member(item, "call_id"); !id.empty()) call.id = id;
+          call.args = parse_arguments(string_member(item, "arguments"));
           out.parts.push_back({std::nullopt, std::move(call), position++});
         }
       }
@@ -340,9 +335,9 @@ class Codec final : public ICodec {
     ProviderError out;
     json j = parse_json(body);
     if (const json* e = j.is_object() ? object_at(j, "error") : nullptr) {
-      std::string kind = str(*e, "type");
-      if (kind.empty()) kind = str(*e, "code");
-      out.message = (kind.empty() ? std::string() : kind + ": ") + str(*e, "message");
+      std::string kind = string_member(*e, "type");
+      if (kind.empty()) kind = string_member(*e, "code");
+      out.message = (kind.empty() ? std::string() : kind + ": ") + string_member(*e, "message");
     }
     out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;
@@ -352,7 +347,7 @@ class Codec final : public ICodec {
 }  // namespace
 
 const ICodec& openai_responses_codec() {
-  static const Codec instance;
+  static const ResponsesCodec instance;
   return instance;
 }
 

@@ -9,8 +9,9 @@
 # (-fno-sanitize-coverage=trace-cmp: over half of a run's time went to it), about 3x the inputs a
 # second. A memory error that does not crash goes unseen there, and mutations are no longer guided
 # by comparison operands, so the ASan tree's guided runs stay the default.
-# The same tree (-O1, ASan+UBSan, coverage) also holds the whole ctest: scripts/sanitize.sh asan
-# runs it there (--configure-only configures it and stops).
+# Only the fuzz targets and the libraries they link are built here; the ctest under ASan + UBSan has
+# a tree without coverage instrumentation (build-asan, scripts/sanitize.sh). --configure-only
+# configures this tree and stops.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,12 +3,11 @@
 # (unit tests, loopback integration tests, RapidCheck properties, the suite's and the exploration's
 # kill matrices, agents, sdk, browser, ...). Then, each in its own clang build directory and only
 # when asked:
-#   - SANITIZE=asan (what CI sets, .ci/run), tsan, or 1 for both: scripts/sanitize.sh, the ctest
-#     under ASan + UBSan (build-fuzz/, all labels but agents, sdk and browser) and the HTTP and
-#     concurrency tests under TSan (build-tsan/). TSan is not in CI: with it CI takes about 24
-#     minutes, over its 20-minute budget (docs/ROBUSTNESS.md "CI's time budget");
-#   - FUZZ_SECONDS=N: scripts/fuzz.sh, each libFuzzer target for N seconds, two at a time, in the
-#     ASan + UBSan tree (not in CI, for the same reason).
+#   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
+#     under ASan + UBSan (build-asan/, all labels but agents, sdk and browser) and the HTTP and
+#     concurrency tests under TSan (build-tsan/);
+#   - FUZZ_SECONDS=N (CI: 30): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
+#     time, ASan + UBSan with coverage (build-fuzz/).
 # Each phase prints its wall time. Arguments go to the plain ctest run only.
 #   scripts/test.sh [CTEST_ARGS...]        e.g. SANITIZE=1 FUZZ_SECONDS=30 scripts/test.sh -LE agents
 set -euo pipefail

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& pointer, const std::string& what) {
+[[noreturn]] void invalid(const std::string& pointer, const std::string& what) {
   throw std::runtime_error(pointer + ": " + what);
 }
 
@@ -49,7 +49,7 @@ std::vector<std::string> invariant_set(const json& names, const std::string& at)
   for (std::size_t i = 0; i < names.size(); ++i) {
     const json& n = names[i];
     if (!n.is_string() || !known_names().contains(n.get<std::string>())) {
-      bad(at + "/" + std::to_string(i), "expected an invariant name (see `hiccup invariants`), found " + n.dump());
+      invalid(at + "/" + std::to_string(i), "expected an invariant name (see `hiccup invariants`), found " + n.dump());
     }
     out.push_back(n.get<std::string>());
   }
@@ -61,52 +61,52 @@ std::vector<std::string> invariant_set(const json& names, const std::string& at)
 }  // namespace
 
 KnownFailures known_failures_from_json(const json& j) {
-  if (!j.is_object()) bad("", "expected an object {\"schema\": 1, \"agents\": {...}}");
+  if (!j.is_object()) invalid("", "expected an object {\"schema\": 1, \"agents\": {...}}");
   for (const auto& [k, v] : j.items()) {
-    if (k != "schema" && k != "agents" && k != "description") bad("/" + pointer_escape(k), "unknown field (known: schema, description, agents)");
+    if (k != "schema" && k != "agents" && k != "description") invalid("/" + pointer_escape(k), "unknown field (known: schema, description, agents)");
   }
-  if (!j.contains("schema") || j["schema"] != 1) bad("/schema", "expected 1");
-  if (!j.contains("agents") || !j["agents"].is_object()) bad("/agents", "expected an object: agent name → pins");
+  if (!j.contains("schema") || j["schema"] != 1) invalid("/schema", "expected 1");
+  if (!j.contains("agents") || !j["agents"].is_object()) invalid("/agents", "expected an object: agent name → pins");
   KnownFailures out;
   for (const auto& [agent, pins] : j["agents"].items()) {
     const std::string at = "/agents/" + pointer_escape(agent);
-    if (!pins.is_object()) bad(at, "expected {\"version\": ..., \"known_failures\": {...}}");
+    if (!pins.is_object()) invalid(at, "expected {\"version\": ..., \"known_failures\": {...}}");
     for (const auto& [k, v] : pins.items()) {
-      if (k != "version" && k != "known_failures") bad(at + "/" + pointer_escape(k), "unknown field (known: version, known_failures)");
+      if (k != "version" && k != "known_failures") invalid(at + "/" + pointer_escape(k), "unknown field (known: version, known_failures)");
     }
     AgentPins p;
-    if (!pins.contains("version") || !pins["version"].is_string()) bad(at + "/version", "expected the pinned version as a string");
+    if (!pins.contains("version") || !pins["version"].is_string()) invalid(at + "/version", "expected the pinned version as a string");
     p.version = pins["version"].get<std::string>();
     if (pins.contains("known_failures")) {
-      if (!pins["known_failures"].is_object()) bad(at + "/known_failures", "expected an object: scenario name → pin");
+      if (!pins["known_failures"].is_object()) invalid(at + "/known_failures", "expected an object: scenario name → pin");
       for (const auto& [scenario, pin] : pins["known_failures"].items()) {
         const std::string pat = at + "/known_failures/" + pointer_escape(scenario);
-        if (!pin.is_object()) bad(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
+        if (!pin.is_object()) invalid(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
         for (const auto& [k, v] : pin.items()) {
           if (k != "violates" && k != "why" && k != "flaky" && k != "also_violates") {
-            bad(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky, also_violates)");
+            invalid(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky, also_violates)");
           }
         }
         KnownFailure kf;
         if (!pin.contains("violates") || !pin["violates"].is_array() || pin["violates"].empty()) {
-          bad(pat + "/violates", "expected a non-empty array of invariant names");
+          invalid(pat + "/violates", "expected a non-empty array of invariant names");
         }
         kf.violates = invariant_set(pin["violates"], pat + "/violates");
         if (pin.contains("also_violates")) {
           const json& also = pin["also_violates"];
-          if (!also.is_array()) bad(pat + "/also_violates", "expected an array of arrays of invariant names");
+          if (!also.is_array()) invalid(pat + "/also_violates", "expected an array of arrays of invariant names");
           for (std::size_t i = 0; i < also.size(); ++i) {
             const std::string at_i = pat + "/also_violates/" + std::to_string(i);
-            if (!also[i].is_array() || also[i].empty()) bad(at_i, "expected a non-empty array of invariant names");
+            if (!also[i].is_array() || also[i].empty()) invalid(at_i, "expected a non-empty array of invariant names");
             kf.also_violates.push_back(invariant_set(also[i], at_i));
           }
         }
         if (!pin.contains("why") || !pin["why"].is_string() || pin["why"].get<std::string>().empty()) {
-          bad(pat + "/why", "expected a non-empty string saying what the agent does wrong");
+          invalid(pat + "/why", "expected a non-empty string saying what the agent does wrong");
         }
         kf.why = pin["why"].get<std::string>();
         if (pin.contains("flaky")) {
-          if (!pin["flaky"].is_boolean()) bad(pat + "/flaky", "expected true or false");
+          if (!pin["flaky"].is_boolean()) invalid(pat + "/flaky", "expected true or false");
           kf.flaky = pin["flaky"].get<bool>();
         }
         p.known_failures[scenario] = std::move(kf);

@@ -15,7 +15,7 @@
 namespace harness::cli {
 namespace {
 
-constexpr const char* kUsage = R"(usage: hiccup explore [options]
+constexpr const char* kExploreUsage = R"(usage: hiccup explore [options]
 
 Generates scenarios from a seed (1-6 turns, 0-4 parallel calls a turn, every fault kind at every
 position, HTTP statuses with and without Retry-After, content-filter and malformed-call finishes,
@@ -73,7 +73,7 @@ int explore_command(const Args& args) {
   ArgReader in(args);
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
-      std::cout << kUsage;
+      std::cout << kExploreUsage;
       return kExitPassed;
     }
     if (in.value("--defect", v)) {

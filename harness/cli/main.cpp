@@ -7,7 +7,7 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(hiccup: deterministic fault-injection test harness for streaming agent runtimes
+constexpr const char* kMainUsage = R"(hiccup: deterministic fault-injection test harness for streaming agent runtimes
 
 usage: hiccup COMMAND [OPTIONS]
 
@@ -35,12 +35,12 @@ exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
 int main(int argc, char** argv) {
   using namespace harness::cli;
   if (argc < 2) {
-    std::cerr << kUsage;
+    std::cerr << kMainUsage;
     return kExitUsage;
   }
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << kUsage;
+    std::cout << kMainUsage;
     return kExitPassed;
   }
   if (command == "--version" || command == "version") {
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       {"report", report_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
-    std::cerr << "error: unknown command \"" << command << "\"\n\n" << kUsage;
+    std::cerr << "error: unknown command \"" << command << "\"\n\n" << kMainUsage;
     return kExitUsage;
   }
   try {

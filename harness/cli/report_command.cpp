@@ -17,7 +17,7 @@
 namespace harness::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kReportUsage =
     "usage: hiccup report DIR\n"
     "       hiccup report merge OUT DIR...\n"
     "\n"
@@ -76,7 +76,7 @@ bool is_within(const std::filesystem::path& inner, const std::filesystem::path& 
 int merge_command(const Args& args, const std::vector<std::string>& positionals) {
   namespace fs = std::filesystem;
   if (positionals.size() < 2) {
-    std::cerr << "error: expected OUT and at least one shard report directory\n" << kUsage;
+    std::cerr << "error: expected OUT and at least one shard report directory\n" << kReportUsage;
     return kExitUsage;
   }
   std::error_code ec;
@@ -167,11 +167,11 @@ int report_command(const Args& args) {
   std::vector<std::string> positionals;
   for (const std::string& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << kReportUsage;
       return kExitPassed;
     }
     if (a.rfind("-", 0) == 0) {
-      std::cerr << "error: unknown option \"" << a << "\"\n" << kUsage;
+      std::cerr << "error: unknown option \"" << a << "\"\n" << kReportUsage;
       return kExitUsage;
     }
     positionals.push_back(a);
@@ -180,7 +180,7 @@ int report_command(const Args& args) {
     return merge_command(args, std::vector<std::string>(positionals.begin() + 1, positionals.end()));
   }
   if (positionals.size() != 1) {
-    std::cerr << "error: " << (positionals.empty() ? "expected a report directory" : "expected one report directory") << "\n" << kUsage;
+    std::cerr << "error: " << (positionals.empty() ? "expected a report directory" : "expected one report directory") << "\n" << kReportUsage;
     return kExitUsage;
   }
   const std::filesystem::path dir = positionals.front();

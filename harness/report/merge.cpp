@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
+std::string string_of(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -103,8 +103,8 @@ void check_one(const ShardReport& s) {
   if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {
     throw MergeError(where(s) + ": summary.json is not a hiccup summary (expected an object with \"cases\")");
   }
-  if (str(j, "command") != "explore") {
-    throw MergeError(where(s) + ": a `" + (str(j, "command").empty() ? std::string("?") : str(j, "command")) +
+  if (string_of(j, "command") != "explore") {
+    throw MergeError(where(s) + ": a `" + (string_of(j, "command").empty() ? std::string("?") : string_of(j, "command")) +
                      "` report; merge takes the report directories of `hiccup explore --shard K/N` runs");
   }
   if (!j.contains("shard") || !j.contains("case_digests") || !j.contains("cases_requested")) {
@@ -262,8 +262,8 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 Violation violation_from_json(const json& v) {
   Violation out;
-  out.invariant = str(v, "invariant");
-  out.message = str(v, "message");
+  out.invariant = string_of(v, "invariant");
+  out.message = string_of(v, "message");
   out.request = v.value("request", -1);
   out.turn = v.value("turn", -1);
   out.attempt = v.value("attempt", -1);
@@ -323,7 +323,7 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
   std::map<std::string, std::vector<std::pair<const ShardReport*, json>>> entries;
   for (const ShardReport* s : shards) {
     for (const json& c : s->summary["cases"]) {
-      const std::string name = str(c, "name");
+      const std::string name = string_of(c, "name");
       if (!entries.count(name)) order.push_back(name);
       entries[name].emplace_back(s, c);
     }
@@ -441,8 +441,8 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
       const std::string to = (out_dir / "counterexamples" / file).string();
       out.copies.push_back({from, to});
       merged["counterexample"] = to;
-      if (merged.contains("replay")) merged["replay"] = replace_all(str(merged, "replay"), old_path, to);
-      if (merged.contains("detail")) merged["detail"] = replace_all(str(merged, "detail"), old_path, to);
+      if (merged.contains("replay")) merged["replay"] = replace_all(string_of(merged, "replay"), old_path, to);
+      if (merged.contains("detail")) merged["detail"] = replace_all(string_of(merged, "detail"), old_path, to);
     }
     (merged["passed"].get<bool>() ? passed : failed) += 1;
     cases.push_back(std::move(merged));
@@ -500,24 +500,24 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
 
 void replay_summary(const json& summary, ReportListener& listener) {
   RunInfo info;
-  info.command = str(summary, "command");
+  info.command = string_of(summary, "command");
   info.seed = summary.value("seed", json()).is_number_unsigned() ? summary["seed"].get<std::uint64_t>() : 0;
-  info.transport = str(summary, "transport");
+  info.transport = string_of(summary, "transport");
   for (const json& d : summary.value("defects", json::array())) info.defects.push_back(shown(d));
-  info.provider = str(summary, "provider");
-  info.agent = str(summary, "agent");
+  info.provider = string_of(summary, "provider");
+  info.agent = string_of(summary, "agent");
   listener.run_starting(info);
   static const std::set<std::string> kCaseSlots = {"name", "classname", "passed", "violations", "digest",
                                                    "wall_ms", "detail", "transcript"};
   for (const json& c : summary.value("cases", json::array())) {
     ReportCase rc;
-    rc.name = str(c, "name");
-    rc.classname = str(c, "classname");
+    rc.name = string_of(c, "name");
+    rc.classname = string_of(c, "classname");
     rc.passed = c.value("passed", false);
     for (const json& v : c.value("violations", json::array())) rc.violations.push_back(violation_from_json(v));
-    rc.digest = str(c, "digest");
+    rc.digest = string_of(c, "digest");
     rc.wall_ms = c.value("wall_ms", 0.0);
-    rc.detail = str(c, "detail");
+    rc.detail = string_of(c, "detail");
     if (c.contains("transcript")) rc.transcript = c["transcript"];
     for (const auto& [k, v] : c.items()) {
       if (!kCaseSlots.count(k)) rc.extra[k] = v;
