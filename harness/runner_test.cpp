@@ -305,7 +305,7 @@ TEST_CASE("non-streaming: every fault kind plays, is journaled and is judged as 
       mock::DisconnectFault{1, 5}, mock::ResetFault{1, 20}, mock::EndFault{1}, mock::CutFault{1, 7},
       mock::ErrorEventFault{1, 503}, mock::ErrorEventFault{1, 400}, mock::MalformedFault{1},
       mock::StallFault{1, 20}, mock::StallFault{1, 2}};
-  for (const std::string& provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+  for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
     for (const mock::Fault& f : faults) {
       const Scenario s = non_streaming(provider, {mock::TextEvent{"a"}, mock::FinishEvent{}}, f);
       const CaseResult http = run_scenario(s, RunOptions{});

@@ -6,6 +6,7 @@
 #include "mock_server/wire_format.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -875,14 +876,26 @@ LoadResult load_scenario_file(const std::string& path) {
     r.problems.push_back({path, "", too_large(size)});
     return r;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  // Read at most one byte past the limit whatever file_size said: a device, a pipe or a file that
+  // grows has no size to check first (/dev/zero was read until memory ran out).
+  std::string text;
+  std::array<char, 1 << 16> chunk;
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxScenarioBytes) {
+      LoadResult r;
+      r.problems.push_back({path, "", "more than " + std::to_string(kMaxScenarioBytes) +
+                                          " bytes read and the file goes on; scenario files are limited to " +
+                                          std::to_string(kMaxScenarioBytes) + " bytes"});
+      return r;
+    }
+  }
   if (in.bad()) {
     LoadResult r;
     r.problems.push_back({path, "", "cannot read file"});
     return r;
   }
-  return parse_scenario(buf.str(), path);
+  return parse_scenario(text, path);
 }
 
 nlohmann::ordered_json scenario_to_json(const Scenario& s) {

@@ -501,6 +501,15 @@ TEST_CASE("a scenario file larger than 16 MiB is refused before it is read") {
   CHECK(parse_scenario(big, "b.json").problems.at(0).message.find("limited to 16777216 bytes") != std::string::npos);
 }
 
+TEST_CASE("a scenario read from a device or a pipe with no end stops at 16 MiB") {
+  // /dev/zero has no size to check before reading; the loader read it until memory ran out.
+  const harness::LoadResult r = harness::load_scenario_file("/dev/zero");
+  REQUIRE(r.problems.size() == 1u);
+  CHECK(r.problems[0].file == "/dev/zero");
+  CHECK(r.problems[0].message ==
+        "more than 16777216 bytes read and the file goes on; scenario files are limited to 16777216 bytes");
+}
+
 TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one attempt have distinct ids") {
   auto problems_of = [](const std::string& attempt) {
     const std::string text = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[)" + attempt +

@@ -509,7 +509,7 @@ class MockHttpServer::EventLoop {
 
   void set_listening(bool on) {
     if (on == listening_) return;
-    watch(server_.listen_fd_, on ? EPOLLIN : 0, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL);
+    watch(server_.listen_fd_, on ? std::uint32_t{EPOLLIN} : 0u, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL);
     listening_ = on;
   }
 

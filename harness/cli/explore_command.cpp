@@ -180,6 +180,9 @@ int explore_command(const Args& args) {
   try {
     const explore::ExploreOutcome outcome = explore::explore(options, std::cout, &report);
     return outcome.exit_code();
+  } catch (const ReportWriteError& e) {
+    std::cerr << "error: report not written: " << e.what() << "\n";
+    return kExitInvalidInput;
   } catch (const std::exception& e) {
     std::cerr << "error: explore: " << e.what() << "\n";
     return kExitFailed;

@@ -260,10 +260,15 @@ int matrix_command(const Args& args) {
     report.case_ended(c);
   }
   totals.wall_ms = stopwatch.elapsed_ms();  // elapsed, not the sum of cases run side by side
-  report.run_ended(totals);
   const std::string md = agents::matrix_markdown(rows, recipes, cells);
-  std::ofstream(report_dir + "/matrix.md") << md;
-  std::ofstream(report_dir + "/matrix.json") << agents::matrix_json(rows, recipes, cells).dump(2) << '\n';
+  try {
+    report.run_ended(totals);
+    write_report_file(report_dir + "/matrix.md", md);
+    write_report_file(report_dir + "/matrix.json", agents::matrix_json(rows, recipes, cells).dump(2) + '\n');
+  } catch (const ReportWriteError& e) {
+    std::cerr << "error: report not written: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
   std::cout << '\n' << md << '\n';
   // A pin of a played agent that matched no scenario it played: a typo, or a scenario renamed.
   for (const agents::Recipe& r : recipes) {

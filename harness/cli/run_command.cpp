@@ -290,7 +290,12 @@ int run_command(const Args& args) {
       record(c);
     }
   }
-  report.run_ended(totals);
+  try {
+    report.run_ended(totals);
+  } catch (const ReportWriteError& e) {
+    std::cerr << "error: report not written: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
   return totals.failed == 0 ? kExitPassed : kExitFailed;
 }
 

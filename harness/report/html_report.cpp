@@ -438,7 +438,7 @@ std::string render_html(const json& summary) {
 }
 
 std::unique_ptr<ReportListener> make_html_listener(std::string path) {
-  return make_summary_json_listener([path = std::move(path)](const json& summary) { std::ofstream(path) << render_html(summary); });
+  return make_summary_json_listener([path = std::move(path)](const json& summary) { write_report_file(path, render_html(summary)); });
 }
 
 }  // namespace harness

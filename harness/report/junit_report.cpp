@@ -59,7 +59,7 @@ class JunitListener final : public ReportListener {
       x << "    </testcase>\n";
     }
     x << "  </testsuite>\n</testsuites>\n";
-    std::ofstream(path_) << x.str();
+    write_report_file(path_, x.str());
   }
 
  private:

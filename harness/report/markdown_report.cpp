@@ -104,8 +104,8 @@ class MarkdownListener final : public ReportListener {
       }
     }
     const std::string text = m.str();
-    std::ofstream(path_) << text;
-    if (!append_path_.empty()) std::ofstream(append_path_, std::ios::app) << text << '\n';
+    write_report_file(path_, text);
+    if (!append_path_.empty()) write_report_file(append_path_, text + '\n', /*append=*/true);
   }
 
  private:

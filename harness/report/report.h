@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,21 +67,27 @@ class ReportListener {
   virtual void run_ended(const RunTotals& totals) = 0;
 };
 
-/// Sends every event to each listener in order.
+/// A report file that could not be written; what() is "PATH: reason" (the OS's reason when it
+/// gave one), several joined by "; ".
+class ReportWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Writes `text` to the file `path`, replacing it, or with `append` adding to its end. Throws
+/// ReportWriteError when the file cannot be opened or written in full: a run must not end green
+/// without its junit.xml (a report directory such as /proc/self, or one holding a folder named
+/// summary.json, used to be skipped in silence).
+void write_report_file(const std::string& path, std::string_view text, bool append = false);
+
+/// Sends every event to each listener in order. run_ended reaches every listener even when one
+/// throws ReportWriteError, then throws one ReportWriteError naming every file not written.
 class FanoutListener final : public ReportListener {
  public:
   void add(std::unique_ptr<ReportListener> listener) { listeners_.push_back(std::move(listener)); }
   void run_starting(const RunInfo& info) override { for (auto& l : listeners_) l->run_starting(info); }
   void case_ended(const ReportCase& c) override { for (auto& l : listeners_) l->case_ended(c); }
-  void run_ended(const RunTotals& t) override {
-    if (command_line_.empty()) {
-      for (auto& l : listeners_) l->run_ended(t);
-      return;
-    }
-    RunTotals with = t;
-    with.extra["command_line"] = command_line_;
-    for (auto& l : listeners_) l->run_ended(with);
-  }
+  void run_ended(const RunTotals& t) override;
   /// The command line that started the run, added to every run_ended's totals.extra as
   /// `command_line` (summary.json, report.html); "" adds nothing.
   void set_command_line(std::string line) { command_line_ = std::move(line); }

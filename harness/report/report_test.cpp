@@ -64,6 +64,25 @@ TEST_CASE("junit.xml matches its baseline, with the seed as a property and escap
   CHECK(got == want);
 }
 
+TEST_CASE("a report file that cannot be written is an error naming it, and the other reports are still written") {
+  const auto dir = std::filesystem::temp_directory_path() / "hiccup_report_test_unwritable";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "junit.xml");  // a folder where the file should go
+  FanoutListener report;
+  report.add(make_junit_listener((dir / "junit.xml").string()));
+  report.add(make_summary_listener((dir / "summary.json").string()));
+  std::string error;
+  try {
+    feed(report);
+  } catch (const ReportWriteError& e) {
+    error = e.what();
+  }
+  CHECK(error.find((dir / "junit.xml").string() + ": cannot write") == 0);
+  CHECK(std::filesystem::is_regular_file(dir / "summary.json"));  // the listener after it still ran
+  CHECK_THROWS_AS(write_report_file("/proc/self/summary.json", "{}"), ReportWriteError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("summary.json carries seed, digests and violations per case") {
   const std::string path = (std::filesystem::temp_directory_path() / "hiccup_report_test_summary.json").string();
   auto l = make_summary_listener(path);

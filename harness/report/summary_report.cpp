@@ -1,5 +1,7 @@
 // The summary.json listener: cumulative, written at run end; the machine-readable verdict of a
 // run (seed, digests, violations per case).
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <functional>
 
@@ -55,12 +57,37 @@ std::string shell_quote(std::string_view a) {
   return out + "'";
 }
 
+void write_report_file(const std::string& path, std::string_view text, bool append) {
+  errno = 0;
+  std::ofstream out(path, append ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (out) out.flush();
+  if (!out) {
+    const int err = errno;
+    throw ReportWriteError(path + ": cannot write" + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+  }
+}
+
+void FanoutListener::run_ended(const RunTotals& t) {
+  RunTotals with = t;
+  if (!command_line_.empty()) with.extra["command_line"] = command_line_;
+  std::string failed;
+  for (auto& l : listeners_) {
+    try {
+      l->run_ended(with);
+    } catch (const ReportWriteError& e) {
+      failed += (failed.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (!failed.empty()) throw ReportWriteError(failed);
+}
+
 std::unique_ptr<ReportListener> make_summary_json_listener(std::function<void(const nlohmann::json&)> sink) {
   return std::make_unique<SummaryListener>(std::move(sink));
 }
 
 std::unique_ptr<ReportListener> make_summary_listener(std::string path) {
-  return make_summary_json_listener([path = std::move(path)](const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << '\n'; });
+  return make_summary_json_listener([path = std::move(path)](const nlohmann::json& j) { write_report_file(path, j.dump(2) + '\n'); });
 }
 
 }  // namespace harness
