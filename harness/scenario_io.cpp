@@ -12,7 +12,6 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <sstream>
 #include <variant>
 
 #include "runtime_under_test/defects.h"
@@ -863,19 +862,16 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
 }
 
 LoadResult load_scenario_file(const std::string& path) {
+  const auto refused = [&](std::string message) {
+    LoadResult r;
+    r.problems.push_back({path, "", std::move(message)});
+    return r;
+  };
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    LoadResult r;
-    r.problems.push_back({path, "", "cannot read file"});
-    return r;
-  }
+  if (!in || std::filesystem::is_directory(path, ec)) return refused("cannot read file");
   const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxScenarioBytes) {
-    LoadResult r;
-    r.problems.push_back({path, "", too_large(size)});
-    return r;
-  }
+  if (!ec && size > kMaxScenarioBytes) return refused(too_large(size));
   // Read at most one byte past the limit whatever file_size said: a device, a pipe or a file that
   // grows has no size to check first (/dev/zero was read until memory ran out).
   std::string text;
@@ -883,18 +879,12 @@ LoadResult load_scenario_file(const std::string& path) {
   while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
     text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxScenarioBytes) {
-      LoadResult r;
-      r.problems.push_back({path, "", "more than " + std::to_string(kMaxScenarioBytes) +
-                                          " bytes read and the file goes on; scenario files are limited to " +
-                                          std::to_string(kMaxScenarioBytes) + " bytes"});
-      return r;
+      return refused("more than " + std::to_string(kMaxScenarioBytes) +
+                     " bytes read and the file goes on; scenario files are limited to " +
+                     std::to_string(kMaxScenarioBytes) + " bytes");
     }
   }
-  if (in.bad()) {
-    LoadResult r;
-    r.problems.push_back({path, "", "cannot read file"});
-    return r;
-  }
+  if (in.bad()) return refused("cannot read file");
   return parse_scenario(text, path);
 }
 
