@@ -140,10 +140,10 @@ TEST_CASE("a 100 MB body gets 413 in the path's provider envelope while another 
            {kChat, [](const json& b) { CHECK(b["error"]["message"].get<std::string>().find("33554432 bytes") != std::string::npos); }},
            {kGemini, [](const json& b) { CHECK(b["error"]["code"] == 413); }}}) {
     const int fd = connect_to(port);
-    const std::size_t total = 100u << 20;
+    constexpr std::size_t total = 100u << 20;
     REQUIRE(send_all(fd, head(target, "", total)));
     // The whole 100 MB goes out from another thread (until the server hangs up) while this one reads.
-    std::thread sender([fd, total] {
+    std::thread sender([fd] {
       const std::string mb(1u << 20, 'x');
       for (std::size_t sent = 0; sent < total; sent += mb.size()) {
         if (!send_all(fd, mb)) break;

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "mock_server/http_server.h"
+#include "tests/test_scale.h"
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -28,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kClients = 64;
-constexpr int kRequestsPerClient = 1000;
+constexpr int kRequestsPerClient = 1000;  // scaled by HICCUP_TEST_SCALE (tests/test_scale.h)
 const std::string kStream = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
 
 enum Kind { kReset, kDisconnect, kCut, kStall, kErrorEvent, kStatus, kKinds };
@@ -140,6 +141,7 @@ std::string check_answer(int k, const Answer& a) {
 }  // namespace
 
 TEST_CASE("soak: 64 clients x 1000 faulted requests, no crash, no cross-talk, no leaked descriptor") {
+  const int requests_per_client = hiccup_test::scaled(kRequestsPerClient);
   const std::size_t fds_before = open_fds();
   mock::ScriptEngine engine(soak_script());
   mock::ServerOptions options;
@@ -156,7 +158,7 @@ TEST_CASE("soak: 64 clients x 1000 faulted requests, no crash, no cross-talk, no
   for (int k = 0; k < kClients; ++k) {
     clients.emplace_back([&, k] {
       const std::string request = request_at_turn(k);
-      for (int i = 0; i < kRequestsPerClient; ++i) {
+      for (int i = 0; i < requests_per_client; ++i) {
         const std::string problem = check_answer(k, round_trip(port, request));
         if (!problem.empty() && mismatches++ == 0) {
           std::lock_guard<std::mutex> lock(first_mutex);
@@ -168,11 +170,12 @@ TEST_CASE("soak: 64 clients x 1000 faulted requests, no crash, no cross-talk, no
   }
   for (auto& t : clients) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  WARN("soak: " << kClients * kRequestsPerClient << " requests in " << seconds << " s ("
-                << kClients * kRequestsPerClient / seconds << " requests/s)");
+  WARN("soak: " << kClients * requests_per_client << " requests in " << seconds << " s ("
+                << kClients * requests_per_client / seconds << " requests/s, HICCUP_TEST_SCALE "
+                << hiccup_test::test_scale() << ")");
   INFO(first_mismatch);
   CHECK(mismatches == 0);
-  CHECK(engine.journal().size() == static_cast<std::size_t>(kClients * kRequestsPerClient));
+  CHECK(engine.journal().size() == static_cast<std::size_t>(kClients * requests_per_client));
 
   // A fresh client is answered at the end.
   const Answer fresh = round_trip(port, request_at_turn(3));
