@@ -6,7 +6,8 @@
 #   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
 #     under ASan + UBSan (build-asan/, all labels but agents, sdk and browser) and the HTTP and
 #     concurrency tests under TSan (build-tsan/), the repetition-heavy entries (soak, kill
-#     matrices) on a quarter of their seeds or requests (HICCUP_TEST_SCALE, tests/test_scale.h);
+#     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
+#     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
 #   - FUZZ_SECONDS=N (CI: 30): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
 #     time, ASan + UBSan with coverage (build-fuzz/).
 # Each phase prints its wall time. Arguments go to the plain ctest run only.

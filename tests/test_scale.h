@@ -7,20 +7,23 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 #include <stdexcept>
 #include <string>
 
 namespace hiccup_test {
 
-/// The scale in HICCUP_TEST_SCALE: a number in (0, 1]; 1 when unset or empty.
+/// The scale in HICCUP_TEST_SCALE: a plain decimal number (digits, an optional point, an optional
+/// exponent: 0.25, 1, 5e-2) in (0, 1]; 1 when unset or empty. Read on every call, so per test.
 /// Throws std::invalid_argument naming the variable and its value when it is anything else, so a
-/// mistyped scale fails the test instead of running it whole or not at all.
+/// mistyped scale fails the test instead of running it whole or not at all. check_reports.py's
+/// scaled() accepts exactly the same texts.
 inline double test_scale() {
   const char* text = std::getenv("HICCUP_TEST_SCALE");
   if (text == nullptr || *text == '\0') return 1.0;
-  char* end = nullptr;
-  const double scale = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(scale > 0.0 && scale <= 1.0)) {
+  static const std::regex kDecimal(R"([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?)");
+  const double scale = std::regex_match(text, kDecimal) ? std::strtod(text, nullptr) : 0.0;
+  if (!(scale > 0.0 && scale <= 1.0)) {
     throw std::invalid_argument("HICCUP_TEST_SCALE must be a number in (0, 1]; found '" + std::string(text) + "'");
   }
   return scale;

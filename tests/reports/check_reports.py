@@ -19,16 +19,15 @@ FAILING = "scenarios/mid-stream/midstream-reset-after-call.json"
 
 
 def scaled(full):
-    """full repetitions times HICCUP_TEST_SCALE (a number in (0, 1], default 1; the sanitizer runs
-    set 0.25), rounded up, at least 1: as tests/test_scale.h does for the C++ tests."""
+    """full repetitions times HICCUP_TEST_SCALE (a plain decimal number in (0, 1], default 1; the
+    sanitizer runs set 0.25), rounded up, at least 1: as tests/test_scale.h does for the C++ tests,
+    accepting exactly the texts it accepts."""
     import math
+    import re
     text = os.environ.get("HICCUP_TEST_SCALE", "")
     if not text:
         return full
-    try:
-        scale = float(text)
-    except ValueError:
-        scale = float("nan")
+    scale = float(text) if re.fullmatch(r"[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?", text, re.ASCII) else 0.0
     if not 0 < scale <= 1:
         raise ValueError(f"HICCUP_TEST_SCALE must be a number in (0, 1]; found '{text}'")
     return max(1, min(full, math.ceil(full * scale)))
