@@ -30,7 +30,7 @@ for mode in "${sanitizers[@]}"; do
     { echo "test.sh: SANITIZE must be 0, 1, all, asan, tsan or asan,tsan; found '$mode'" >&2; exit 2; }
 done
 phase "setup and build" scripts/setup.sh
-# Three entries at a time on CI's 2 cores: the agent CLIs' matrices (started first, by COST) spend
+# Three entries at a time on CI's 2 cores: the agent CLIs' matrices (started early, by COST) spend
 # about half their wall time waiting on the CLIs' real-time retries and timeouts (qwen-code and
 # opencode side by side: 193 s wall, 209 CPU s). CTEST_JOBS sets another number.
 phase ctest bash -c 'cd build && ctest --output-on-failure -j"${CTEST_JOBS:-3}" --timeout 600 "$@"' ctest "$@"
