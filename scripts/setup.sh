@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev)
+packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev
+  libgoogle-perftools-dev)  # tcmalloc_minimal: the allocator (CMakeLists.txt, HICCUP_MALLOC)
 if [ "${HICCUP_BUILD_ONLY:-0}" != 1 ]; then
   packages+=(python3-jsonschema python3-yaml python3-pytest python3-httpx chromium)
 fi
