@@ -2,6 +2,7 @@
 // message, several problems are collected at once, garbage never throws, and parse(write(s)) == s
 // for every fault kind and finish reason.
 #include "harness/scenario_io.h"
+#include "tests/test_temp.h"
 
 #include <catch2/catch.hpp>
 
@@ -333,7 +334,7 @@ TEST_CASE("minimal scenarios are written without optional fields") {
 
 TEST_CASE("collect_scenario_files expands folders sorted and reports missing paths") {
   namespace fs = std::filesystem;
-  auto dir = fs::temp_directory_path() / "hiccup_collect_test";
+  auto dir = hiccup_test::temp_path("hiccup_collect_test");
   fs::remove_all(dir);
   fs::create_directories(dir / "b");
   fs::create_directories(dir / "a");
@@ -356,7 +357,7 @@ TEST_CASE("collect_scenario_files expands folders sorted and reports missing pat
 
 TEST_CASE("a folder scan skips report and build directories, hidden folders and JSON that is not a scenario") {
   namespace fs = std::filesystem;
-  auto dir = fs::temp_directory_path() / "hiccup_collect_skip_test";
+  auto dir = hiccup_test::temp_path("hiccup_collect_skip_test");
   fs::remove_all(dir);
   for (auto d : {"suite", "reports/counterexamples", "old-run/counterexamples", ".cache", "node_modules/x", "build/t"}) {
     fs::create_directories(dir / d);
@@ -486,7 +487,7 @@ TEST_CASE("invalid UTF-8 in a scenario is a syntax problem with its byte offset"
 }
 
 TEST_CASE("a scenario file larger than 16 MiB is refused before it is read") {
-  const auto path = std::filesystem::temp_directory_path() / "hiccup-huge-scenario.json";
+  const auto path = hiccup_test::temp_path("hiccup-huge-scenario.json");
   {
     std::ofstream out(path, std::ios::binary);
     out << "{\"turns\": \"";

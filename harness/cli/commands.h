@@ -3,7 +3,9 @@
 // 4 determinism mismatch (explore --check-determinism).
 #pragma once
 
+#include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/report/report.h"
@@ -17,6 +19,14 @@ inline constexpr int kExitInvalidInput = 3;
 inline constexpr int kExitNondeterministic = 4;
 
 using Args = std::vector<std::string>;
+
+/// A usage error as every subcommand reports it, on stderr: `error: hiccup COMMAND: MESSAGE` and a
+/// pointer to `hiccup COMMAND --help`, not the whole help text (which would scroll the message off
+/// the screen). Returns kExitUsage.
+inline int usage_error(std::string_view command, std::string_view message) {
+  std::cerr << "error: hiccup " << command << ": " << message << "\n(see `hiccup " << command << " --help`)\n";
+  return kExitUsage;
+}
 
 /// `hiccup COMMAND ARGS…` as a shell would read it back (arguments with spaces or quotes in single
 /// quotes), for reports.

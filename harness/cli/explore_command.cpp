@@ -57,11 +57,6 @@ exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --de
 4 determinism mismatch
 )";
 
-int usage_error(const std::string& message) {
-  std::cerr << "error: explore: " << message << "\n(see `hiccup explore --help`)\n";
-  return kExitUsage;
-}
-
 }  // namespace
 
 int explore_command(const Args& args) {
@@ -150,14 +145,11 @@ int explore_command(const Args& args) {
       }
     }
   }
-  if (!in.error().empty()) return usage_error(in.error());
+  if (!in.error().empty()) return usage_error("explore", in.error());
 
   for (const auto& d : options.defects) {
     if (!rut::defect_from_name(d)) {
-      std::cerr << "error: --defect: unknown defect \"" << d << "\"; known defects:";
-      for (const auto& info : rut::defect_catalogue()) std::cerr << " " << info.name;
-      std::cerr << "\n";
-      return kExitUsage;
+      return usage_error("explore", "--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
     }
   }
 

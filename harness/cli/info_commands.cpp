@@ -22,10 +22,9 @@ bool wants_help(const Args& args, const char* usage) {
   return false;
 }
 
-int reject_args(const Args& args, const char* usage) {
+int reject_args(const Args& args, std::string_view command) {
   if (args.empty()) return -1;
-  std::cerr << "error: unexpected argument \"" << args.front() << "\"\n" << usage;
-  return kExitUsage;
+  return usage_error(command, "unexpected argument \"" + args.front() + "\"");
 }
 
 }  // namespace
@@ -34,7 +33,7 @@ int defects_command(const Args& args) {
   constexpr const char* kUsage =
       "usage: hiccup defects\n  lists the reference runtime's seeded defects (use with --defect NAME)\n";
   if (wants_help(args, kUsage)) return kExitPassed;
-  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  if (int rc = reject_args(args, "defects"); rc >= 0) return rc;
   std::size_t width = 0;
   for (const rut::DefectInfo& d : rut::defect_catalogue()) width = std::max(width, d.name.size());
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
@@ -47,7 +46,7 @@ int faults_command(const Args& args) {
   constexpr const char* kUsage =
       "usage: hiccup faults\n  lists the fault kinds a scenario attempt may carry, with their fields\n";
   if (wants_help(args, kUsage)) return kExitPassed;
-  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  if (int rc = reject_args(args, "faults"); rc >= 0) return rc;
   for (const mock::FaultKindInfo& f : mock::fault_catalogue()) {
     std::cout << std::left << std::setw(13) << f.name << f.doc << '\n';
     std::cout << "             " << std::setw(16) << "after_event"
@@ -65,7 +64,7 @@ int invariants_command(const Args& args) {
       "usage: hiccup invariants\n  lists the invariants every run is checked against, the verdicts black-box\n"
       "  agent runs get on top, and what stays n/a for them and why\n";
   if (wants_help(args, kUsage)) return kExitPassed;
-  if (int rc = reject_args(args, kUsage); rc >= 0) return rc;
+  if (int rc = reject_args(args, "invariants"); rc >= 0) return rc;
   constexpr int kWidth = 35;
   std::cout << "invariants (every run; for external agents too, clean-output when the recipe says where its output shows text):\n";
   for (const InvariantInfo& i : invariant_catalogue()) {

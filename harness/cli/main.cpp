@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
       {"report", report_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
-    std::cerr << "error: unknown command \"" << command << "\"\n\n" << kMainUsage;
+    std::cerr << "error: unknown command \"" << command << "\" (the commands: run, explore, lint, serve, matrix, report,\n"
+                 "defects, faults, invariants; see `hiccup --help`)\n";
     return kExitUsage;
   }
   try {

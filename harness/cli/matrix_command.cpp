@@ -96,7 +96,7 @@ int matrix_command(const Args& args) {
     in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + timeout_text + "\"");
   }
   if (!in.error().empty()) {
-    std::cerr << "error: " << in.error() << "\n\n" << kMatrixUsage;
+    usage_error("matrix", in.error());
     return kExitUsage;
   }
 

@@ -76,7 +76,7 @@ bool is_within(const std::filesystem::path& inner, const std::filesystem::path& 
 int merge_command(const Args& args, const std::vector<std::string>& positionals) {
   namespace fs = std::filesystem;
   if (positionals.size() < 2) {
-    std::cerr << "error: expected OUT and at least one shard report directory\n" << kReportUsage;
+    usage_error("report", "merge expects OUT and at least one shard report directory");
     return kExitUsage;
   }
   std::error_code ec;
@@ -171,7 +171,7 @@ int report_command(const Args& args) {
       return kExitPassed;
     }
     if (a.rfind("-", 0) == 0) {
-      std::cerr << "error: unknown option \"" << a << "\"\n" << kReportUsage;
+      usage_error("report", "unknown option \"" + a + "\"");
       return kExitUsage;
     }
     positionals.push_back(a);
@@ -180,7 +180,7 @@ int report_command(const Args& args) {
     return merge_command(args, std::vector<std::string>(positionals.begin() + 1, positionals.end()));
   }
   if (positionals.size() != 1) {
-    std::cerr << "error: " << (positionals.empty() ? "expected a report directory" : "expected one report directory") << "\n" << kReportUsage;
+    usage_error("report", positionals.empty() ? "expected a report directory" : "expected one report directory");
     return kExitUsage;
   }
   const std::filesystem::path dir = positionals.front();

@@ -196,7 +196,7 @@ int run_command(const Args& args) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
   }
   if (!in.error().empty()) {
-    std::cerr << "error: " << in.error() << "\n\n" << kRunUsage;
+    usage_error("run", in.error());
     return kExitUsage;
   }
   options.seed = *seed;
@@ -307,13 +307,13 @@ int lint_command(const Args& args) {
       return kExitPassed;
     }
     if (a.rfind("-", 0) == 0) {
-      std::cerr << "error: unknown option \"" << a << "\"\n\n" << kLintUsage;
+      usage_error("lint", "unknown option \"" + a + "\"");
       return kExitUsage;
     }
     paths.push_back(a);
   }
   if (paths.empty()) {
-    std::cerr << "error: no PATH given\n\n" << kLintUsage;
+    usage_error("lint", "no PATH given");
     return kExitUsage;
   }
   std::vector<Scenario> scenarios;

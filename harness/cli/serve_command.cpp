@@ -179,7 +179,7 @@ int serve_command(const Args& args) {
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (host.empty()) in.set_error("--host expects an address, found \"\"");
   if (!in.error().empty()) {
-    std::cerr << "error: " << in.error() << "\n\n" << serve_usage();
+    usage_error("serve", in.error());
     return kExitUsage;
   }
   serve::SessionRegistry registry;

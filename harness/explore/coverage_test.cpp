@@ -14,6 +14,7 @@
 #include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/runner.h"
+#include "tests/test_temp.h"
 
 namespace hx = harness::explore;
 
@@ -188,7 +189,7 @@ TEST_CASE("an invariant whose precondition never held is named in a warning, on 
   o.seed = seed;
   o.cases = 1;
   o.write_counterexample = false;
-  const auto path = std::filesystem::temp_directory_path() / "hiccup-coverage-warning.json";
+  const auto path = hiccup_test::temp_path("hiccup-coverage-warning.json");
   std::filesystem::remove(path);
   auto listener = harness::make_summary_listener(path.string());
   std::ostringstream log;
@@ -208,6 +209,8 @@ TEST_CASE("an invariant whose precondition never held is named in a warning, on 
   CHECK(warnings.size() == unexercised.size());
   CHECK(summary["coverage"]["invariants"]["at-most-once"]["cases"] == 0);
   CHECK(summary["coverage"]["cases"] == 1);
+  in.close();
+  std::filesystem::remove(path);
   // A run where it held names no such warning.
   hx::ExploreOptions big = o;
   big.cases = 60;

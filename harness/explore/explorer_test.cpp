@@ -17,13 +17,14 @@
 #include "harness/scenario_io.h"
 #include "runtime_under_test/defects.h"
 #include "tests/test_scale.h"
+#include "tests/test_temp.h"
 
 namespace hx = harness::explore;
 
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("hiccup-explore-test-" + name);
+  const auto dir = hiccup_test::temp_path("hiccup-explore-test-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -484,6 +485,7 @@ TEST_CASE("a written counterexample is a valid scenario that fails again when ru
   harness::Scenario clean = s;
   clean.runtime.defects.clear();
   CHECK(harness::run_scenario(clean, run).passed());
+  std::filesystem::remove_all(o.report_dir);  // kept when a REQUIRE above stops the test
 }
 
 TEST_CASE("1000 generated cases give the same verdicts and digests over HTTP and in memory",

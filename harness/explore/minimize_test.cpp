@@ -21,6 +21,7 @@
 #include "harness/scenario_io.h"
 #include "runtime_under_test/defects.h"
 #include "tests/test_scale.h"
+#include "tests/test_temp.h"
 
 namespace hx = harness::explore;
 
@@ -250,7 +251,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 TEST_CASE("every defect's minimized counterexample lints clean and replays with hiccup run", "[minimal]") {
   const std::string hiccup = std::string(HICCUP_BINARY_DIR) + "/hiccup";
-  const auto root = std::filesystem::temp_directory_path() / "hiccup-minimal-replay";
+  const auto root = hiccup_test::temp_path("hiccup-minimal-replay");
   std::filesystem::remove_all(root);
   for (const auto& info : rut::defect_catalogue()) {
     const auto defects = kill_matrix_defects(info);
@@ -285,4 +286,5 @@ TEST_CASE("every defect's minimized counterexample lints clean and replays with 
       }
     }
   }
+  std::filesystem::remove_all(root);  // kept when a REQUIRE above stops the test
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/report/report.h"
+#include "tests/test_temp.h"
 
 namespace harness {
 namespace {
@@ -116,7 +117,7 @@ TEST_CASE("report.html of a run without cases says so and still has its filters"
 }
 
 TEST_CASE("the html listener writes report.html from the same object as summary.json") {
-  const auto dir = std::filesystem::temp_directory_path() / "hiccup_html_listener_test";
+  const auto dir = hiccup_test::temp_path("hiccup_html_listener_test");
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "report.html").string();
   auto l = make_html_listener(path);

@@ -9,6 +9,7 @@
 #include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/transcript.h"
+#include "tests/test_temp.h"
 
 namespace harness {
 namespace {
@@ -40,10 +41,11 @@ void feed(ReportListener& l) {
 }
 
 TEST_CASE("junit.xml matches its baseline, with the seed as a property and escaped messages") {
-  const std::string path = (std::filesystem::temp_directory_path() / "hiccup_report_test_junit.xml").string();
+  const std::string path = hiccup_test::temp_path("hiccup_report_test_junit.xml").string();
   auto l = make_junit_listener(path);
   feed(*l);
   const std::string got = std::regex_replace(slurp(path), std::regex(R"(time="[^"]*")"), R"(time="T")");
+  std::filesystem::remove(path);
   const std::string want = R"(<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="hiccup" tests="2" failures="1" time="T">
   <testsuite name="hiccup.run" tests="2" failures="1" errors="0" skipped="0" time="T">
@@ -65,7 +67,7 @@ TEST_CASE("junit.xml matches its baseline, with the seed as a property and escap
 }
 
 TEST_CASE("a report file that cannot be written is an error naming it, and the other reports are still written") {
-  const auto dir = std::filesystem::temp_directory_path() / "hiccup_report_test_unwritable";
+  const auto dir = hiccup_test::temp_path("hiccup_report_test_unwritable");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "junit.xml");  // a folder where the file should go
   FanoutListener report;
@@ -84,10 +86,11 @@ TEST_CASE("a report file that cannot be written is an error naming it, and the o
 }
 
 TEST_CASE("summary.json carries seed, digests and violations per case") {
-  const std::string path = (std::filesystem::temp_directory_path() / "hiccup_report_test_summary.json").string();
+  const std::string path = hiccup_test::temp_path("hiccup_report_test_summary.json").string();
   auto l = make_summary_listener(path);
   feed(*l);
   const auto j = nlohmann::json::parse(slurp(path));
+  std::filesystem::remove(path);
   CHECK(j["seed"] == 7);
   CHECK(j["passed"] == 1);
   CHECK(j["failed"] == 1);
@@ -101,13 +104,14 @@ TEST_CASE("summary.json carries seed, digests and violations per case") {
 }
 
 TEST_CASE("summary.json merges the totals' extra fields into its top level") {
-  const std::string path = (std::filesystem::temp_directory_path() / "hiccup_report_test_extra.json").string();
+  const std::string path = hiccup_test::temp_path("hiccup_report_test_extra.json").string();
   auto l = make_summary_listener(path);
   l->run_starting(RunInfo{"explore", 3, "memory", {}, ""});
   RunTotals t{0, 0, 0, 1.0};
   t.extra["digest"] = "0123456789abcdef";
   l->run_ended(t);
   const auto j = nlohmann::json::parse(slurp(path));
+  std::filesystem::remove(path);
   CHECK(j["digest"] == "0123456789abcdef");
   CHECK(j["command"] == "explore");
 }
@@ -171,7 +175,7 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
 }
 
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {
-  const auto dir = std::filesystem::temp_directory_path() / "hiccup_report_test_md";
+  const auto dir = hiccup_test::temp_path("hiccup_report_test_md");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string md = (dir / "summary.md").string(), step = (dir / "step.md").string();
@@ -201,7 +205,7 @@ TEST_CASE("summary.md lists each failing case with its violations and replay lin
 }
 
 TEST_CASE("summary.md caps the failing cases and violations it lists and says how many more") {
-  const std::string md = (std::filesystem::temp_directory_path() / "hiccup_report_test_cap.md").string();
+  const std::string md = hiccup_test::temp_path("hiccup_report_test_cap.md").string();
   auto l = make_markdown_listener(md);
   l->run_starting(RunInfo{"explore", 1, "memory", {}, ""});
   const int failing = kSummaryMdMaxCases + 5;
@@ -215,6 +219,7 @@ TEST_CASE("summary.md caps the failing cases and violations it lists and says ho
   }
   l->run_ended(RunTotals{0, failing, 0, 1.0});
   const std::string s = slurp(md);
+  std::filesystem::remove(md);
   CHECK(s.find("`case-" + std::to_string(kSummaryMdMaxCases - 1) + "`") != std::string::npos);
   CHECK(s.find("`case-" + std::to_string(kSummaryMdMaxCases) + "`") == std::string::npos);
   CHECK(s.find("… and 5 more failing case(s): see summary.json") != std::string::npos);

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Usage errors of every `hiccup` command: exit 2, nothing on stdout, and on stderr one short
+message that names the command and what was wrong, and points to the command's --help (the whole
+help text is not reprinted: it scrolled the message off the screen). And --help itself still
+prints the command's usage on stdout with exit 0.
+
+usage: usage_errors.py --hiccup PATH --work DIR
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+# (arguments, the command the message names, a text the message must contain)
+CASES = [
+    (["run", "--bogus", "x.json"], "run", '"--bogus"'),
+    (["run", "--seed", "abc", "x.json"], "run", "abc"),
+    (["run", "--defect", "nosuch", "x.json"], "run", "nosuch"),
+    (["run", "--transport"], "run", "--transport needs a value"),
+    (["explore", "--cases", "abc"], "explore", "abc"),
+    (["explore", "--bogus"], "explore", '"--bogus"'),
+    (["explore", "--defect", "nosuch"], "explore", 'unknown defect "nosuch"'),
+    (["lint"], "lint", "no PATH given"),
+    (["lint", "--bogus", "x.json"], "lint", '"--bogus"'),
+    (["serve", "--port", "abc"], "serve", "abc"),
+    (["serve", "--bogus"], "serve", '"--bogus"'),
+    (["matrix", "--bogus"], "matrix", '"--bogus"'),
+    (["report"], "report", "expected a report directory"),
+    (["report", "--bogus", "d"], "report", '"--bogus"'),
+    (["report", "merge", "out"], "report", "at least one shard report directory"),
+    (["defects", "extra"], "defects", '"extra"'),
+    (["faults", "extra"], "faults", '"extra"'),
+    (["invariants", "extra"], "invariants", '"extra"'),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hiccup", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    a.hiccup = os.path.abspath(a.hiccup)
+    os.makedirs(a.work, exist_ok=True)
+    failures = []
+
+    def run(args):
+        return subprocess.run([a.hiccup] + args, cwd=a.work, capture_output=True, text=True, timeout=30)
+
+    for args, command, needle in CASES:
+        p = run(args)
+        err = p.stderr
+        lines = err.splitlines()
+        problems = []
+        if p.returncode != 2:
+            problems.append(f"exit {p.returncode}, expected 2")
+        if p.stdout:
+            problems.append(f"stdout not empty: {p.stdout[:200]!r}")
+        if not err.startswith(f"error: hiccup {command}: "):
+            problems.append(f"stderr does not start with 'error: hiccup {command}: '")
+        if needle not in err:
+            problems.append(f"stderr does not name {needle!r}")
+        if f"hiccup {command} --help" not in err:
+            problems.append(f"stderr does not point to 'hiccup {command} --help'")
+        if len(lines) > 3 or "usage:" in err:
+            problems.append(f"stderr reprints the help ({len(lines)} lines)")
+        verdict = "ok  " if not problems else "FAIL"
+        print(f"{verdict} hiccup {' '.join(args)}: exit {p.returncode}, {err.splitlines()[0] if lines else '(no stderr)'}")
+        failures += [f"hiccup {' '.join(args)}: {x}\n  stderr: {err[:300]!r}" for x in problems]
+
+    p = run(["nosuch"])
+    if p.returncode != 2 or not p.stderr.startswith('error: unknown command "nosuch"') or \
+            "hiccup --help" not in p.stderr or len(p.stderr.splitlines()) > 3:
+        failures.append(f"hiccup nosuch: exit {p.returncode}, stderr {p.stderr!r}")
+    print(f"{'ok  ' if not failures else 'FAIL'} hiccup nosuch: exit {p.returncode}")
+
+    for command in sorted({c for _, c, _ in CASES}):
+        p = run([command, "--help"])
+        if p.returncode != 0 or not p.stdout.startswith(f"usage: hiccup {command}"):
+            failures.append(f"hiccup {command} --help: exit {p.returncode}, stdout starts {p.stdout[:80]!r}")
+    print(f"{len(CASES) + 1} usage errors and {len({c for _, c, _ in CASES})} --help texts checked")
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
