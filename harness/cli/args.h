@@ -20,7 +20,9 @@ class ArgReader {
   const std::string& peek() const { return args_[i_]; }
 
   /// If the current argument is `flag` or `flag=VALUE`, consumes it and its value into `value`.
-  /// A missing value sets error(). Returns true when the flag matched.
+  /// A missing or empty value (`--jobs=`, `--report-dir ""`) sets error(): no option of hiccup's
+  /// takes an empty value, and reading one as "not given" would silently drop what was asked.
+  /// Returns true when the flag matched.
   bool value(const std::string& flag, std::string& value) {
     const std::string& a = args_[i_];
     if (a == flag) {
@@ -31,11 +33,13 @@ class ArgReader {
       }
       value = args_[i_ + 1];
       i_ += 2;
+      if (value.empty()) set_error(flag + " needs a value, found \"\"");
       return true;
     }
     if (a.rfind(flag + "=", 0) == 0) {
       value = a.substr(flag.size() + 1);
       ++i_;
+      if (value.empty()) set_error(flag + " needs a value, found \"\"");
       return true;
     }
     return false;
