@@ -33,16 +33,14 @@ class ArgReader {
       }
       value = args_[i_ + 1];
       i_ += 2;
-      if (value.empty()) set_error(flag + " needs a value, found \"\"");
-      return true;
-    }
-    if (a.rfind(flag + "=", 0) == 0) {
+    } else if (a.rfind(flag + "=", 0) == 0) {
       value = a.substr(flag.size() + 1);
       ++i_;
-      if (value.empty()) set_error(flag + " needs a value, found \"\"");
-      return true;
+    } else {
+      return false;
     }
-    return false;
+    if (value.empty()) set_error(flag + " needs a value, found \"\"");
+    return true;
   }
 
   /// Whether the current argument is exactly `flag` (consumed when it is).

@@ -96,8 +96,7 @@ int matrix_command(const Args& args) {
     in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + timeout_text + "\"");
   }
   if (!in.error().empty()) {
-    usage_error("matrix", in.error());
-    return kExitUsage;
+    return usage_error("matrix", in.error());
   }
 
   std::vector<agents::Recipe> recipes;

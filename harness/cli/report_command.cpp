@@ -76,8 +76,7 @@ bool is_within(const std::filesystem::path& inner, const std::filesystem::path& 
 int merge_command(const Args& args, const std::vector<std::string>& positionals) {
   namespace fs = std::filesystem;
   if (positionals.size() < 2) {
-    usage_error("report", "merge expects OUT and at least one shard report directory");
-    return kExitUsage;
+    return usage_error("report", "merge expects OUT and at least one shard report directory");
   }
   std::error_code ec;
   const fs::path out_dir = positionals.front();
@@ -171,8 +170,7 @@ int report_command(const Args& args) {
       return kExitPassed;
     }
     if (a.rfind("-", 0) == 0) {
-      usage_error("report", "unknown option \"" + a + "\"");
-      return kExitUsage;
+      return usage_error("report", "unknown option \"" + a + "\"");
     }
     positionals.push_back(a);
   }
@@ -180,8 +178,7 @@ int report_command(const Args& args) {
     return merge_command(args, std::vector<std::string>(positionals.begin() + 1, positionals.end()));
   }
   if (positionals.size() != 1) {
-    usage_error("report", positionals.empty() ? "expected a report directory" : "expected one report directory");
-    return kExitUsage;
+    return usage_error("report", positionals.empty() ? "expected a report directory" : "expected one report directory");
   }
   const std::filesystem::path dir = positionals.front();
   const auto summary = read_summary(dir);

@@ -141,7 +141,7 @@ int run_command(const Args& args) {
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
   std::string agent, agent_cmd, agent_timeout, provider;
-  bool provider_given = false, agent_given = false, agent_cmd_given = false, seed_given = false,
+  bool provider_given = false, seed_given = false,
        transport_given = false;
   bool catches = false, strict = false, transcripts = false;
   while (!in.done()) {
@@ -155,8 +155,8 @@ int run_command(const Args& args) {
              (in.value("--transport", transport) && (transport_given = true)) ||
              (in.value("--provider", provider) && (provider_given = true)) ||
              (in.value("--seed", seed_text) && (seed_given = true)) ||
-             (in.value("--agent", agent) && (agent_given = true)) ||
-             (in.value("--agent-cmd", agent_cmd) && (agent_cmd_given = true)) ||
+             in.value("--agent", agent) ||
+             in.value("--agent-cmd", agent_cmd) ||
              in.value("--agent-timeout", agent_timeout)) {
     } else if (in.flag("--catches")) catches = true;
     else if (in.flag("--transcripts")) transcripts = true;
@@ -175,8 +175,6 @@ int run_command(const Args& args) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  provider + "\"");
   }
-  if (agent_given && agent.empty()) in.set_error("--agent needs a recipe name or path, found \"\"");
-  if (agent_cmd_given && agent_cmd.empty()) in.set_error("--agent-cmd needs a command, found \"\"");
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
   const bool black_box = !agent.empty() || !agent_cmd.empty();
   if (black_box && seed_given) in.set_error("--seed applies to the reference runtime, not to --agent/--agent-cmd");
@@ -196,8 +194,7 @@ int run_command(const Args& args) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
   }
   if (!in.error().empty()) {
-    usage_error("run", in.error());
-    return kExitUsage;
+    return usage_error("run", in.error());
   }
   options.seed = *seed;
   options.extra_defects = defects;
@@ -307,14 +304,12 @@ int lint_command(const Args& args) {
       return kExitPassed;
     }
     if (a.rfind("-", 0) == 0) {
-      usage_error("lint", "unknown option \"" + a + "\"");
-      return kExitUsage;
+      return usage_error("lint", "unknown option \"" + a + "\"");
     }
     paths.push_back(a);
   }
   if (paths.empty()) {
-    usage_error("lint", "no PATH given");
-    return kExitUsage;
+    return usage_error("lint", "no PATH given");
   }
   std::vector<Scenario> scenarios;
   if (!load_all(paths, scenarios)) return kExitInvalidInput;

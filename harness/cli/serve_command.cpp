@@ -177,10 +177,8 @@ int serve_command(const Args& args) {
   if (!window || *window < 1) in.set_error("--journal-window expects a whole number >= 1, found \"" + window_text + "\"");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
-  if (host.empty()) in.set_error("--host expects an address, found \"\"");
   if (!in.error().empty()) {
-    usage_error("serve", in.error());
-    return kExitUsage;
+    return usage_error("serve", in.error());
   }
   serve::SessionRegistry registry;
   std::string scenario_name;
