@@ -29,29 +29,96 @@ std::string too_large(std::uintmax_t bytes) {
 // Thrown by parse_json_bounded when the text nests deeper than mock::kMaxJsonDepth.
 struct TooDeep {};
 
-// nlohmann's DOM builder, counting depth as containers open. Not a parser callback: after every
-// object the callback parser scans the whole enclosing array for discarded values, so a scenario
-// with N events took O(N²) (200,000 events: 7 s of CPU, blocking `hiccup serve`'s event loop).
+// Thrown by parse_json_bounded when an object names a key twice: `pointer` is the JSON pointer of
+// the second occurrence. RFC 8259 section 4 says the names of an object SHOULD be unique and that
+// parsers then differ; nlohmann keeps the last, so a scenario that names "faults" twice in a turn
+// would lose the first list without a word.
+struct DuplicateKey {
+  std::string pointer;
+};
+
+const char* const kDuplicateKeyMessage =
+    "this key appears twice in its object; a JSON parser keeps only one of the two (which one differs), "
+    "so remove or merge one";
+
+// nlohmann's DOM builder, counting depth as containers open and refusing a key its object already
+// has. Not a parser callback: after every object the callback parser scans the whole enclosing
+// array for discarded values, so a scenario with N events took O(N²) (200,000 events: 7 s of
+// CPU, blocking `hiccup serve`'s event loop).
 class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
  public:
   explicit BoundedDomParser(json& root) : json_sax_dom_parser(root, /*allow_exceptions=*/true) {}
-  bool start_object(std::size_t n) { return open() && json_sax_dom_parser::start_object(n); }
-  bool end_object() { --depth_; return json_sax_dom_parser::end_object(); }
-  bool start_array(std::size_t n) { return open() && json_sax_dom_parser::start_array(n); }
-  bool end_array() { --depth_; return json_sax_dom_parser::end_array(); }
+  bool null() { element(); return json_sax_dom_parser::null(); }
+  bool boolean(bool v) { element(); return json_sax_dom_parser::boolean(v); }
+  bool number_integer(json::number_integer_t v) { element(); return json_sax_dom_parser::number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { element(); return json_sax_dom_parser::number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) {
+    element();
+    return json_sax_dom_parser::number_float(v, s);
+  }
+  bool string(json::string_t& v) { element(); return json_sax_dom_parser::string(v); }
+  bool binary(json::binary_t& v) { element(); return json_sax_dom_parser::binary(v); }
+  bool start_object(std::size_t n) {
+    open(true);
+    return json_sax_dom_parser::start_object(n);
+  }
+  bool key(json::string_t& k) {
+    Level& level = levels_.back();
+    if (!level.keys.insert(k).second) {
+      level.key = k;
+      throw DuplicateKey{pointer()};
+    }
+    level.key = k;
+    return json_sax_dom_parser::key(k);
+  }
+  bool end_object() { levels_.pop_back(); return json_sax_dom_parser::end_object(); }
+  bool start_array(std::size_t n) {
+    open(false);
+    return json_sax_dom_parser::start_array(n);
+  }
+  bool end_array() { levels_.pop_back(); return json_sax_dom_parser::end_array(); }
 
  private:
-  bool open() {
-    if (depth_++ >= mock::kMaxJsonDepth) throw TooDeep{};
-    return true;
+  // One open container: an object's keys so far and its current key, or an array's current index.
+  struct Level {
+    bool object = false;
+    std::set<std::string, std::less<>> keys;
+    std::string key;
+    std::size_t index = 0;
+    bool started = false;
+  };
+  // A value begins: inside an array it is the next element.
+  void element() {
+    if (levels_.empty() || levels_.back().object) return;
+    Level& level = levels_.back();
+    if (level.started) ++level.index;
+    level.started = true;
   }
-  std::size_t depth_ = 0;
+  void open(bool object) {
+    if (levels_.size() >= mock::kMaxJsonDepth) throw TooDeep{};
+    element();
+    levels_.push_back(Level{object, {}, {}, 0, false});
+  }
+  std::string pointer() const {
+    std::string out;
+    for (const Level& level : levels_) {
+      out += '/';
+      if (!level.object) {
+        out += std::to_string(level.index);
+        continue;
+      }
+      out += pointer_escape(level.key);
+    }
+    return out;
+  }
+  std::vector<Level> levels_;
 };
 
 // json::parse with a depth limit enforced by the parser itself, as it descends: nlohmann's parser
 // is iterative, but copies, dumps and our validator recurse and overflow the stack near 100,000
 // levels. Counting in the parser (not in a text scan) also counts brackets after a `"` in a
-// `//` comment right. Throws TooDeep, or json::parse_error for invalid JSON (UTF-8 included).
+// `//` comment right. Throws TooDeep, DuplicateKey, or json::parse_error for invalid JSON (UTF-8
+// included).
 json parse_json_bounded(std::string_view text, bool ignore_comments) {
   json root;
   BoundedDomParser sax(root);
@@ -835,6 +902,9 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
     result.problems.push_back({file, "", "arrays and objects nest deeper than " +
                                              std::to_string(mock::kMaxJsonDepth) + " levels"});
     return result;
+  } catch (const DuplicateKey& d) {
+    result.problems.push_back({file, d.pointer, kDuplicateKeyMessage});
+    return result;
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     auto pos = what.find("] ");
@@ -973,6 +1043,16 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (e.waited_s) expect["waited_s"] = to_ordered(number_json(*e.waited_s));
   if (!expect.empty()) out["expect"] = expect;
   return out;
+}
+
+std::optional<LoadProblem> duplicate_key(std::string_view text) {
+  try {
+    (void)parse_json_bounded(text, /*ignore_comments=*/false);
+  } catch (const DuplicateKey& d) {
+    return LoadProblem{"", d.pointer, kDuplicateKeyMessage};
+  } catch (...) {
+  }
+  return std::nullopt;
 }
 
 std::string write_scenario(const Scenario& s) { return scenario_to_json(s).dump(2) + "\n"; }

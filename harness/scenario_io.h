@@ -92,6 +92,13 @@ struct ScanOptions {
                                                               const ScanOptions& scan = {},
                                                               std::vector<std::string>* notes = nullptr);
 
+/// The first key that an object of the JSON `text` names twice: a problem (file "") whose pointer
+/// is the second occurrence's (RFC 6901) and whose message is the loader's. nullopt when every
+/// object's keys are unique, and also when `text` is not JSON or nests deeper than
+/// mock::kMaxJsonDepth (parsing it reports that). RFC 8259 section 4: an object's names SHOULD be
+/// unique, and parsers differ on which of two they keep; nlohmann keeps the last.
+[[nodiscard]] std::optional<LoadProblem> duplicate_key(std::string_view text);
+
 /// RFC 6901 escaping of one reference token ("~" → "~0", "/" → "~1").
 std::string pointer_escape(std::string_view token);
 

@@ -478,6 +478,35 @@ TEST_CASE("a scenario with many events loads in time linear in their number") {
   CHECK(large < 8 * std::max(small, 0.02));  // 4 times the events: about 4 times the time, not 16
 }
 
+TEST_CASE("a key named twice in one object is one problem at the second one's pointer") {
+  // nlohmann keeps the last of two equal keys: without the check, the first "events" list of this
+  // attempt would be dropped without a word and the scenario would play the second.
+  const std::string twice = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[)"
+                            R"({"events":[{"text":"a"},{"finish":"stop"}]},)"
+                            R"({"events":[{"text":"b"}],"events":[{"text":"c"},{"finish":"stop"}]}]}]})";
+  const harness::LoadResult r = parse_scenario(twice, "twice.json");
+  REQUIRE(r.problems.size() == 1u);
+  CHECK(r.problems[0].file == "twice.json");
+  CHECK(r.problems[0].pointer == "/turns/0/attempts/1/events");
+  CHECK(r.problems[0].message.find("appears twice") != std::string::npos);
+  CHECK_FALSE(r.scenario.has_value());
+
+  // Inside a call's args, with a key that needs RFC 6901 escaping, after arrays of scalars.
+  const harness::LoadResult args =
+      parse_scenario(scenario_with_args_value(R"([1, "two", null, [3]], "a/b~c": 1, "a/b~c": 2)"), "a.json");
+  REQUIRE(args.problems.size() == 1u);
+  CHECK(args.problems[0].pointer == "/turns/0/attempts/0/events/0/call/args/a~1b~0c");
+
+  // The top level too, and a comment does not hide it.
+  const harness::LoadResult top = parse_scenario(std::string("// c\n") + R"({"name":"y",)" + (kMinimal + 1), "t.json");
+  REQUIRE(top.problems.size() == 1u);
+  CHECK(top.problems[0].pointer == "/name");
+
+  // The same key in sibling objects, or nested under itself, is fine.
+  CHECK(parse_scenario(scenario_with_args_value(R"({"x": {"x": 1}}, "y": [{"x": 1}, {"x": 2}])"), "ok.json")
+            .problems.empty());
+}
+
 TEST_CASE("invalid UTF-8 in a scenario is a syntax problem with its byte offset") {
   std::string text = scenario_with_args_value(R"("ab)" + std::string("\xff\xfe") + R"(")");
   const harness::LoadResult r = parse_scenario(text, "u.json");

@@ -63,6 +63,12 @@ Body parse_body(const std::string& body, bool empty_is_object) {
                                      ? "not valid JSON, or nested deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels"
                                      : "expected an object, found " + std::string(j.type_name())}}}))};
   }
+  // nlohmann keeps the last of two equal keys: a scenario object naming "faults" twice would lose
+  // the first without a word, where `hiccup lint` refuses the same scenario as a file.
+  if (auto dup = duplicate_key(body)) {
+    return {json(), error_answer(400, "bad_request", "the request body names a key twice",
+                                 json::array({{{"pointer", dup->pointer}, {"message", dup->message}}}))};
+  }
   return {std::move(j), std::nullopt};
 }
 

@@ -193,6 +193,25 @@ TEST_CASE("control API errors come in hiccup's envelope with their status") {
   auto r = c.Post("/_hiccup/sessions", "{not json", "application/json");
   REQUIRE(r);
   CHECK(r->status == 400);
+
+  // A key named twice, which nlohmann's parser would settle by keeping the last: refused at the
+  // second one's pointer, in the request body and in a scenario given as file text, as lint does.
+  std::string text = deploy_scenario().dump();
+  text.insert(text.size() - 1, R"(,"prompt":"Deploy again.")");
+  auto twice = c.Post("/_hiccup/sessions", R"({"id":"twice","scenario":)" + text + "}", "application/json");
+  REQUIRE(twice);
+  CHECK(twice->status == 400);
+  const json body_twice = json::parse(twice->body);
+  CHECK(body_twice["error"]["code"] == "bad_request");
+  REQUIRE(body_twice["error"]["problems"].size() == 1);
+  CHECK(body_twice["error"]["problems"][0]["pointer"] == "/scenario/prompt");
+  CHECK(body_twice["error"]["problems"][0]["message"].get<std::string>().find("appears twice") != std::string::npos);
+  auto [st, as_text] = f.call("POST", "/_hiccup/sessions", {{"id", "twice"}, {"scenario", text}});
+  CHECK(st == 400);
+  CHECK(as_text["error"]["code"] == "invalid_scenario");
+  REQUIRE(as_text["error"]["problems"].size() == 1);
+  CHECK(as_text["error"]["problems"][0]["pointer"] == "/prompt");
+  CHECK(f.call("GET", "/_hiccup/sessions/twice").first == 404);  // neither was created
 }
 
 TEST_CASE("without a default session the root paths answer 404 in hiccup's envelope") {
