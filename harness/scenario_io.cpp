@@ -1145,7 +1145,8 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
     } else if (fs::exists(path, ec)) {
       out.push_back(path);
     } else {
-      problems.push_back({path, "", "no such file or folder"});
+      problems.push_back(path.empty() ? LoadProblem{"\"\"", "", "an empty path names no file or folder"}
+                                      : LoadProblem{path, "", "no such file or folder"});
     }
   }
   // A file named twice (directly and through its folder, say) is read once.

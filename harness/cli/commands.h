@@ -17,6 +17,9 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInvalidInput = 3;
 inline constexpr int kExitNondeterministic = 4;
+/// An exception no command expected (a bug in hiccup, or the machine failing under it): main's
+/// catch-all. Not 1, which says a verdict failed: CI must not read a crash of hiccup as a caught bug.
+inline constexpr int kExitInternal = 5;
 
 using Args = std::vector<std::string>;
 

@@ -27,7 +27,7 @@ commands:
 
 `hiccup COMMAND --help` explains each command; `hiccup --version` prints the version.
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
-            4 determinism mismatch (explore --check-determinism)
+            4 determinism mismatch (explore --check-determinism), 5 internal error (a bug in hiccup)
 )";
 
 }  // namespace
@@ -55,14 +55,16 @@ int main(int argc, char** argv) {
       {"report", report_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
-    std::cerr << "error: unknown command \"" << command << "\" (the commands: run, explore, lint, serve, matrix, report,\n"
-                 "defects, faults, invariants; see `hiccup --help`)\n";
+    std::cerr << "error: unknown command \"" << command
+              << "\" (the commands: run, explore, lint, serve, matrix, report, defects, faults, invariants)\n"
+                 "(see `hiccup --help`)\n";
     return kExitUsage;
   }
   try {
     return it->second(args);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << '\n';
-    return kExitFailed;
+    std::cerr << "error: hiccup " << command << ": internal error: " << e.what()
+              << "\n(exit 5: not a verdict; please report it with the command line)\n";
+    return kExitInternal;
   }
 }

@@ -78,13 +78,18 @@ int merge_command(const Args& args, const std::vector<std::string>& positionals)
   if (positionals.size() < 2) {
     return usage_error("report", "merge expects OUT and at least one shard report directory");
   }
+  for (std::size_t i = 0; i < positionals.size(); ++i) {
+    if (positionals[i].empty()) {
+      return usage_error("report", i == 0 ? "merge: OUT is an empty path" : "merge: a shard directory is an empty path");
+    }
+  }
   std::error_code ec;
   const fs::path out_dir = positionals.front();
-  const fs::path abs_out = fs::weakly_canonical(fs::absolute(out_dir), ec);
+  const fs::path abs_out = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
   std::vector<ShardReport> shards;
   for (std::size_t i = 1; i < positionals.size(); ++i) {
     const fs::path dir = positionals[i];
-    const fs::path abs_dir = fs::weakly_canonical(fs::absolute(dir), ec);
+    const fs::path abs_dir = fs::weakly_canonical(fs::absolute(dir, ec), ec);
     if (is_within(abs_out, abs_dir)) {
       std::cerr << "error: OUT " << out_dir.string() << (abs_out == abs_dir ? " is" : " lies inside") << " the shard directory "
                 << dir.string() << ": write the merged report to a directory of its own\n";
@@ -180,6 +185,7 @@ int report_command(const Args& args) {
   if (positionals.size() != 1) {
     return usage_error("report", positionals.empty() ? "expected a report directory" : "expected one report directory");
   }
+  if (positionals.front().empty()) return usage_error("report", "the report directory is an empty path");
   const std::filesystem::path dir = positionals.front();
   const auto summary = read_summary(dir);
   if (!summary) return kExitInvalidInput;
