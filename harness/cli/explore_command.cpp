@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
@@ -39,7 +40,8 @@ options:
   --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
-                            $GITHUB_STEP_SUMMARY when that is set
+                            $GITHUB_STEP_SUMMARY when that is set; an earlier exploration's
+                            counterexamples there (explore-sS-cN.json) are removed first
   --transcripts             every case's transcript in summary.json (`explored`); the failing
                             property always carries its counterexample's
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
@@ -161,6 +163,27 @@ int explore_command(const Args& args) {
               << (ec ? ": " + ec.message() : std::string()) << '\n';
     return kExitInvalidInput;
   }
+  // The report directory shows this exploration only: a counterexample an earlier one wrote
+  // (explore-sSEED-cCASE.json, the names explore gives) would look like this run's finding after a
+  // run that found nothing. Other files there are left alone.
+  {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(options.report_dir) / "counterexamples";
+    static const std::regex kName(R"(explore-s[0-9]+-c[0-9]+\.json)");
+    int removed = 0;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code rm;
+      if (it->is_regular_file(rm) && std::regex_match(it->path().filename().string(), kName) &&
+          fs::remove(it->path(), rm)) {
+        ++removed;
+      }
+    }
+    if (removed > 0) {
+      std::cerr << "note: removed " << removed << " counterexample(s) of an earlier exploration from "
+                << dir.string() << "\n";
+    }
+    ec.clear();
+  }
   FanoutListener report;
   report.set_command_line(command_line("explore", args));
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
@@ -176,8 +199,9 @@ int explore_command(const Args& args) {
     std::cerr << "error: report not written: " << e.what() << "\n";
     return kExitInvalidInput;
   } catch (const std::exception& e) {
-    std::cerr << "error: explore: " << e.what() << "\n";
-    return kExitFailed;
+    std::cerr << "error: hiccup explore: internal error: " << e.what()
+              << "\n(exit 5: not a verdict; please report it with the command line)\n";
+    return kExitInternal;
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks hiccup's reports from real runs: summary.json against docs/summary.schema.json (with
 Debian's python3-jsonschema), summary.md and $GITHUB_STEP_SUMMARY, folder scans that skip report
-directories, and explore's run digest. One check per ctest entry:
+directories, explore's run digest, and no stale counterexamples. One check per ctest entry:
 
     check_reports.py --hiccup build/hiccup --source . --work DIR CHECK
 """
@@ -302,6 +302,27 @@ class Checker:
         assert digest("--seed", "6") != a, "another seed, another digest"
         assert digest("--seed", "5", "--defect", "keep-calls-on-retry", "--keep-going") != a, \
             "another defect, another digest"
+
+    def check_stale_counterexamples(self):
+        # A counterexample an earlier exploration left in the report directory must not look like
+        # this run's finding: explore removes the files it names (explore-sS-cN.json), nothing else.
+        d = self.dir("stale")
+        cx = os.path.join(d, "counterexamples")
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", d], 1)
+        first = os.listdir(cx)
+        assert len(first) == 1 and first[0].startswith("explore-s1-c") and first[0].endswith(".json"), first
+        with open(os.path.join(cx, "my-notes.json"), "w") as f:
+            f.write("{}\n")
+        os.makedirs(os.path.join(cx, "explore-s1-c9.json"))  # not a file: left alone
+        p = self.hiccup_run(["explore", "--cases", "100", "--report-dir", d], 0)
+        assert sorted(os.listdir(cx)) == ["explore-s1-c9.json", "my-notes.json"], os.listdir(cx)
+        assert "removed 1 counterexample(s) of an earlier exploration" in p.stderr, p.stderr
+        # A later failing run writes its own again, and a run with nothing to remove says nothing.
+        self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--seed", "2",
+                         "--report-dir", d], 1)
+        assert any(n.startswith("explore-s2-c") for n in os.listdir(cx)), os.listdir(cx)
+        p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", self.dir("fresh")], 0)
+        assert "removed" not in p.stderr, p.stderr
 
     def check_report_command(self):
         d = self.failing_run()
