@@ -939,7 +939,16 @@ LoadResult load_scenario_file(const std::string& path) {
   };
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) return refused("cannot read file");
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    // The same words as a folder scan's for a path that is not there (collect_scenario_files).
+    if (path.empty()) {
+      LoadResult r;
+      r.problems.push_back({"\"\"", "", "an empty path names no file or folder"});
+      return r;
+    }
+    if (!std::filesystem::exists(path, ec)) return refused("no such file or folder");
+    return refused(std::filesystem::is_directory(path, ec) ? "a folder, not a scenario file" : "cannot read file");
+  }
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxScenarioBytes) return refused(too_large(size));
   // Read at most one byte past the limit whatever file_size said: a device, a pipe or a file that

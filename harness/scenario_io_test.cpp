@@ -253,6 +253,14 @@ TEST_CASE("an unreadable file is one problem") {
   REQUIRE(r.problems.size() == 1);
   CHECK(r.problems[0].pointer.empty());
   CHECK(r.problems[0].file == "/nonexistent/nope.json");
+  // In the words a folder scan uses (`hiccup run`, `lint` and `serve` read files through here).
+  CHECK(r.problems[0].message == "no such file or folder");
+  const harness::LoadResult folder = harness::load_scenario_file(std::filesystem::temp_directory_path().string());
+  REQUIRE(folder.problems.size() == 1);
+  CHECK(folder.problems[0].message == "a folder, not a scenario file");
+  const harness::LoadResult empty = harness::load_scenario_file("");
+  REQUIRE(empty.problems.size() == 1);
+  CHECK(harness::format_problem(empty.problems[0]) == "error: \"\": an empty path names no file or folder");
 }
 
 TEST_CASE("round trip: parse(write(s)) == s for every fault kind and finish reason") {
