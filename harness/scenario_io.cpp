@@ -47,7 +47,8 @@ const char* const kDuplicateKeyMessage =
 // CPU, blocking `hiccup serve`'s event loop).
 class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
  public:
-  explicit BoundedDomParser(json& root) : json_sax_dom_parser(root, /*allow_exceptions=*/true) {}
+  BoundedDomParser(json& root, bool refuse_duplicate_keys)
+      : json_sax_dom_parser(root, /*allow_exceptions=*/true), refuse_duplicates_(refuse_duplicate_keys) {}
   bool null() { element(); return json_sax_dom_parser::null(); }
   bool boolean(bool v) { element(); return json_sax_dom_parser::boolean(v); }
   bool number_integer(json::number_integer_t v) { element(); return json_sax_dom_parser::number_integer(v); }
@@ -64,7 +65,7 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
   }
   bool key(json::string_t& k) {
     Level& level = levels_.back();
-    if (!level.keys.insert(k).second) {
+    if (refuse_duplicates_ && !level.keys.insert(k).second) {
       level.key = k;
       throw DuplicateKey{pointer()};
     }
@@ -112,6 +113,7 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
     return out;
   }
   std::vector<Level> levels_;
+  bool refuse_duplicates_;
 };
 
 // json::parse with a depth limit enforced by the parser itself, as it descends: nlohmann's parser
@@ -119,9 +121,9 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
 // levels. Counting in the parser (not in a text scan) also counts brackets after a `"` in a
 // `//` comment right. Throws TooDeep, DuplicateKey, or json::parse_error for invalid JSON (UTF-8
 // included).
-json parse_json_bounded(std::string_view text, bool ignore_comments) {
+json parse_json_bounded(std::string_view text, bool ignore_comments, bool refuse_duplicate_keys = true) {
   json root;
-  BoundedDomParser sax(root);
+  BoundedDomParser sax(root, refuse_duplicate_keys);
   json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json, /*strict=*/true,
                   ignore_comments);
   return root;
@@ -1054,6 +1056,23 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   return out;
 }
 
+std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
+                                              std::string& error) {
+  try {
+    return parse_json_bounded(text, options.ignore_comments, options.refuse_duplicate_keys);
+  } catch (const TooDeep&) {
+    error = "arrays and objects nest deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels";
+  } catch (const DuplicateKey& d) {
+    error = d.pointer + ": " + kDuplicateKeyMessage;
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    error = "invalid json at byte " + std::to_string(e.byte) + ": " + what;
+  }
+  return std::nullopt;
+}
+
 std::optional<LoadProblem> duplicate_key(std::string_view text) {
   try {
     (void)parse_json_bounded(text, /*ignore_comments=*/false);
@@ -1072,7 +1091,7 @@ bool is_report_dir(const std::string& dir) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   json j;
   try {
-    j = parse_json_bounded(text, /*ignore_comments=*/false);
+    j = parse_json_bounded(text, /*ignore_comments=*/false, /*refuse_duplicate_keys=*/false);
   } catch (...) {
     return false;
   }
@@ -1085,7 +1104,9 @@ bool looks_like_scenario_file(const std::string& path) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   json j;
   try {
-    j = parse_json_bounded(text, /*ignore_comments=*/true);
+    // A key named twice is the loader's to refuse in a scenario file; a JSON file that is not one
+    // (a package.json, say) is skipped whatever its keys.
+    j = parse_json_bounded(text, /*ignore_comments=*/true, /*refuse_duplicate_keys=*/false);
   } catch (...) {
     return true;  // not JSON, or too deep: the loader reports why
   }

@@ -92,6 +92,21 @@ struct ScanOptions {
                                                               const ScanOptions& scan = {},
                                                               std::vector<std::string>* notes = nullptr);
 
+/// How parse_json_text reads: `//` and `/* */` comments allowed or not; a key named twice in one
+/// object refused or (as nlohmann does) the last kept.
+struct JsonTextOptions {
+  bool ignore_comments = true;
+  bool refuse_duplicate_keys = true;
+};
+
+/// JSON `text` parsed as the scenario loader parses it, for the other files hiccup reads
+/// (summary.json, known-failures files, agent recipes): at most mock::kMaxJsonDepth levels
+/// counted as the parser descends (deeper text would overflow the stack of nlohmann's recursive
+/// copy and destructor). nullopt with a one-line `error` when the text is not JSON ("invalid json
+/// at byte N: ..."), nests too deep, or names a key twice ("/POINTER: this key appears twice ...").
+[[nodiscard]] std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
+                                                            std::string& error);
+
 /// The first key that an object of the JSON `text` names twice: a problem (file "") whose pointer
 /// is the second occurrence's (RFC 6901) and whose message is the loader's. nullopt when every
 /// object's keys are unique, and also when `text` is not JSON or nests deeper than

@@ -375,6 +375,7 @@ TEST_CASE("a folder scan skips report and build directories, hidden folders and 
   std::ofstream(dir / "suite/broken.json") << "{ not json";           // the loader reports it
   std::ofstream(dir / "suite/package.json") << R"({"name": "x"})";     // not a scenario
   std::ofstream(dir / "suite/list.json") << "[1, 2]";                  // not a scenario
+  std::ofstream(dir / "suite/twice.json") << R"({"name": "x", "name": "y"})";  // not a scenario either
   std::ofstream(dir / "reports/counterexamples/c.json") << scenario;   // the run's own report dir
   std::ofstream(dir / "old-run/summary.json") << R"({"command": "explore", "cases": []})";
   std::ofstream(dir / "old-run/counterexamples/d.json") << scenario;  // another run's report dir
@@ -399,7 +400,7 @@ TEST_CASE("a folder scan skips report and build directories, hidden folders and 
   CHECK(all.find("reports: skipped, the report directory of this run") != std::string::npos);
   CHECK(all.find("old-run: skipped, a report directory") != std::string::npos);
   CHECK(all.find("build: skipped, a build directory (it holds CMakeCache.txt)") != std::string::npos);
-  CHECK(all.find("skipped 2 JSON file(s) that are not scenario files") != std::string::npos);
+  CHECK(all.find("skipped 3 JSON file(s) that are not scenario files") != std::string::npos);
   CHECK(all.find(".cache") == std::string::npos);  // hidden folders are skipped without a note
   // Named directly, a file is read whatever it holds (lint then says what is wrong with it).
   files = harness::collect_scenario_files({(dir / "suite/package.json").string()}, problems);

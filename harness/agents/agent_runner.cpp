@@ -22,6 +22,7 @@
 #include "harness/oracle.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
+#include "mock_server/wire_format.h"
 
 namespace harness::agents {
 namespace fs = std::filesystem;
@@ -52,7 +53,7 @@ std::vector<json> json_object_lines(const std::string& output) {
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
-    json j = json::parse(line, nullptr, false);
+    json j = mock::parse_json(line);  // depth-limited: the output is the agent's, not ours
     if (j.is_object()) out.push_back(std::move(j));
   }
   return out;

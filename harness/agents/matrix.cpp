@@ -122,8 +122,10 @@ KnownFailures load_known_failures(const std::string& path) {
   if (!in) throw std::runtime_error(path + ": cannot read the known-failures file");
   std::stringstream text;
   text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, false, /*ignore_comments=*/true);
-  if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
+  std::string error;
+  const std::optional<json> parsed = parse_json_text(text.str(), {}, error);
+  if (!parsed) throw std::runtime_error(path + ": " + error);
+  const json& j = *parsed;
   try {
     return known_failures_from_json(j);
   } catch (const std::runtime_error& e) {

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/scenario_io.h"
+
 namespace harness::agents {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -194,8 +196,10 @@ Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_d
   }
   std::stringstream text;
   text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, false, /*ignore_comments=*/true);
-  if (j.is_discarded()) throw std::runtime_error(path.string() + ": not valid JSON");
+  std::string error;
+  const std::optional<json> parsed = parse_json_text(text.str(), {}, error);
+  if (!parsed) throw std::runtime_error(path.string() + ": " + error);
+  const json& j = *parsed;
   try {
     return recipe_from_json(j);
   } catch (const std::runtime_error& e) {

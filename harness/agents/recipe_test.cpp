@@ -3,6 +3,9 @@
 
 #include "harness/agents/recipe.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +45,18 @@ TEST_CASE("a recipe with an unknown field or a bad argv is rejected, naming the 
                     "recipe field \"flavour\": unknown field");
   CHECK_THROWS_WITH(recipe_from_json({{"name", "x"}, {"argv", nlohmann::json::array()}}),
                     "recipe field \"argv\": expected a non-empty array of strings");
+}
+
+TEST_CASE("a recipe file that names a key twice or nests absurdly deep is one clear error, not a crash") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hiccup-recipe-test-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  const std::string twice = dir + "/twice.json";
+  std::ofstream(twice) << R"({"name": "x", "argv": ["a"], "argv": ["b"]})";
+  CHECK_THROWS_WITH(load_recipe(twice, dir), Catch::Contains(twice + ": /argv: this key appears twice"));
+  const std::string deep = dir + "/deep.json";
+  std::ofstream(deep) << R"({"name": "x", "argv": ["a"], "env": )" << std::string(100000, '[') << std::string(100000, ']') << "}";
+  CHECK_THROWS_WITH(load_recipe(deep, dir), Catch::Contains("nest deeper than 512 levels"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("agent-cmd runs its command through /bin/sh -c") {

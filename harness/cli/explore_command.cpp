@@ -165,24 +165,38 @@ int explore_command(const Args& args) {
   }
   // The report directory shows this exploration only: a counterexample an earlier one wrote
   // (explore-sSEED-cCASE.json, the names explore gives) would look like this run's finding after a
-  // run that found nothing. Other files there are left alone.
+  // run that found nothing. Other files there are left alone. One that cannot be removed (or a
+  // folder that cannot be listed) stops the run, as a report file that cannot be written does.
   {
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(options.report_dir) / "counterexamples";
-    static const std::regex kName(R"(explore-s[0-9]+-c[0-9]+\.json)");
+    static const std::regex kName(R"(explore-s(0|[1-9][0-9]*)-c(0|[1-9][0-9]*)\.json)");
     int removed = 0;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code list;
+    fs::directory_iterator it(dir, list);
+    if (list && list != std::errc::no_such_file_or_directory && list != std::errc::not_a_directory) {
+      std::cerr << "error: " << dir.string() << ": cannot look for an earlier exploration's counterexamples: "
+                << list.message() << '\n';
+      return kExitInvalidInput;
+    }
+    for (fs::directory_iterator end; !list && it != end; it.increment(list)) {
       std::error_code rm;
-      if (it->is_regular_file(rm) && std::regex_match(it->path().filename().string(), kName) &&
-          fs::remove(it->path(), rm)) {
-        ++removed;
+      if (!std::regex_match(it->path().filename().string(), kName) ||
+          !(it->is_regular_file(rm) || it->is_symlink(rm))) {
+        continue;
       }
+      if (!fs::remove(it->path(), rm) || rm) {
+        std::cerr << "error: " << it->path().string() << ": cannot remove this counterexample of an earlier "
+                  << "exploration (" << (rm ? rm.message() : std::string("not removed"))
+                  << "); left there it would read as this run's\n";
+        return kExitInvalidInput;
+      }
+      ++removed;
     }
     if (removed > 0) {
       std::cerr << "note: removed " << removed << " counterexample(s) of an earlier exploration from "
                 << dir.string() << "\n";
     }
-    ec.clear();
   }
   FanoutListener report;
   report.set_command_line(command_line("explore", args));

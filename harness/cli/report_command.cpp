@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 
 #include <unistd.h>
 
 #include "harness/cli/commands.h"
+#include "harness/scenario_io.h"
 #include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/version.h"
@@ -47,13 +49,17 @@ std::optional<nlohmann::json> read_summary(const std::filesystem::path& dir) {
               << " a report directory of hiccup run, explore or matrix?)\n";
     return std::nullopt;
   }
-  nlohmann::json summary;
-  try {
-    summary = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    std::cerr << "error: " << summary_path.string() << ": not valid JSON: " << e.what() << '\n';
+  // Depth-limited as the scenario loader is: a summary nested 100,000 deep parsed, then crashed
+  // the merge's recursive copy (SIGSEGV) instead of exiting 3.
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string error;
+  std::optional<nlohmann::json> parsed =
+      parse_json_text(text, {/*ignore_comments=*/false, /*refuse_duplicate_keys=*/false}, error);
+  if (!parsed) {
+    std::cerr << "error: " << summary_path.string() << ": " << error << '\n';
     return std::nullopt;
   }
+  nlohmann::json summary = std::move(*parsed);
   if (!summary.is_object() || !summary.contains("cases") || !summary["cases"].is_array() ||
       !summary.contains("schema") || !summary["schema"].is_number_integer()) {
     std::cerr << "error: " << summary_path.string() << ": not a hiccup summary (expected an object with \"schema\" and \"cases\")\n";

@@ -314,8 +314,10 @@ class Checker:
         with open(os.path.join(cx, "my-notes.json"), "w") as f:
             f.write("{}\n")
         os.makedirs(os.path.join(cx, "explore-s1-c9.json"))  # not a file: left alone
+        with open(os.path.join(cx, "explore-s01-c2.json"), "w") as f:  # not a name explore gives
+            f.write("{}\n")
         p = self.hiccup_run(["explore", "--cases", "100", "--report-dir", d], 0)
-        assert sorted(os.listdir(cx)) == ["explore-s1-c9.json", "my-notes.json"], os.listdir(cx)
+        assert sorted(os.listdir(cx)) == ["explore-s01-c2.json", "explore-s1-c9.json", "my-notes.json"], os.listdir(cx)
         assert "removed 1 counterexample(s) of an earlier exploration" in p.stderr, p.stderr
         # A later failing run writes its own again, and a run with nothing to remove says nothing.
         self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--seed", "2",
@@ -345,7 +347,7 @@ class Checker:
         with open(os.path.join(empty, "summary.json"), "w") as f:
             f.write("{not json")
         p = self.hiccup_run(["report", empty], 3)
-        assert "not valid JSON" in p.stderr, p.stderr
+        assert "summary.json: invalid json at byte 3" in p.stderr, p.stderr
         with open(os.path.join(empty, "summary.json"), "w") as f:
             f.write('{"turns": []}')
         p = self.hiccup_run(["report", empty], 3)
@@ -463,6 +465,16 @@ class Checker:
         assert "bad-types/summary.json: /cases/0/passed: expected true or false" in p.stderr, p.stderr
         assert {n: os.path.getmtime(os.path.join(out, n)) for n in os.listdir(out)} == before, "OUT untouched"
         assert not [n for n in os.listdir(self.work) if ".merging-" in n], "no staging directory left behind"
+        # A shard's summary nested 100,000 deep: exit 3 naming it (it parsed and then crashed the
+        # merge's recursive copy with SIGSEGV, exit 139).
+        deep = self.dir("deep")
+        shutil.copytree(by_k[2], deep, dirs_exist_ok=True)
+        with open(os.path.join(deep, "summary.json")) as f:
+            text = f.read().rstrip()
+        with open(os.path.join(deep, "summary.json"), "w") as f:
+            f.write(text[:-1] + ', "extra": ' + "[" * 100000 + "]" * 100000 + "}")
+        p = self.hiccup_run(["report", "merge", out, by_k[1], deep, by_k[3], by_k[4]], 3)
+        assert "deep/summary.json: arrays and objects nest deeper than 512" in p.stderr, p.stderr
         # OUT inside a shard directory would write into that shard.
         p = self.hiccup_run(["report", "merge", os.path.join(by_k[1], "merged")] + shards, 3)
         assert "lies inside the shard directory" in p.stderr, p.stderr
