@@ -31,6 +31,14 @@ inline int usage_error(std::string_view command, std::string_view message) {
   return kExitUsage;
 }
 
+/// An exception no command expected, as the catch-alls report it on stderr: `error: hiccup
+/// COMMAND: internal error: WHAT` and a line saying it is not a verdict. Returns kExitInternal.
+inline int internal_error(std::string_view command, std::string_view what) {
+  std::cerr << "error: hiccup " << command << ": internal error: " << what
+            << "\n(exit 5: not a verdict; please report it with the command line)\n";
+  return kExitInternal;
+}
+
 /// `hiccup COMMAND ARGS…` as a shell would read it back (arguments with spaces or quotes in single
 /// quotes), for reports.
 inline std::string command_line(const std::string& command, const Args& args) {

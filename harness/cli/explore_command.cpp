@@ -61,6 +61,48 @@ exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --de
 
 }  // namespace
 
+namespace {
+
+/// Removes from REPORT_DIR/counterexamples the counterexamples an earlier exploration wrote
+/// (explore-sSEED-cCASE.json, the names explore gives), which would otherwise read as this run's
+/// finding after a run that found nothing; other files are left alone. A note on stderr counts
+/// them. False, with the error on stderr, when one cannot be removed or the folder cannot be
+/// listed: the run then stops, as for a report file that cannot be written.
+bool remove_stale_counterexamples(const std::string& report_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(report_dir) / "counterexamples";
+  static const std::regex kName(R"(explore-s(0|[1-9][0-9]*)-c(0|[1-9][0-9]*)\.json)");
+  std::error_code list;
+  fs::directory_iterator it(dir, list);
+  if (list && list != std::errc::no_such_file_or_directory && list != std::errc::not_a_directory) {
+    std::cerr << "error: " << dir.string() << ": cannot look for an earlier exploration's counterexamples: "
+              << list.message() << '\n';
+    return false;
+  }
+  int removed = 0;
+  for (fs::directory_iterator end; !list && it != end; it.increment(list)) {
+    std::error_code rm;
+    if (!std::regex_match(it->path().filename().string(), kName) ||
+        !(it->is_regular_file(rm) || it->is_symlink(rm))) {
+      continue;
+    }
+    if (!fs::remove(it->path(), rm) || rm) {
+      std::cerr << "error: " << it->path().string() << ": cannot remove this counterexample of an earlier "
+                << "exploration (" << (rm ? rm.message() : std::string("not removed"))
+                << "); left there it would read as this run's\n";
+      return false;
+    }
+    ++removed;
+  }
+  if (removed > 0) {
+    std::cerr << "note: removed " << removed << " counterexample(s) of an earlier exploration from "
+              << dir.string() << "\n";
+  }
+  return true;
+}
+
+}  // namespace
+
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text;
@@ -163,41 +205,7 @@ int explore_command(const Args& args) {
               << (ec ? ": " + ec.message() : std::string()) << '\n';
     return kExitInvalidInput;
   }
-  // The report directory shows this exploration only: a counterexample an earlier one wrote
-  // (explore-sSEED-cCASE.json, the names explore gives) would look like this run's finding after a
-  // run that found nothing. Other files there are left alone. One that cannot be removed (or a
-  // folder that cannot be listed) stops the run, as a report file that cannot be written does.
-  {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::path(options.report_dir) / "counterexamples";
-    static const std::regex kName(R"(explore-s(0|[1-9][0-9]*)-c(0|[1-9][0-9]*)\.json)");
-    int removed = 0;
-    std::error_code list;
-    fs::directory_iterator it(dir, list);
-    if (list && list != std::errc::no_such_file_or_directory && list != std::errc::not_a_directory) {
-      std::cerr << "error: " << dir.string() << ": cannot look for an earlier exploration's counterexamples: "
-                << list.message() << '\n';
-      return kExitInvalidInput;
-    }
-    for (fs::directory_iterator end; !list && it != end; it.increment(list)) {
-      std::error_code rm;
-      if (!std::regex_match(it->path().filename().string(), kName) ||
-          !(it->is_regular_file(rm) || it->is_symlink(rm))) {
-        continue;
-      }
-      if (!fs::remove(it->path(), rm) || rm) {
-        std::cerr << "error: " << it->path().string() << ": cannot remove this counterexample of an earlier "
-                  << "exploration (" << (rm ? rm.message() : std::string("not removed"))
-                  << "); left there it would read as this run's\n";
-        return kExitInvalidInput;
-      }
-      ++removed;
-    }
-    if (removed > 0) {
-      std::cerr << "note: removed " << removed << " counterexample(s) of an earlier exploration from "
-                << dir.string() << "\n";
-    }
-  }
+  if (!remove_stale_counterexamples(options.report_dir)) return kExitInvalidInput;
   FanoutListener report;
   report.set_command_line(command_line("explore", args));
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
@@ -213,9 +221,7 @@ int explore_command(const Args& args) {
     std::cerr << "error: report not written: " << e.what() << "\n";
     return kExitInvalidInput;
   } catch (const std::exception& e) {
-    std::cerr << "error: hiccup explore: internal error: " << e.what()
-              << "\n(exit 5: not a verdict; please report it with the command line)\n";
-    return kExitInternal;
+    return internal_error("explore", e.what());
   }
 }
 

@@ -63,8 +63,6 @@ int main(int argc, char** argv) {
   try {
     return it->second(args);
   } catch (const std::exception& e) {
-    std::cerr << "error: hiccup " << command << ": internal error: " << e.what()
-              << "\n(exit 5: not a verdict; please report it with the command line)\n";
-    return kExitInternal;
+    return internal_error(command, e.what());
   }
 }

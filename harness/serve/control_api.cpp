@@ -55,19 +55,24 @@ struct Body {
 Body parse_body(const std::string& body, bool empty_is_object) {
   if (body.empty() && empty_is_object) return {json::object(), std::nullopt};
   // Depth-limited as it parses (mock::kMaxJsonDepth): nlohmann's recursive copies and destructor
-  // overflow a connection thread's stack near 100,000 levels.
-  json j = mock::parse_json(body);
+  // overflow a connection thread's stack near 100,000 levels. A key named twice is refused
+  // (nlohmann keeps the last: a scenario object naming "faults" twice would lose the first without
+  // a word, where `hiccup lint` refuses the same scenario as a file); only a body that fails is
+  // parsed again, to tell that from invalid JSON.
+  std::string parse_error;
+  std::optional<json> parsed = parse_json_text(body, {/*ignore_comments=*/false, /*refuse_duplicate_keys=*/true}, parse_error);
+  if (!parsed) {
+    if (auto dup = duplicate_key(body)) {
+      return {json(), error_answer(400, "bad_request", "the request body names a key twice",
+                                   json::array({{{"pointer", dup->pointer}, {"message", dup->message}}}))};
+    }
+  }
+  json j = parsed ? std::move(*parsed) : json(json::value_t::discarded);
   if (j.is_discarded() || !j.is_object()) {
     return {json(), error_answer(400, "bad_request", "the request body must be a JSON object",
                                  json::array({{{"pointer", ""}, {"message", j.is_discarded()
                                      ? "not valid JSON, or nested deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels"
                                      : "expected an object, found " + std::string(j.type_name())}}}))};
-  }
-  // nlohmann keeps the last of two equal keys: a scenario object naming "faults" twice would lose
-  // the first without a word, where `hiccup lint` refuses the same scenario as a file.
-  if (auto dup = duplicate_key(body)) {
-    return {json(), error_answer(400, "bad_request", "the request body names a key twice",
-                                 json::array({{{"pointer", dup->pointer}, {"message", dup->message}}}))};
   }
   return {std::move(j), std::nullopt};
 }
