@@ -11,7 +11,8 @@
 # by comparison operands, so the ASan tree's guided runs stay the default.
 # Only the fuzz targets and the libraries they link are built here; the ctest under ASan + UBSan has
 # a tree without coverage instrumentation (build-asan, scripts/sanitize.sh). --configure-only
-# configures this tree and stops.
+# configures this tree and stops; --install-only installs what is missing and stops; --build-only
+# builds the targets and stops (scripts/test.sh builds them in the background that way).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +31,9 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+[ "$seconds" != --install-only ] || exit 0
 
-build=build-fuzz
+build=${HICCUP_FUZZ_BUILD:-build-fuzz}
 sanitizers=address,undefined
 opt="-O1 -gline-tables-only"
 if [ "${FUZZ_FAST:-0}" = 1 ]; then
@@ -50,6 +52,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DHICCUP_FUZZ=ON -DHICCUP_FUZZ_SANITIZERS="$sanitizers" >/dev/null
 [ "$seconds" = --configure-only ] && exit 0
 ninja -C "$build" -j"${JOBS:-2}" hiccup_fuzz_seeds "${targets[@]}"
+[ "$seconds" != --build-only ] || exit 0
 rm -rf "$build/corpus/seeds"
 ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/hiccup_fuzz_seeds" . "$build/corpus/seeds"
 

@@ -17,9 +17,16 @@
 # the HTTP-against-memory cases run a quarter of their requests or seeds, every entry still runs.
 # A finding fails the test that hit it (UBSan does not recover; ASan/TSan abort the test binary).
 # ASAN_OPTIONS, UBSAN_OPTIONS and TSAN_OPTIONS from the environment come after these, so they win.
-#   scripts/sanitize.sh [asan|tsan]...   (default: both)
+# --install-only installs what is missing and stops; --build-only configures and builds the trees
+# without running ctest (scripts/test.sh builds them in the background that way).
+#   scripts/sanitize.sh [--install-only|--build-only] [asan|tsan]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+step=all
+case "${1:-}" in
+  --install-only) step=install; shift ;;
+  --build-only) step=build; shift ;;
+esac
 modes=("$@")
 ((${#modes[@]})) || modes=(asan tsan)
 
@@ -35,6 +42,7 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+[ "$step" != install ] || exit 0
 
 # Everything at -O1, the test sources too. Tried and left: the test sources at -O0
 # (HICCUP_TEST_OPT=-O0) compiled in less than half the time (a unity batch of runtime_tests 17.9
@@ -42,9 +50,9 @@ fi
 # meets, the test object's: the libraries then ran the -O0 copies of the RapidCheck generators
 # and JSON code they share with the tests, and an exploration entry took 95 s for one seed where
 # it had taken 81 s for three.
-configure() {  # DIR SANITIZERS
+configure() {  # DIR SANITIZERS [CMAKE_ARGS...]
   CC=clang CXX=clang++ cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DHICCUP_SANITIZE="$2" >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DHICCUP_SANITIZE="$2" "${@:3}" >/dev/null
 }
 # The repetition-heavy entries (the soak's requests, the kill matrices' seeds, the 1,000 cases over
 # HTTP and in memory) run a quarter of their repetitions here, every one of them in the plain
@@ -58,23 +66,29 @@ export HICCUP_TEST_SCALE="${HICCUP_TEST_SCALE:-0.25}"
 # sessions at once) run whole.
 tsan_tests='HTTP|http|server|keep-alive|stop returns|slowloris|never reads|100 MB|1 MB header|hundred thousand|start throws|disconnect closes|reset aborts|cut sends|generateContent with|soak|moves to a worker|pipelined|max_connections|number of jobs|100-continue'
 tsan_skip='larger than the socket buffers'
+# The tree compiles only the test sources that declare a test these select (CMakeLists.txt,
+# HICCUP_TEST_SOURCE_FILTER); the serve label's binary whole.
+tsan_labels='mock_server|runtime|harness|soak'
 
 for mode in "${modes[@]}"; do
   case "$mode" in
     asan)
       configure build-asan address,undefined
       ninja -C build-asan -j"${JOBS:-2}"
+      [ "$step" != build ] || continue
       (cd build-asan &&
         ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:malloc_context_size=8${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
         ctest --output-on-failure -j2 --timeout 900 -LE 'agents|sdk|browser')
       ;;
     tsan)
-      configure build-tsan thread
+      configure build-tsan thread -DHICCUP_TEST_SOURCE_FILTER="$tsan_tests" \
+        -DHICCUP_TEST_SOURCE_FILTER_LABELS="$tsan_labels"
       ninja -C build-tsan -j"${JOBS:-2}" mock_server_tests runtime_tests harness_tests mock_server_soak_tests harness_serve_tests
+      [ "$step" != build ] || continue
       (cd build-tsan &&
         export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/../scripts/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" &&
-        ctest --output-on-failure -j2 --timeout 900 -L 'mock_server|runtime|harness|soak' -R "$tsan_tests" -E "$tsan_skip" &&
+        ctest --output-on-failure -j2 --timeout 900 -L "$tsan_labels" -R "$tsan_tests" -E "$tsan_skip" &&
         ctest --output-on-failure -j2 --timeout 900 -L '^serve$')
       ;;
     *) echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2; exit 2 ;;

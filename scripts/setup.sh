@@ -3,6 +3,7 @@
 # Safe to run again: installs nothing when everything is present, rebuilds incrementally.
 # HICCUP_BUILD_ONLY=1 installs only what building needs, not what the tests use (chromium, python
 # modules): for CI jobs that only run hiccup, e.g. examples/ci/github-actions.yml.
+# --install-only installs and stops (scripts/test.sh, before its background builds start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+[ "${1:-}" != --install-only ] || exit 0
 
 # HICCUP_DEBUG_INFO (default -g) is the debug-info flag of the RelWithDebInfo build: CI (.ci/run)
 # uses -g1 (functions and line tables, enough for backtraces; about 30% less compile time than -g).

@@ -10,6 +10,11 @@
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
 #   - FUZZ_SECONDS=N (CI: 30): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
 #     time, ASan + UBSan with coverage (build-fuzz/).
+# The sanitizer and fuzz trees are built in the background from the start, one after another, at
+# idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
+# the cores that the plain build's last long sources, the agent CLIs' real-time waits in the plain
+# ctest and the TSan ctest's timeouts leave idle, and each test phase then waits for its tree (the
+# waiting phase gives the build both cores). Their logs: build-logs/TREE.log.
 # Each phase prints its wall time. Arguments go to the plain ctest run only.
 #   scripts/test.sh [CTEST_ARGS...]        e.g. SANITIZE=1 FUZZ_SECONDS=30 scripts/test.sh -LE agents
 set -euo pipefail
@@ -29,6 +34,45 @@ for mode in "${sanitizers[@]}"; do
   [[ $mode == asan || $mode == tsan ]] ||
     { echo "test.sh: SANITIZE must be 0, 1, all, asan, tsan or asan,tsan; found '$mode'" >&2; exit 2; }
 done
+# Installs first, one apt at a time; then the background builds; then the plain build.
+scripts/setup.sh --install-only
+((${#sanitizers[@]} == 0)) || scripts/sanitize.sh --install-only
+[ "${FUZZ_SECONDS:-0}" = 0 ] || scripts/fuzz.sh --install-only
+trees=("${sanitizers[@]}")
+[ "${FUZZ_SECONDS:-0}" = 0 ] || trees+=(fuzz)
+logs=build-logs
+background=""
+if ((${#trees[@]})); then
+  mkdir -p "$logs"
+  for t in "${trees[@]}"; do rm -f "$logs/$t.done"; done
+  idle=(chrt --idle 0)
+  "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
+  # setsid: the builds get a process group of their own, which the trap below ends with the script.
+  setsid "${idle[@]}" bash -c '
+    for t in "$@"; do
+      start=$SECONDS rc=0
+      case "$t" in
+        fuzz) scripts/fuzz.sh --build-only ;;
+        *) scripts/sanitize.sh --build-only "$t" ;;
+      esac >"build-logs/$t.log" 2>&1 || rc=$?
+      echo "$rc $((SECONDS - start))" >"build-logs/$t.done"
+    done' background-builds "${trees[@]}" &
+  background=$!
+  trap '[ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
+  echo "test.sh: building ${trees[*]} in the background at idle priority (logs in $logs/)"
+fi
+await_tree() {  # TREE: waits for its background build; a failed one is rebuilt in the foreground
+  local rc took
+  while [ ! -e "$logs/$1.done" ] && kill -0 "$background" 2>/dev/null; do sleep 1; done
+  read -r rc took <"$logs/$1.done" 2>/dev/null || { rc='?' took='?'; }
+  echo "test.sh: the $1 tree's background build took $took s (exit $rc; $logs/$1.log)"
+  [ "$rc" = 0 ] || tail -20 "$logs/$1.log" >&2 || true
+}
+tree_then() {  # await_tree TREE -- COMMAND...: waits for TREE's background build, then runs COMMAND
+  "$1" "$2"
+  shift 3
+  "$@"
+}
 phase "setup and build" scripts/setup.sh
 # Three entries at a time on CI's 2 cores: the agent CLIs' matrices (started early, by COST) spend
 # about half their wall time waiting on the CLIs' real-time retries and timeouts (qwen-code and
@@ -36,10 +80,10 @@ phase "setup and build" scripts/setup.sh
 phase ctest bash -c 'cd build && ctest --output-on-failure -j"${CTEST_JOBS:-3}" --timeout 600 "$@"' ctest "$@"
 for mode in "${sanitizers[@]}"; do
   case "$mode" in
-    asan) phase "asan+ubsan build and ctest" scripts/sanitize.sh asan ;;
-    tsan) phase "tsan build and ctest" scripts/sanitize.sh tsan ;;
+    asan) phase "asan+ubsan build (the rest) and ctest" tree_then await_tree asan -- scripts/sanitize.sh asan ;;
+    tsan) phase "tsan build (the rest) and ctest" tree_then await_tree tsan -- scripts/sanitize.sh tsan ;;
   esac
 done
 if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-  phase "fuzz build and ${FUZZ_SECONDS} s per target" scripts/fuzz.sh "${FUZZ_SECONDS}"
+  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" tree_then await_tree fuzz -- scripts/fuzz.sh "${FUZZ_SECONDS}"
 fi
