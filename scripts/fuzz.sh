@@ -13,6 +13,7 @@
 # a tree without coverage instrumentation (build-asan, scripts/sanitize.sh). --configure-only
 # configures this tree and stops; --install-only installs what is missing and stops; --build-only
 # builds the targets and stops (scripts/test.sh builds them in the background that way).
+# HICCUP_FUZZ_BUILD=DIR builds the ASan tree there instead of build-fuzz/ (not the FUZZ_FAST one).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."

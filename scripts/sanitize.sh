@@ -95,6 +95,6 @@ for mode in "${modes[@]}"; do
         ctest --output-on-failure -j2 --timeout 900 -L "$tsan_labels" -R "$tsan_tests" -E "$tsan_skip" &&
         ctest --output-on-failure -j2 --timeout 900 -L '^serve$')
       ;;
-    *) echo "usage: scripts/sanitize.sh [asan|tsan]..." >&2; exit 2 ;;
+    *) echo "usage: scripts/sanitize.sh [--install-only|--build-only] [asan|tsan]..." >&2; exit 2 ;;
   esac
 done

@@ -12,9 +12,10 @@
 #     time, ASan + UBSan with coverage (build-fuzz/).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
-# the cores that the plain build's last long sources, the agent CLIs' real-time waits in the plain
-# ctest and the TSan ctest's timeouts leave idle, and each test phase then waits for its tree (the
-# waiting phase gives the build both cores). Their logs: build-logs/TREE.log.
+# what the foreground leaves idle (little in the plain build and ctest; the end of the ASan ctest
+# and most of the TSan ctest, which waits on real-time timeouts), and each test phase then waits
+# for its tree, which then has both cores (docs/ROBUSTNESS.md, "CI's time budget", stop 24).
+# Their logs: build-logs/TREE.log.
 # Each phase prints its wall time. Arguments go to the plain ctest run only.
 #   scripts/test.sh [CTEST_ARGS...]        e.g. SANITIZE=1 FUZZ_SECONDS=30 scripts/test.sh -LE agents
 set -euo pipefail
@@ -28,7 +29,11 @@ phase() {  # NAME COMMAND...: runs COMMAND, then prints how long it took
 case "${SANITIZE:-0}" in
   0 | "") sanitizers=() ;;
   1 | all) sanitizers=(asan tsan) ;;
-  *) read -r -a sanitizers <<<"${SANITIZE//,/ }" ;;
+  *) read -r -a modes <<<"${SANITIZE//,/ }"
+     sanitizers=()
+     for mode in "${modes[@]}"; do  # each once, in the order given
+       [[ " ${sanitizers[*]} " == *" $mode "* ]] || sanitizers+=("$mode")
+     done ;;
 esac
 for mode in "${sanitizers[@]}"; do
   [[ $mode == asan || $mode == tsan ]] ||
@@ -51,23 +56,41 @@ if ((${#trees[@]})); then
   # own (setsid): with the kernel's autogroups (sched_autogroup_enabled, on in Debian's kernels) a
   # new session is scheduled as a group of its own, as heavy as the foreground's, and got half the
   # CPU whatever its priority.
+  # Each TREE.done holds "EXIT SECONDS RUN": RUN (this script's pid) tells this run's from one
+  # left by an earlier run that was killed before its trap could end its builds; it is written
+  # whole (mv) so that a poll never reads half of it.
   perl -e 'setpgrp(0, 0); exec @ARGV or die "test.sh: cannot run @ARGV: $!\n"' -- "${idle[@]}" bash -c '
+    logs=$1 run=$2
+    shift 2
     for t in "$@"; do
       start=$SECONDS rc=0
       case "$t" in
         fuzz) scripts/fuzz.sh --build-only ;;
         *) scripts/sanitize.sh --build-only "$t" ;;
-      esac >"build-logs/$t.log" 2>&1 || rc=$?
-      echo "$rc $((SECONDS - start))" >"build-logs/$t.done"
-    done' background-builds "${trees[@]}" &
+      esac >"$logs/$t.log" 2>&1 || rc=$?
+      echo "$rc $((SECONDS - start)) $run" >"$logs/$t.done.tmp"
+      mv "$logs/$t.done.tmp" "$logs/$t.done"
+    done' background-builds "$logs" "$$" "${trees[@]}" &
   background=$!
   trap '[ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
   echo "test.sh: building ${trees[*]} in the background at idle priority (logs in $logs/)"
 fi
 await_tree() {  # TREE: waits for its background build; a failed one is rebuilt in the foreground
-  local rc took
-  while [ ! -e "$logs/$1.done" ] && kill -0 "$background" 2>/dev/null; do sleep 1; done
-  read -r rc took <"$logs/$1.done" 2>/dev/null || { rc='?' took='?'; }
+  local rc='?' took='?' run=''
+  done_here() { { read -r rc took run <"$logs/$1.done"; } 2>/dev/null && [ "$run" = "$$" ]; }
+  # The leader (until it has made its process group) or the whole group: the leader may be gone
+  # while a build it started is still running.
+  alive() { kill -0 "$background" 2>/dev/null || kill -0 -- -"$background" 2>/dev/null; }
+  until done_here "$1"; do
+    alive || { done_here "$1" || run=''; break; }
+    sleep 1
+  done
+  if [ "$run" != "$$" ]; then
+    # The builds ended without this tree's: nothing of them may still write into its directory.
+    kill -- -"$background" 2>/dev/null || true
+    while alive; do sleep 1; done
+    rc='?' took='?'
+  fi
   echo "test.sh: the $1 tree's background build took $took s (exit $rc; $logs/$1.log)"
   [ "$rc" = 0 ] || tail -20 "$logs/$1.log" >&2 || true
 }
