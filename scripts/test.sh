@@ -94,9 +94,9 @@ await_tree() {  # TREE: waits for its background build; a failed one is rebuilt 
   echo "test.sh: the $1 tree's background build took $took s (exit $rc; $logs/$1.log)"
   [ "$rc" = 0 ] || tail -20 "$logs/$1.log" >&2 || true
 }
-tree_then() {  # await_tree TREE -- COMMAND...: waits for TREE's background build, then runs COMMAND
-  "$1" "$2"
-  shift 3
+after_tree() {  # TREE COMMAND...: waits for TREE's background build, then runs COMMAND
+  await_tree "$1"
+  shift
   "$@"
 }
 phase "setup and build" scripts/setup.sh
@@ -106,10 +106,10 @@ phase "setup and build" scripts/setup.sh
 phase ctest bash -c 'cd build && ctest --output-on-failure -j"${CTEST_JOBS:-3}" --timeout 600 "$@"' ctest "$@"
 for mode in "${sanitizers[@]}"; do
   case "$mode" in
-    asan) phase "asan+ubsan build (the rest) and ctest" tree_then await_tree asan -- scripts/sanitize.sh asan ;;
-    tsan) phase "tsan build (the rest) and ctest" tree_then await_tree tsan -- scripts/sanitize.sh tsan ;;
+    asan) phase "asan+ubsan build (the rest) and ctest" after_tree asan scripts/sanitize.sh asan ;;
+    tsan) phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan ;;
   esac
 done
 if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" tree_then await_tree fuzz -- scripts/fuzz.sh "${FUZZ_SECONDS}"
+  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" after_tree fuzz scripts/fuzz.sh "${FUZZ_SECONDS}"
 fi
