@@ -72,7 +72,11 @@ if ((${#trees[@]})); then
       mv "$logs/$t.done.tmp" "$logs/$t.done"
     done' background-builds "$logs" "$$" "${trees[@]}" &
   background=$!
-  trap '[ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
+  # Output into a pipe that closes early (scripts/test.sh | head) would kill the script with
+  # SIGPIPE before its EXIT trap could end the builds: a SIGPIPE exits through the trap instead,
+  # which ignores further ones (its own writes, bash -x's trace) so that the kill always runs.
+  trap 'exit 141' PIPE
+  trap 'trap "" PIPE; [ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
   echo "test.sh: building ${trees[*]} in the background at idle priority (logs in $logs/)"
 fi
 await_tree() {  # TREE: waits for its background build; a failed one is rebuilt in the foreground
