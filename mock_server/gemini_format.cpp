@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "mock_server/json_text.h"
 #include "mock_server/request_validator.h"
 
 namespace mock::gemini {
@@ -158,42 +159,9 @@ std::string sse_frame(const ojson& response) { return "data: " + response.dump()
 
 namespace {
 
-/// Appends `s` as a JSON string exactly as nlohmann's dump() writes it: `"` and `\\` escaped,
-/// \b \f \n \r \t, other bytes below 0x20 as \u00xx (lower-case hex), the rest as is. False (and
-/// nothing appended) when `s` has a byte >= 0x80: nlohmann validates UTF-8, so those go its way.
-bool append_json_string(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    if (static_cast<unsigned char>(ch) >= 0x80) return false;
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xf];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-  return true;
-}
-
-/// event_frame without building a JSON tree, for text and finish events whose strings are ASCII:
-/// the same bytes as sse_frame(event_response(event, ctx)) (gemini_format_test compares them).
-/// False when the event needs the general path (a call; non-ASCII text, model or id).
+/// event_frame without building a JSON tree, for text and finish events: the same bytes as
+/// sse_frame(event_response(event, ctx)) (gemini_format_test compares them). False when the event
+/// needs the general path (a call).
 bool direct_event_frame(std::string& out, const Event& event, const FrameContext& ctx) {
   const auto* text = std::get_if<TextEvent>(&event);
   const auto* finish = std::get_if<FinishEvent>(&event);
@@ -202,7 +170,7 @@ bool direct_event_frame(std::string& out, const Event& event, const FrameContext
   out += "data: {\"candidates\":[{";
   if (text) {
     out += "\"content\":{\"role\":\"model\",\"parts\":[{\"text\":";
-    if (!append_json_string(out, text->text)) return false;
+    json_text::append_string(out, text->text);
     out += "}]},";
   } else {
     if (finish_has_content(finish->reason)) out += "\"content\":{\"role\":\"model\",\"parts\":[]},";
@@ -212,9 +180,9 @@ bool direct_event_frame(std::string& out, const Event& event, const FrameContext
   }
   out += "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,"
          "\"totalTokenCount\":9},\"modelVersion\":";
-  if (!append_json_string(out, ctx.model)) return false;
+  json_text::append_string(out, ctx.model);
   out += ",\"responseId\":";
-  if (!append_json_string(out, ctx.response_id)) return false;
+  json_text::append_string(out, ctx.response_id);
   out += "}\r\n\r\n";
   return true;
 }

@@ -15,6 +15,8 @@
 #include <cmath>
 #include <set>
 
+#include "mock_server/json_text.h"
+
 namespace mock::openai_chat {
 namespace {
 
@@ -316,29 +318,7 @@ ojson usage() {
   return u;
 }
 
-ojson chunk(const ChunkContext& ctx, ojson choices) {
-  ojson c = ojson::object();
-  c["id"] = ctx.id;
-  c["object"] = "chat.completion.chunk";
-  c["created"] = kCreated;
-  c["model"] = ctx.model;
-  c["system_fingerprint"] = std::string(kSystemFingerprint);
-  c["choices"] = std::move(choices);
-  if (ctx.include_usage) c["usage"] = nullptr;
-  return c;
-}
-
 std::string frame(const ojson& j) { return "data: " + j.dump() + "\n\n"; }
-
-std::string delta_frame(const ChunkContext& ctx, ojson delta, const char* finish_reason = nullptr) {
-  ojson choice = ojson::object();
-  choice["index"] = 0;
-  choice["delta"] = std::move(delta);
-  choice["logprobs"] = nullptr;
-  if (finish_reason) choice["finish_reason"] = finish_reason;
-  else choice["finish_reason"] = nullptr;
-  return frame(chunk(ctx, ojson::array({std::move(choice)})));
-}
 
 std::string arguments_text(const CallEvent& c) {
   return c.args.is_null() ? std::string("{}") : c.args.dump();
@@ -380,38 +360,49 @@ std::string_view default_message_for(int status) {
   }
 }
 
+/// Writes each chunk's JSON text directly (json_text.h): the same bytes as the nlohmann tree
+/// {id, object, created, model, system_fingerprint, choices, usage?} dumped, which the encoders
+/// built before (mock_server/testdata/encoder_bytes.txt pins them).
 class Encoder final : public StreamEncoder {
  public:
-  explicit Encoder(ChunkContext ctx) : ctx_(std::move(ctx)) {}
+  explicit Encoder(ChunkContext ctx) : ctx_(std::move(ctx)) {
+    prefix_ = "data: ";
+    json_text::Writer(prefix_)
+        .begin_object()
+        .member("id", ctx_.id)
+        .member("object", "chat.completion.chunk")
+        .member("created", kCreated)
+        .member("model", ctx_.model)
+        .member("system_fingerprint", kSystemFingerprint)
+        .key("choices");
+  }
 
   std::string open() override {
-    ojson delta = ojson::object();
-    delta["role"] = "assistant";
-    delta["content"] = "";
-    return delta_frame(ctx_, std::move(delta));
+    return delta_frame([](json_text::Writer& d) { d.member("role", "assistant").member("content", ""); });
   }
 
   std::vector<std::string> event_units(const Event& event, int call_index) override {
     if (auto* t = std::get_if<TextEvent>(&event)) {
-      return {delta_frame(ctx_, ojson{{"content", t->text}})};
+      return {delta_frame([t](json_text::Writer& d) { d.member("content", t->text); })};
     }
     if (auto* c = std::get_if<CallEvent>(&event)) {
       had_calls_ = true;
       std::vector<std::string> units;
-      ojson fn = ojson::object();
-      fn["name"] = c->name;
-      fn["arguments"] = "";
-      ojson start = ojson::object();
-      start["index"] = call_index;
-      start["id"] = c->id;
-      start["type"] = "function";
-      start["function"] = std::move(fn);
-      units.push_back(delta_frame(ctx_, ojson{{"tool_calls", ojson::array({std::move(start)})}}));
+      units.push_back(delta_frame([c, call_index](json_text::Writer& d) {
+        d.key("tool_calls").begin_array().begin_object()
+            .member("index", call_index)
+            .member("id", c->id)
+            .member("type", "function")
+            .key("function").begin_object().member("name", c->name).member("arguments", "").end_object()
+            .end_object().end_array();
+      }));
       for (const std::string& piece : split_fragments(arguments_text(*c), std::max(c->fragments, 1))) {
-        ojson entry = ojson::object();
-        entry["index"] = call_index;
-        entry["function"] = ojson{{"arguments", piece}};
-        units.push_back(delta_frame(ctx_, ojson{{"tool_calls", ojson::array({std::move(entry)})}}));
+        units.push_back(delta_frame([&piece, call_index](json_text::Writer& d) {
+          d.key("tool_calls").begin_array().begin_object()
+              .member("index", call_index)
+              .key("function").begin_object().member("arguments", piece).end_object()
+              .end_object().end_array();
+        }));
       }
       units.emplace_back();  // no per-call done frame
       return units;
@@ -419,11 +410,16 @@ class Encoder final : public StreamEncoder {
     const auto& f = std::get<FinishEvent>(event);
     const char* reason = finish_reason_name(f.reason, had_calls_);
     if (reason == nullptr) return {frame(model_error_envelope())};  // malformed_call
-    std::string out = delta_frame(ctx_, ojson::object(), reason);
+    std::string out = delta_frame([](json_text::Writer&) {}, reason);
     if (ctx_.include_usage) {
-      ojson u = chunk(ctx_, ojson::array());
-      u["usage"] = usage();
-      out += frame(u);
+      // A chunk with no choices and the usage (OpenAI's `stream_options.include_usage`).
+      out += prefix_;
+      json_text::Writer(out)
+          .begin_array().end_array()
+          .key("usage").begin_object()
+          .member("prompt_tokens", 8).member("completion_tokens", 1).member("total_tokens", 9)
+          .end_object();
+      out += "}\n\n";
     }
     out += "data: [DONE]\n\n";
     return {out};
@@ -438,7 +434,27 @@ class Encoder final : public StreamEncoder {
   }
 
  private:
+  /// One chunk frame whose only choice has the delta `write_delta` writes (an object's members)
+  /// and `finish_reason` (null when none).
+  template <typename WriteDelta>
+  std::string delta_frame(const WriteDelta& write_delta, const char* finish_reason = nullptr) const {
+    std::string out;
+    out.reserve(prefix_.size() + 160);
+    out += prefix_;
+    json_text::Writer w(out);
+    w.begin_array().begin_object().member("index", 0).key("delta").begin_object();
+    write_delta(w);
+    w.end_object().member_null("logprobs");
+    if (finish_reason) w.member("finish_reason", finish_reason);
+    else w.member_null("finish_reason");
+    w.end_object().end_array();
+    if (ctx_.include_usage) w.member_null("usage");
+    out += "}\n\n";
+    return out;
+  }
+
   ChunkContext ctx_;
+  std::string prefix_;  // `data: {"id":…,"choices":` — every chunk's bytes up to its choices
   bool had_calls_ = false;
 };
 
