@@ -15,6 +15,8 @@
 #include <map>
 #include <set>
 
+#include "mock_server/json_text.h"
+
 namespace mock::openai_responses {
 namespace {
 
@@ -47,14 +49,14 @@ std::string item_id_for_call(std::size_t journal_index, int call_index) {
   return "fc_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
 }
 
-ojson usage() {
-  ojson u = ojson::object();
-  u["input_tokens"] = 8;
-  u["input_tokens_details"] = ojson{{"cached_tokens", 0}};
-  u["output_tokens"] = 1;
-  u["output_tokens_details"] = ojson{{"reasoning_tokens", 0}};
-  u["total_tokens"] = 9;
-  return u;
+void write_usage(json_text::Writer& w) {
+  w.begin_object()
+      .member("input_tokens", 8)
+      .key("input_tokens_details").begin_object().member("cached_tokens", 0).end_object()
+      .member("output_tokens", 1)
+      .key("output_tokens_details").begin_object().member("reasoning_tokens", 0).end_object()
+      .member("total_tokens", 9)
+      .end_object();
 }
 
 /// How a finish ends the response: its status, event and `incomplete_details` / `error`.
@@ -85,52 +87,65 @@ Ending ending_for(FinishReason reason) {
   return {"completed", "response.completed", nullptr, nullptr};
 }
 
-/// The response object. `usage` is null while in progress, as the API sends it.
-ojson response_object(const ResponseContext& ctx, std::string_view status, ojson output,
-                      ojson error = nullptr, ojson incomplete_details = nullptr) {
-  ojson r = ojson::object();
-  r["id"] = response_id(ctx.journal_index);
-  r["object"] = "response";
-  r["created_at"] = kCreatedAt;
-  r["status"] = std::string(status);
-  r["error"] = std::move(error);
-  r["incomplete_details"] = std::move(incomplete_details);
-  r["model"] = ctx.model;
-  r["output"] = std::move(output);
-  r["parallel_tool_calls"] = true;
-  r["usage"] = status == "in_progress" ? ojson(nullptr) : usage();
-  return r;
+// The objects below are written as JSON text directly (json_text.h), member for member in the
+// order the API sends them; mock_server/testdata/encoder_bytes.txt pins the bytes.
+
+/// The response object, its `output` being the items' JSON texts. `usage` is null while in
+/// progress, as the API sends it.
+void write_response(json_text::Writer& w, const ResponseContext& ctx, std::string_view status,
+                    const std::vector<std::string>& output, const ojson& error = nullptr,
+                    const ojson& incomplete_details = nullptr) {
+  w.begin_object()
+      .member("id", response_id(ctx.journal_index))
+      .member("object", "response")
+      .member("created_at", kCreatedAt)
+      .member("status", status)
+      .member_raw("error", error.dump())
+      .member_raw("incomplete_details", incomplete_details.dump())
+      .member("model", ctx.model)
+      .key("output").begin_array();
+  for (const std::string& item : output) w.raw(item);
+  w.end_array().key("parallel_tool_calls").boolean(true).key("usage");
+  if (status == "in_progress") w.null();
+  else write_usage(w);
+  w.end_object();
 }
 
-ojson output_text_part(const std::string& text) {
-  ojson p = ojson::object();
-  p["type"] = "output_text";
-  p["annotations"] = ojson::array();
-  p["logprobs"] = ojson::array();
-  p["text"] = text;
-  return p;
+std::string response_text(const ResponseContext& ctx, std::string_view status, const std::vector<std::string>& output,
+                          const ojson& error = nullptr, const ojson& incomplete_details = nullptr) {
+  std::string out;
+  json_text::Writer w(out);
+  write_response(w, ctx, status, output, error, incomplete_details);
+  return out;
 }
 
-ojson message_item(const std::string& id, std::string_view status, ojson content) {
-  ojson m = ojson::object();
-  m["id"] = id;
-  m["type"] = "message";
-  m["status"] = std::string(status);
-  m["content"] = std::move(content);
-  m["role"] = "assistant";
-  return m;
+void write_output_text_part(json_text::Writer& w, std::string_view text) {
+  w.begin_object()
+      .member("type", "output_text")
+      .key("annotations").begin_array().end_array()
+      .key("logprobs").begin_array().end_array()
+      .member("text", text)
+      .end_object();
 }
 
-ojson function_call_item(const std::string& id, std::string_view status, const std::string& arguments,
-                         const CallEvent& call) {
-  ojson f = ojson::object();
-  f["id"] = id;
-  f["type"] = "function_call";
-  f["status"] = std::string(status);
-  f["arguments"] = arguments;
-  f["call_id"] = call.id;
-  f["name"] = call.name;
-  return f;
+/// A message item: no content while in progress, one output_text part with `text` once completed.
+void write_message_item(json_text::Writer& w, std::string_view id, std::string_view status,
+                        const std::string* text) {
+  w.begin_object().member("id", id).member("type", "message").member("status", status).key("content").begin_array();
+  if (text) write_output_text_part(w, *text);
+  w.end_array().member("role", "assistant").end_object();
+}
+
+void write_function_call_item(json_text::Writer& w, std::string_view id, std::string_view status,
+                              std::string_view arguments, const CallEvent& call) {
+  w.begin_object()
+      .member("id", id)
+      .member("type", "function_call")
+      .member("status", status)
+      .member("arguments", arguments)
+      .member("call_id", call.id)
+      .member("name", call.name)
+      .end_object();
 }
 
 /// The compact JSON text of a call's arguments, as `arguments` carries it.
@@ -138,16 +153,18 @@ std::string arguments_text(const CallEvent& call) {
   return call.args.is_null() ? std::string("{}") : call.args.dump();
 }
 
-/// The completed output item of one script event (none for a finish).
-std::optional<ojson> completed_item(const Event& event, std::size_t journal_index, int output_index,
-                                    int call_index) {
+/// The JSON text of the completed output item of one script event (none for a finish).
+std::optional<std::string> completed_item(const Event& event, std::size_t journal_index, int output_index,
+                                          int call_index) {
+  std::string out;
+  json_text::Writer w(out);
   if (auto* t = std::get_if<TextEvent>(&event)) {
-    return message_item(message_id(journal_index, output_index), "completed",
-                        ojson::array({output_text_part(t->text)}));
+    write_message_item(w, message_id(journal_index, output_index), "completed", &t->text);
+    return out;
   }
   if (auto* c = std::get_if<CallEvent>(&event)) {
-    return function_call_item(item_id_for_call(journal_index, call_index), "completed",
-                              arguments_text(*c), *c);
+    write_function_call_item(w, item_id_for_call(journal_index, call_index), "completed", arguments_text(*c), *c);
+    return out;
   }
   return std::nullopt;
 }
@@ -157,9 +174,9 @@ class Encoder final : public StreamEncoder {
   explicit Encoder(ResponseContext ctx) : ctx_(std::move(ctx)) {}
 
   std::string open() override {
-    const ojson response = response_object(ctx_, "in_progress", ojson::array());
-    std::string s = frame("response.created", {{"response", response}});
-    s += frame("response.in_progress", {{"response", response}});
+    const std::string response = response_text(ctx_, "in_progress", {});
+    std::string s = frame("response.created", [&](json_text::Writer& w) { w.member_raw("response", response); });
+    s += frame("response.in_progress", [&](json_text::Writer& w) { w.member_raw("response", response); });
     return s;
   }
 
@@ -167,8 +184,10 @@ class Encoder final : public StreamEncoder {
     last_call_unit_frames_.clear();
     if (auto* f = std::get_if<FinishEvent>(&event)) {
       const Ending e = ending_for(f->reason);
-      return {frame(e.event, {{"response", response_object(ctx_, e.status, output_, e.error,
-                                                           e.incomplete_details)}})};
+      return {frame(e.event, [&](json_text::Writer& w) {
+        w.key("response");
+        write_response(w, ctx_, e.status, output_, e.error, e.incomplete_details);
+      })};
     }
     const int oi = next_output_index_++;
     if (auto* t = std::get_if<TextEvent>(&event)) return {text_unit(*t, oi)};
@@ -176,20 +195,27 @@ class Encoder final : public StreamEncoder {
     const std::string id = item_id_for_call(ctx_.journal_index, call_index);
     const std::string args = arguments_text(call);
     std::vector<std::string> units;
-    units.push_back(frame("response.output_item.added",
-                          {{"output_index", oi},
-                           {"item", function_call_item(id, "in_progress", "", call)}}));
+    units.push_back(frame("response.output_item.added", [&](json_text::Writer& w) {
+      w.member("output_index", oi).key("item");
+      write_function_call_item(w, id, "in_progress", "", call);
+    }));
     last_call_unit_frames_.push_back(1);
     for (const std::string& piece : split_fragments(args, std::max(call.fragments, 1))) {
-      units.push_back(frame("response.function_call_arguments.delta",
-                            {{"item_id", id}, {"output_index", oi}, {"delta", piece}}));
+      units.push_back(frame("response.function_call_arguments.delta", [&](json_text::Writer& w) {
+        w.member("item_id", id).member("output_index", oi).member("delta", piece);
+      }));
       last_call_unit_frames_.push_back(1);
     }
-    ojson item = function_call_item(id, "completed", args, call);
-    std::string done =
-        frame("response.function_call_arguments.done",
-              {{"item_id", id}, {"output_index", oi}, {"name", call.name}, {"arguments", args}});
-    done += frame("response.output_item.done", {{"output_index", oi}, {"item", item}});
+    std::string item;
+    {
+      json_text::Writer w(item);
+      write_function_call_item(w, id, "completed", args, call);
+    }
+    std::string done = frame("response.function_call_arguments.done", [&](json_text::Writer& w) {
+      w.member("item_id", id).member("output_index", oi).member("name", call.name).member("arguments", args);
+    });
+    done += frame("response.output_item.done",
+                  [&](json_text::Writer& w) { w.member("output_index", oi).member_raw("item", item); });
     units.push_back(std::move(done));
     last_call_unit_frames_.push_back(2);
     output_.push_back(std::move(item));
@@ -200,7 +226,7 @@ class Encoder final : public StreamEncoder {
     // The withheld frames were numbered last: give their numbers back. The done unit completes
     // the item; withheld, the call never completed.
     for (std::size_t u = units_sent; u < last_call_unit_frames_.size(); ++u) seq_ -= last_call_unit_frames_[u];
-    if (units_sent < last_call_unit_frames_.size() && !output_.empty()) output_.erase(output_.end() - 1);
+    if (units_sent < last_call_unit_frames_.size() && !output_.empty()) output_.pop_back();
     last_call_unit_frames_.clear();
   }
 
@@ -220,8 +246,10 @@ class Encoder final : public StreamEncoder {
                            "or contact us through our help center at help.openai.com if the error "
                            "persists. Please include the request ID req_hiccup_" +
                                std::to_string(ctx_.journal_index) + " in your message.");
-    return frame("response.failed",
-                 {{"response", response_object(ctx_, "failed", output_, error)}});
+    return frame("response.failed", [&](json_text::Writer& w) {
+      w.key("response");
+      write_response(w, ctx_, "failed", output_, error);
+    });
   }
 
   std::string malformed_frame() override {
@@ -230,18 +258,17 @@ class Encoder final : public StreamEncoder {
   }
 
  private:
-  /// One SSE pair: `event: TYPE` and `data: {"type":TYPE,"sequence_number":N,…fields}`.
-  /// The text is that of ojson{type, sequence_number, ...fields}.dump(), written without copying
-  /// `fields` into a second tree (no field is named `type` or `sequence_number`; `type` is one of
-  /// the event names above, which need no escaping).
-  std::string frame(std::string_view type, const ojson& fields) {
-    const std::string rest = fields.dump();  // "{...}"
+  /// One SSE pair: `event: TYPE` and `data: {"type":TYPE,"sequence_number":N,…}`, the members
+  /// after these two written by `write_fields`.
+  template <typename WriteFields>
+  std::string frame(std::string_view type, const WriteFields& write_fields) {
     std::string out;
-    out.reserve(type.size() * 2 + rest.size() + 64);
-    out.append("event: ").append(type).append("\ndata: {\"type\":\"").append(type);
-    out.append("\",\"sequence_number\":").append(std::to_string(seq_++));
-    if (rest.size() > 2) out.append(",").append(rest, 1, std::string::npos);
-    else out.append("}");
+    out.reserve(type.size() * 2 + 256);
+    out.append("event: ").append(type).append("\ndata: ");
+    json_text::Writer w(out);
+    w.begin_object().member("type", type).member("sequence_number", seq_++);
+    write_fields(w);
+    w.end_object();
     out.append("\n\n");
     return out;
   }
@@ -249,28 +276,33 @@ class Encoder final : public StreamEncoder {
   std::string text_unit(const TextEvent& t, int oi) {
     const std::string id = message_id(ctx_.journal_index, oi);
     std::string s;
-    s += frame("response.output_item.added",
-               {{"output_index", oi}, {"item", message_item(id, "in_progress", ojson::array())}});
-    s += frame("response.content_part.added", {{"item_id", id},
-                                               {"output_index", oi},
-                                               {"content_index", 0},
-                                               {"part", output_text_part("")}});
-    s += frame("response.output_text.delta", {{"item_id", id},
-                                              {"output_index", oi},
-                                              {"content_index", 0},
-                                              {"delta", t.text},
-                                              {"logprobs", ojson::array()}});
-    s += frame("response.output_text.done", {{"item_id", id},
-                                             {"output_index", oi},
-                                             {"content_index", 0},
-                                             {"text", t.text},
-                                             {"logprobs", ojson::array()}});
-    s += frame("response.content_part.done", {{"item_id", id},
-                                              {"output_index", oi},
-                                              {"content_index", 0},
-                                              {"part", output_text_part(t.text)}});
-    ojson item = message_item(id, "completed", ojson::array({output_text_part(t.text)}));
-    s += frame("response.output_item.done", {{"output_index", oi}, {"item", item}});
+    s += frame("response.output_item.added", [&](json_text::Writer& w) {
+      w.member("output_index", oi).key("item");
+      write_message_item(w, id, "in_progress", nullptr);
+    });
+    s += frame("response.content_part.added", [&](json_text::Writer& w) {
+      w.member("item_id", id).member("output_index", oi).member("content_index", 0).key("part");
+      write_output_text_part(w, "");
+    });
+    s += frame("response.output_text.delta", [&](json_text::Writer& w) {
+      w.member("item_id", id).member("output_index", oi).member("content_index", 0).member("delta", t.text)
+          .key("logprobs").begin_array().end_array();
+    });
+    s += frame("response.output_text.done", [&](json_text::Writer& w) {
+      w.member("item_id", id).member("output_index", oi).member("content_index", 0).member("text", t.text)
+          .key("logprobs").begin_array().end_array();
+    });
+    s += frame("response.content_part.done", [&](json_text::Writer& w) {
+      w.member("item_id", id).member("output_index", oi).member("content_index", 0).key("part");
+      write_output_text_part(w, t.text);
+    });
+    std::string item;
+    {
+      json_text::Writer w(item);
+      write_message_item(w, id, "completed", &t.text);
+    }
+    s += frame("response.output_item.done",
+               [&](json_text::Writer& w) { w.member("output_index", oi).member_raw("item", item); });
     output_.push_back(std::move(item));
     return s;
   }
@@ -278,7 +310,7 @@ class Encoder final : public StreamEncoder {
   ResponseContext ctx_;
   int seq_ = 0;
   int next_output_index_ = 0;
-  ojson output_ = ojson::array();  // completed items of every event encoded
+  std::vector<std::string> output_;  // JSON texts of the completed items of every event encoded
   std::vector<int> last_call_unit_frames_;  // frames per unit of the call last encoded
 };
 
@@ -700,7 +732,7 @@ class Format final : public WireFormat {
   }
 
   std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
-    ojson output = ojson::array();
+    std::vector<std::string> output;
     std::optional<FinishReason> finish;
     int call_index = 0;
     for (const Event& e : events) {
@@ -716,12 +748,12 @@ class Format final : public WireFormat {
     }
     if (!finish) {
       // No finish was scripted: the response never got past in_progress.
-      return response_object(ctx, "in_progress", std::move(output)).dump();
+      return response_text(ctx, "in_progress", output);
     }
     const Ending end = ending_for(*finish);
     // A content filter withholds the answer: `incomplete` with reason content_filter and no output.
-    if (*finish == FinishReason::kContentFilter) output = ojson::array();
-    return response_object(ctx, end.status, std::move(output), end.error, end.incomplete_details).dump();
+    if (*finish == FinishReason::kContentFilter) output.clear();
+    return response_text(ctx, end.status, output, end.error, end.incomplete_details);
   }
 
   bool filtered_answer_keeps_parts() const override { return false; }
