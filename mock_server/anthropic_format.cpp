@@ -6,6 +6,8 @@
 #include <cmath>
 #include <set>
 
+#include "mock_server/json_text.h"
+
 namespace mock::anthropic {
 namespace {
 
@@ -384,10 +386,6 @@ std::string_view stop_reason(FinishReason reason, bool delivered_calls) {
   return "end_turn";
 }
 
-std::string sse_event(std::string_view name, const ojson& data) {
-  return "event: " + std::string(name) + "\ndata: " + data.dump() + "\n\n";
-}
-
 std::string stream_error_event(int status) {
   return "event: error\ndata: " + error_body(status, default_message(status)) + "\n\n";
 }
@@ -445,85 +443,98 @@ DecodedRequest decode_messages(std::string_view body) {
 namespace mock::anthropic {
 namespace {
 
+/// Writes each event's JSON text directly (json_text.h), member for member as the API orders
+/// them; mock_server/testdata/encoder_bytes.txt pins the bytes.
 class AnthropicEncoder final : public StreamEncoder {
  public:
   explicit AnthropicEncoder(ResponseContext ctx) : ctx_(std::move(ctx)) {}
 
   std::string open() override {
-    ojson message = ojson::object();
-    message["id"] = message_id(ctx_.journal_index);
-    message["type"] = "message";
-    message["role"] = "assistant";
-    message["content"] = ojson::array();
-    message["model"] = ctx_.model;
-    message["stop_reason"] = nullptr;
-    message["stop_sequence"] = nullptr;
-    message["usage"] = usage(1);
-    ojson start = ojson::object();
-    start["type"] = "message_start";
-    start["message"] = std::move(message);
-    return sse_event("message_start", start) + sse_event("ping", ojson{{"type", "ping"}});
+    std::string s = sse("message_start", [&](json_text::Writer& w) {
+      w.key("message").begin_object()
+          .member("id", message_id(ctx_.journal_index))
+          .member("type", "message")
+          .member("role", "assistant")
+          .key("content").begin_array().end_array()
+          .member("model", ctx_.model)
+          .member_null("stop_reason")
+          .member_null("stop_sequence")
+          .key("usage").begin_object().member("input_tokens", kInputTokens).member("output_tokens", 1).end_object()
+          .end_object();
+    });
+    s += sse("ping", [](json_text::Writer&) {});
+    return s;
   }
 
   std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
     if (auto* t = std::get_if<TextEvent>(&event)) {
       const int index = next_index_++;
-      ojson delta = ojson::object();
-      delta["type"] = "text_delta";
-      delta["text"] = t->text;
-      return {block_start(index, text_block("")) + block_delta(index, std::move(delta)) +
-              block_stop(index)};
+      std::string s = block_event("content_block_start", index, [](json_text::Writer& w) {
+        w.key("content_block").begin_object().member("type", "text").member("text", "").end_object();
+      });
+      s += block_event("content_block_delta", index, [t](json_text::Writer& w) {
+        w.key("delta").begin_object().member("type", "text_delta").member("text", t->text).end_object();
+      });
+      s += block_event("content_block_stop", index, [](json_text::Writer&) {});
+      return {s};
     }
     if (auto* c = std::get_if<CallEvent>(&event)) {
       const int index = next_index_++;
       delivered_calls_ = true;
       std::vector<std::string> units;
-      units.push_back(block_start(index, tool_use_block(*c, ojson::object())));
+      units.push_back(block_event("content_block_start", index, [c](json_text::Writer& w) {
+        w.key("content_block").begin_object()
+            .member("type", "tool_use")
+            .member("id", c->id)
+            .member("name", c->name)
+            .key("input").begin_object().end_object()
+            .end_object();
+      }));
       for (const std::string& piece : split_fragments(args_text(*c), std::max(c->fragments, 1))) {
-        ojson delta = ojson::object();
-        delta["type"] = "input_json_delta";
-        delta["partial_json"] = piece;
-        units.push_back(block_delta(index, std::move(delta)));
+        units.push_back(block_event("content_block_delta", index, [&piece](json_text::Writer& w) {
+          w.key("delta").begin_object().member("type", "input_json_delta").member("partial_json", piece).end_object();
+        }));
       }
-      units.push_back(block_stop(index));
+      units.push_back(block_event("content_block_stop", index, [](json_text::Writer&) {}));
       return units;
     }
     const auto reason = std::get<FinishEvent>(event).reason;
     if (reason == FinishReason::kMalformedCall) return {stream_error_event(kMalformedCallStatus)};
-    ojson delta = ojson::object();
-    delta["stop_reason"] = std::string(stop_reason(reason, delivered_calls_));
-    delta["stop_sequence"] = nullptr;
-    ojson md = ojson::object();
-    md["type"] = "message_delta";
-    md["delta"] = std::move(delta);
-    md["usage"] = ojson{{"output_tokens", std::max(next_index_, 1)}};
-    return {sse_event("message_delta", md) +
-            sse_event("message_stop", ojson{{"type", "message_stop"}})};
+    std::string s = sse("message_delta", [&](json_text::Writer& w) {
+      w.key("delta").begin_object()
+          .member("stop_reason", stop_reason(reason, delivered_calls_))
+          .member_null("stop_sequence")
+          .end_object()
+          .key("usage").begin_object().member("output_tokens", std::max(next_index_, 1)).end_object();
+    });
+    s += sse("message_stop", [](json_text::Writer&) {});
+    return {s};
   }
 
   std::string error_event(int status) override { return stream_error_event(status); }
   std::string malformed_frame() override { return malformed_event(); }
 
  private:
-  static std::string block_start(int index, ojson block) {
-    ojson e = ojson::object();
-    e["type"] = "content_block_start";
-    e["index"] = index;
-    e["content_block"] = std::move(block);
-    return sse_event("content_block_start", e);
+  /// `event: NAME` and `data: {"type":NAME,…}`, the members after `type` written by `write_fields`.
+  template <typename WriteFields>
+  static std::string sse(std::string_view name, const WriteFields& write_fields) {
+    std::string out;
+    out.reserve(name.size() * 2 + 160);
+    out.append("event: ").append(name).append("\ndata: ");
+    json_text::Writer w(out);
+    w.begin_object().member("type", name);
+    write_fields(w);
+    w.end_object();
+    out.append("\n\n");
+    return out;
   }
-  static std::string block_delta(int index, ojson delta) {
-    ojson e = ojson::object();
-    e["type"] = "content_block_delta";
-    e["index"] = index;
-    e["delta"] = std::move(delta);
-    return sse_event("content_block_delta", e);
-  }
-  static std::string block_stop(int index) {
-    ojson e = ojson::object();
-    e["type"] = "content_block_stop";
-    e["index"] = index;
-    return sse_event("content_block_stop", e);
+  /// A content block event: `type`, `index`, then what `write_fields` writes.
+  template <typename WriteFields>
+  static std::string block_event(std::string_view name, int index, const WriteFields& write_fields) {
+    return sse(name, [&](json_text::Writer& w) {
+      w.member("index", index);
+      write_fields(w);
+    });
   }
 
   ResponseContext ctx_;

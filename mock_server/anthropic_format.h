@@ -63,9 +63,6 @@ std::string_view stop_reason(FinishReason reason, bool delivered_calls);
 /// error"), in-stream as `event: error` and, in a non-streaming answer, as the error envelope.
 inline constexpr int kMalformedCallStatus = 500;
 
-/// One SSE event: "event: <name>\ndata: <one-line JSON>\n\n".
-std::string sse_event(std::string_view name, const nlohmann::ordered_json& data);
-
 /// The in-stream error for an HTTP-like status: `event: error` with the error envelope
 /// (`overloaded_error`/"Overloaded" for 529 and 503).
 std::string stream_error_event(int status);
