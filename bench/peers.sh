@@ -2,7 +2,8 @@
 # bench/peers.sh: `hiccup serve` side by side with its peers — WireMock (npm `wiremock`, request
 # journal off), mockttp and Node's own http module — each serving the same 6-frame Gemini stream
 # (1,418 bytes) to wrk from Debian over 16 keep-alive connections, plus hiccup at 64 and 256
-# connections and with a fault on every request. wrk runs on one core and each server on the other
+# connections, with "Connection: close" on every request (a new connection per answer: the
+# yardstick for the FIN row) and with a fault on every request. wrk runs on one core and each server on the other
 # (taskset); each measurement is WARMUP seconds thrown away, then DURATION seconds measured.
 # Prints one table: req/s, p99, server CPU µs per request (utime + stime of the server process from
 # /proc, all threads), RSS at the end, wrk's socket errors, and hiccup's req/s ÷ each row's.
@@ -63,6 +64,9 @@ wrk.path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 wrk.body = '{"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]}'
 wrk.headers["Content-Type"] = "application/json"
 EOF
+# The same request with "Connection: close": a new TCP connection for every answer, the yardstick
+# for the FIN row, whose client must reconnect after every answer too.
+{ cat "$work/post.lua"; echo 'wrk.headers["Connection"] = "close"'; } >"$work/post_close.lua"
 target=/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse
 request_body='{"contents":[{"role":"user","parts":[{"text":"Deploy."}]}]}'
 
@@ -93,12 +97,14 @@ port=$((port + 1))
 
 results=$work/results.tsv
 : >"$results"
-measure() {  # LABEL PID PORT CONNECTIONS [cut]: with "cut", answers cut short by the server (wrk's
-             # read errors) count as requests: a FIN mid-stream is the answer under test
-  local label=$1 pid=$2 p=$3 conns=$4 out=$work/wrk.txt t0 t1 n rps p99 errors
-  taskset -c "$WRK_CPU" wrk -t1 -c"$conns" -d"${WARMUP}s" -s "$work/post.lua" "http://127.0.0.1:$p" >/dev/null
+measure() {  # LABEL PID PORT CONNECTIONS [cut|close]: with "cut", answers cut short by the server
+             # (wrk's read errors) count as requests: a FIN mid-stream is the answer under test;
+             # with "close", every request asks for "Connection: close"
+  local label=$1 pid=$2 p=$3 conns=$4 out=$work/wrk.txt t0 t1 n rps p99 errors script=$work/post.lua
+  [ "${5:-}" != close ] || script=$work/post_close.lua
+  taskset -c "$WRK_CPU" wrk -t1 -c"$conns" -d"${WARMUP}s" -s "$script" "http://127.0.0.1:$p" >/dev/null
   t0=$(cpu_ticks "$pid")
-  taskset -c "$WRK_CPU" wrk -t1 -c"$conns" -d"${DURATION}s" --latency -s "$work/post.lua" "http://127.0.0.1:$p" >"$out"
+  taskset -c "$WRK_CPU" wrk -t1 -c"$conns" -d"${DURATION}s" --latency -s "$script" "http://127.0.0.1:$p" >"$out"
   t1=$(cpu_ticks "$pid")
   n=$(awk '/requests in/ {print $1}' "$out")
   rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$out")
@@ -141,6 +147,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 start_hiccup bench/peers/gemini_stream.json
 for c in 16 64 256; do measure "hiccup serve" "$pid" $port $c; done
+measure "hiccup serve, Connection: close on every request" "$pid" $port 16 close
 stop_hiccup
 start_hiccup bench/peers/gemini_stream_malformed.json
 measure "hiccup, malformed frame on every request" "$pid" $port 16
