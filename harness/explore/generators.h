@@ -13,9 +13,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -63,6 +66,20 @@ inline std::vector<int> attempt_statuses(const std::string& provider) {
 /// The model a generated fallback uses.
 inline constexpr const char* kFallbackModel = "gemini-2.5-pro";
 
+/// The generator `make()` builds for `key`, built once per thread and key and copied after that.
+/// A generator is an immutable function of its parameters (RapidCheck counts its references
+/// atomically), so a copy generates exactly what a new one would: caching changes no case, only
+/// the cost of building the same generator graph for every turn and attempt. Each call site has a
+/// cache of its own (`make` is its lambda); keys are small (event counts, idle timeouts,
+/// providers), so the caches stay small.
+template <typename Key, typename Make>
+std::invoke_result_t<Make> memo_gen(const Key& key, Make make) {
+  thread_local std::map<Key, std::invoke_result_t<Make>> cache;
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make()).first;
+  return it->second;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Primitive choices. Uniform by `next() % n`; they shrink towards their first value.
 
@@ -76,14 +93,18 @@ inline rc::Gen<int> gen_int(int lo, int hi) {
 }
 
 /// An index in [0, weights.size()) with the given weights, shrinking towards 0 (the simplest).
+/// The weights are shared, not copied, by every copy of the generator (RapidCheck copies a
+/// generator's function each time a mapcat generates).
 inline rc::Gen<int> gen_weighted_index(std::vector<int> weights) {
-  return [weights](const rc::Random& random, int) {
-    std::uint64_t total = 0;
-    for (int w : weights) total += static_cast<std::uint64_t>(w);
+  std::uint64_t total = 0;
+  for (int w : weights) total += static_cast<std::uint64_t>(w);
+  auto shared = std::make_shared<const std::vector<int>>(std::move(weights));
+  return [shared, total](const rc::Random& random, int) {
+    const std::vector<int>& ws = *shared;
     std::uint64_t roll = rc::Random(random).next() % total;
     int index = 0;
-    while (roll >= static_cast<std::uint64_t>(weights[index])) {
-      roll -= static_cast<std::uint64_t>(weights[index]);
+    while (roll >= static_cast<std::uint64_t>(ws[static_cast<std::size_t>(index)])) {
+      roll -= static_cast<std::uint64_t>(ws[static_cast<std::size_t>(index)]);
       ++index;
     }
     return rc::shrinkable::shrinkRecur(index, [](int x) { return rc::shrink::towards<int>(x, 0); });
@@ -94,20 +115,25 @@ inline rc::Gen<int> gen_weighted_index(std::vector<int> weights) {
 template <typename T>
 rc::Gen<T> gen_pick(std::vector<T> values) {
   const int last = static_cast<int>(values.size()) - 1;
-  return rc::gen::map(gen_int(0, last), [values](int i) { return values[static_cast<std::size_t>(i)]; });
+  auto shared = std::make_shared<const std::vector<T>>(std::move(values));
+  return rc::gen::map(gen_int(0, last), [shared](int i) { return (*shared)[static_cast<std::size_t>(i)]; });
 }
 
 /// One of `gens` with `weights`; shrinks to earlier alternatives, then within the chosen one.
 template <typename T>
 rc::Gen<T> gen_weighted(std::vector<std::pair<int, rc::Gen<T>>> choices) {
   std::vector<int> weights;
-  std::vector<rc::Gen<T>> gens;
+  auto gens = std::make_shared<std::vector<rc::Gen<T>>>();
+  weights.reserve(choices.size());
+  gens->reserve(choices.size());
   for (auto& [w, g] : choices) {
     weights.push_back(w);
-    gens.push_back(g);
+    gens->push_back(std::move(g));
   }
-  return rc::gen::mapcat(gen_weighted_index(weights),
-                         [gens](int i) { return gens[static_cast<std::size_t>(i)]; });
+  return rc::gen::mapcat(gen_weighted_index(std::move(weights)),
+                         [gens = std::shared_ptr<const std::vector<rc::Gen<T>>>(std::move(gens))](int i) {
+                           return (*gens)[static_cast<std::size_t>(i)];
+                         });
 }
 
 /// nullopt with weight `none`, else a value of `gen` with weight `some`; shrinks to nullopt.
@@ -125,24 +151,26 @@ rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen, int none, int some) {
 /// (always set, so generated stalls can sit well below or well above it), streaming (unset) or,
 /// one case in eight, the provider's non-streaming endpoint.
 inline rc::Gen<RuntimeSettings> gen_runtime() {
-  using Schedule = std::vector<double>;
-  return rc::gen::apply(
-      [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
-         std::optional<std::string> fallback, int idle, std::optional<bool> stream) {
-        RuntimeSettings rt;
-        rt.max_attempts = max_attempts;
-        rt.backoff_s = std::move(backoff);
-        rt.fallback_model = std::move(fallback);
-        rt.idle_timeout_s = idle;
-        rt.stream = stream;
-        return rt;
-      },
-      gen_optional(gen_int(1, 6), 1, 5),
-      gen_optional(gen_pick<Schedule>({Schedule{1}, Schedule{}, Schedule{2, 4}, Schedule{10, 20, 60},
-                                       Schedule{5}, Schedule{0, 3}}),
-                   1, 3),
-      gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10),
-      gen_optional(rc::gen::just(false), 7, 1));
+  return memo_gen(0, [&] {
+    using Schedule = std::vector<double>;
+    return rc::gen::apply(
+        [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
+           std::optional<std::string> fallback, int idle, std::optional<bool> stream) {
+          RuntimeSettings rt;
+          rt.max_attempts = max_attempts;
+          rt.backoff_s = std::move(backoff);
+          rt.fallback_model = std::move(fallback);
+          rt.idle_timeout_s = idle;
+          rt.stream = stream;
+          return rt;
+        },
+        gen_optional(gen_int(1, 6), 1, 5),
+        gen_optional(gen_pick<Schedule>({Schedule{1}, Schedule{}, Schedule{2, 4}, Schedule{10, 20, 60},
+                                         Schedule{5}, Schedule{0, 3}}),
+                     1, 3),
+        gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10),
+        gen_optional(rc::gen::just(false), 7, 1));
+  });
 }
 
 /// The wire formats a case is played in, drawn per case.
@@ -156,7 +184,9 @@ inline const std::vector<std::string>& providers() {
 
 /// A stall that is only a delay (seconds in [0.5, idle/2], half-second steps).
 inline rc::Gen<double> gen_short_stall_s(int idle_s) {
-  return rc::gen::map(gen_int(1, std::max(1, idle_s)), [](int halves) { return halves * 0.5; });
+  return memo_gen(idle_s, [&] {
+    return rc::gen::map(gen_int(1, std::max(1, idle_s)), [](int halves) { return halves * 0.5; });
+  });
 }
 
 /// A stall that never ends within a run: one virtual day, past the runner's virtual-time cap. A
@@ -166,35 +196,44 @@ inline constexpr double kHangStallS = 86400;
 /// A stall that trips the idle timeout (seconds in [2·idle, 2·idle + 2]), or one time in five a
 /// stall that outlasts the run (kHangStallS).
 inline rc::Gen<double> gen_long_stall_s(int idle_s) {
-  return gen_weighted<double>(
-      {{4, rc::gen::map(gen_int(2 * idle_s, 2 * idle_s + 2), [](int s) { return static_cast<double>(s); })},
-       {1, rc::gen::just(kHangStallS)}});
+  return memo_gen(idle_s, [&] {
+    return gen_weighted<double>(
+        {{4, rc::gen::map(gen_int(2 * idle_s, 2 * idle_s + 2), [](int s) { return static_cast<double>(s); })},
+         {1, rc::gen::just(kHangStallS)}});
+  });
 }
 
 /// `after_event`: unset (= after every event) or a position in [0, events]; shrinks to 0.
 inline rc::Gen<std::optional<int>> gen_after_event(int events) {
-  return gen_weighted<std::optional<int>>(
-      {{6, rc::gen::map(gen_int(0, events), [](int p) { return std::optional<int>(p); })},
-       {1, rc::gen::just(std::optional<int>())}});
+  return memo_gen(events, [&] {
+    return gen_weighted<std::optional<int>>(
+        {{6, rc::gen::map(gen_int(0, events), [](int p) { return std::optional<int>(p); })},
+         {1, rc::gen::just(std::optional<int>())}});
+  });
 }
 
 /// Any fault kind of the catalogue with small fields, at any position (inside the terminal frame
 /// for `cut` at the finish, after it when positioned at `events`).
 inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s, const std::string& provider) {
-  using mock::Fault;
-  const std::vector<int> error_statuses = statuses_sent_by(provider, {503, 529, 500, 429});
-  return rc::gen::mapcat(gen_after_event(events), [idle_s, error_statuses](std::optional<int> at) {
-    return gen_weighted<Fault>({
-        {2, rc::gen::just(Fault(mock::EndFault{at, std::nullopt}))},
-        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms, std::nullopt}); })},
-        {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms, std::nullopt}); })},
-        {2, rc::gen::map(gen_weighted<int>({{3, gen_int(1, 12)}, {2, gen_int(60, 200)}}),
-                         [at](int b) { return Fault(mock::CutFault{at, b, std::nullopt}); })},
-        {2, rc::gen::map(gen_pick<int>(error_statuses),
-                         [at](int st) { return Fault(mock::ErrorEventFault{at, st, std::nullopt}); })},
-        {2, rc::gen::just(Fault(mock::MalformedFault{at, std::nullopt}))},
-        {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
-        {2, rc::gen::map(gen_long_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
+  return memo_gen(std::tuple(events, idle_s, provider), [&] {
+    using mock::Fault;
+    // Captured values are shared, not copied: RapidCheck copies a mapcat's function each time it
+    // generates (here and below).
+    auto error_statuses =
+        std::make_shared<const std::vector<int>>(statuses_sent_by(provider, {503, 529, 500, 429}));
+    return rc::gen::mapcat(gen_after_event(events), [idle_s, error_statuses](std::optional<int> at) {
+      return gen_weighted<Fault>({
+          {2, rc::gen::just(Fault(mock::EndFault{at, std::nullopt}))},
+          {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::DisconnectFault{at, ms, std::nullopt}); })},
+          {2, rc::gen::map(gen_int(0, 5), [at](int ms) { return Fault(mock::ResetFault{at, ms, std::nullopt}); })},
+          {2, rc::gen::map(gen_weighted<int>({{3, gen_int(1, 12)}, {2, gen_int(60, 200)}}),
+                           [at](int b) { return Fault(mock::CutFault{at, b, std::nullopt}); })},
+          {2, rc::gen::map(gen_pick<int>(*error_statuses),
+                           [at](int st) { return Fault(mock::ErrorEventFault{at, st, std::nullopt}); })},
+          {2, rc::gen::just(Fault(mock::MalformedFault{at, std::nullopt}))},
+          {1, rc::gen::map(gen_short_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
+          {2, rc::gen::map(gen_long_stall_s(idle_s), [at](double s) { return Fault(mock::StallFault{at, s, std::nullopt}); })},
+      });
     });
   });
 }
@@ -202,14 +241,16 @@ inline rc::Gen<mock::Fault> gen_fault(int events, int idle_s, const std::string&
 /// A fault that cannot fail the attempt: a short stall anywhere, or any fault after the terminal
 /// frame (the runtime stops reading there).
 inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s, const std::string& provider) {
-  using mock::Fault;
-  return gen_weighted<Fault>(
-      {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s, std::nullopt}); },
-                          gen_int(0, events), gen_short_stall_s(idle_s))},
-       {1, rc::gen::map(gen_fault(events, idle_s, provider), [events](Fault f) {
-          std::visit([events](auto& k) { k.after_event = events; }, f);
-          return f;
-        })}});
+  return memo_gen(std::tuple(events, idle_s, provider), [&] {
+    using mock::Fault;
+    return gen_weighted<Fault>(
+        {{1, rc::gen::apply([](int at, double s) { return Fault(mock::StallFault{at, s, std::nullopt}); },
+                            gen_int(0, events), gen_short_stall_s(idle_s))},
+         {1, rc::gen::map(gen_fault(events, idle_s, provider), [events](Fault f) {
+            std::visit([events](auto& k) { k.after_event = events; }, f);
+            return f;
+          })}});
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,40 +259,49 @@ inline rc::Gen<mock::Fault> gen_harmless_fault(int events, int idle_s, const std
 
 /// Short text parts.
 inline rc::Gen<std::string> gen_text() {
-  return gen_pick<std::string>({"Done.", "Checking.", "On it. ", "Step ok.", "Retrying later.", "All set!"});
+  return memo_gen(0, [&] {
+    return gen_pick<std::string>({"Done.", "Checking.", "On it. ", "Step ok.", "Retrying later.", "All set!"});
+  });
 }
 
-/// The events of one stream: optional text before, between and after the calls; no finish.
-inline rc::Gen<std::vector<mock::Event>> gen_body(std::vector<std::string> calls) {
-  return rc::gen::map(
-      rc::gen::container<std::vector<std::optional<std::string>>>(calls.size() + 1,
-                                                                   gen_optional(gen_text(), 1, 1)),
-      [calls](const std::vector<std::optional<std::string>>& texts) {
-        std::vector<mock::Event> events;
-        for (std::size_t i = 0; i <= calls.size(); ++i) {
-          if (texts[i]) events.push_back(mock::TextEvent{*texts[i]});
-          if (i < calls.size()) events.push_back(mock::CallEvent{calls[i], nlohmann::json::object(), ""});
-        }
-        return events;
-      });
+/// The events of one stream with `calls` calls: optional text before, between and after the calls;
+/// no finish. The calls have no name yet: gen_turn names them (name_calls), so the generators below
+/// depend on the call count only and are built once per count (memo_gen).
+inline rc::Gen<std::vector<mock::Event>> gen_body(std::size_t calls) {
+  return memo_gen(calls, [&] {
+    return rc::gen::map(
+        rc::gen::container<std::vector<std::optional<std::string>>>(calls + 1, gen_optional(gen_text(), 1, 1)),
+        [calls](const std::vector<std::optional<std::string>>& texts) {
+          std::vector<mock::Event> events;
+          for (std::size_t i = 0; i <= calls; ++i) {
+            if (texts[i]) events.push_back(mock::TextEvent{*texts[i]});
+            if (i < calls) events.push_back(mock::CallEvent{"", nlohmann::json::object(), ""});
+          }
+          return events;
+        });
+  });
 }
 
 /// Optional slice_bytes (stream written in pieces of at most this many bytes).
 inline rc::Gen<std::optional<int>> gen_slice_bytes() {
-  return gen_optional(gen_pick<int>({7, 1, 3, 16, 64}), 4, 1);
+  return memo_gen(0, [&] {
+    return gen_optional(gen_pick<int>({7, 1, 3, 16, 64}), 4, 1);
+  });
 }
 
 /// Optional argument fragments for a stream's calls (formats that stream arguments send this many
 /// pieces; 0 = the format's default, one piece).
 inline rc::Gen<int> gen_fragments() {
-  return gen_weighted<int>({{3, rc::gen::just(0)}, {2, gen_int(2, 4)}});
+  return memo_gen(0, [&] {
+    return gen_weighted<int>({{3, rc::gen::just(0)}, {2, gen_int(2, 4)}});
+  });
 }
 
 /// A stream attempt with `finish` (nullopt = no terminal event) and a fault drawn by `fault_gen`
 /// over the event count (or no fault when `fault_gen` is nullopt). When the fault sits right before
 /// a call, it may cut that call after its start and `after_fragment` argument fragments.
 template <typename FaultGen>
-rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::optional<mock::FinishReason>> finish,
+rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock::FinishReason>> finish,
                                   FaultGen fault_gen) {
   return rc::gen::mapcat(
       rc::gen::pair(gen_body(calls), finish), [fault_gen](const std::pair<std::vector<mock::Event>,
@@ -260,10 +310,11 @@ rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::o
         if (p.second) events.push_back(mock::FinishEvent{*p.second});
         const int n = static_cast<int>(events.size());
         return rc::gen::apply(
-            [events](std::optional<mock::Fault> fault, std::optional<int> slice, int fragments,
-                     std::optional<int> after_fragment) {
+            [events = std::make_shared<const std::vector<mock::Event>>(std::move(events))](
+                std::optional<mock::Fault> fault, std::optional<int> slice, int fragments,
+                std::optional<int> after_fragment) {
               mock::Attempt a;
-              a.events = events;
+              a.events = *events;
               for (auto& e : a.events) {
                 if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = fragments;
               }
@@ -286,87 +337,117 @@ rc::Gen<mock::Attempt> gen_stream(std::vector<std::string> calls, rc::Gen<std::o
 }
 
 inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_completing() {
-  using F = std::optional<mock::FinishReason>;
-  return gen_weighted<F>({{6, rc::gen::just(F(mock::FinishReason::kStop))},
-                          {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))}});
+  return memo_gen(0, [&] {
+    using F = std::optional<mock::FinishReason>;
+    return gen_weighted<F>({{6, rc::gen::just(F(mock::FinishReason::kStop))},
+                            {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))}});
+  });
 }
 
 inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_any() {
-  using F = std::optional<mock::FinishReason>;
-  return gen_weighted<F>({{4, rc::gen::just(F(mock::FinishReason::kStop))},
-                          {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))},
-                          {3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
-                          {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
-                          {1, rc::gen::just(F())}});
+  return memo_gen(0, [&] {
+    using F = std::optional<mock::FinishReason>;
+    return gen_weighted<F>({{4, rc::gen::just(F(mock::FinishReason::kStop))},
+                            {1, rc::gen::just(F(mock::FinishReason::kMaxTokens))},
+                            {3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
+                            {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
+                            {1, rc::gen::just(F())}});
+  });
 }
 
 inline rc::Gen<std::optional<mock::FinishReason>> gen_finish_abnormal() {
-  using F = std::optional<mock::FinishReason>;
-  return gen_weighted<F>({{3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
-                          {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
-                          {1, rc::gen::just(F())}});
+  return memo_gen(0, [&] {
+    using F = std::optional<mock::FinishReason>;
+    return gen_weighted<F>({{3, rc::gen::just(F(mock::FinishReason::kContentFilter))},
+                            {2, rc::gen::just(F(mock::FinishReason::kMalformedCall))},
+                            {1, rc::gen::just(F())}});
+  });
 }
 
 /// An HTTP error attempt: a status of attempt_statuses(provider), with or without retry_after_s.
 inline rc::Gen<mock::Attempt> gen_status_attempt(const std::string& provider) {
-  return rc::gen::apply(
-      [](int status, std::optional<int> retry_after) {
-        mock::Attempt a;
-        a.status = status;
-        if (retry_after) a.retry_after_s = *retry_after;
-        return a;
-      },
-      gen_pick<int>(attempt_statuses(provider)), gen_optional(gen_pick<int>({30, 1, 5, 15, 90}), 1, 1));
+  return memo_gen(provider, [&] {
+    return rc::gen::apply(
+        [](int status, std::optional<int> retry_after) {
+          mock::Attempt a;
+          a.status = status;
+          if (retry_after) a.retry_after_s = *retry_after;
+          return a;
+        },
+        gen_pick<int>(attempt_statuses(provider)), gen_optional(gen_pick<int>({30, 1, 5, 15, 90}), 1, 1));
+  });
 }
 
 /// An attempt that usually fails: a status, a stream with a fault before its terminal frame, a
 /// content-filter / malformed-call / missing finish, or any stream with any fault anywhere.
-inline rc::Gen<mock::Attempt> gen_failing_attempt(std::vector<std::string> calls, int idle_s,
-                                                  const std::string& provider) {
+inline rc::Gen<mock::Attempt> gen_failing_attempt(std::size_t calls, int idle_s, const std::string& provider) {
+  return memo_gen(std::tuple(calls, idle_s, provider), [&] {
   using OF [[maybe_unused]] = std::optional<mock::Fault>;
+  auto prov = std::make_shared<const std::string>(provider);
   return gen_weighted<mock::Attempt>({
       {2, gen_status_attempt(provider)},
       {4, gen_stream(calls, gen_finish_completing(),
-                     [idle_s, provider](int n) {
+                     [idle_s, prov](int n) {
                        // Position strictly before the terminal frame, or inside it (cut).
-                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s, provider), [](mock::Fault f) { return OF(f); });
+                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s, *prov), [](mock::Fault f) { return OF(f); });
                      })},
       {2, gen_stream(calls, gen_finish_abnormal(),
-                     [idle_s, provider](int n) { return gen_optional(gen_harmless_fault(n, idle_s, provider), 3, 1); })},
+                     [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); })},
       {2, gen_stream(calls, gen_finish_any(),
-                     [idle_s, provider](int n) { return gen_optional(gen_fault(n, idle_s, provider), 1, 2); })},
+                     [idle_s, prov](int n) { return gen_optional(gen_fault(n, idle_s, *prov), 1, 2); })},
+  });
   });
 }
 
 /// The last scripted attempt of a turn: usually one that completes (stop / max_tokens, at most a
 /// harmless fault), sometimes any failing attempt (it then repeats until the budget runs out).
-inline rc::Gen<mock::Attempt> gen_final_attempt(std::vector<std::string> calls, int idle_s,
-                                                const std::string& provider) {
-  return gen_weighted<mock::Attempt>({
-      {8, gen_stream(calls, gen_finish_completing(),
-                     [idle_s, provider](int n) { return gen_optional(gen_harmless_fault(n, idle_s, provider), 3, 1); })},
-      {1, gen_failing_attempt(calls, idle_s, provider)},
+inline rc::Gen<mock::Attempt> gen_final_attempt(std::size_t calls, int idle_s, const std::string& provider) {
+  return memo_gen(std::tuple(calls, idle_s, provider), [&] {
+    auto prov = std::make_shared<const std::string>(provider);
+    return gen_weighted<mock::Attempt>({
+        {8, gen_stream(calls, gen_finish_completing(),
+                       [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); })},
+        {1, gen_failing_attempt(calls, idle_s, provider)},
+    });
   });
+}
+
+/// Names the calls of every attempt of `turn`: the k-th call event of an attempt gets calls[k]
+/// (gen_body leaves them unnamed).
+inline void name_calls(mock::Turn& turn, const std::vector<std::string>& calls) {
+  for (mock::Attempt& a : turn.attempts) {
+    std::size_t k = 0;
+    for (mock::Event& e : a.events) {
+      if (auto* c = std::get_if<mock::CallEvent>(&e)) c->name = calls[k++];
+    }
+  }
 }
 
 /// One turn: its call names (min_calls–max_calls), then 0–4 failing attempts and a final one.
 inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, const std::string& provider) {
-  return rc::gen::mapcat(
-      rc::gen::mapcat(gen_int(min_calls, max_calls),
-                      [](int c) {
-                        return rc::gen::container<std::vector<std::string>>(static_cast<std::size_t>(c),
-                                                                            gen_pick(tool_names()));
-                      }),
-      [idle_s, provider](std::vector<std::string> calls) {
-        // 0–4 failing attempts: a size-bounded container, so shrinking removes any of them.
-        return rc::gen::apply(
-            [](std::vector<mock::Attempt> attempts, mock::Attempt last) {
-              attempts.push_back(std::move(last));
-              return mock::Turn{std::move(attempts)};
-            },
-            rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(calls, idle_s, provider))),
-            gen_final_attempt(calls, idle_s, provider));
-      });
+  return memo_gen(std::tuple(min_calls, max_calls, idle_s, provider), [&] {
+    return rc::gen::mapcat(
+        rc::gen::mapcat(gen_int(min_calls, max_calls),
+                        [](int c) {
+                          return rc::gen::container<std::vector<std::string>>(static_cast<std::size_t>(c),
+                                                                              gen_pick(tool_names()));
+                        }),
+        [idle_s, prov = std::make_shared<const std::string>(provider)](std::vector<std::string> calls) {
+          const std::string& provider = *prov;
+          const std::size_t count = calls.size();
+          // 0–4 failing attempts: a size-bounded container, so shrinking removes any of them.
+          return rc::gen::apply(
+              [calls = std::make_shared<const std::vector<std::string>>(std::move(calls))](
+                  std::vector<mock::Attempt> attempts, mock::Attempt last) {
+                attempts.push_back(std::move(last));
+                mock::Turn turn{std::move(attempts)};
+                name_calls(turn, *calls);
+                return turn;
+              },
+              rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(count, idle_s, provider))),
+              gen_final_attempt(count, idle_s, provider));
+        });
+  });
 }
 
 /// Deterministic small args for the call at (turn, position among the attempt's calls).
@@ -427,11 +508,13 @@ struct InterruptDraw {
 
 /// One case in three draws an interrupt; one interrupt in two ends the session.
 inline rc::Gen<std::optional<InterruptDraw>> gen_interrupt_draw() {
-  return gen_optional(
-      rc::gen::apply([](bool tools, int t, int a, int p, bool next) { return InterruptDraw{tools, t, a, p, next}; },
-                     rc::gen::map(gen_int(0, 2), [](int k) { return k != 0; }), gen_int(0, 63), gen_int(0, 63),
-                     gen_int(0, 63), rc::gen::map(gen_int(0, 1), [](int k) { return k != 0; })),
-      2, 1);
+  return memo_gen(0, [&] {
+    return gen_optional(
+        rc::gen::apply([](bool tools, int t, int a, int p, bool next) { return InterruptDraw{tools, t, a, p, next}; },
+                       rc::gen::map(gen_int(0, 2), [](int k) { return k != 0; }), gen_int(0, 63), gen_int(0, 63),
+                       gen_int(0, 63), rc::gen::map(gen_int(0, 1), [](int k) { return k != 0; })),
+        2, 1);
+  });
 }
 
 /// Gives every attempt of `turn` (the last turn of a session prompt that another prompt follows) a
@@ -459,25 +542,29 @@ inline void give_answer_text(mock::Turn& turn, int turn_index, Scenario& s) {
 
 /// The turns of one further session prompt: 0–2 turns that stream 1–4 calls, then an answer turn.
 inline rc::Gen<std::vector<mock::Turn>> gen_prompt_turns(int idle_s, const std::string& provider) {
-  return rc::gen::map(rc::gen::pair(rc::gen::resize(2, rc::gen::container<std::vector<mock::Turn>>(
-                                                           gen_turn(1, 4, idle_s, provider))),
-                                    gen_turn(0, 0, idle_s, provider)),
-                      [](std::pair<std::vector<mock::Turn>, mock::Turn> p) {
-                        p.first.push_back(std::move(p.second));
-                        return std::move(p.first);
-                      });
+  return memo_gen(std::tuple(idle_s, provider), [&] {
+    return rc::gen::map(rc::gen::pair(rc::gen::resize(2, rc::gen::container<std::vector<mock::Turn>>(
+                                                             gen_turn(1, 4, idle_s, provider))),
+                                      gen_turn(0, 0, idle_s, provider)),
+                        [](std::pair<std::vector<mock::Turn>, mock::Turn> p) {
+                          p.first.push_back(std::move(p.second));
+                          return std::move(p.first);
+                        });
+  });
 }
 
 /// One case in four (of those without an interrupt) is a session of 2–3 prompts: the turns of each
 /// further prompt (gen_prompt_turns).
 inline rc::Gen<std::optional<std::vector<std::vector<mock::Turn>>>> gen_session_draw(int idle_s,
                                                                                     const std::string& provider) {
-  return gen_optional(rc::gen::mapcat(gen_int(1, 2),
-                                      [idle_s, provider](int n) {
-                                        return rc::gen::container<std::vector<std::vector<mock::Turn>>>(
-                                            static_cast<std::size_t>(n), gen_prompt_turns(idle_s, provider));
-                                      }),
-                      3, 1);
+  return memo_gen(std::tuple(idle_s, provider), [&] {
+    return gen_optional(rc::gen::mapcat(gen_int(1, 2),
+                                        [idle_s, prov = std::make_shared<const std::string>(provider)](int n) {
+                                          return rc::gen::container<std::vector<std::vector<mock::Turn>>>(
+                                              static_cast<std::size_t>(n), gen_prompt_turns(idle_s, *prov));
+                                        }),
+                        3, 1);
+  });
 }
 
 /// Appends the further prompts `prompts` (turns per prompt) to `s`: one session prompt each, its
@@ -561,8 +648,10 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
         rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
                        gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider)),
-        [name, rt, provider](const std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
-                                              std::optional<std::vector<std::vector<mock::Turn>>>>& p) {
+        [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider)](
+            std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
+                       std::optional<std::vector<std::vector<mock::Turn>>>> p) {
+          const auto& [name, rt, provider] = *head;
           Scenario s;
           s.name = name;
           s.description = "generated by hiccup explore";
@@ -570,8 +659,8 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           s.prompt = "Run the generated task.";
           s.runtime = rt;
           s.script.provider = provider;
-          s.script.turns = std::get<0>(p);
-          s.script.turns.push_back(std::get<1>(p));
+          s.script.turns = std::move(std::get<0>(p));
+          s.script.turns.push_back(std::move(std::get<1>(p)));
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
           if (std::get<2>(p)) place_interrupt(s, *std::get<2>(p));
