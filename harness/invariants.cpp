@@ -81,6 +81,19 @@ ModelTurn from_delivery(const mock::JournalEntry& e) {
 /// reduced to what every wire format carries: per content its role, its text, its calls (name,
 /// args, id) and its responses (the id, else the name). The runtime's own history and the server's
 /// decoding of a request compare equal under it whatever the provider.
+/// The concatenated string `text` parts of one content object, as comparable_history reads them.
+std::string content_text(const json& content) {
+  std::string text;
+  auto parts = content.find("parts");
+  if (parts == content.end() || !parts->is_array()) return text;
+  for (const json& part : *parts) {
+    if (!part.is_object()) continue;
+    auto t = part.find("text");
+    if (t != part.end() && t->is_string()) text += t->get_ref<const std::string&>();
+  }
+  return text;
+}
+
 json comparable_history(const json& contents) {
   json out = json::array();
   if (!contents.is_array()) return out;
@@ -328,9 +341,10 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
         std::vector<std::string> prompts = {ev.scenario.prompt};
         for (const SessionPrompt& p : ev.scenario.session) prompts.push_back(p.prompt);
         std::size_t k = 0;
-        for (const json& c : comparable_history(contents)) {
-          const std::string text = c["text"].get<std::string>();
-          if (c["role"] != "user" || text.empty()) continue;
+        for (const json& content : contents) {  // comparable_history's role and text, without the rest
+          if (!content.is_object() || content.value("role", "user") != "user") continue;
+          const std::string text = content_text(content);
+          if (text.empty()) continue;
           if (k >= prompts.size() || text != prompts[k]) {
             out.push_back(make("history-integrity",
                                where(e) + " carries the user text " + json(text).dump() + " where " +
