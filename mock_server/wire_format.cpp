@@ -138,8 +138,14 @@ std::vector<HistoryContent> summarize_history(const nlohmann::json& contents) {
 }
 
 int turn_index(const nlohmann::json& contents) {
+  // summarize_history's model contents, counted without building the summary.
   int n = 0;
-  for (const auto& s : summarize_history(contents)) n += s.role == "model" ? 1 : 0;
+  if (!contents.is_array()) return n;
+  for (const auto& c : contents) {
+    if (!c.is_object()) continue;
+    auto r = c.find("role");
+    if (r != c.end() && r->is_string() && r->get_ref<const std::string&>() == "model") ++n;
+  }
   return n;
 }
 

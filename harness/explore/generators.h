@@ -304,9 +304,9 @@ template <typename FaultGen>
 rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock::FinishReason>> finish,
                                   FaultGen fault_gen) {
   return rc::gen::mapcat(
-      rc::gen::pair(gen_body(calls), finish), [fault_gen](const std::pair<std::vector<mock::Event>,
-                                                                          std::optional<mock::FinishReason>>& p) {
-        std::vector<mock::Event> events = p.first;
+      rc::gen::pair(gen_body(calls), finish), [fault_gen](std::pair<std::vector<mock::Event>,
+                                                                    std::optional<mock::FinishReason>> p) {
+        std::vector<mock::Event> events = std::move(p.first);
         if (p.second) events.push_back(mock::FinishEvent{*p.second});
         const int n = static_cast<int>(events.size());
         return rc::gen::apply(
