@@ -142,6 +142,7 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
     mock::ServerOptions server_options;
     server_options.stall_ms_per_s = scale;
     server_options.max_delay_ms = options.max_delay_ms;
+    server_options.cancel_pauses = options.abandoned;  // an abandoned case ends at its next request
     server = std::make_unique<mock::MockHttpServer>(engine, server_options);
     const int port = server->start();
     inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <map>
 #include <set>
 
@@ -102,6 +104,27 @@ TEST_CASE("an abandoned run ends at its next request, capped") {
     CHECK(cut.run.requests == 0);
     CHECK(cut.journal.empty());
   }
+}
+
+TEST_CASE("an abandoned run over HTTP ends the stall it waits in") {
+  // A day-long stall and a runtime without an idle timeout: the case waits in the mock's pause
+  // until it is abandoned (explore over HTTP once waited up to 15 minutes here for its last cases).
+  Scenario s = load_suite().front();
+  REQUIRE_FALSE(s.script.turns.empty());
+  mock::Attempt& a = s.script.turns[0].attempts[0];
+  a = mock::Attempt{};
+  a.events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  a.fault = mock::Fault(mock::StallFault{0, 86400.0, std::nullopt});
+  std::atomic<bool> abandoned{false};
+  RunOptions o = memory();
+  o.transport = TransportKind::kHttp;
+  o.abandoned = &abandoned;
+  o.extra_defects = {"no-idle-timeout"};
+  auto run = std::async(std::launch::async, [&] { return run_scenario(s, o); });
+  CHECK(run.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // still waiting
+  abandoned = true;
+  REQUIRE(run.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  CHECK(run.get().cap_reached);
 }
 
 /// Whether `defect` has no site a stream in `provider` reaches, as the defect catalogue says

@@ -97,10 +97,11 @@ void wait_acked(int fd, int max_ms, const std::atomic<bool>& stopping) {
   }
 }
 
-/// Waits `ms` real milliseconds; returns false early when the client hangs up or the server stops.
-bool pause_ms(double ms, int fd, const std::atomic<bool>& stopping) {
+/// Waits `ms` real milliseconds; returns false early when the client hangs up, the server stops or
+/// `cancel` (when given) becomes true.
+bool pause_ms(double ms, int fd, const std::atomic<bool>& stopping, const std::atomic<bool>* cancel = nullptr) {
   const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(ms * 1000));
-  while (!stopping.load()) {
+  while (!stopping.load() && !(cancel && cancel->load())) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return true;
     const int step = static_cast<int>(std::min<long long>(left.count(), 5));
@@ -179,7 +180,7 @@ class PlanWriter {
     for (const auto& action : plan.actions) {
       const auto* stall = std::get_if<StallAction>(&action);
       if (stall == nullptr) continue;
-      if (!pause_ms(stall->seconds * options_.stall_ms_per_s, fd_, stopping_)) {
+      if (!pause_ms(stall->seconds * options_.stall_ms_per_s, fd_, stopping_, options_.cancel_pauses)) {
         // The client timed out (or the server stops): answer nothing more.
         engine_->settle(index, Delivery{0, true, since_start_ms()});
         return false;
@@ -245,9 +246,9 @@ class PlanWriter {
         bool waited = false;
         if (auto* d = std::get_if<DrainAction>(&action)) {
           wait_acked(fd_, 1000, stopping_);
-          waited = pause_ms(cap(d->pause_ms), fd_, stopping_);
+          waited = pause_ms(cap(d->pause_ms), fd_, stopping_, options_.cancel_pauses);
         } else {
-          waited = pause_ms(std::get<StallAction>(action).seconds * options_.stall_ms_per_s, fd_, stopping_);
+          waited = pause_ms(std::get<StallAction>(action).seconds * options_.stall_ms_per_s, fd_, stopping_, options_.cancel_pauses);
         }
         if (!waited) {
           gone = !stopping_.load();
@@ -278,10 +279,10 @@ class PlanWriter {
   void end_connection(Ending ending, int delay_ms) {
     if (ending == Ending::kReset) {
       wait_acked(fd_, 1000, stopping_);
-      pause_ms(cap(delay_ms), fd_, stopping_);
+      pause_ms(cap(delay_ms), fd_, stopping_, options_.cancel_pauses);
       reset_connection(fd_);
     } else {
-      pause_ms(cap(delay_ms), fd_, stopping_);
+      pause_ms(cap(delay_ms), fd_, stopping_, options_.cancel_pauses);
       shutdown(fd_, SHUT_WR);
     }
   }

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,6 +38,10 @@ struct ServerOptions {
   std::size_t max_body_bytes = 32u << 20;
   /// A request line and headers larger than this get 431 in the path's provider envelope.
   std::size_t max_head_bytes = 64u << 10;
+  /// When set, a pause (a stall, a delayed ending, an error event's drain) ends early once
+  /// *cancel_pauses is true, as if the client had hung up: the harness sets it when an
+  /// exploration abandons its running cases, so a day-long stall does not hold the run open.
+  const std::atomic<bool>* cancel_pauses = nullptr;
 };
 
 /// An answer made without a script engine (a control API, an unknown session): sent as is.
