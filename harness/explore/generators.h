@@ -382,20 +382,20 @@ inline rc::Gen<mock::Attempt> gen_status_attempt(const std::string& provider) {
 /// content-filter / malformed-call / missing finish, or any stream with any fault anywhere.
 inline rc::Gen<mock::Attempt> gen_failing_attempt(std::size_t calls, int idle_s, const std::string& provider) {
   return memo_gen(std::tuple(calls, idle_s, provider), [&] {
-  using OF [[maybe_unused]] = std::optional<mock::Fault>;
-  auto prov = std::make_shared<const std::string>(provider);
-  return gen_weighted<mock::Attempt>({
-      {2, gen_status_attempt(provider)},
-      {4, gen_stream(calls, gen_finish_completing(),
-                     [idle_s, prov](int n) {
-                       // Position strictly before the terminal frame, or inside it (cut).
-                       return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s, *prov), [](mock::Fault f) { return OF(f); });
-                     })},
-      {2, gen_stream(calls, gen_finish_abnormal(),
-                     [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); })},
-      {2, gen_stream(calls, gen_finish_any(),
-                     [idle_s, prov](int n) { return gen_optional(gen_fault(n, idle_s, *prov), 1, 2); })},
-  });
+    using OF [[maybe_unused]] = std::optional<mock::Fault>;
+    auto prov = std::make_shared<const std::string>(provider);
+    return gen_weighted<mock::Attempt>({
+        {2, gen_status_attempt(provider)},
+        {4, gen_stream(calls, gen_finish_completing(),
+                       [idle_s, prov](int n) {
+                         // Position strictly before the terminal frame, or inside it (cut).
+                         return rc::gen::map(gen_fault(std::max(0, n - 1), idle_s, *prov), [](mock::Fault f) { return OF(f); });
+                       })},
+        {2, gen_stream(calls, gen_finish_abnormal(),
+                       [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); })},
+        {2, gen_stream(calls, gen_finish_any(),
+                       [idle_s, prov](int n) { return gen_optional(gen_fault(n, idle_s, *prov), 1, 2); })},
+    });
   });
 }
 
