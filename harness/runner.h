@@ -56,6 +56,13 @@ struct CaseResult {
   bool passed() const { return violations.empty(); }
 };
 
+/// The watchdog's idle limit for a request whose runtime would wait past the virtual-time cap, in
+/// virtual seconds: twice the longest stall in `script` that ends before `max_virtual_s`, plus a
+/// margin of the runtime's idle timeout (`idle_timeout_s`; 60 s when it is not a positive finite
+/// number). Over HTTP the margin lasts at least RunOptions::min_idle_timeout_ms of real time, as
+/// every idle timeout does. A stream silent that long is in a stall that outlasts the cap.
+double watch_bound_s(const mock::Script& script, double max_virtual_s, double idle_timeout_s);
+
 /// Runs `scenario` with `options`. Throws std::runtime_error only when the harness itself fails
 /// (e.g. the mock server cannot bind); unknown defect names are the loader's job.
 CaseResult run_scenario(const Scenario& scenario, const RunOptions& options);

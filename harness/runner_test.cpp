@@ -46,6 +46,13 @@ std::string describe(const CaseResult& r) {
   return s;
 }
 
+bool has_violation(const CaseResult& r, std::string_view invariant) {
+  for (const auto& v : r.violations) {
+    if (v.invariant == invariant) return true;
+  }
+  return false;
+}
+
 /// The suite with every scenario played in `provider`'s wire format (as `hiccup run --provider`).
 std::vector<Scenario> load_suite_as(const std::string& provider) {
   std::vector<Scenario> suite = load_suite();
@@ -125,6 +132,55 @@ TEST_CASE("an abandoned run over HTTP ends the stall it waits in") {
   abandoned = true;
   REQUIRE(run.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   CHECK(run.get().cap_reached);
+}
+
+TEST_CASE("a hang over HTTP is judged once the stream outlasts every scripted silence, not the whole time left") {
+  // A runtime with a 2 s idle timeout (so 250 real ms a virtual second over HTTP) and no idle limit
+  // in force meets a day-long stall: waiting out the 600 virtual seconds left took 150 s of real
+  // time (15 minutes at the default cap); the watch bound (watch_bound_s) is 2 s.
+  Scenario s = load_suite().front();
+  REQUIRE_FALSE(s.script.turns.empty());
+  mock::Attempt& a = s.script.turns[0].attempts[0];
+  a = mock::Attempt{};
+  a.events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  a.fault = mock::Fault(mock::StallFault{0, 86400.0, std::nullopt});
+  s.runtime.idle_timeout_s = 2;
+  s.max_virtual_s = 600;
+  RunOptions o = memory();
+  o.extra_defects = {"no-idle-timeout"};
+  const CaseResult in_memory = run_scenario(s, o);
+  o.transport = TransportKind::kHttp;
+  auto run = std::async(std::launch::async, [&] { return run_scenario(s, o); });
+  REQUIRE(run.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  const CaseResult over_http = run.get();
+  CHECK(over_http.cap_reached);
+  CHECK(has_violation(over_http, "liveness"));
+  CHECK(over_http.digest == in_memory.digest);
+}
+
+TEST_CASE("the watch bound lies beyond every stall that ends before the cap") {
+  mock::Script script;
+  auto stall = [](double seconds) {
+    mock::Attempt a;
+    a.events = {mock::FinishEvent{}};
+    a.fault = mock::Fault(mock::StallFault{0, seconds, std::nullopt});
+    return a;
+  };
+  CHECK(watch_bound_s(script, 3600, 2) == 2);          // no stall: the idle timeout as margin
+  CHECK(watch_bound_s(script, 3600, rut::kNoIdleLimit) == 60);
+  script.turns.push_back(mock::Turn{{stall(5), stall(86400)}});
+  script.turns.push_back(mock::Turn{{stall(1000)}});
+  CHECK(watch_bound_s(script, 3600, 2) == 2 * 1000 + 2);  // the day-long stall outlasts the cap
+  CHECK(watch_bound_s(script, 100000, 2) == 2 * 86400 + 2);
+  // A long stall that ends before the cap is waited out, not judged a hang.
+  Scenario s = load_suite().front();
+  s.script.turns[0].attempts = {stall(1000)};
+  s.script.turns[0].attempts[0].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  RunOptions o = memory();
+  o.extra_defects = {"no-idle-timeout"};
+  const CaseResult r = run_scenario(s, o);
+  CHECK_FALSE(r.cap_reached);
+  CHECK_FALSE(has_violation(r, "liveness"));
 }
 
 /// Whether `defect` has no site a stream in `provider` reaches, as the defect catalogue says
