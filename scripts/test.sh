@@ -36,9 +36,15 @@ case "${SANITIZE:-0}" in
      done ;;
 esac
 for mode in "${sanitizers[@]}"; do
-  [[ $mode == asan || $mode == tsan ]] ||
-    { echo "test.sh: SANITIZE must be 0, 1, all, asan, tsan or asan,tsan; found '$mode'" >&2; exit 2; }
+  case "$mode" in
+    asan | tsan) ;;
+    0 | 1 | all) echo "test.sh: SANITIZE=$SANITIZE: '$mode' stands alone, not in a list (lists name asan and tsan)" >&2; exit 2 ;;
+    *) echo "test.sh: SANITIZE must be 0, 1, all, asan, tsan or asan,tsan; found '$mode' in SANITIZE=$SANITIZE" >&2; exit 2 ;;
+  esac
 done
+if [[ ${SANITIZE:-0} != 0 && ${SANITIZE:-} != "" && ${#sanitizers[@]} -eq 0 ]]; then
+  echo "test.sh: SANITIZE=$SANITIZE names no sanitizer (0, 1, all, asan, tsan or asan,tsan)" >&2; exit 2
+fi
 # Installs first, one apt at a time; then the background builds; then the plain build.
 scripts/setup.sh --install-only
 ((${#sanitizers[@]} == 0)) || scripts/sanitize.sh --install-only
