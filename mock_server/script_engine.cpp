@@ -39,6 +39,7 @@ class StreamBuilder {
     const std::size_t step =
         slice_ && *slice_ > 0 ? static_cast<std::size_t>(*slice_) : run_.size();
     std::size_t mark = 0;
+    actions_.reserve(actions_.size() + (run_.size() + step - 1) / step);
     for (std::size_t off = 0; off < run_.size(); off += step) {
       const std::size_t end = std::min(off + step, run_.size());
       WriteAction w{run_.substr(off, end - off), events_, false};

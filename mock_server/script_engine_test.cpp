@@ -634,6 +634,9 @@ TEST_CASE("a body nested deeper than kMaxJsonDepth is a 400 in the path's envelo
   CHECK(j[1].rejection.find("deeper than 512") != std::string::npos);
   // Brackets inside strings do not count; 512 levels are still decoded.
   CHECK(mock::json_nesting_depth(R"({"a":"[[[[{{{{"})", 100) == 1u);
+  CHECK(mock::json_nesting_depth(R"({"a":"\"[[","b":[1]})", 100) == 2u);     // an escaped quote stays inside
+  CHECK(mock::json_nesting_depth(R"({"a":"x\\","b":[[1]]})", 100) == 3u);  // an escaped backslash ends
+  CHECK(mock::json_nesting_depth("[\"\\", 100) == 1u);                      // cut after a backslash
   const std::string ok = std::string(511, '[') + R"({"contents":1})" + std::string(511, ']');
   CHECK(mock::json_nesting_depth(ok, mock::kMaxJsonDepth) == 512u);
 }

@@ -57,16 +57,14 @@ nlohmann::json parse_json(std::string_view text) {
 
 std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {
   std::size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const char c = text[i++];
     if (c == '"') {
-      in_string = true;
+      // Skip the string: to its closing quote, stepping over escaped characters.
+      while (i < n && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      ++i;
     } else if (c == '[' || c == '{') {
       deepest = std::max(deepest, ++depth);
       if (deepest > cap) return deepest;

@@ -30,6 +30,9 @@ namespace {
 /// True when `text` nests arrays and objects deeper than kMaxJsonDepth (brackets inside strings do
 /// not count): one linear scan, no parsing.
 bool nests_too_deep(std::string_view text) {
+  // Deeper than kMaxJsonDepth takes more than kMaxJsonDepth opening brackets: most SSE frames are
+  // shorter than that and need no scan.
+  if (text.size() <= kMaxJsonDepth) return false;
   std::size_t depth = 0;
   bool in_string = false, escaped = false;
   for (const char c : text) {
