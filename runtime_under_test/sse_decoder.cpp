@@ -13,15 +13,21 @@ bool is_bare_error_object(std::string_view text) {
 }
 
 void SseDecoder::feed(std::string_view bytes, std::vector<SseFrame>& out) {
-  for (char c : bytes) {
-    if (c != '\n') {
-      pending_.push_back(c);
-      continue;
+  while (!bytes.empty()) {
+    const std::size_t nl = bytes.find('\n');
+    if (nl == std::string_view::npos) {
+      pending_.append(bytes);
+      return;
     }
-    std::string_view text = pending_;
+    std::string_view text = bytes.substr(0, nl);
+    if (!pending_.empty()) {  // the line began in an earlier chunk
+      pending_.append(text);
+      text = pending_;
+    }
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     line(text, out);
     pending_.clear();
+    bytes.remove_prefix(nl + 1);
   }
 }
 
@@ -51,7 +57,7 @@ std::string SseDecoder::unterminated_data() const {
 
 void SseDecoder::line(std::string_view text, std::vector<SseFrame>& out) {
   if (text.empty()) {
-    if (has_data_) out.push_back({SseFrame::Kind::kData, data_, event_});
+    if (has_data_) out.push_back({SseFrame::Kind::kData, std::move(data_), std::move(event_)});
     data_.clear();
     event_.clear();
     has_data_ = false;
