@@ -1,4 +1,5 @@
 // `hiccup`: the command-line entry point; dispatches to one subcommand per file in harness/cli/.
+#include <cstdio>
 #include <iostream>
 #include <map>
 
@@ -34,6 +35,10 @@ exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
 
 int main(int argc, char** argv) {
   using namespace harness::cli;
+  // Every line on stdout reaches a pipe or file as it is written (std::cout writes through C's
+  // stdout): block-buffered, the progress and result lines of a run killed midway (a CI timeout)
+  // stayed in the buffer and its log was empty.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   if (argc < 2) {
     std::cerr << kMainUsage;
     return kExitUsage;
