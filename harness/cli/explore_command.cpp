@@ -31,7 +31,7 @@ prints its coverage (per fault kind, finish, status, provider, fault position, a
 the cases where its precondition held; docs/COVERAGE.md) and warns about every invariant never
 exercised.
 
-options:
+options (each at most once, unless marked repeatable):
   --cases N                 cases to generate (default 100)
   --seed S                  exploration seed (default 1); same seed, same cases, same verdicts
   --defect NAME             switch a seeded defect on (repeatable; see `hiccup defects`)
@@ -115,7 +115,7 @@ int explore_command(const Args& args) {
       std::cout << kExploreUsage;
       return kExitPassed;
     }
-    if (in.value("--defect", v)) {
+    if (in.repeatable_value("--defect", v)) {
       options.defects.push_back(v);
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
@@ -129,10 +129,12 @@ int explore_command(const Args& args) {
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
       determinism = true;
       determinism_text = in.take().substr(std::string("--check-determinism=").size());
+      in.once("--check-determinism", determinism_text);
     } else if (in.flag("--check-determinism")) {
       determinism = true;
       determinism_text = "10";
       if (!in.done() && in.peek().rfind("-", 0) != 0) determinism_text = in.take();
+      in.once("--check-determinism", determinism_text);
     } else {
       in.set_error("unknown argument \"" + in.take() + "\"");
     }

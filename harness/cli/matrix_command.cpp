@@ -29,7 +29,7 @@ Each cell is PASS, or the violated invariants; a cell pinned in the known-failur
 with exactly the pinned invariants, or exactly one of the pin's also_violates sets (other
 runs of a racy CLI); a CLI update that fixes or changes it is reported.
 
-options:
+options (each at most once, unless marked repeatable):
   --agent NAME[,NAME...]  agents by recipe name (harness/agents/recipes/NAME.json) or path;
                           repeatable; install them with scripts/install_agents.sh
   --known-failures FILE   pinned known failures (default: harness/agents/known-failures.json)
@@ -74,9 +74,9 @@ int matrix_command(const Args& args) {
       std::cout << kMatrixUsage;
       return kExitPassed;
     }
-    if (in.value("--agent", v)) {
+    if (in.repeatable_value("--agent", v)) {
       for (auto& n : split_commas(v)) agent_names.push_back(n);
-    } else if (in.value("--tag", v)) {
+    } else if (in.repeatable_value("--tag", v)) {
       tags.push_back(v);
     } else if (in.flag("--strict")) {
       strict = true;

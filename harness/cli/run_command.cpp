@@ -25,7 +25,7 @@ report directories, hidden folders and other JSON are skipped with a note) again
 runtime, checks every invariant and every expect field, and writes reports (summary.md is also
 appended to $GITHUB_STEP_SUMMARY when that is set).
 
-options:
+options (each at most once, unless marked repeatable):
   --defect NAME        switch a seeded defect on for every scenario (repeatable; see `hiccup defects`)
   --catches            kill matrix: also run each scenario once per defect in its `catches`;
                        such a run passes when its verdict fails (the defect was caught)
@@ -149,8 +149,8 @@ int run_command(const Args& args) {
       std::cout << kRunUsage;
       return kExitPassed;
     }
-    if (in.value("--defect", v)) defects.push_back(v);
-    else if (in.value("--tag", v)) tags.push_back(v);
+    if (in.repeatable_value("--defect", v)) defects.push_back(v);
+    else if (in.repeatable_value("--tag", v)) tags.push_back(v);
     else if (in.value("--report-dir", report_dir) ||
              (in.value("--transport", transport) && (transport_given = true)) ||
              (in.value("--provider", provider) && (provider_given = true)) ||

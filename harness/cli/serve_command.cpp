@@ -65,7 +65,7 @@ server stops; they are isolated (own script state, journal, ledger, locks).
 Stops on SIGINT or SIGTERM and prints one line per request of the default session still in its
 journal window (with a summary of the earlier ones).
 
-options:
+options (each at most once):
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --port N              port to bind (default 0: an ephemeral port)
   --stall-ms-per-s X    real milliseconds per virtual second of a stall (default 1000)
