@@ -4,12 +4,30 @@
 #pragma once
 
 #include <charconv>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace harness::cli {
+
+/// Whether `s` is a whole number as written: one or more decimal digits, nothing else (however
+/// many: it may not fit any integer type).
+inline bool is_whole_number(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// Parses a whole non-negative integer; nullopt on anything else, and on a whole number out of
+/// T's range.
+template <typename T>
+std::optional<T> parse_number(const std::string& s) {
+  T v{};
+  if (!is_whole_number(s)) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 class ArgReader {
  public:
@@ -70,6 +88,21 @@ class ArgReader {
     if (!fresh) set_error(flag + " given twice (\"" + it->second + "\", then \"" + value + "\")");
   }
 
+  /// Option `flag`'s value `text` as a whole number in lo..hi; otherwise nullopt, with error() set:
+  /// for a whole number outside lo..hi, however many digits it has, `FLAG TEXT is out of range:
+  /// expected LO..HI`; for any other text `FLAG expects EXPECTED, found "TEXT"`.
+  template <typename T>
+  std::optional<T> number(const std::string& flag, const std::string& text, T lo, T hi, const std::string& expected) {
+    const std::optional<T> n = parse_number<T>(text);
+    if (n && *n >= lo && *n <= hi) return n;
+    if (is_whole_number(text)) {
+      set_error(flag + " " + text + " is out of range: expected " + std::to_string(lo) + ".." + std::to_string(hi));
+    } else {
+      set_error(flag + " expects " + expected + ", found \"" + text + "\"");
+    }
+    return std::nullopt;
+  }
+
   const std::string& error() const { return error_; }
   void set_error(std::string e) { if (error_.empty()) error_ = std::move(e); }
 
@@ -79,15 +112,5 @@ class ArgReader {
   std::string error_;
   std::map<std::string, std::string> given_;  ///< single-valued option → its first value
 };
-
-/// Parses a whole non-negative integer; nullopt on anything else.
-template <typename T>
-std::optional<T> parse_number(const std::string& s) {
-  T v{};
-  if (s.empty() || s[0] == '-' || s[0] == '+') return std::nullopt;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 }  // namespace harness::cli

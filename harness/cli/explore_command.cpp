@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <regex>
 
 #include "harness/cli/args.h"
@@ -140,34 +141,37 @@ int explore_command(const Args& args) {
     }
   }
 
+  constexpr int kIntMax = std::numeric_limits<int>::max();
   if (!floor_text.empty()) {
-    const auto floor = parse_number<int>(floor_text);
-    if (!floor || *floor < 1) in.set_error("--http-idle-floor-ms expects a whole number >= 1, found \"" + floor_text + "\"");
-    else options.http_idle_floor_ms = *floor;
+    if (const auto floor = in.number("--http-idle-floor-ms", floor_text, 1, kIntMax, "a whole number >= 1")) {
+      options.http_idle_floor_ms = *floor;
+    }
   }
   if (!jobs_text.empty()) {
-    const auto jobs = parse_number<int>(jobs_text);
-    if (!jobs || *jobs < 1 || *jobs > 256) in.set_error("--jobs expects 1..256, found \"" + jobs_text + "\"");
-    else options.jobs = *jobs;
+    if (const auto jobs = in.number("--jobs", jobs_text, 1, 256, "1..256")) options.jobs = *jobs;
   }
   if (provider_given && !rut::codec_for(options.provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  options.provider + "\"");
   }
-  const auto cases = parse_number<int>(cases_text);
-  if (!cases || *cases < 1) in.set_error("--cases expects a whole number >= 1, found \"" + cases_text + "\"");
-  else options.cases = *cases;
-  const auto seed = parse_number<std::uint64_t>(seed_text);
-  if (!seed) in.set_error("--seed expects a whole number, found \"" + seed_text + "\"");
-  else options.seed = *seed;
+  const auto cases = in.number("--cases", cases_text, 1, kIntMax, "a whole number >= 1");
+  if (cases) options.cases = *cases;
+  const auto seed = in.number<std::uint64_t>("--seed", seed_text, 0, std::numeric_limits<std::uint64_t>::max(),
+                                             "a whole number");
+  if (seed) options.seed = *seed;
   if (!transport_from_name(transport, options.transport)) {
     in.set_error("--transport expects memory or http, found \"" + transport + "\"");
   }
   if (!shard_text.empty()) {
     const auto slash = shard_text.find('/');
-    const auto k = slash == std::string::npos ? std::nullopt : parse_number<int>(shard_text.substr(0, slash));
-    const auto n = slash == std::string::npos ? std::nullopt : parse_number<int>(shard_text.substr(slash + 1));
-    if (!k || !n || *n < 1 || *k < 1 || *k > *n) {
+    const std::string k_text = slash == std::string::npos ? "" : shard_text.substr(0, slash);
+    const std::string n_text = slash == std::string::npos ? "" : shard_text.substr(slash + 1);
+    const auto k = parse_number<int>(k_text);
+    const auto n = parse_number<int>(n_text);
+    if (is_whole_number(k_text) && is_whole_number(n_text) && (!k || !n)) {
+      in.set_error("--shard " + shard_text + " is out of range: expected K/N with 1 <= K <= N <= " +
+                   std::to_string(kIntMax));
+    } else if (!k || !n || *n < 1 || *k < 1 || *k > *n) {
       in.set_error("--shard expects K/N with 1 <= K <= N, found \"" + shard_text + "\"");
     } else {
       options.shard_index = *k;
@@ -175,16 +179,18 @@ int explore_command(const Args& args) {
     }
   }
   if (!shrinks_text.empty()) {
-    const auto n = parse_number<int>(shrinks_text);
-    if (!n) in.set_error("--max-shrinks expects a whole number, found \"" + shrinks_text + "\"");
-    else options.max_shrink_tries = *n;
+    if (const auto n = in.number("--max-shrinks", shrinks_text, 0, kIntMax, "a whole number")) {
+      options.max_shrink_tries = *n;
+    }
   }
   if (determinism) {
     if (determinism_text == "all") {
       options.determinism_pct = 100;
     } else {
       const auto pct = parse_number<int>(determinism_text);
-      if (!pct || *pct < 1 || *pct > 100) {
+      if (is_whole_number(determinism_text) && (!pct || *pct < 1 || *pct > 100)) {
+        in.set_error("--check-determinism " + determinism_text + " is out of range: expected 1..100 or all");
+      } else if (!pct) {
         in.set_error("--check-determinism expects a percentage 1-100 or all, found \"" + determinism_text + "\"");
       } else {
         options.determinism_pct = *pct;

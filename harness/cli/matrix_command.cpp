@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -90,10 +91,9 @@ int matrix_command(const Args& args) {
   }
   if (agent_names.empty()) in.set_error("--agent NAME[,NAME...] is required");
   if (paths.empty()) in.set_error("no PATH given");
-  const auto jobs = parse_number<unsigned>(jobs_text);
-  if (!jobs || *jobs < 1 || *jobs > 64) in.set_error("--jobs expects 1..64, found \"" + jobs_text + "\"");
-  if (!timeout_text.empty() && (!parse_number<unsigned>(timeout_text) || *parse_number<unsigned>(timeout_text) == 0)) {
-    in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + timeout_text + "\"");
+  const auto jobs = in.number("--jobs", jobs_text, 1u, 64u, "1..64");
+  if (!timeout_text.empty()) {
+    in.number("--agent-timeout", timeout_text, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
   }
   if (!in.error().empty()) {
     return usage_error("matrix", in.error());

@@ -2,6 +2,7 @@
 // with each defect a scenario `catches`: the suite's kill matrix) and `hiccup lint`.
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -165,8 +166,8 @@ int run_command(const Args& args) {
     else paths.push_back(in.take());
   }
   RunOptions options;
-  const auto seed = parse_number<std::uint64_t>(seed_text);
-  if (!seed) in.set_error("--seed expects a whole number, found \"" + seed_text + "\"");
+  const auto seed = in.number<std::uint64_t>("--seed", seed_text, 0, std::numeric_limits<std::uint64_t>::max(),
+                                             "a whole number");
   if (!transport_from_name(transport, options.transport)) {
     in.set_error("--transport expects http or memory, found \"" + transport + "\"");
   }
@@ -187,8 +188,8 @@ int run_command(const Args& args) {
   }
   if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
   if (transcripts && black_box) in.set_error("--transcripts applies to the reference runtime, not to --agent/--agent-cmd");
-  if (!agent_timeout.empty() && (!parse_number<unsigned>(agent_timeout) || *parse_number<unsigned>(agent_timeout) == 0)) {
-    in.set_error("--agent-timeout expects whole seconds >= 1, found \"" + agent_timeout + "\"");
+  if (!agent_timeout.empty()) {
+    in.number("--agent-timeout", agent_timeout, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
   }
   for (const std::string& d : defects) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -169,12 +170,10 @@ int serve_command(const Args& args) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
-  const auto port = parse_number<int>(port_text);
-  const auto scale = parse_number<int>(scale_text);
-  if (!port || *port > 65535) in.set_error("--port expects 0..65535, found \"" + port_text + "\"");
-  if (!scale || *scale < 1) in.set_error("--stall-ms-per-s expects a whole number >= 1, found \"" + scale_text + "\"");
-  const auto window = parse_number<int>(window_text);
-  if (!window || *window < 1) in.set_error("--journal-window expects a whole number >= 1, found \"" + window_text + "\"");
+  constexpr int kIntMax = std::numeric_limits<int>::max();
+  const auto port = in.number("--port", port_text, 0, 65535, "0..65535");
+  const auto scale = in.number("--stall-ms-per-s", scale_text, 1, kIntMax, "a whole number >= 1");
+  const auto window = in.number("--journal-window", window_text, 1, kIntMax, "a whole number >= 1");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (!in.error().empty()) {
