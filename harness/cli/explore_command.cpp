@@ -47,7 +47,8 @@ options (each at most once, unless marked repeatable):
                             property always carries its counterexample's
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
                             transcript digests; a mismatch exits with 4
-  --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run)
+  --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run);
+                            a shard that holds no case (--cases below K) is a usage error
   --max-shrinks N           candidate runs spent shrinking at most (default 2000)
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
@@ -176,6 +177,14 @@ int explore_command(const Args& args) {
     } else {
       options.shard_index = *k;
       options.shard_count = *n;
+      // Shard K holds the cases whose index % N is K-1: none when there are fewer than K cases,
+      // and a PASS of a shard that checked nothing would rest on no evidence.
+      if (cases && *cases < *k) {
+        in.set_error("--shard " + shard_text + " holds no cases: shard K/N runs the case indices i with i % N == K-1, and --cases " +
+                     cases_text + " has " + (*cases == 1 ? std::string("only 0") : "0.." + std::to_string(*cases - 1)) +
+                     "; give --cases " + std::to_string(*k) + " or more, or split " + cases_text + " cases into at most " +
+                     cases_text + " shards");
+      }
     }
   }
   if (!shrinks_text.empty()) {

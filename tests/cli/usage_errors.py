@@ -52,6 +52,11 @@ CASES = [
     (["serve", "--port", "70000"], "serve", "--port 70000 is out of range: expected 0..65535"),
     (["serve", "--journal-window", "3000000000", "x.json"], "serve", "--journal-window 3000000000 is out of range"),
     (["matrix", "--agent", "a", "--jobs", "65", "x"], "matrix", "--jobs 65 is out of range: expected 1..64"),
+    # A shard that holds no case would pass having checked nothing.
+    (["explore", "--cases", "3", "--shard", "5/5"], "explore",
+     "--shard 5/5 holds no cases: shard K/N runs the case indices i with i % N == K-1, and --cases 3 has 0..2; "
+     "give --cases 5 or more, or split 3 cases into at most 3 shards"),
+    (["explore", "--cases", "1", "--shard", "2/2"], "explore", "--cases 1 has only 0; give --cases 2 or more"),
     (["lint"], "lint", "no PATH given"),
     (["lint", "--bogus", "x.json"], "lint", '"--bogus"'),
     (["serve", "--port", "abc"], "serve", "abc"),
