@@ -49,7 +49,10 @@ options (each at most once, unless marked repeatable):
                             transcript digests; a mismatch exits with 4
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run);
                             a shard that holds no case (--cases below K) is a usage error
-  --max-shrinks N           candidate runs spent shrinking at most (default 2000)
+  --max-shrinks N           candidate runs spent shrinking through RapidCheck's shrink tree at most
+                            (default 2000; the minimization after it has its own budget, 3000);
+                            0: neither shrinks nor minimizes, the counterexample is the failing
+                            case as generated
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
   --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per

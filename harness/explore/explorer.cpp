@@ -498,7 +498,13 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     // it fails there as well, and passes there without the seeded defects. A failure memory does
     // not reproduce, or a counterexample HTTP does not confirm, is shrunk over HTTP.
     std::optional<Shrunk> shrunk_run;
-    if (run_options.transport == TransportKind::kHttp) {
+    if (options.max_shrink_tries == 0) {
+      // --max-shrinks 0: neither shrunk nor minimized; the counterexample is the case as generated.
+      Shrunk as_generated;
+      as_generated.minimized.scenario = scenario;
+      as_generated.minimized.result = result;
+      shrunk_run = std::move(as_generated);
+    } else if (run_options.transport == TransportKind::kHttp) {
       RunOptions memory = run_options;
       memory.transport = TransportKind::kMemory;
       const CaseResult in_memory = run_scenario(scenario, memory);
@@ -547,10 +553,14 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     failure.shrunk_size = size_of(shrunk);
     failure.transcript = review_transcript(current_result);
 
-    log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries), minimized in "
-        << failure.minimize_steps << " edits (" << failure.minimize_tries << " tries"
-        << (failure.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") to "
-        << shrunk.script.turns.size() << " turns, " << attempt_count(shrunk) << " attempts, "
+    if (options.max_shrink_tries == 0) {
+      log << "  not shrunk (--max-shrinks 0): the failing case as generated, ";
+    } else {
+      log << "  shrunk in " << failure.shrink_steps << " steps (" << failure.shrink_tries << " tries), minimized in "
+          << failure.minimize_steps << " edits (" << failure.minimize_tries << " tries"
+          << (failure.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") to ";
+    }
+    log << shrunk.script.turns.size() << " turns, " << attempt_count(shrunk) << " attempts, "
         << event_count(shrunk) << " events in " << std::fixed << std::setprecision(0) << failure.shrink_ms
         << std::defaultfloat << " ms:\n";
     for (const auto& v : current_violations) log << "  " << format_violation(v) << "\n";

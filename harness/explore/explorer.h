@@ -35,7 +35,9 @@ struct ExploreOptions {
   int determinism_pct = 0;                  ///< share of cases re-run and compared (0 off, 100 all)
   int shard_index = 1;                      ///< K of --shard K/N, 1-based
   int shard_count = 1;                      ///< N of --shard K/N
-  int max_shrink_tries = 2000;              ///< candidate runs spent shrinking at most
+  int max_shrink_tries = 2000;              ///< candidate runs spent shrinking (RapidCheck's shrink tree) at
+                                            ///< most; 0: neither shrunk nor minimized, the counterexample
+                                            ///< is the failing case as generated
   int max_minimize_tries = 3000;            ///< candidate runs spent minimizing (minimize.h) at most
   bool stop_at_first_failure = true;
   bool progress = false;                    ///< live progress line on `log` (for a TTY)

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """What `hiccup explore` tells a user beyond its exit code: lines that reach a pipe as they are
-written (a run killed by a CI timeout leaves its log). One check per ctest entry:
+written (a run killed by a CI timeout leaves its log), and --max-shrinks 0 keeping the failing case
+as generated. One check per ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
 import argparse
+import json
 import os
 import select
 import shutil
@@ -45,6 +47,28 @@ class Checker:
         finally:
             p.kill()
             p.wait()
+
+    def check_max_shrinks_0(self):
+        """--max-shrinks 0 neither shrinks nor minimizes: the counterexample is the failing case as
+        generated, and no candidate run is spent."""
+        d = self.dir("no-shrinks")
+        p = self.hiccup_run(["explore", "--cases", "200", "--seed", "1", "--defect", "keep-calls-on-retry",
+                             "--max-shrinks", "0", "--report-dir", d], 1)
+        assert "not shrunk (--max-shrinks 0)" in p.stdout, p.stdout[-3000:]
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        broken = [c for c in s["cases"] if "counterexample" in c]
+        assert broken, "no property names the counterexample"
+        for c in broken:
+            what = f"property {c['property']}"
+            assert c["shrink_tries"] == 0 and c["minimize_tries"] == 0, \
+                f"{what}: {c['shrink_tries']} shrink tries, {c['minimize_tries']} minimize tries"
+            assert c["shrunk_size"] == c["original_size"], f"{what}: {c['original_size']} -> {c['shrunk_size']}"
+        files = os.listdir(os.path.join(d, "counterexamples"))
+        assert len(files) == 1, files
+        # It replays: the failing case as generated, with its defect in runtime.defects.
+        self.hiccup_run(["run", os.path.join(d, "counterexamples", files[0]), "--transport", "memory",
+                         "--report-dir", self.dir("no-shrinks-run")], 1)
 
 
 def main():
