@@ -255,6 +255,13 @@ int run_command(const Args& args) {
     report.case_ended(c);
   };
   for (const Scenario& s : scenarios) {
+    // A file that switches defects on itself (an explore counterexample does) fails without
+    // --defect; the header names only the --defect options.
+    if (!s.runtime.defects.empty()) {
+      std::cout << "note: " << s.name << " switches on defect" << (s.runtime.defects.size() > 1 ? "s " : " ");
+      for (std::size_t i = 0; i < s.runtime.defects.size(); ++i) std::cout << (i ? ", " : "") << s.runtime.defects[i];
+      std::cout << " itself (runtime.defects of " << s.source_path << ")\n";
+    }
     const CaseResult r = run_scenario(s, options);
     ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
     c.extra["replay"] = replay_command(s, options, provider);

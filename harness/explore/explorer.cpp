@@ -535,9 +535,6 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     CaseResult current_result = std::move(shrunk_run->minimized.result);
     Scenario shrunk = std::move(shrunk_run->minimized.scenario);
     const std::set<std::string> shrunk_names = broken_names(current_violations);
-    shrunk.description = "shrunk counterexample of hiccup explore --seed " + std::to_string(options.seed) +
-                         " (case " + std::to_string(i) + "): " +
-                         join(std::vector<std::string>(shrunk_names.begin(), shrunk_names.end()), ", ");
     shrunk.tags = {"explore", "counterexample"};
     for (const auto& d : options.defects) {
       if (std::find(shrunk.runtime.defects.begin(), shrunk.runtime.defects.end(), d) == shrunk.runtime.defects.end()) {
@@ -547,6 +544,17 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         shrunk.catches.push_back(d);
       }
     }
+    // The description says which defects the file switches on: `hiccup run FILE` fails without
+    // --defect, and a reader of the file alone should see why.
+    const std::string found_with =
+        shrunk.runtime.defects.empty()
+            ? std::string()
+            : ", found with defect" + std::string(shrunk.runtime.defects.size() > 1 ? "s " : " ") +
+                  join(shrunk.runtime.defects, ", ") + " (switched on by its runtime.defects)";
+    shrunk.description = std::string(options.max_shrink_tries == 0 ? "unshrunk" : "shrunk") +
+                         " counterexample of hiccup explore --seed " + std::to_string(options.seed) + " (case " +
+                         std::to_string(i) + ")" + found_with + ": " +
+                         join(std::vector<std::string>(shrunk_names.begin(), shrunk_names.end()), ", ");
     failure.shrink_ms = shrink_clock.elapsed_ms();
     failure.shrunk = shrunk;
     failure.violations = current_violations;

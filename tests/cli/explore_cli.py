@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What `hiccup explore` tells a user beyond its exit code: lines that reach a pipe as they are
-written (a run killed by a CI timeout leaves its log), and --max-shrinks 0 keeping the failing case
-as generated. One check per ctest entry:
+"""What `hiccup explore` and `hiccup run` tell a user beyond their exit codes: lines that reach a
+pipe as they are written (a run killed by a CI timeout leaves its log), --max-shrinks 0 keeping the
+failing case as generated, and a counterexample found with a seeded defect that says so, in its
+description and when `hiccup run` replays it. One check per ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
@@ -69,6 +70,27 @@ class Checker:
         # It replays: the failing case as generated, with its defect in runtime.defects.
         self.hiccup_run(["run", os.path.join(d, "counterexamples", files[0]), "--transport", "memory",
                          "--report-dir", self.dir("no-shrinks-run")], 1)
+
+    def check_counterexample_names_its_defects(self):
+        """A counterexample found with --defect names the defect in its description, and `hiccup
+        run` on it says the file switches the defect on itself (so it fails without --defect)."""
+        d = self.dir("defect")
+        self.hiccup_run(["explore", "--cases", "200", "--seed", "1", "--defect", "keep-calls-on-retry",
+                         "--report-dir", d], 1)
+        files = os.listdir(os.path.join(d, "counterexamples"))
+        assert len(files) == 1, files
+        path = os.path.join(d, "counterexamples", files[0])
+        with open(path) as f:
+            ce = json.load(f)
+        assert ce["runtime"]["defects"] == ["keep-calls-on-retry"], ce["runtime"]
+        assert "found with defect keep-calls-on-retry" in ce["description"], ce["description"]
+        p = self.hiccup_run(["run", path, "--transport", "memory", "--report-dir", self.dir("defect-run")], 1)
+        note = f"note: {ce['name']} switches on defect keep-calls-on-retry itself (runtime.defects of {path})"
+        assert note in p.stdout, p.stdout
+        # The header names the --defect options, the note the file's own; with --defect both.
+        p = self.hiccup_run(["run", path, "--transport", "memory", "--defect", "keep-calls-on-retry",
+                             "--report-dir", self.dir("defect-run-2")], 1)
+        assert note in p.stdout and "defects keep-calls-on-retry" in p.stdout.splitlines()[0], p.stdout
 
 
 def main():
