@@ -113,15 +113,24 @@ TEST_CASE("an abandoned run ends at its next request, capped") {
   }
 }
 
-TEST_CASE("an abandoned run over HTTP ends the stall it waits in") {
-  // A day-long stall and a runtime without an idle timeout: the case waits in the mock's pause
-  // until it is abandoned (explore over HTTP once waited up to 15 minutes here for its last cases).
+/// The suite's first scenario with its first attempt replaced: "Hi", a stop, and a stall of
+/// `seconds` before the first event.
+Scenario stalled_scenario(double seconds) {
   Scenario s = load_suite().front();
   REQUIRE_FALSE(s.script.turns.empty());
   mock::Attempt& a = s.script.turns[0].attempts[0];
   a = mock::Attempt{};
   a.events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
-  a.fault = mock::Fault(mock::StallFault{0, 86400.0, std::nullopt});
+  a.fault = mock::Fault(mock::StallFault{0, seconds, std::nullopt});
+  return s;
+}
+
+TEST_CASE("an abandoned run over HTTP ends the stall it waits in") {
+  // A 3000 s stall (it ends before the cap, so the watchdog waits it out: 60 s of real time at the
+  // default 20 ms a virtual second) and a runtime without an idle timeout: the case waits in the
+  // mock's pause until it is abandoned (explore over HTTP once waited up to 15 minutes here for
+  // its last cases).
+  Scenario s = stalled_scenario(3000);
   std::atomic<bool> abandoned{false};
   RunOptions o = memory();
   o.transport = TransportKind::kHttp;
@@ -138,12 +147,7 @@ TEST_CASE("a hang over HTTP is judged once the stream outlasts every scripted si
   // A runtime with a 2 s idle timeout (so 250 real ms a virtual second over HTTP) and no idle limit
   // in force meets a day-long stall: waiting out the 600 virtual seconds left took 150 s of real
   // time (15 minutes at the default cap); the watch bound (watch_bound_s) is 2 s.
-  Scenario s = load_suite().front();
-  REQUIRE_FALSE(s.script.turns.empty());
-  mock::Attempt& a = s.script.turns[0].attempts[0];
-  a = mock::Attempt{};
-  a.events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
-  a.fault = mock::Fault(mock::StallFault{0, 86400.0, std::nullopt});
+  Scenario s = stalled_scenario(86400);
   s.runtime.idle_timeout_s = 2;
   s.max_virtual_s = 600;
   RunOptions o = memory();
@@ -173,9 +177,7 @@ TEST_CASE("the watch bound lies beyond every stall that ends before the cap") {
   CHECK(watch_bound_s(script, 3600, 2) == 2 * 1000 + 2);  // the day-long stall outlasts the cap
   CHECK(watch_bound_s(script, 100000, 2) == 2 * 86400 + 2);
   // A long stall that ends before the cap is waited out, not judged a hang.
-  Scenario s = load_suite().front();
-  s.script.turns[0].attempts = {stall(1000)};
-  s.script.turns[0].attempts[0].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  const Scenario s = stalled_scenario(1000);
   RunOptions o = memory();
   o.extra_defects = {"no-idle-timeout"};
   const CaseResult r = run_scenario(s, o);
