@@ -57,10 +57,11 @@ struct CaseResult {
 };
 
 /// The watchdog's idle limit for a request whose runtime would wait past the virtual-time cap, in
-/// virtual seconds: twice the longest stall in `script` that ends before `max_virtual_s`, plus a
-/// margin of the runtime's idle timeout (`idle_timeout_s`; 60 s when it is not a positive finite
-/// number). Over HTTP the margin lasts at least RunOptions::min_idle_timeout_ms of real time, as
-/// every idle timeout does. A stream silent that long is in a stall that outlasts the cap.
+/// virtual seconds: the longest stall in `script` that ends before `max_virtual_s` (in any
+/// attempt, played or not), plus a margin of the runtime's idle timeout (`idle_timeout_s`) capped
+/// at 60 s (60 s when it is not a positive finite number). With RunOptions' defaults the margin
+/// lasts at least min_idle_timeout_ms of real time over HTTP, as every idle timeout does. A
+/// stream silent that long is in a stall that outlasts the cap.
 double watch_bound_s(const mock::Script& script, double max_virtual_s, double idle_timeout_s);
 
 /// Runs `scenario` with `options`. Throws std::runtime_error only when the harness itself fails
