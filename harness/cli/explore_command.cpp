@@ -21,9 +21,10 @@ constexpr const char* kExploreUsage = R"(usage: hiccup explore [options]
 
 Generates scenarios from a seed (1-6 turns, 0-4 parallel calls a turn, every fault kind at every
 position, HTTP statuses with and without Retry-After, content-filter and malformed-call finishes,
-slice_bytes, random runtime settings, and in one case in four a user interrupt followed by a
-second session prompt), predicts each with the oracle (an independent model of
-docs/POLICY.md), runs it against the reference runtime and checks every invariant. The first failure
+slice_bytes, random runtime settings, in one case in three a user interrupt (half of them followed
+by a second session prompt), and in one case in four of the others a session of 2-3 prompts),
+predicts each with the oracle (an independent model of docs/POLICY.md), runs it against the
+reference runtime and checks every invariant. The first failure
 is shrunk, minimized to a 1-minimal case (no single turn, attempt, event, fault, slicing,
 interrupt or session prompt can go) and written to REPORT_DIR/counterexamples/NAME.json, replayable
 with `hiccup run`; over http, a failure the in-memory transport reproduces is shrunk in memory and
