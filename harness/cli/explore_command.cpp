@@ -59,6 +59,8 @@ options (each at most once, unless marked repeatable):
   --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per
                             hardware thread, at most 8); verdicts and output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
+  --progress-every S        when stderr is not a terminal, a progress line on it every S seconds
+                            (default 10; 0: none); on a terminal one live line instead
   -h, --help                this text
 
 exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
@@ -112,6 +114,7 @@ bool remove_stale_counterexamples(const std::string& report_dir) {
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text;
+  std::string progress_text = "10";
   std::string determinism_text;
   bool determinism = false;
   bool provider_given = false;
@@ -127,6 +130,7 @@ int explore_command(const Args& args) {
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
+               in.value("--progress-every", progress_text) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--transcripts")) {
       options.transcripts = true;
@@ -151,6 +155,9 @@ int explore_command(const Args& args) {
     if (const auto floor = in.number("--http-idle-floor-ms", floor_text, 1, kIntMax, "a whole number >= 1")) {
       options.http_idle_floor_ms = *floor;
     }
+  }
+  if (const auto every = in.number("--progress-every", progress_text, 0, 86400, "a whole number of seconds")) {
+    options.progress_every_s = *every;
   }
   if (!jobs_text.empty()) {
     if (const auto jobs = in.number("--jobs", jobs_text, 1, 256, "1..256")) options.jobs = *jobs;

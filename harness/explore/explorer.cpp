@@ -109,9 +109,19 @@ std::string explore_command_line(const ExploreOptions& o) {
 
 class Progress {
  public:
-  Progress(bool on, int total) : on_(on), total_(total) {}
+  /// `live`: one line rewritten in place; else, when `every_s` > 0, a line every `every_s` s.
+  Progress(bool live, double every_s, int total) : on_(live), every_ms_(every_s * 1000), total_(total) {}
   void update(int done, int failed, bool force = false) {
-    if (!on_) return;
+    if (!on_) {
+      if (every_ms_ <= 0 || done >= total_) return;
+      const double now_ms = clock_.elapsed_ms();
+      if (now_ms - last_line_ms_ < every_ms_) return;
+      last_line_ms_ = now_ms;
+      std::fprintf(stderr, "explore: %d of %d cases, %d failed, %.0f cases/s\n", done, total_, failed,
+                   now_ms > 0 ? done / (now_ms / 1000.0) : 0.0);
+      std::fflush(stderr);
+      return;
+    }
     const double now_ms = clock_.elapsed_ms();
     if (!force && now_ms - last_ms_ < 200) return;
     last_ms_ = now_ms;
@@ -127,9 +137,11 @@ class Progress {
 
  private:
   bool on_;
+  double every_ms_;
   int total_;
   Stopwatch clock_;
   double last_ms_ = -1e9;
+  double last_line_ms_ = 0;
   bool shown_ = false;
 };
 
@@ -339,7 +351,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   std::map<std::string, std::vector<Violation>> property_violations;
   std::map<std::string, std::string> property_detail;
 
-  Progress progress(options.progress, shard_total);
+  Progress progress(options.progress, options.progress_every_s, shard_total);
   std::vector<int> indices;
   for (int i = 0; i < options.cases; ++i) {
     if (in_shard(i, options.shard_index, options.shard_count)) indices.push_back(i);

@@ -40,7 +40,10 @@ struct ExploreOptions {
                                             ///< is the failing case as generated
   int max_minimize_tries = 3000;            ///< candidate runs spent minimizing (minimize.h) at most
   bool stop_at_first_failure = true;
-  bool progress = false;                    ///< live progress line on `log` (for a TTY)
+  bool progress = false;                    ///< live progress line on stderr (for a TTY)
+  /// Without the live line: a progress line on stderr every this many seconds of real time (for
+  /// CI logs: a run killed midway shows how far it got); 0: none. Reporting only.
+  double progress_every_s = 0;
   int jobs = 0;                             ///< cases run at once; 0 = 64 over HTTP (runs wait on real-time
                                             ///< stalls and idle timeouts), in memory the hardware
                                             ///< threads (at most 8: runs are CPU-bound)

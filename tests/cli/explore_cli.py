@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """What `hiccup explore` and `hiccup run` tell a user beyond their exit codes: lines that reach a
-pipe as they are written (a run killed by a CI timeout leaves its log), --max-shrinks 0 keeping the
+pipe as they are written (a run killed by a CI timeout leaves its log), progress lines on a stderr
+that is not a terminal, --max-shrinks 0 keeping the
 failing case as generated, and a counterexample found with a seeded defect that says so, in its
 description and when `hiccup run` replays it. One check per ctest entry:
 
@@ -45,6 +46,22 @@ class Checker:
             line = p.stdout.readline().decode()
             assert line.startswith("explore: seed 1, 1000000 cases"), f"first line {line!r}"
             assert p.poll() is None, "explore ended before its first line was read: the check shows nothing"
+        finally:
+            p.kill()
+            p.wait()
+
+    def check_progress_lines(self):
+        """With stderr not a terminal, explore writes a progress line there every --progress-every
+        seconds: a long green run in a CI log shows how far it got (it printed nothing until the end)."""
+        d = self.dir("progress")
+        p = subprocess.Popen([self.hiccup, "explore", "--cases", "1000000", "--seed", "1", "--progress-every", "1",
+                              "--report-dir", d], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.work)
+        try:
+            ready, _, _ = select.select([p.stderr], [], [], 30)
+            assert ready, "no progress line on stderr 30 s into a run of 1,000,000 cases"
+            line = p.stderr.readline().decode()
+            assert line.startswith("explore: ") and " of 1000000 cases, 0 failed, " in line, f"first line {line!r}"
+            assert p.poll() is None, "explore ended before its progress line was read: the check shows nothing"
         finally:
             p.kill()
             p.wait()
