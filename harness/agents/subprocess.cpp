@@ -1,4 +1,5 @@
-// run_process: fork + execvpe into a fresh process group, poll for exit, kill the group on timeout.
+// run_process: fork + execvpe into a fresh process group, poll for exit, kill the group on timeout
+// (or when hiccup itself is stopped by a signal).
 #include "harness/agents/subprocess.h"
 
 #include <fcntl.h>
@@ -6,15 +7,73 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace harness::agents {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The process groups of the agents running now (0: a free slot), for the stop-signal handler: a
+/// hiccup killed by SIGTERM, SIGINT or SIGHUP (a CI timeout, Ctrl-C) takes its agents with it
+/// instead of leaving them running under init. Lock-free atomics: read from a signal handler.
+std::array<std::atomic<pid_t>, 512> g_live_groups{};
+
+extern "C" void kill_agents_and_die(int sig) {
+  for (auto& slot : g_live_groups) {
+    const pid_t group = slot.load();
+    if (group > 0) kill(-group, SIGKILL);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // the default action: hiccup ends as killed by `sig`
+}
+
+/// Installs kill_agents_and_die for the stop signals whose action is still the default (a
+/// command that handles them itself, like `serve`, keeps its own). Once per process.
+void install_stop_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = kill_agents_and_die;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+/// Holds `group` in g_live_groups while it lives (a full table: the group is not tracked).
+class LiveGroup {
+ public:
+  explicit LiveGroup(pid_t group) {
+    for (auto& slot : g_live_groups) {
+      pid_t free = 0;
+      if (slot.compare_exchange_strong(free, group)) {
+        slot_ = &slot;
+        return;
+      }
+    }
+  }
+  ~LiveGroup() {
+    if (slot_) slot_->store(0);
+  }
+  LiveGroup(const LiveGroup&) = delete;
+  LiveGroup& operator=(const LiveGroup&) = delete;
+
+ private:
+  std::atomic<pid_t>* slot_ = nullptr;
+};
 
 /// Waits up to `limit` for `pid`; returns true and fills `status` when it was reaped.
 bool wait_for(pid_t pid, Clock::duration limit, int& status) {
@@ -48,6 +107,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     result.error = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
+  install_stop_handlers();
   const auto started = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -57,7 +117,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     return result;
   }
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
+    // Child: only async-signal-safe calls from here on. The agent gets the default actions back.
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_DFL);
     setpgid(0, 0);
     close(report[0]);
     auto fail = [&](int err) {
@@ -82,6 +143,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     fail(errno);
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before any kill
+  const LiveGroup live(pid);
   close(report[1]);
   int exec_errno = 0;
   const ssize_t got = read(report[0], &exec_errno, sizeof exec_errno);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What `hiccup explore` and `hiccup run` tell a user beyond their exit codes: lines that reach a
 pipe as they are written (a run killed by a CI timeout leaves its log), progress lines on a stderr
-that is not a terminal, --max-shrinks 0 keeping the
+that is not a terminal, an agent that dies with the run that a signal stops, --max-shrinks 0 keeping the
 failing case as generated, and a counterexample found with a seeded defect that says so, in its
 description and when `hiccup run` replays it. One check per ctest entry:
 
@@ -12,8 +12,10 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 
 class Checker:
@@ -65,6 +67,47 @@ class Checker:
         finally:
             p.kill()
             p.wait()
+
+    def check_agent_dies_with_run(self):
+        """`hiccup run --agent-cmd` stopped by SIGTERM (a CI timeout) takes its agent's process group
+        with it: the agent, in a group of its own, stayed running under init."""
+        marker = f"777.{os.getpid()}"  # a sleep no other process runs
+        scenario = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios",
+                                "mid-stream", "midstream-reset-after-call.json")
+        p = subprocess.Popen([self.hiccup, "run", scenario, "--agent-cmd", f"sleep {marker}",
+                              "--report-dir", self.dir("agent")], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, cwd=self.work)
+
+        def agents():
+            found = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if argv[:2] == [b"sleep", marker.encode()]:
+                    found.append(int(pid))
+            return found
+
+        try:
+            deadline = time.monotonic() + 30
+            while not agents() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert agents(), "the agent never started: the check shows nothing"
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=30)
+            deadline = time.monotonic() + 5
+            while agents() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left = agents()
+            assert not left, f"agent processes {left} still run after hiccup run was stopped by SIGTERM"
+        finally:
+            for pid in agents():
+                os.kill(pid, signal.SIGKILL)
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
     def check_max_shrinks_0(self):
         """--max-shrinks 0 neither shrinks nor minimizes: the counterexample is the failing case as
