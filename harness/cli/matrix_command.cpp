@@ -92,8 +92,9 @@ int matrix_command(const Args& args) {
   if (agent_names.empty()) in.set_error("--agent NAME[,NAME...] is required");
   if (paths.empty()) in.set_error("no PATH given");
   const auto jobs = in.number("--jobs", jobs_text, 1u, 64u, "1..64");
+  std::optional<unsigned> timeout_s;  // --agent-timeout, when given
   if (!timeout_text.empty()) {
-    in.number("--agent-timeout", timeout_text, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
+    timeout_s = in.number("--agent-timeout", timeout_text, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
   }
   if (!in.error().empty()) {
     return usage_error("matrix", in.error());
@@ -218,7 +219,7 @@ int matrix_command(const Args& args) {
       agents::AgentRunOptions options;
       options.output_dir = report_dir + "/agents/" + t.recipe->name;
       options.strict = strict;
-      if (!timeout_text.empty()) options.timeout_s = *parse_number<unsigned>(timeout_text);
+      if (timeout_s) options.timeout_s = *timeout_s;
       const agents::AgentCaseResult r = agents::run_agent_scenario(*t.scenario, *t.recipe, options);
       std::optional<agents::KnownFailure> pin;
       if (auto a = known.find(t.recipe->name); a != known.end()) {

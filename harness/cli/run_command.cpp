@@ -188,8 +188,9 @@ int run_command(const Args& args) {
   }
   if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
   if (transcripts && black_box) in.set_error("--transcripts applies to the reference runtime, not to --agent/--agent-cmd");
+  std::optional<unsigned> agent_timeout_s;  // --agent-timeout, when given
   if (!agent_timeout.empty()) {
-    in.number("--agent-timeout", agent_timeout, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
+    agent_timeout_s = in.number("--agent-timeout", agent_timeout, 1u, std::numeric_limits<unsigned>::max(), "whole seconds >= 1");
   }
   for (const std::string& d : defects) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
@@ -228,7 +229,7 @@ int run_command(const Args& args) {
 
   if (!agent.empty() || !agent_cmd.empty()) {
     agents::AgentRunOptions agent_options;
-    if (!agent_timeout.empty()) agent_options.timeout_s = *parse_number<unsigned>(agent_timeout);
+    if (agent_timeout_s) agent_options.timeout_s = *agent_timeout_s;
     agent_options.strict = strict;
     return agents::run_agent_command(scenarios, agent, agent_cmd, agent_options, report_dir, provider);
   }

@@ -110,9 +110,9 @@ std::string explore_command_line(const ExploreOptions& o) {
 class Progress {
  public:
   /// `live`: one line rewritten in place; else, when `every_s` > 0, a line every `every_s` s.
-  Progress(bool live, double every_s, int total) : on_(live), every_ms_(every_s * 1000), total_(total) {}
+  Progress(bool live, double every_s, int total) : live_(live), every_ms_(every_s * 1000), total_(total) {}
   void update(int done, int failed, bool force = false) {
-    if (!on_) {
+    if (!live_) {
       if (every_ms_ <= 0 || done >= total_) return;
       const double now_ms = clock_.elapsed_ms();
       if (now_ms - last_line_ms_ < every_ms_) return;
@@ -136,7 +136,7 @@ class Progress {
   }
 
  private:
-  bool on_;
+  bool live_;
   double every_ms_;
   int total_;
   Stopwatch clock_;
