@@ -100,7 +100,10 @@ void wait_acked(int fd, int max_ms, const std::atomic<bool>& stopping) {
 /// Waits `ms` real milliseconds; returns false early when the client hangs up, the server stops or
 /// `cancel` (when given) becomes true.
 bool pause_ms(double ms, int fd, const std::atomic<bool>& stopping, const std::atomic<bool>* cancel = nullptr) {
-  const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(ms * 1000));
+  // At most two real days: longer than any client's idle limit (one real day without one), and a
+  // scripted stall of 1e15 s would overflow the deadline (it then passed at once, as no stall).
+  constexpr double kLongestPauseMs = 2 * 86400e3;
+  const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(std::min(ms, kLongestPauseMs) * 1000));
   while (!stopping.load() && !(cancel && cancel->load())) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return true;
