@@ -38,7 +38,17 @@ struct RunOptions {
   /// Set by another thread when the run's result is no longer wanted (an exploration that stopped
   /// at its first failure): the run then ends at its next request, as if capped. Null: never.
   const std::atomic<bool>* abandoned = nullptr;
+  /// HTTP only: when the run's digest differs from the same case's in-memory run, it is run again
+  /// over HTTP at kSlowerRerunFactor times the real time per virtual second (stall_ms_per_s and
+  /// min_idle_timeout_ms), then that again, at most this many times, until it agrees (0: never).
+  /// On a loaded machine a few hundred ms of scheduling delay can trip an idle timeout the script
+  /// did not ask for (4 explorations of 64 jobs at once on 2 cores: 3–19 of 1,000 cases each);
+  /// the slower run gives the verdict the scenario means. See CaseResult::slower_reruns.
+  int http_slower_reruns = 2;
 };
+
+/// How much slower each of RunOptions::http_slower_reruns is than the run before it.
+inline constexpr double kSlowerRerunFactor = 4;
 
 /// Everything one run produced and its verdict.
 struct CaseResult {
@@ -52,7 +62,14 @@ struct CaseResult {
                                        ///< when RunOptions::keep_transcript is off
   std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()
   bool cap_reached = false;
-  double wall_ms = 0;                  ///< wall time of the run (reporting only)
+  double wall_ms = 0;                  ///< wall time of the run (reporting only; reruns included)
+  /// HTTP: how many slower reruns this result took (RunOptions::http_slower_reruns; 0: the first
+  /// run agreed with the in-memory run). The result is the last run's.
+  int slower_reruns = 0;
+  /// HTTP: even the slowest rerun differs from the in-memory run: a difference of the HTTP path
+  /// (or a machine too loaded even for that), not of the scenario. The result is the slowest run's.
+  bool differs_from_memory = false;
+  std::string memory_digest;           ///< HTTP with reruns on: the in-memory run's digest
   bool passed() const { return violations.empty(); }
 };
 

@@ -61,8 +61,10 @@ std::vector<Scenario> load_suite_as(const std::string& provider) {
 }
 
 void check_suite_passes(const std::string& provider) {
+  RunOptions raw;  // the first HTTP run as it came: the equivalence is what is tested here
+  raw.http_slower_reruns = 0;
   for (const Scenario& s : load_suite_as(provider)) {
-    const CaseResult http = run_scenario(s, RunOptions{});
+    const CaseResult http = run_scenario(s, raw);
     const CaseResult mem = run_scenario(s, memory());
     INFO(provider << " " << describe(http));
     INFO(describe(mem));
@@ -123,6 +125,55 @@ Scenario stalled_scenario(double seconds) {
   a.events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
   a.fault = mock::Fault(mock::StallFault{0, seconds, std::nullopt});
   return s;
+}
+
+TEST_CASE("an HTTP run that differs from its in-memory run is judged on a slower re-run that agrees") {
+  // A reset after 25 ms of silence (idle_ms, the runner's cap on it) while the real idle timeout is
+  // 5 ms: over HTTP the runtime gives up before the reset arrives (idle_timeout, not reset), the
+  // scheduling delay of a loaded machine made large. In memory there is no real time: the reset.
+  Scenario s = stalled_scenario(0);
+  mock::Attempt& a = s.script.turns[0].attempts[0];
+  a.fault = mock::Fault(mock::ResetFault{1, 25, std::nullopt});
+  s.script.turns[0].attempts.insert(s.script.turns[0].attempts.begin() + 1, mock::Attempt{});
+  s.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  RunOptions o;
+  o.stall_ms_per_s = 0.001;
+  o.min_idle_timeout_ms = 5;  // x4: 20 ms, still short of the reset; x16: 80 ms
+  const CaseResult in_memory = run_scenario(s, memory());
+  INFO(describe(in_memory));
+  o.http_slower_reruns = 0;
+  const CaseResult first = run_scenario(s, o);
+  CHECK(first.digest != in_memory.digest);  // the artifact is real: judged as it came, it differs
+  CHECK(first.slower_reruns == 0);
+  o.http_slower_reruns = 2;
+  const CaseResult judged = run_scenario(s, o);
+  CHECK(judged.digest == in_memory.digest);
+  CHECK(judged.memory_digest == in_memory.digest);
+  CHECK(judged.slower_reruns >= 1);
+  CHECK_FALSE(judged.differs_from_memory);
+  CHECK(judged.passed() == in_memory.passed());
+  // A run that agrees the first time is not re-run.
+  const CaseResult plain = run_scenario(stalled_scenario(0), RunOptions{});
+  CHECK(plain.slower_reruns == 0);
+  CHECK(plain.memory_digest == plain.digest);
+}
+
+TEST_CASE("an HTTP run that differs from memory at every speed is judged on its slowest run and flagged") {
+  // A reset after 25 ms with a real idle timeout of 0.01 ms, re-run once at 4x: over HTTP the
+  // runtime always times out first, so the difference persists and is reported.
+  Scenario s = stalled_scenario(0);
+  s.script.turns[0].attempts[0].fault = mock::Fault(mock::ResetFault{1, 25, std::nullopt});
+  s.script.turns[0].attempts.insert(s.script.turns[0].attempts.begin() + 1, mock::Attempt{});
+  s.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  RunOptions o;
+  o.stall_ms_per_s = 0.0000001;
+  o.min_idle_timeout_ms = 0.5;  // x4: 2 ms, far short of the reset's 25
+  o.http_slower_reruns = 1;
+  const CaseResult judged = run_scenario(s, o);
+  CHECK(judged.slower_reruns == 1);
+  CHECK(judged.differs_from_memory);
+  CHECK(judged.digest != judged.memory_digest);
+  CHECK(judged.memory_digest == run_scenario(s, memory()).digest);
 }
 
 TEST_CASE("an abandoned run over HTTP ends the stall it waits in") {

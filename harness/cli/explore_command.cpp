@@ -56,6 +56,11 @@ options (each at most once, unless marked repeatable):
                             case as generated
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
+  --http-reruns N           over http, a case whose transcript differs from its in-memory run's
+                            is run again over http at 4x the real time per virtual second, up to
+                            N times (default 2; 0..4): a loaded machine's scheduling delays can
+                            trip an idle timeout the scenario did not ask for. A case that still
+                            differs is judged on its slowest run and listed as HTTP DIFFERS
   --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per
                             hardware thread, at most 8); verdicts and output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
@@ -113,7 +118,8 @@ bool remove_stale_counterexamples(const std::string& report_dir) {
 
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
-  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text;
+  std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text,
+              reruns_text;
   std::string progress_text = "10";
   std::string determinism_text;
   bool determinism = false;
@@ -130,6 +136,7 @@ int explore_command(const Args& args) {
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
+               in.value("--http-reruns", reruns_text) ||
                in.value("--progress-every", progress_text) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--transcripts")) {
@@ -155,6 +162,9 @@ int explore_command(const Args& args) {
     if (const auto floor = in.number("--http-idle-floor-ms", floor_text, 1, kIntMax, "a whole number >= 1")) {
       options.http_idle_floor_ms = *floor;
     }
+  }
+  if (!reruns_text.empty()) {
+    if (const auto reruns = in.number("--http-reruns", reruns_text, 0, 4, "0..4")) options.http_slower_reruns = *reruns;
   }
   if (const auto every = in.number("--progress-every", progress_text, 0, 86400, "a whole number of seconds")) {
     options.progress_every_s = *every;

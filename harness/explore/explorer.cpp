@@ -3,6 +3,7 @@
 #include "harness/stopwatch.h"
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -325,6 +326,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   run_options.transport = options.transport;
   run_options.extra_defects = options.defects;
   if (options.http_idle_floor_ms > 0) run_options.min_idle_timeout_ms = options.http_idle_floor_ms;
+  run_options.http_slower_reruns = options.http_slower_reruns;
   run_options.seed = 1;  // the runtime's seed; `hiccup run` uses the same default, so replays match
   run_options.keep_transcript = false;  // digests only; review transcripts come from run and journal
 
@@ -396,6 +398,15 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     const CaseResult& result = slot.result;
     const int i = indices[k];
     ++out.cases_run;
+    if (result.slower_reruns > 0 && !result.differs_from_memory) ++out.slower_reruns;
+    if (result.differs_from_memory) {
+      out.differs_from_memory.push_back(i);
+      progress.finish();
+      log << "HTTP DIFFERS case " << i << ": over http its transcript digest " << result.digest
+          << " differs from the in-memory run's " << result.memory_digest << " even at "
+          << std::pow(kSlowerRerunFactor, result.slower_reruns)
+          << "x the real time per virtual second: a difference of the HTTP path, judged on that slowest run\n";
+    }
 
     CaseRecord record{i, result.passed(), result.digest, {}, {}, scenario.script.provider};
     for (const auto& v : result.violations) record.invariants.push_back(v.invariant);
@@ -713,6 +724,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     totals.extra["case_digests"] = std::move(case_digests);
     totals.extra["coverage"] = out.coverage.to_json();
     totals.extra["warnings"] = out.coverage.warnings();
+    if (options.transport == TransportKind::kHttp) {
+      totals.extra["http_slower_reruns"] = out.slower_reruns;
+      totals.extra["http_differs_from_memory"] = out.differs_from_memory;
+    }
     if (options.transcripts) {
       nlohmann::json explored = nlohmann::json::array();
       for (const CaseRecord& r : out.records) {
@@ -732,6 +747,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     log << ", determinism re-runs " << out.determinism_checked << ", mismatches "
         << out.determinism_mismatches.size();
   }
+  if (options.transport == TransportKind::kHttp && (out.slower_reruns > 0 || !out.differs_from_memory.empty())) {
+    log << ", " << out.slower_reruns << " judged on a slower re-run (the first run differed from memory: the machine's load)";
+    if (!out.differs_from_memory.empty()) log << ", " << out.differs_from_memory.size() << " differ from memory over http";
+  }
   log << "\n" << std::defaultfloat;
   std::map<std::string, std::pair<int, int>> per_provider;  // provider → (cases, failed)
   for (const CaseRecord& r : out.records) {
@@ -745,7 +764,11 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   }
   log << "\n";
   out.coverage.print(log);
-  log << out.passed << " passed, " << out.failed << " failed\n";
+  log << out.passed << " passed, " << out.failed << " failed";
+  if (!out.determinism_mismatches.empty()) {
+    log << ", " << out.determinism_mismatches.size() << " nondeterministic (exit 4)";
+  }
+  log << "\n";
   return out;
 }
 

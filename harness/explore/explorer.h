@@ -48,6 +48,8 @@ struct ExploreOptions {
                                             ///< stalls and idle timeouts), in memory the hardware
                                             ///< threads (at most 8: runs are CPU-bound)
   double http_idle_floor_ms = 0;            ///< HTTP: RunOptions::min_idle_timeout_ms (0 = its default)
+  int http_slower_reruns = 2;               ///< HTTP: RunOptions::http_slower_reruns (0: judge every
+                                            ///< HTTP run as it came, whatever the machine's load)
   std::string hiccup_path = "build/hiccup"; ///< used in printed replay command lines
   /// Keep every case's review transcript (CaseRecord::transcript; `--transcripts`); the failure's
   /// are kept either way.
@@ -110,6 +112,12 @@ struct ExploreOutcome {
   /// Case indices whose re-run digest differed: the --check-determinism share, plus every failing
   /// case (a failure is re-run once before shrinking; one that does not reproduce is not shrunk).
   std::vector<int> determinism_mismatches;
+  /// HTTP: cases whose first run differed from their in-memory run and whose verdict is that of a
+  /// slower rerun that agreed with it (RunOptions::http_slower_reruns): timing artifacts absorbed.
+  int slower_reruns = 0;
+  /// HTTP: case indices whose every rerun still differed from the in-memory run (CaseResult::
+  /// differs_from_memory): a difference of the HTTP path itself, judged on the slowest run.
+  std::vector<int> differs_from_memory;
   std::vector<CaseRecord> records;           ///< every case run, in order
   /// What the cases run exercised (coverage.h); printed at the end, kept in summary.json.
   Coverage coverage;

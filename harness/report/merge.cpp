@@ -180,6 +180,17 @@ void check_one(const ShardReport& s) {
       c.fail(p + "/transcript", "an object", e["transcript"]);
     }
   }
+  c.integer(j, "", "http_slower_reruns", 0, kMaxIndex, /*optional=*/true);
+  if (j.contains("http_differs_from_memory")) {
+    const json& differs = c.array(j, "", "http_differs_from_memory");
+    for (std::size_t i = 0; i < differs.size(); ++i) {
+      const json& v = differs[i];
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() >= static_cast<std::uint64_t>(requested)) ||
+          v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= requested) {
+        c.fail("/http_differs_from_memory/" + std::to_string(i), "a case index below " + std::to_string(requested), v);
+      }
+    }
+  }
   if (j.contains("explored")) {
     const json& explored = c.array(j, "", "explored");
     for (std::size_t i = 0; i < explored.size(); ++i) {
@@ -481,6 +492,19 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
     }
   }
   summary["shards"] = std::move(shard_list);
+  // Over HTTP: the slower re-runs are the shards' sum, the cases that differ from memory all of theirs.
+  if (first.contains("http_slower_reruns")) {
+    int slower = 0;
+    json differs = json::array();
+    for (const ShardReport* s : shards) {
+      const json& j = s->summary;
+      slower += j.value("http_slower_reruns", 0);
+      for (const json& i : j.value("http_differs_from_memory", json::array())) differs.push_back(i);
+    }
+    std::sort(differs.begin(), differs.end());
+    summary["http_slower_reruns"] = slower;
+    summary["http_differs_from_memory"] = std::move(differs);
+  }
   // Coverage counts cases: the whole run's are the shards' sums, and so are its warnings.
   std::vector<json> coverages;
   for (const ShardReport* s : shards) coverages.push_back(s->summary.value("coverage", json()));

@@ -172,6 +172,19 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
   edited = shard(2, 2, 1);
   edited.summary["shard"]["index"] = 4294967298ULL;
   CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"), Catch::Contains("/shard/index: expected an integer from 1 to 2"));
+  // Over HTTP: the slower re-runs add up, the cases that differ from memory are all listed.
+  auto http1 = shard(1, 2, 1), http2 = shard(2, 2, 1);
+  for (auto* h : {&http1, &http2}) h->summary["transport"] = "http";
+  http1.summary["http_slower_reruns"] = 2;
+  http1.summary["http_differs_from_memory"] = {2};
+  http2.summary["http_slower_reruns"] = 3;
+  http2.summary["http_differs_from_memory"] = {1, 3};
+  const auto over_http = merge_shard_reports({http2, http1}, "out");
+  CHECK(over_http.summary["http_slower_reruns"] == 5);
+  CHECK(over_http.summary["http_differs_from_memory"] == nlohmann::json({1, 2, 3}));
+  http2.summary["http_differs_from_memory"] = {"3"};
+  CHECK_THROWS_WITH(merge_shard_reports({http1, http2}, "out"),
+                    Catch::Contains("shard-2/summary.json: /http_differs_from_memory/0: expected a case index below 4"));
 }
 
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {

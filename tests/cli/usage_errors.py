@@ -48,6 +48,7 @@ CASES = [
     (["explore", "--shard", "1/99999999999", "--cases", "5"], "explore", "--shard 1/99999999999 is out of range"),
     (["explore", "--check-determinism=101"], "explore", "--check-determinism 101 is out of range: expected 1..100 or all"),
     (["explore", "--max-shrinks", "-1"], "explore", '--max-shrinks expects a whole number, found "-1"'),
+    (["explore", "--http-reruns", "5"], "explore", "--http-reruns 5 is out of range: expected 0..4"),
     (["run", "--seed", "99999999999999999999", "x.json"], "run", "is out of range: expected 0..18446744073709551615"),
     (["serve", "--port", "70000"], "serve", "--port 70000 is out of range: expected 0..65535"),
     (["serve", "--journal-window", "3000000000", "x.json"], "serve", "--journal-window 3000000000 is out of range"),
