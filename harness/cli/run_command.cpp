@@ -1,5 +1,6 @@
 // `hiccup run` (play scenario files against the reference runtime and judge them, optionally
 // with each defect a scenario `catches`: the suite's kill matrix) and `hiccup lint`.
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -128,6 +129,9 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
   if (!r.run.error.empty()) c.extra["error"] = r.run.error;
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
   if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
+  // Over HTTP: judged on a slower re-run (RunOptions::http_slower_reruns), or different from memory.
+  if (r.slower_reruns > 0) c.extra["http_slower_reruns"] = r.slower_reruns;
+  if (r.differs_from_memory) c.extra["http_differs_from_memory"] = true;
   if (transcripts || !r.passed()) {
     c.transcript = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
     c.extra["scenario_text"] = write_scenario(r.scenario);
@@ -264,6 +268,13 @@ int run_command(const Args& args) {
       std::cout << " itself (runtime.defects of " << s.source_path << ")\n";
     }
     const CaseResult r = run_scenario(s, options);
+    if (r.differs_from_memory) {
+      std::cout << "note: " << s.name << ": over http its transcript differs from the in-memory run's even at "
+                << std::pow(kSlowerRerunFactor, r.slower_reruns) << "x the real time (a difference of the HTTP path); judged on that run\n";
+    } else if (r.slower_reruns > 0) {
+      std::cout << "note: " << s.name << ": the first http run differed from memory (the machine's load); judged on a "
+                << "slower re-run that agrees\n";
+    }
     ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
     c.extra["replay"] = replay_command(s, options, provider);
     record(c);
