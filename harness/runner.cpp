@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <variant>
 
@@ -24,6 +25,14 @@ struct CapReached : std::runtime_error {
   bool hang = false;
 };
 
+/// Seconds as a message shows them: whole numbers as such ("3600"), others as they are ("0.5").
+std::string seconds_text(double s) {
+  if (std::isfinite(s) && s == std::floor(s) && std::fabs(s) < 9e15) return std::to_string(static_cast<long long>(s));
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
 /// A virtual clock that stops the run at the virtual-time cap.
 class CappedClock final : public rut::IClock {
  public:
@@ -32,7 +41,7 @@ class CappedClock final : public rut::IClock {
   void sleep_s(double seconds) override {
     now_ += seconds;
     if (now_ > max_) {
-      throw CapReached("the run reached the cap of " + std::to_string(static_cast<long long>(max_)) +
+      throw CapReached("the run reached the cap of " + seconds_text(max_) +
                        " virtual seconds");
     }
   }
@@ -75,10 +84,10 @@ class CappedTransport final : public rut::ITransport {
     const rut::TransportResult result = inner_.post(watched, on_body);
     if (result.end == rut::TransportEnd::kIdleTimeout) {
       const std::string limit = std::isfinite(request.idle_timeout_s)
-                                    ? "an idle timeout of " + std::to_string(static_cast<long long>(request.idle_timeout_s)) + " s"
+                                    ? "an idle timeout of " + seconds_text(request.idle_timeout_s) + " s"
                                     : "no idle timeout";
       throw CapReached("the run did not end within the cap of " +
-                           std::to_string(static_cast<long long>(max_virtual_s_)) + " virtual seconds: request " +
+                           seconds_text(max_virtual_s_) + " virtual seconds: request " +
                            std::to_string(sent_ - 1) + "'s stream went silent and the runtime (" + limit +
                            ") was still waiting on it",
                        /*hang=*/true);

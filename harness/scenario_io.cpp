@@ -37,6 +37,14 @@ struct DuplicateKey {
   std::string pointer;
 };
 
+/// "invalid json at byte N" (1-based, as nlohmann's parse_error::byte counts), or, when the parser
+/// ran past the last byte (a truncated file; it counts the end as one byte more), "invalid json:
+/// the text ends after byte SIZE".
+std::string json_error_position(std::size_t byte, std::size_t size) {
+  if (byte > size) return "invalid json: the text ends after byte " + std::to_string(size);
+  return "invalid json at byte " + std::to_string(byte);
+}
+
 const char* const kDuplicateKeyMessage =
     "this key appears twice in its object; a JSON parser keeps only one of the two (which one differs), "
     "so remove or merge one";
@@ -911,8 +919,7 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
     std::string what = e.what();
     auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
-    result.problems.push_back(
-        {file, "", "invalid json at byte " + std::to_string(e.byte) + ": " + what});
+    result.problems.push_back({file, "", json_error_position(e.byte, text.size()) + ": " + what});
     return result;
   } catch (const std::exception& e) {
     result.problems.push_back({file, "", std::string("invalid json: ") + e.what()});
@@ -1068,7 +1075,7 @@ std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonT
     std::string what = e.what();
     auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);
-    error = "invalid json at byte " + std::to_string(e.byte) + ": " + what;
+    error = json_error_position(e.byte, text.size()) + ": " + what;
   }
   return std::nullopt;
 }

@@ -524,6 +524,15 @@ TEST_CASE("invalid UTF-8 in a scenario is a syntax problem with its byte offset"
   CHECK(r.problems[0].message.find("UTF-8") != std::string::npos);
 }
 
+TEST_CASE("a truncated scenario says where the text ends, not a byte past it") {
+  const std::string whole = scenario_with_args_value(R"({"x": 1})");
+  const std::string cut = whole.substr(0, whole.size() - 5);
+  const harness::LoadResult r = parse_scenario(cut, "cut.json");
+  REQUIRE(r.problems.size() == 1u);
+  INFO(r.problems[0].message);
+  CHECK(r.problems[0].message.rfind("invalid json: the text ends after byte " + std::to_string(cut.size()) + ": ", 0) == 0);
+}
+
 TEST_CASE("a scenario file larger than 16 MiB is refused before it is read") {
   const auto path = hiccup_test::temp_path("hiccup-huge-scenario.json");
   {

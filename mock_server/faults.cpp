@@ -114,11 +114,14 @@ class FieldReader {
     }
   }
 
+  /// Every field the kind's reader did not read is a problem that names the kind's fields.
   void reject_unknown(std::string_view kind) {
+    std::string known = "kind";
+    for (const std::string& k : seen_) known += ", " + k;
     for (const auto& [key, value] : j_.items()) {
       if (key == "kind") continue;
       if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) continue;
-      problem(key, "unknown field \"" + key + "\" for fault \"" + std::string(kind) + "\"");
+      problem(key, "unknown field \"" + key + "\" for fault \"" + std::string(kind) + "\" (known: " + known + ")");
     }
   }
 

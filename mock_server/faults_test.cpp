@@ -110,7 +110,7 @@ TEST_CASE("field problems point at the field: unknown, wrong type, negative, mis
   REQUIRE(problems.size() == 7);
   const std::string at = "/turns/0/attempts/1/fault";
   CHECK(problems[0].pointer == at + "/idle");
-  CHECK(problems[0].message == "unknown field \"idle\" for fault \"reset\"");
+  CHECK(problems[0].message == "unknown field \"idle\" for fault \"reset\" (known: kind, after_event, after_fragment, idle_ms)");
   CHECK(problems[1].pointer == at + "/delay_ms");
   CHECK(problems[1].message == "expected integer, found string");
   CHECK(problems[2].pointer == at + "/idle_ms");

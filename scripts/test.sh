@@ -35,6 +35,9 @@ case "${SANITIZE:-0}" in
        [[ " ${sanitizers[*]} " == *" $mode "* ]] || sanitizers+=("$mode")
      done ;;
 esac
+if [[ ${SANITIZE:-} == *,* && ",$SANITIZE," == *,,* ]]; then
+  echo "test.sh: SANITIZE=$SANITIZE has an empty entry (lists name asan and tsan: asan,tsan)" >&2; exit 2
+fi
 for mode in "${sanitizers[@]}"; do
   case "$mode" in
     asan | tsan) ;;

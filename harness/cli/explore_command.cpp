@@ -1,6 +1,7 @@
 // `hiccup explore`: property-based exploration of the reference runtime (harness/explore/).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -131,7 +132,8 @@ int explore_command(const Args& args) {
       return kExitPassed;
     }
     if (in.repeatable_value("--defect", v)) {
-      options.defects.push_back(v);
+      // The same defect twice is that defect once (the header and the reports list it once).
+      if (std::find(options.defects.begin(), options.defects.end(), v) == options.defects.end()) options.defects.push_back(v);
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
                in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||

@@ -1,5 +1,6 @@
 // `hiccup run` (play scenario files against the reference runtime and judge them, optionally
 // with each defect a scenario `catches`: the suite's kill matrix) and `hiccup lint`.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -154,7 +155,9 @@ int run_command(const Args& args) {
       std::cout << kRunUsage;
       return kExitPassed;
     }
-    if (in.repeatable_value("--defect", v)) defects.push_back(v);
+    if (in.repeatable_value("--defect", v)) {
+      if (std::find(defects.begin(), defects.end(), v) == defects.end()) defects.push_back(v);  // twice = once
+    }
     else if (in.repeatable_value("--tag", v)) tags.push_back(v);
     else if (in.value("--report-dir", report_dir) ||
              (in.value("--transport", transport) && (transport_given = true)) ||
