@@ -38,7 +38,9 @@ struct RunOptions {
   /// Set by another thread when the run's result is no longer wanted (an exploration that stopped
   /// at its first failure): the run then ends at its next request, as if capped. Null: never.
   const std::atomic<bool>* abandoned = nullptr;
-  /// HTTP only: when the run's digest differs from the same case's in-memory run, it is run again
+  /// HTTP only: when the run met a silence (an attempt failed with an idle timeout, or the run
+  /// reached a cap: the only ways real time shapes a run) and its digest differs from the same
+  /// case's in-memory run, it is run again
   /// over HTTP at kSlowerRerunFactor times the real time per virtual second (stall_ms_per_s and
   /// min_idle_timeout_ms), then that again, at most this many times, until it agrees (0: never).
   /// On a loaded machine a few hundred ms of scheduling delay can trip an idle timeout the script
@@ -69,7 +71,8 @@ struct CaseResult {
   /// HTTP: even the slowest rerun differs from the in-memory run: a difference of the HTTP path
   /// (or a machine too loaded even for that), not of the scenario. The result is the slowest run's.
   bool differs_from_memory = false;
-  std::string memory_digest;           ///< HTTP with reruns on: the in-memory run's digest
+  std::string memory_digest;           ///< HTTP, when the run met a silence: the in-memory run's
+                                       ///< digest ("" when it was not compared)
   bool passed() const { return violations.empty(); }
 };
 

@@ -152,26 +152,38 @@ TEST_CASE("an HTTP run that differs from its in-memory run is judged on a slower
   CHECK(judged.slower_reruns >= 1);
   CHECK_FALSE(judged.differs_from_memory);
   CHECK(judged.passed() == in_memory.passed());
-  // A run that agrees the first time is not re-run.
+  // A run that met no idle timeout is what it would be on an idle machine: not compared, not re-run.
   const CaseResult plain = run_scenario(stalled_scenario(0), RunOptions{});
   CHECK(plain.slower_reruns == 0);
-  CHECK(plain.memory_digest == plain.digest);
+  CHECK(plain.memory_digest.empty());
+  // One that met a scripted idle timeout is compared, agrees, and is not re-run.
+  Scenario timed_out = stalled_scenario(0);
+  timed_out.script.turns[0].attempts[0].fault = mock::Fault(mock::StallFault{1, 1e6, std::nullopt});
+  timed_out.script.turns[0].attempts.insert(timed_out.script.turns[0].attempts.begin() + 1, mock::Attempt{});
+  timed_out.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  timed_out.runtime.idle_timeout_s = 2;
+  const CaseResult compared = run_scenario(timed_out, RunOptions{});
+  CHECK(compared.slower_reruns == 0);
+  CHECK(compared.memory_digest == compared.digest);
 }
 
 TEST_CASE("an HTTP run that differs from memory at every speed is judged on its slowest run and flagged") {
-  // A reset after 25 ms with a real idle timeout of 0.01 ms, re-run once at 4x: over HTTP the
-  // runtime always times out first, so the difference persists and is reported.
+  // A reset after 200 ms of silence (the runner's cap on idle_ms raised to let it) with a real idle
+  // timeout of 5 ms, re-run once at 4x (20 ms): over HTTP the runtime always times out first, so
+  // the difference persists and is reported.
   Scenario s = stalled_scenario(0);
-  s.script.turns[0].attempts[0].fault = mock::Fault(mock::ResetFault{1, 25, std::nullopt});
+  s.script.turns[0].attempts[0].fault = mock::Fault(mock::ResetFault{1, 200, std::nullopt});
   s.script.turns[0].attempts.insert(s.script.turns[0].attempts.begin() + 1, mock::Attempt{});
   s.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
   RunOptions o;
-  o.stall_ms_per_s = 0.0000001;
-  o.min_idle_timeout_ms = 0.5;  // x4: 2 ms, far short of the reset's 25
+  o.stall_ms_per_s = 0.001;
+  o.min_idle_timeout_ms = 5;
+  o.max_delay_ms = 200;
   o.http_slower_reruns = 1;
   const CaseResult judged = run_scenario(s, o);
   CHECK(judged.slower_reruns == 1);
   CHECK(judged.differs_from_memory);
+  CHECK_FALSE(judged.memory_digest.empty());
   CHECK(judged.digest != judged.memory_digest);
   CHECK(judged.memory_digest == run_scenario(s, memory()).digest);
 }
