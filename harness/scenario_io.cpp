@@ -704,12 +704,12 @@ class Validator {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
     if (!root.contains("schema")) {
-      problem("", "missing required field \"schema\" (expected 1)");
+      problem("", "missing required field \"schema\" in the top-level object (expected 1)");
     } else if (!root["schema"].is_number_integer() || root["schema"].get<long long>() != 1) {
       problem("/schema", "expected schema 1, found " + type_of(root["schema"]));
     }
     if (!root.contains("name")) {
-      problem("", "missing required field \"name\"");
+      problem("", "missing required field \"name\" in the top-level object");
     } else if (auto n = string(root["name"], "/name")) {
       if (valid_name(*n)) s.name = *n;
       else problem("/name", "expected a name matching [a-z0-9][a-z0-9-]*, found " + quote(*n));
@@ -732,7 +732,7 @@ class Validator {
       }
     }
     if (!root.contains("prompt")) {
-      problem("", "missing required field \"prompt\"");
+      problem("", "missing required field \"prompt\" in the top-level object");
     } else if (auto pr = string(root["prompt"], "/prompt")) {
       if (pr->empty()) problem("/prompt", kEmptyPrompt);
       s.prompt = *pr;
@@ -740,7 +740,7 @@ class Validator {
     if (root.contains("session")) session(root["session"], "/session", s.session);
     if (root.contains("runtime")) runtime(root["runtime"], "/runtime", s.runtime);
     if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
-    if (!root.contains("turns")) problem("", "missing required field \"turns\"");
+    if (!root.contains("turns")) problem("", "missing required field \"turns\" in the top-level object");
     else turns(root["turns"], "/turns", s.script.turns);
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
     if (root.contains("interrupt")) interrupt(root["interrupt"], "/interrupt", s.interrupt);

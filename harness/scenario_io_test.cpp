@@ -81,7 +81,7 @@ TEST_CASE("top-level problems") {
   CHECK(has(problems_with(R"({"schema": 2})"), "/schema", "expected schema 1, found integer 2"));
   CHECK(has(problems_with(R"({"name": "Bad_Name"})"), "/name", "[a-z0-9][a-z0-9-]*"));
   CHECK(has(problems_with(R"({"name": "-x"})"), "/name", "found \"-x\""));
-  CHECK(has(problems_with(R"({"prompt": null})"), "", "missing required field \"prompt\""));
+  CHECK(has(problems_with(R"({"prompt": null})"), "", "missing required field \"prompt\" in the top-level object"));
   CHECK(has(problems_with(R"({"prompt": 3})"), "/prompt", "expected a string, found integer 3"));
   CHECK_FALSE(has(problems_with(R"({"provider": "anthropic"})"), "/provider", ""));
   CHECK(has(problems_with(R"({"runtime": {"stream": "no"}})"), "/runtime/stream", "expected a boolean, found string"));
