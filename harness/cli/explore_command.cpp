@@ -57,11 +57,13 @@ options (each at most once, unless marked repeatable):
                             case as generated
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
                             seconds of silence are scaled so the idle timeout lasts at least MS
-  --http-reruns N           over http, a case whose transcript differs from its in-memory run's
-                            is run again over http at 4x the real time per virtual second, up to
-                            N times (default 2; 0..4): a loaded machine's scheduling delays can
-                            trip an idle timeout the scenario did not ask for. A case that still
-                            differs is judged on its slowest run and listed as HTTP DIFFERS
+  --http-reruns N           over http, a case that met an idle timeout or a cap and whose
+                            transcript differs from its in-memory run's is run again over http
+                            at 4x the real time per virtual second, then 16x, ... up to N times
+                            (default 2; 0..4; the 4th re-run lasts 256x the first): a loaded
+                            machine's scheduling delays can trip an idle timeout the scenario did
+                            not ask for. A case that still differs is judged on its slowest run
+                            and listed as HTTP DIFFERS; 0: every run judged as it came
   --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per
                             hardware thread, at most 8); verdicts and output do not depend on it
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
@@ -70,7 +72,7 @@ options (each at most once, unless marked repeatable):
   -h, --help                this text
 
 exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
-4 determinism mismatch
+4 determinism mismatch, 5 internal error (never a verdict)
 )";
 
 }  // namespace
@@ -164,6 +166,10 @@ int explore_command(const Args& args) {
     if (const auto floor = in.number("--http-idle-floor-ms", floor_text, 1, kIntMax, "a whole number >= 1")) {
       options.http_idle_floor_ms = *floor;
     }
+  }
+  if (transport != "http") {
+    if (!floor_text.empty()) in.set_error("--http-idle-floor-ms applies to --transport http only");
+    if (!reruns_text.empty()) in.set_error("--http-reruns applies to --transport http only");
   }
   if (!reruns_text.empty()) {
     if (const auto reruns = in.number("--http-reruns", reruns_text, 0, 4, "0..4")) options.http_slower_reruns = *reruns;

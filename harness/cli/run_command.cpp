@@ -62,7 +62,8 @@ milliseconds, a stall's virtual second is a real second, and Retry-After (header
 a real delay the agent must wait, judged against the measured gap between the end of the answer
 and the next request of the turn (20 ms slack).
 
-exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input
+exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input, 5 internal error
+(never a verdict)
 )";
 
 constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...

@@ -398,14 +398,15 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     const CaseResult& result = slot.result;
     const int i = indices[k];
     ++out.cases_run;
-    if (result.slower_reruns > 0 && !result.differs_from_memory) ++out.slower_reruns;
+    if (result.slower_reruns > 0 && !result.differs_from_memory) out.rerun_cases.push_back(i);
     if (result.differs_from_memory) {
       out.differs_from_memory.push_back(i);
       progress.finish();
       log << "HTTP DIFFERS case " << i << ": over http its transcript digest " << result.digest
           << " differs from the in-memory run's " << result.memory_digest << " even at "
           << std::pow(kSlowerRerunFactor, result.slower_reruns)
-          << "x the real time per virtual second: a difference of the HTTP path, judged on that slowest run\n";
+          << "x the real time per virtual second: a difference of the HTTP path, or a machine too loaded even "
+             "for that; judged on that slowest run\n";
     }
 
     CaseRecord record{i, result.passed(), result.digest, {}, {}, scenario.script.provider};
@@ -724,8 +725,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     totals.extra["case_digests"] = std::move(case_digests);
     totals.extra["coverage"] = out.coverage.to_json();
     totals.extra["warnings"] = out.coverage.warnings();
-    if (options.transport == TransportKind::kHttp) {
-      totals.extra["http_slower_reruns"] = out.slower_reruns;
+    if (options.transport == TransportKind::kHttp && options.http_slower_reruns > 0) {
+      totals.extra["http_rerun_cases"] = out.rerun_cases;
       totals.extra["http_differs_from_memory"] = out.differs_from_memory;
     }
     if (options.transcripts) {
@@ -747,8 +748,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     log << ", determinism re-runs " << out.determinism_checked << ", mismatches "
         << out.determinism_mismatches.size();
   }
-  if (options.transport == TransportKind::kHttp && (out.slower_reruns > 0 || !out.differs_from_memory.empty())) {
-    log << ", " << out.slower_reruns << " judged on a slower re-run (the first run differed from memory: the machine's load)";
+  if (options.transport == TransportKind::kHttp && (!out.rerun_cases.empty() || !out.differs_from_memory.empty())) {
+    log << ", " << out.rerun_cases.size() << " judged on a slower re-run (the first run differed from memory: the machine's load)";
     if (!out.differs_from_memory.empty()) log << ", " << out.differs_from_memory.size() << " differ from memory over http";
   }
   log << "\n" << std::defaultfloat;

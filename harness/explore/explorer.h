@@ -112,9 +112,10 @@ struct ExploreOutcome {
   /// Case indices whose re-run digest differed: the --check-determinism share, plus every failing
   /// case (a failure is re-run once before shrinking; one that does not reproduce is not shrunk).
   std::vector<int> determinism_mismatches;
-  /// HTTP: cases whose first run differed from their in-memory run and whose verdict is that of a
-  /// slower rerun that agreed with it (RunOptions::http_slower_reruns): timing artifacts absorbed.
-  int slower_reruns = 0;
+  /// HTTP: indices of the cases whose first run differed from their in-memory run and whose verdict
+  /// is that of a slower re-run that agreed with it (RunOptions::http_slower_reruns): timing
+  /// artifacts absorbed.
+  std::vector<int> rerun_cases;
   /// HTTP: case indices whose every rerun still differed from the in-memory run (CaseResult::
   /// differs_from_memory): a difference of the HTTP path itself, judged on the slowest run.
   std::vector<int> differs_from_memory;

@@ -61,6 +61,9 @@ class MarkdownListener final : public ReportListener {
       : path_(std::move(path)), append_path_(std::move(append_path)) {}
   void run_starting(const RunInfo& info) override { info_ = info; }
   void case_ended(const ReportCase& c) override {
+    // `run` over http: cases judged on a slower re-run, or different from memory at every speed.
+    if (c.extra.contains("http_differs_from_memory")) ++http_differs_;
+    else if (c.extra.contains("http_slower_reruns")) ++http_reruns_;
     if (c.passed) return;
     ++failing_;
     if (failing_ > kSummaryMdMaxCases) return;
@@ -95,6 +98,23 @@ class MarkdownListener final : public ReportListener {
     }
     if (t.differences > 0) m << " · " << t.differences << " policy difference(s), not bugs";
     m << "\n\n";
+    // Over http (docs/POLICY.md "Time over HTTP"): explore lists the cases, run marks each case.
+    int reruns = http_reruns_, differs = http_differs_;
+    if (t.extra.contains("http_rerun_cases") && t.extra["http_rerun_cases"].is_array()) {
+      reruns += static_cast<int>(t.extra["http_rerun_cases"].size());
+    }
+    if (t.extra.contains("http_differs_from_memory") && t.extra["http_differs_from_memory"].is_array()) {
+      differs += static_cast<int>(t.extra["http_differs_from_memory"].size());
+    }
+    if (reruns > 0) {
+      m << reruns << " case(s) over http judged on a slower re-run: their first run met an idle timeout the "
+        << "in-memory run did not (the machine's load).\n\n";
+    }
+    if (differs > 0) {
+      m << "**" << differs << " case(s) over http differ from the in-memory run at every speed** (a difference "
+        << "of the HTTP path, or a machine too loaded even for the slowest re-run): see summary.json "
+        << "`http_differs_from_memory`.\n\n";
+    }
     if (failing_ == 0) {
       m << "No failing case.\n";
     } else {
@@ -112,6 +132,7 @@ class MarkdownListener final : public ReportListener {
   std::string path_, append_path_;
   RunInfo info_;
   int failing_ = 0;
+  int http_reruns_ = 0, http_differs_ = 0;
   std::string failures_;
 };
 

@@ -180,14 +180,25 @@ void check_one(const ShardReport& s) {
       c.fail(p + "/transcript", "an object", e["transcript"]);
     }
   }
-  c.integer(j, "", "http_slower_reruns", 0, kMaxIndex, /*optional=*/true);
-  if (j.contains("http_differs_from_memory")) {
-    const json& differs = c.array(j, "", "http_differs_from_memory");
-    for (std::size_t i = 0; i < differs.size(); ++i) {
-      const json& v = differs[i];
+  // Over HTTP: the cases judged on a slower re-run, and those that differ from memory at every
+  // speed: each a case this shard ran, once.
+  for (const char* key : {"http_rerun_cases", "http_differs_from_memory"}) {
+    if (!j.contains(key)) continue;
+    const json& list = c.array(j, "", key);
+    std::set<std::int64_t> listed;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string p = std::string("/") + key + "/" + std::to_string(i);
+      const json& v = list[i];
       if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() >= static_cast<std::uint64_t>(requested)) ||
           v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= requested) {
-        c.fail("/http_differs_from_memory/" + std::to_string(i), "a case index below " + std::to_string(requested), v);
+        c.fail(p, "a case index below " + std::to_string(requested), v);
+      }
+      const std::int64_t at = v.get<std::int64_t>();
+      if (!seen.count(at)) {
+        throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " is not in this shard's case_digests");
+      }
+      if (!listed.insert(at).second) {
+        throw MergeError(where(s) + "/summary.json: " + p + ": case " + std::to_string(at) + " is listed twice");
       }
     }
   }
@@ -492,18 +503,24 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
     }
   }
   summary["shards"] = std::move(shard_list);
-  // Over HTTP: the slower re-runs are the shards' sum, the cases that differ from memory all of theirs.
-  if (first.contains("http_slower_reruns")) {
-    int slower = 0;
-    json differs = json::array();
+  // Over HTTP: the cases judged on a slower re-run and those that differ from memory, of every
+  // shard that lists them, kept when the merged run holds the case (a truncated merge drops the
+  // cases past the first failure, as the unsharded run never ran them).
+  std::set<int> kept;
+  for (const auto& d : digests) kept.insert(d.first);
+  for (const char* key : {"http_rerun_cases", "http_differs_from_memory"}) {
+    bool any = false;
+    std::vector<int> cases_listed;
     for (const ShardReport* s : shards) {
-      const json& j = s->summary;
-      slower += j.value("http_slower_reruns", 0);
-      for (const json& i : j.value("http_differs_from_memory", json::array())) differs.push_back(i);
+      if (!s->summary.contains(key)) continue;
+      any = true;
+      for (const json& i : s->summary[key]) {
+        if (kept.count(i.get<int>())) cases_listed.push_back(i.get<int>());
+      }
     }
-    std::sort(differs.begin(), differs.end());
-    summary["http_slower_reruns"] = slower;
-    summary["http_differs_from_memory"] = std::move(differs);
+    std::sort(cases_listed.begin(), cases_listed.end());
+    if (any) summary[key] = cases_listed;
+    else summary.erase(key);
   }
   // Coverage counts cases: the whole run's are the shards' sums, and so are its warnings.
   std::vector<json> coverages;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 
@@ -172,19 +173,62 @@ TEST_CASE("merging shards refuses overlap, a missing shard and other settings, n
   edited = shard(2, 2, 1);
   edited.summary["shard"]["index"] = 4294967298ULL;
   CHECK_THROWS_WITH(merge_shard_reports({shard(1, 2, 1), edited}, "out"), Catch::Contains("/shard/index: expected an integer from 1 to 2"));
-  // Over HTTP: the slower re-runs add up, the cases that differ from memory are all listed.
+  // Over HTTP: the cases judged on a slower re-run and those that differ from memory, of every
+  // shard, in index order; each must be a case its shard ran, once.
   auto http1 = shard(1, 2, 1), http2 = shard(2, 2, 1);
   for (auto* h : {&http1, &http2}) h->summary["transport"] = "http";
-  http1.summary["http_slower_reruns"] = 2;
+  http1.summary["http_rerun_cases"] = {0, 2};
   http1.summary["http_differs_from_memory"] = {2};
-  http2.summary["http_slower_reruns"] = 3;
+  http2.summary["http_rerun_cases"] = {3};
   http2.summary["http_differs_from_memory"] = {1, 3};
   const auto over_http = merge_shard_reports({http2, http1}, "out");
-  CHECK(over_http.summary["http_slower_reruns"] == 5);
+  CHECK(over_http.summary["http_rerun_cases"] == nlohmann::json({0, 2, 3}));
   CHECK(over_http.summary["http_differs_from_memory"] == nlohmann::json({1, 2, 3}));
+  // A shard without the fields (--http-reruns 0) does not hide the others'.
+  auto plain1 = http1;
+  plain1.summary.erase("http_rerun_cases");
+  plain1.summary.erase("http_differs_from_memory");
+  CHECK(merge_shard_reports({plain1, http2}, "out").summary["http_differs_from_memory"] == nlohmann::json({1, 3}));
+  auto edited_http = http2;
+  edited_http.summary["http_differs_from_memory"] = {0};
+  CHECK_THROWS_WITH(merge_shard_reports({http1, edited_http}, "out"),
+                    Catch::Contains("/http_differs_from_memory/0: case 0 is not in this shard's case_digests"));
+  edited_http.summary["http_differs_from_memory"] = {1, 1};
+  CHECK_THROWS_WITH(merge_shard_reports({http1, edited_http}, "out"), Catch::Contains("case 1 is listed twice"));
   http2.summary["http_differs_from_memory"] = {"3"};
   CHECK_THROWS_WITH(merge_shard_reports({http1, http2}, "out"),
                     Catch::Contains("shard-2/summary.json: /http_differs_from_memory/0: expected a case index below 4"));
+}
+
+TEST_CASE("summary.md says how many cases over http were judged on a slower re-run or differ from memory") {
+  const auto dir = hiccup_test::temp_path("hiccup_report_test_md_http");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string md = (dir / "summary.md").string();
+  auto read = [&] {
+    std::ifstream in(md);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto explore = make_markdown_listener(md, "");
+  explore->run_starting(RunInfo{"explore", 1, "http", {}, ""});
+  RunTotals totals{3, 0, 0, 1.0};
+  totals.extra["http_rerun_cases"] = {0, 2};
+  totals.extra["http_differs_from_memory"] = {1};
+  explore->run_ended(totals);
+  CHECK_THAT(read(), Catch::Contains("2 case(s) over http judged on a slower re-run") &&
+                         Catch::Contains("**1 case(s) over http differ from the in-memory run at every speed**"));
+  auto run = make_markdown_listener(md, "");
+  run->run_starting(RunInfo{"run", 1, "http", {}, ""});
+  ReportCase rerun;
+  rerun.name = "a";
+  rerun.extra["http_slower_reruns"] = 1;
+  run->case_ended(rerun);
+  run->run_ended(RunTotals{1, 0, 0, 1.0});
+  CHECK_THAT(read(), Catch::Contains("1 case(s) over http judged on a slower re-run") && !Catch::Contains("differ from"));
+  auto plain = make_markdown_listener(md, "");
+  plain->run_starting(RunInfo{"run", 1, "http", {}, ""});
+  plain->run_ended(RunTotals{0, 0, 0, 1.0});
+  CHECK_THAT(read(), !Catch::Contains("re-run"));
 }
 
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {
