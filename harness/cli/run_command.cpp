@@ -292,6 +292,12 @@ int run_command(const Args& args) {
                   << info->unreachable_why << ")\n";
         continue;
       }
+      if (std::find(options.extra_defects.begin(), options.extra_defects.end(), defect) != options.extra_defects.end()) {
+        // The row would run the same defects as the scenario's own run: it kills nothing.
+        std::cout << "SKIP " << s.name << " catches " << defect << ": --defect " << defect
+                  << " already switched it on for every run\n";
+        continue;
+      }
       RunOptions with = options;
       with.extra_defects.push_back(defect);
       const CaseResult k = run_scenario(s, with);

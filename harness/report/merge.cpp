@@ -233,7 +233,7 @@ void check_compatible(const std::vector<ShardReport>& shards) {
       if (these[k].second != first[k].second) {
         throw MergeError(where(shards[i]) + " ran with " + first[k].first + " " + shown(these[k].second) + ", " +
                          where(shards.front()) + " with " + shown(first[k].second) +
-                         ": shards of one exploration share seed, cases, defects, provider, transport and hiccup version");
+                         ": shards of one exploration share seed, cases, defects, provider, transport, hiccup version, shard count and --keep-going");
       }
     }
   }
