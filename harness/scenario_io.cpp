@@ -12,9 +12,11 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include "runtime_under_test/defects.h"
+#include "runtime_under_test/runtime.h"
 
 namespace harness {
 namespace {
@@ -869,6 +871,28 @@ std::string pointer_escape(std::string_view token) {
     if (c == '~') out += "~0";
     else if (c == '/') out += "~1";
     else out += c;
+  }
+  return out;
+}
+
+std::vector<LoadProblem> timing_warnings(const Scenario& s) {
+  std::vector<LoadProblem> out;
+  const double idle = s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s);
+  if (!std::isfinite(idle) || idle <= 0) return out;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    const auto& attempts = s.script.turns[t].attempts;
+    for (std::size_t a = 0; a < attempts.size(); ++a) {
+      if (!attempts[a].fault) continue;
+      const auto* stall = std::get_if<mock::StallFault>(&*attempts[a].fault);
+      if (stall == nullptr || stall->seconds <= idle / 2 || stall->seconds >= 2 * idle) continue;
+      std::ostringstream msg;
+      msg << "a stall of " << stall->seconds << " s races the idle timeout of " << idle
+          << " s over HTTP: between half and twice it, a scheduling delay decides whether the runtime times out "
+             "(memory and http may disagree); keep it at most "
+          << idle / 2 << " s or at least " << 2 * idle << " s";
+      out.push_back({s.source_path,
+                     "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/fault/seconds", msg.str()});
+    }
   }
   return out;
 }

@@ -51,6 +51,14 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 [[nodiscard]] std::vector<LoadProblem> status_problems(const Scenario& scenario, std::string_view provider,
                                                        const std::string& file);
 
+/// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between
+/// half and twice the scenario's idle timeout (runtime.idle_timeout_s, default 60), where a real
+/// scheduling delay decides whether the runtime times out (docs/POLICY.md "Time over HTTP"): in
+/// memory the verdict is exact, over HTTP it can differ. One problem per such stall, with its
+/// pointer (`/turns/T/attempts/A/fault/seconds`); `hiccup lint` and `hiccup run` print them as
+/// warnings. The file stays valid.
+[[nodiscard]] std::vector<LoadProblem> timing_warnings(const Scenario& scenario);
+
 /// Reads `path` and parses it; an unreadable file, or one larger than kMaxScenarioBytes, gives one
 /// problem with pointer "". Arrays and objects nested deeper than mock::kMaxJsonDepth (512) and
 /// invalid UTF-8 are problems too. Never throws.

@@ -712,3 +712,25 @@ TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or 
   CHECK(has(parse_scenario(status.dump(), "x.json").problems, "/interrupt/attempt",
             "/turns/0/attempts/0 answers with HTTP status 503: no event streams"));
 }
+
+TEST_CASE("a stall between half and twice the idle timeout is a timing warning with its pointer") {
+  harness::Scenario s;
+  s.source_path = "race.json";
+  s.runtime.idle_timeout_s = 10;
+  s.script.turns.resize(1);
+  s.script.turns[0].attempts.resize(3);
+  const double seconds[] = {5, 10, 20};  // at most half, racing, at least twice
+  for (int a = 0; a < 3; ++a) {
+    s.script.turns[0].attempts[a].fault = mock::Fault(mock::StallFault{0, seconds[a], std::nullopt});
+  }
+  const auto warnings = harness::timing_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].file == "race.json");
+  CHECK(warnings[0].pointer == "/turns/0/attempts/1/fault/seconds");
+  CHECK(warnings[0].message.find("a stall of 10 s races the idle timeout of 10 s") == 0);
+  // Without runtime.idle_timeout_s the runtime's default (60 s) is the one raced.
+  s.runtime.idle_timeout_s.reset();
+  s.script.turns[0].attempts[1].fault = mock::Fault(mock::StallFault{0, 45, std::nullopt});
+  REQUIRE(harness::timing_warnings(s).size() == 1u);
+  CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
+}

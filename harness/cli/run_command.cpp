@@ -116,6 +116,15 @@ std::string replay_command(const Scenario& s, const RunOptions& o, const std::st
   return cmd;
 }
 
+/// The stalls that race their idle timeout over HTTP (timing_warnings), as warnings on stderr.
+void print_timing_warnings(const std::vector<Scenario>& scenarios) {
+  for (const Scenario& s : scenarios) {
+    for (const LoadProblem& p : timing_warnings(s)) {
+      std::cerr << "warning: " << p.file << ": " << p.pointer << ": " << p.message << "\n";
+    }
+  }
+}
+
 /// A report case; its transcript when it failed or `transcripts` asks for every one.
 ReportCase to_report_case(const CaseResult& r, std::string name, std::string classname, bool transcripts) {
   ReportCase c;
@@ -224,6 +233,7 @@ int run_command(const Args& args) {
     }
   }
 
+  if (options.transport == TransportKind::kHttp && agent.empty()) print_timing_warnings(scenarios);
   if (!provider.empty()) {
     for (Scenario& s : scenarios) {
       // A status the played provider never sends is still sent as scripted, in its envelope.
@@ -343,6 +353,7 @@ int lint_command(const Args& args) {
   }
   std::vector<Scenario> scenarios;
   if (!load_all(paths, scenarios)) return kExitInvalidInput;
+  print_timing_warnings(scenarios);
   std::cout << scenarios.size() << " scenario file(s) valid\n";
   return kExitPassed;
 }
