@@ -40,9 +40,9 @@ struct RunOptions {
   const std::atomic<bool>* abandoned = nullptr;
   /// HTTP only: when the run met a silence (an attempt failed with an idle timeout, or the run
   /// reached a cap: the only ways real time shapes a run) and its digest differs from the same
-  /// case's in-memory run, it is run again
-  /// over HTTP at kSlowerRerunFactor times the real time per virtual second (stall_ms_per_s and
-  /// min_idle_timeout_ms), then that again, at most this many times, until it agrees (0: never).
+  /// case's in-memory run, it is run again over HTTP at kSlowerRerunFactor times the real time per
+  /// virtual second (stall_ms_per_s and min_idle_timeout_ms), then that again, at most this many
+  /// times, until it agrees (0: never).
   /// On a loaded machine a few hundred ms of scheduling delay can trip an idle timeout the script
   /// did not ask for (4 explorations of 64 jobs at once on 2 cores: 3–19 of 1,000 cases each);
   /// the slower run gives the verdict the scenario means. See CaseResult::slower_reruns.
@@ -51,6 +51,13 @@ struct RunOptions {
 
 /// How much slower each of RunOptions::http_slower_reruns is than the run before it.
 inline constexpr double kSlowerRerunFactor = 4;
+
+/// How much slower than the first run the `k`-th slower re-run is: kSlowerRerunFactor^k.
+inline double rerun_slowdown(int k) {
+  double f = 1;
+  for (int i = 0; i < k; ++i) f *= kSlowerRerunFactor;
+  return f;
+}
 
 /// Everything one run produced and its verdict.
 struct CaseResult {

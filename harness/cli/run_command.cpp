@@ -1,7 +1,6 @@
 // `hiccup run` (play scenario files against the reference runtime and judge them, optionally
 // with each defect a scenario `catches`: the suite's kill matrix) and `hiccup lint`.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -284,7 +283,8 @@ int run_command(const Args& args) {
     const CaseResult r = run_scenario(s, options);
     if (r.differs_from_memory) {
       std::cout << "note: " << s.name << ": over http its transcript differs from the in-memory run's even at "
-                << std::pow(kSlowerRerunFactor, r.slower_reruns) << "x the real time (a difference of the HTTP path); judged on that run\n";
+                << rerun_slowdown(r.slower_reruns) << "x the real time (a difference of the HTTP path, or a machine "
+                << "too loaded even for that); judged on that run\n";
     } else if (r.slower_reruns > 0) {
       std::cout << "note: " << s.name << ": the first http run differed from memory (the machine's load); judged on a "
                 << "slower re-run that agrees\n";

@@ -3,7 +3,6 @@
 #include "harness/stopwatch.h"
 
 #include <atomic>
-#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -404,7 +403,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       progress.finish();
       log << "HTTP DIFFERS case " << i << ": over http its transcript digest " << result.digest
           << " differs from the in-memory run's " << result.memory_digest << " even at "
-          << std::pow(kSlowerRerunFactor, result.slower_reruns)
+          << rerun_slowdown(result.slower_reruns)
           << "x the real time per virtual second: a difference of the HTTP path, or a machine too loaded even "
              "for that; judged on that slowest run\n";
     }

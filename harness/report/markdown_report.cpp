@@ -107,8 +107,8 @@ class MarkdownListener final : public ReportListener {
       differs += static_cast<int>(t.extra["http_differs_from_memory"].size());
     }
     if (reruns > 0) {
-      m << reruns << " case(s) over http judged on a slower re-run: their first run met an idle timeout the "
-        << "in-memory run did not (the machine's load).\n\n";
+      m << reruns << " case(s) over http judged on a slower re-run: their first run met an idle timeout and "
+        << "differed from the in-memory run (the machine's load).\n\n";
     }
     if (differs > 0) {
       m << "**" << differs << " case(s) over http differ from the in-memory run at every speed** (a difference "
