@@ -55,8 +55,10 @@ options (each at most once, unless marked repeatable):
                             (default 2000; the minimization after it has its own budget, 3000);
                             0: neither shrinks nor minimizes, the counterexample is the failing
                             case as generated
-  --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 500): virtual
-                            seconds of silence are scaled so the idle timeout lasts at least MS
+  --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 300; `hiccup run`
+                            has 500): virtual seconds of silence are scaled so the idle timeout
+                            lasts at least MS (a case the machine's load made time out is run
+                            again slower: --http-reruns)
   --http-reruns N           over http, a case that met an idle timeout or a cap and whose
                             transcript differs from its in-memory run's is run again over http
                             at 4x the real time per virtual second, then 16x, ... up to N times

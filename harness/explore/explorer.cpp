@@ -103,6 +103,12 @@ std::string explore_command_line(const ExploreOptions& o) {
   cmd += " --transport " + std::string(transport_name(o.transport));
   if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   if (!o.stop_at_first_failure) cmd += " --keep-going";
+  if (o.transport == TransportKind::kHttp && o.http_idle_floor_ms != kDefaultHttpIdleFloorMs && o.http_idle_floor_ms > 0) {
+    cmd += " --http-idle-floor-ms " + std::to_string(static_cast<long long>(o.http_idle_floor_ms));
+  }
+  if (o.transport == TransportKind::kHttp && o.http_slower_reruns != ExploreOptions{}.http_slower_reruns) {
+    cmd += " --http-reruns " + std::to_string(o.http_slower_reruns);
+  }
   if (o.report_dir != "reports") cmd += " --report-dir " + shell_quote(o.report_dir);
   return cmd;
 }

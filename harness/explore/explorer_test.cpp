@@ -544,6 +544,10 @@ TEST_CASE("over HTTP a failure is shrunk in memory and then confirmed over HTTP"
   REQUIRE(memory.failure.has_value());
   CHECK(http_log.str().find("shrunk in memory") != std::string::npos);
   CHECK(http_log.str().find("the counterexample fails over http too") != std::string::npos);
+  // The replay command line carries the floor that is not the default, and only over HTTP.
+  CHECK(http.failure->explore_command.find(" --http-idle-floor-ms 2000") != std::string::npos);
+  CHECK(memory.failure->explore_command.find("--http-idle-floor-ms") == std::string::npos);
+  CHECK(http.failure->explore_command.find("--http-reruns") == std::string::npos);
   // The same counterexample as an exploration in memory finds, and its transcript is the HTTP run's.
   CHECK(http.failure->case_index == memory.failure->case_index);
   CHECK(harness::write_scenario(http.failure->shrunk) == harness::write_scenario(memory.failure->shrunk));
