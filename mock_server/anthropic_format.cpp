@@ -76,11 +76,21 @@ std::string str_field(const json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-/// The content blocks of a message: a string content is one text block.
-json blocks_of(const json& content) {
-  if (content.is_string()) return json::array({json{{"type", "text"}, {"text", content}}});
+/// The content blocks of a message: an array content itself (not copied: every request's history
+/// is read this way several times), a string content as one text block made in `holder`, anything
+/// else (absent included) no block. Valid while `content` and `holder` are.
+const json& blocks_of(const json& content, json& holder) {
   if (content.is_array()) return content;
-  return json::array();
+  holder = content.is_string() ? json::array({json{{"type", "text"}, {"text", content}}}) : json::array();
+  return holder;
+}
+
+/// A message's `content` member, or null when it has none.
+const json& content_of(const json& message) {
+  static const json kNone;
+  if (!message.is_object()) return kNone;
+  auto it = message.find("content");
+  return it != message.end() ? *it : kNone;
 }
 
 bool is_block(const json& b, std::string_view type) {
@@ -113,7 +123,8 @@ json neutral_contents(const json& messages) {
     const bool model = str_field(m, "role") == "assistant";
     json parts = json::array();
     json calls = json::object();
-    const json blocks = blocks_of(m.contains("content") ? m["content"] : json());
+    json holder;
+    const json& blocks = blocks_of(content_of(m), holder);
     for (const json& b : blocks) {
       if (is_block(b, "text")) {
         parts.push_back({{"text", str_field(b, "text")}});
@@ -188,7 +199,8 @@ std::optional<Rejection> check_system_placement(const json& messages) {
     const std::string at = "messages." + std::to_string(i);
     const json& prev = messages[i - 1];
     const std::string prev_role = str_field(prev, "role");
-    const json prev_blocks = blocks_of(prev["content"]);
+    json holder;
+    const json& prev_blocks = blocks_of(prev["content"], holder);
     const bool after_server_tool = prev_role == "assistant" && !prev_blocks.empty() &&
                                    is_block(prev_blocks.back(), "server_tool_use");
     if (prev_role != "user" && !after_server_tool) {
@@ -268,7 +280,8 @@ std::optional<Rejection> check_pairing(const json& messages) {
   for (std::size_t n = 0; n < messages.size(); ++n) {
     const json& m = messages[n];
     if (str_field(m, "role") == "system") continue;  // placed after a user message: no pairing role
-    const json blocks = blocks_of(m["content"]);
+    json holder;
+    const json& blocks = blocks_of(m["content"], holder);
     if (str_field(m, "role") == "assistant") {
       std::vector<std::string> uses;
       for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -280,7 +293,8 @@ std::optional<Rejection> check_pairing(const json& messages) {
       if (!uses.empty()) {
         std::set<std::string> answered;
         if (n + 1 < messages.size() && str_field(messages[n + 1], "role") == "user") {
-          for (const json& b : blocks_of(messages[n + 1]["content"])) {
+          json next_holder;
+          for (const json& b : blocks_of(messages[n + 1]["content"], next_holder)) {
             if (is_block(b, "tool_result")) answered.insert(str_field(b, "tool_use_id"));
           }
         }

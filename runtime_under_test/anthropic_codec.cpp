@@ -252,9 +252,13 @@ json anthropic_messages(const json& contents) {
           const json& fc = p["functionCall"];
           std::string id = string_member(fc, "id");
           if (id.empty()) id = "toolu_rut_" + std::to_string(i) + "_" + std::to_string(k);
-          const json input = fc.contains("args") && fc["args"].is_object() ? fc["args"] : json::object();
-          other_blocks.push_back({{"type", "tool_use"}, {"id", id}, {"name", string_member(fc, "name")},
-                                  {"input", input}});
+          // Built member by member: an initializer list would copy the arguments twice more.
+          json block = json::object();
+          block["type"] = "tool_use";
+          block["id"] = id;
+          block["name"] = string_member(fc, "name");
+          block["input"] = fc.contains("args") && fc["args"].is_object() ? fc["args"] : json::object();
+          other_blocks.push_back(std::move(block));
           calls.emplace_back(string_member(fc, "name"), id);
         } else if (!model && p.contains("functionResponse") && p["functionResponse"].is_object()) {
           const json& fr = p["functionResponse"];
@@ -273,19 +277,18 @@ json anthropic_messages(const json& contents) {
             }
           }
           ++responses;
-          const json response = fr.contains("response") ? fr["response"] : json::object();
           other_blocks.push_back({{"type", "tool_result"}, {"tool_use_id", id},
-                                  {"content", response.dump()}});
+                                  {"content", fr.contains("response") ? fr["response"].dump() : std::string("{}")}});
         }
       }
     }
     // Assistant: text, then tool_use. User: tool_result first (the API wants them at the start of
     // the message that follows the tool_use), then text.
     json content = json::array();
-    const json& first = model ? text_blocks : other_blocks;
-    const json& second = model ? other_blocks : text_blocks;
-    for (const json& b : first) content.push_back(b);
-    for (const json& b : second) content.push_back(b);
+    json& first = model ? text_blocks : other_blocks;
+    json& second = model ? other_blocks : text_blocks;
+    for (json& b : first) content.push_back(std::move(b));
+    for (json& b : second) content.push_back(std::move(b));
     messages.push_back({{"role", model ? "assistant" : "user"}, {"content", std::move(content)}});
     if (model) previous_calls = std::move(calls);
   }

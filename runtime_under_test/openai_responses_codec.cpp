@@ -50,7 +50,7 @@ json responses_input(const json& contents) {
     json texts = json::array();
     auto flush = [&] {
       if (texts.empty()) return;
-      input.push_back({{"type", "message"}, {"role", "user"}, {"content", texts}});
+      input.push_back({{"type", "message"}, {"role", "user"}, {"content", std::move(texts)}});
       texts = json::array();
     };
     for (const json& p : parts) {
@@ -125,9 +125,10 @@ std::vector<std::string> message_texts(const json& item) {
 }
 
 /// A response's ending as a finish or a stream error: `completed`, `incomplete` (by reason) and
-/// `failed` (by error); nothing for any other status (in_progress, queued).
-void read_status(const json& response, DecodedChunk& out) {
-  const std::string status = string_member(response, "status");
+/// `failed` (by error); nothing for any other status (in_progress, queued). `status` is the
+/// response's `status`, or in a stream the ending event's name without "response." (the event
+/// names the ending; its response object holds the reason or the error).
+void read_status(const json& response, std::string_view status, DecodedChunk& out) {
   if (status == "completed") {
     out.finish = FinishClass::kStop;
     out.finish_reason = "completed";
@@ -232,10 +233,10 @@ class ResponsesDecoder final : public IStreamDecoder {
     } else if (type == "response.completed" || type == "response.incomplete" ||
                type == "response.failed") {
       // The event names the ending; its response object holds the reason or the error.
+      static const json kNoResponse = json::object();
       const json* response = object_at(d, "response");
-      json r = response ? *response : json::object();
-      r["status"] = type.substr(std::string_view("response.").size());
-      read_status(r, out);
+      read_status(response ? *response : kNoResponse, std::string_view(type).substr(std::string_view("response.").size()),
+                  out);
     } else if (type == "error") {
       out.stream_error = error_event_message(d);
     }
@@ -327,7 +328,7 @@ class ResponsesCodec final : public ICodec {
         }
       }
     }
-    read_status(r, out);
+    read_status(r, string_member(r, "status"), out);
     return out;
   }
 

@@ -25,18 +25,19 @@ int apply_pairing_guard(json& contents) {
     for (const json& p : parts) any = any || is_response(p);
     if (!any) continue;
 
-    // The calls of the preceding model turn (none when it is not a model content).
-    std::vector<json> calls;
+    // The calls of the preceding model turn (none when it is not a model content); contents[i - 1]
+    // is not changed while they are read.
+    std::vector<const json*> calls;
     if (i > 0 && contents[i - 1].value("role", "") == "model") {
       for (const json& p : contents[i - 1]["parts"]) {
-        if (p.is_object() && p.contains("functionCall")) calls.push_back(p["functionCall"]);
+        if (p.is_object() && p.contains("functionCall")) calls.push_back(&p["functionCall"]);
       }
     }
     std::vector<bool> answered(calls.size(), false);
     json kept = json::array();
-    for (const json& p : parts) {
+    for (json& p : parts) {
       if (!is_response(p)) {
-        kept.push_back(p);
+        kept.push_back(std::move(p));
         continue;
       }
       const json& fr = p["functionResponse"];
@@ -44,17 +45,18 @@ int apply_pairing_guard(json& contents) {
       bool matched = false;
       for (std::size_t c = 0; c < calls.size() && !matched; ++c) {
         if (answered[c]) continue;
-        const bool ok = by_id ? (calls[c].contains("id") && calls[c]["id"] == fr["id"])
-                              : calls[c].value("name", "") == fr.value("name", "");
+        const json& call = *calls[c];
+        const bool ok = by_id ? (call.contains("id") && call["id"] == fr["id"])
+                              : call.value("name", "") == fr.value("name", "");
         if (ok) answered[c] = matched = true;
       }
       if (matched) {
-        kept.push_back(p);
+        kept.push_back(std::move(p));
       } else {
         ++dropped;
       }
     }
-    parts = kept;
+    parts = std::move(kept);
     if (parts.empty()) {
       contents.erase(contents.begin() + static_cast<std::ptrdiff_t>(i));
       --i;
