@@ -48,7 +48,8 @@ options (each at most once, unless marked repeatable):
   --transcripts             every case's transcript in summary.json (`explored`); the failing
                             property always carries its counterexample's
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
-                            transcript digests; a mismatch exits with 4
+                            transcript digests; a mismatch exits with 4. Without it 1 %: cases
+                            0, 100, 200, ... (failing cases are always re-run once)
   --shard K/N               run only cases with index % N == K-1 (same cases as an unsharded run);
                             a shard that holds no case (--cases below K) is a usage error
   --max-shrinks N           candidate runs spent shrinking through RapidCheck's shrink tree at most

@@ -35,7 +35,9 @@ struct ExploreOptions {
   TransportKind transport = TransportKind::kMemory;
   std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
   bool write_counterexample = true;
-  int determinism_pct = 0;                  ///< share of cases re-run and compared (0 off, 100 all)
+  /// Share of cases re-run and compared, % (0 off, 100 all). By default 1: every 100th case
+  /// (index 0, 100, ...), so that explore/determinism never passes on no re-run at all.
+  int determinism_pct = 1;
   int shard_index = 1;                      ///< K of --shard K/N, 1-based
   int shard_count = 1;                      ///< N of --shard K/N
   int max_shrink_tries = 2000;              ///< candidate runs spent shrinking (RapidCheck's shrink tree) at

@@ -259,6 +259,9 @@ TEST_CASE("determinism selection re-runs the requested share of cases", "[explor
   const auto out = hx::explore(o, log);
   CHECK(out.determinism_checked == 40);
   CHECK(out.determinism_mismatches.empty());
+  // By default every 100th case is re-run: explore/determinism never passes on no re-run at all.
+  const auto by_default = hx::explore(quiet_options(2, 250), log);
+  CHECK(by_default.determinism_checked == 3);  // cases 0, 100 and 200
 }
 
 TEST_CASE("a correct runtime survives 1000 generated cases in memory", "[explore]") {
