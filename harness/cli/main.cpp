@@ -21,7 +21,8 @@ commands:
   report DIR         regenerate DIR/report.html (self-contained HTML report) from DIR/summary.json
   report merge OUT DIR...
                      join explore shard report directories into one report
-  serve SCENARIO     run the mock model server standalone for any client; prints the base URL
+  serve [SCENARIO]   run the mock model server standalone for any client (without a scenario:
+                     sessions loaded over its control API); prints the base URL
   defects            list the reference runtime's seeded defects
   faults             list the fault catalogue with its fields
   invariants         list the invariants every run is checked against
