@@ -1,6 +1,6 @@
 // The `hiccup` subcommands. Each takes its arguments after the subcommand name and returns the
 // process exit code: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
-// 4 determinism mismatch (explore --check-determinism).
+// 4 determinism mismatch (a case explore re-ran gave another digest).
 #pragma once
 
 #include <iostream>

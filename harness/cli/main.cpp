@@ -29,7 +29,7 @@ commands:
 
 `hiccup COMMAND --help` explains each command; `hiccup --version` prints the version.
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
-            4 determinism mismatch (explore --check-determinism), 5 internal error (a bug in hiccup)
+            4 determinism mismatch (a case explore re-ran gave another digest), 5 internal error (a bug in hiccup)
 )";
 
 }  // namespace
