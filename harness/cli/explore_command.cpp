@@ -57,7 +57,7 @@ options (each at most once, unless marked repeatable):
                             0: neither shrinks nor minimizes, the counterexample is the failing
                             case as generated
   --http-idle-floor-ms MS   over http, the shortest real idle timeout (default 300; `hiccup run`
-                            has 500): virtual seconds of silence are scaled so the idle timeout
+                            always 500): virtual seconds of silence are scaled so the idle timeout
                             lasts at least MS (a case the machine's load made time out is run
                             again slower: --http-reruns)
   --http-reruns N           over http, a case that met an idle timeout or a cap and whose
@@ -66,9 +66,13 @@ options (each at most once, unless marked repeatable):
                             (default 2; 0..4; the 4th re-run lasts 256x the first): a loaded
                             machine's scheduling delays can trip an idle timeout the scenario did
                             not ask for. A case that still differs is judged on its slowest run
-                            and listed as HTTP DIFFERS; 0: every run judged as it came
+                            and listed as HTTP DIFFERS; 0: every run judged as it came (on a
+                            loaded machine then raise --http-idle-floor-ms: at 300 ms two
+                            explorations at once gave spurious idle timeouts, exit 4)
   --jobs N                  cases run at once, at most 256 (default 64 over http; in memory one per
-                            hardware thread, at most 8); verdicts and output do not depend on it
+                            hardware thread, at most 8); verdicts and digests do not depend on
+                            it, nor in memory anything else; over http which cases took a slower
+                            re-run, and an interrupted request's delivered counts, can
   --keep-going              do not stop at the first failure (later failures are listed, not shrunk)
   --progress-every S        when stderr is not a terminal, a progress line on it every S seconds
                             (default 10; 0: none); on a terminal one live line instead

@@ -106,6 +106,7 @@ std::string explore_command_line(const ExploreOptions& o) {
   if (o.transport == TransportKind::kHttp && o.http_idle_floor_ms != kDefaultHttpIdleFloorMs && o.http_idle_floor_ms > 0) {
     cmd += " --http-idle-floor-ms " + std::to_string(static_cast<long long>(o.http_idle_floor_ms));
   }
+  if (o.max_shrink_tries != ExploreOptions{}.max_shrink_tries) cmd += " --max-shrinks " + std::to_string(o.max_shrink_tries);
   if (o.transport == TransportKind::kHttp && o.http_slower_reruns != ExploreOptions{}.http_slower_reruns) {
     cmd += " --http-reruns " + std::to_string(o.http_slower_reruns);
   }
@@ -375,7 +376,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   int shard_total = 0;
   for (int i = 0; i < options.cases; ++i) shard_total += in_shard(i, options.shard_index, options.shard_count);
 
-  log << "explore: seed " << options.seed << ", " << shard_total << " cases";
+  log << "explore: seed " << options.seed << ", " << shard_total << (shard_total == 1 ? " case" : " cases");
   if (options.shard_count > 1) log << " (shard " << options.shard_index << "/" << options.shard_count << ")";
   log << ", transport " << transport_name(options.transport);
   if (!options.defects.empty()) log << ", defects " << join(options.defects, ", ");
@@ -796,7 +797,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   }
 
   const double s = out.wall_ms / 1000.0;
-  log << "explored " << out.cases_run << " cases in " << std::fixed << std::setprecision(2) << s << " s ("
+  log << "explored " << out.cases_run << (out.cases_run == 1 ? " case in " : " cases in ") << std::fixed << std::setprecision(2) << s << " s ("
       << std::setprecision(0) << (s > 0 ? out.cases_run / s : 0.0) << " cases/s)";
   if (options.determinism_pct > 0) {
     log << ", determinism re-runs " << out.determinism_checked << ", mismatches "

@@ -116,6 +116,9 @@ class Checker:
         p = self.hiccup_run(["explore", "--cases", "200", "--seed", "1", "--defect", "keep-calls-on-retry",
                              "--max-shrinks", "0", "--report-dir", d], 1)
         assert "not shrunk (--max-shrinks 0)" in p.stdout, p.stdout[-3000:]
+        # The replay line carries the option: without it the replayed exploration would shrink.
+        replay = [l for l in p.stdout.splitlines() if l.strip().startswith("explore: ") and " explore --seed " in l]
+        assert replay and all(" --max-shrinks 0" in l for l in replay), replay or p.stdout[-3000:]
         with open(os.path.join(d, "summary.json")) as f:
             s = json.load(f)
         broken = [c for c in s["cases"] if "counterexample" in c]
