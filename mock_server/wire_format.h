@@ -220,11 +220,11 @@ std::size_t json_nesting_depth(std::string_view text, std::size_t cap);
 /// The deepest request body the server decodes; deeper ones get a 400 in the provider's envelope.
 inline constexpr std::size_t kMaxJsonDepth = 512;
 
-/// json::parse for request text, also JSON held in a string (OpenAI's `arguments`, a tool
-/// result's content), which json_nesting_depth cannot see into: a discarded value
-/// (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth, checked by
-/// json_nesting_depth on `text` itself before the parser runs. Never throws. (A 100,000-deep
-/// `arguments` string overflowed the stack of `hiccup serve`; found with fuzz/mock_request_fuzz.)
+/// Request text, also JSON held in a string (OpenAI's `arguments`, a tool result's content), as
+/// nlohmann::json::parse reads it (json_reader::parse): a discarded value (is_discarded()) when
+/// `text` is not JSON or nests deeper than kMaxJsonDepth, refused as the reader descends (the
+/// verdict of json_nesting_depth on `text`). Never throws. (A 100,000-deep `arguments` string
+/// overflowed the stack of `hiccup serve` before the limit; found with fuzz/mock_request_fuzz.)
 nlohmann::json parse_json(std::string_view text);
 
 /// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never

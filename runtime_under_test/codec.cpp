@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "json_reader/json_reader.h"
 #include "runtime_under_test/anthropic_codec.h"
 #include "runtime_under_test/gemini_codec.h"
 #include "runtime_under_test/openai_chat_codec.h"
@@ -25,34 +26,6 @@ const std::vector<std::string>& codec_names() {
   return names;
 }
 
-namespace {
-
-/// True when `text` nests arrays and objects deeper than kMaxJsonDepth (brackets inside strings do
-/// not count): one linear scan, no parsing.
-bool nests_too_deep(std::string_view text) {
-  // Deeper than kMaxJsonDepth takes more than kMaxJsonDepth opening brackets: most SSE frames are
-  // shorter than that and need no scan.
-  if (text.size() <= kMaxJsonDepth) return false;
-  std::size_t depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return true;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string string_member(const nlohmann::json& o, const char* key) {
   if (!o.is_object()) return {};
   const auto it = o.find(key);
@@ -60,12 +33,9 @@ std::string string_member(const nlohmann::json& o, const char* key) {
 }
 
 nlohmann::json parse_json(std::string_view text) {
-  // The depth is checked by a scan before parsing rather than by a parser callback: the same
-  // verdict (a valid text is rejected exactly when a container opens below level kMaxJsonDepth;
-  // an invalid one is discarded either way), and nlohmann's parser without a callback is
-  // markedly faster, which the explorer's per-frame decoding feels.
-  if (nests_too_deep(text)) return nlohmann::json(nlohmann::json::value_t::discarded);
-  return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  // json_reader reads as nlohmann's parser does (about 2.5 times as fast) and refuses nesting
+  // deeper than kMaxJsonDepth as it reads, as the bracket scan that ran before the parser did.
+  return json_reader::parse(text, kMaxJsonDepth);
 }
 
 std::optional<nlohmann::json> repair_json(std::string_view prefix) {

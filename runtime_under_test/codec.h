@@ -121,9 +121,8 @@ inline constexpr std::size_t kMaxJsonDepth = 512;
 /// `"functionCall":{"name":6}` aborting the runtime that way).
 std::string string_member(const nlohmann::json& o, const char* key);
 
-/// json::parse for text from the wire: a discarded value (is_discarded()) when `text` is not
-/// JSON or nests deeper than kMaxJsonDepth, checked by a linear scan before the parser runs.
-/// Never throws.
+/// JSON text from the wire as nlohmann::json::parse reads it (json_reader::parse): a discarded
+/// value (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth. Never throws.
 nlohmann::json parse_json(std::string_view text);
 
 /// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)
