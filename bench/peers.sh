@@ -3,7 +3,8 @@
 # journal off), mockttp and Node's own http module — each serving the same 6-frame Gemini stream
 # (1,418 bytes) to wrk from Debian over 16 keep-alive connections, plus hiccup at 64 and 256
 # connections, with "Connection: close" on every request (a new connection per answer: the
-# yardstick for the FIN row) and with a fault on every request. wrk runs on one core and each server on the other
+# yardstick for the FIN, cut and RST rows) and with a fault on every request (malformed frame, FIN,
+# cut, RST, 503). wrk runs on one core and each server on the other
 # (taskset); each measurement is WARMUP seconds thrown away, then DURATION seconds measured.
 # Prints one table: req/s, p99, server CPU µs per request (utime + stime of the server process from
 # /proc, all threads), RSS at the end, wrk's socket errors, and hiccup's req/s ÷ each row's.
@@ -154,6 +155,15 @@ measure "hiccup, malformed frame on every request" "$pid" $port 16
 stop_hiccup
 start_hiccup bench/peers/gemini_stream_disconnect.json
 measure "hiccup, FIN mid-stream on every request" "$pid" $port 16 cut
+stop_hiccup
+start_hiccup bench/peers/gemini_stream_cut.json
+measure "hiccup, frame cut then FIN on every request" "$pid" $port 16 cut
+stop_hiccup
+start_hiccup bench/peers/gemini_stream_reset.json
+measure "hiccup, RST mid-stream on every request (idle 0)" "$pid" $port 16 cut
+stop_hiccup
+start_hiccup bench/peers/gemini_status_503.json
+measure "hiccup, 503 on every request" "$pid" $port 16
 stop_hiccup
 
 mkdir -p "$work/wiremock/mappings" "$work/wiremock/__files"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "json_reader/json_reader.h"
+#include "json_reader/reference.h"
 #include "tests/test_scale.h"
 
 namespace json_reader_test {
@@ -22,53 +23,11 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-/// What the reader replaces (mock::parse_json / rut::parse_json before it): the depth scan, then
-/// nlohmann's parser.
-json reference(std::string_view text, std::size_t max_depth) {
-  std::size_t depth = 0;
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i++];
-    if (c == '"') {
-      while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-      ++i;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return json(json::value_t::discarded);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-}
-
-/// Equal values of equal types all the way down; floats bit for bit.
-bool same(const json& a, const json& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case json::value_t::object: {
-      if (a.size() != b.size()) return false;
-      for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-        if (ia.key() != ib.key() || !same(*ia, *ib)) return false;
-      }
-      return true;
-    }
-    case json::value_t::array:
-      if (a.size() != b.size()) return false;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        if (!same(a[i], b[i])) return false;
-      }
-      return true;
-    case json::value_t::number_float: {
-      const double x = a.get<double>(), y = b.get<double>();
-      return std::memcmp(&x, &y, sizeof x) == 0;
-    }
-    default:
-      return a == b;
-  }
-}
+using json_reader::reference::same;
 
 /// The verdicts differ (a message saying how), or "" when they agree.
 std::string difference(std::string_view text, std::size_t max_depth) {
-  const json want = reference(text, max_depth);
+  const json want = json_reader::reference::parse(text, max_depth);
   const json got = json_reader::parse(text, max_depth);
   if (want.is_discarded() != got.is_discarded()) {
     return std::string("nlohmann ") + (want.is_discarded() ? "rejects" : "accepts") + ", the reader " +
