@@ -110,8 +110,9 @@ struct Random {
 /// One mutation of `text`: a byte replaced, inserted or deleted, a cut, or a slice repeated. The
 /// replacement bytes lean on what the grammar cares about.
 std::string mutate(std::string text, Random& r) {
-  static const std::string kBytes = std::string("\"\\{}[]:,0123456789-+.eEuU dDbfnrt\t\n\r/aFx", 44) +
-                                    std::string("\x00\x01\x1F\x7F\x80\xBF\xC0\xC2\xDF\xE0\xED\xEF\xF0\xF4\xF5\xFF", 16);
+  using namespace std::string_literals;  // "..."s: the length is the literal's, NULs included
+  static const std::string kBytes = "\"\\{}[]:,0123456789-+.eEuU dDbfnrt\t\n\r/aFx"s +
+                                    "\x00\x01\x1F\x7F\x80\xBF\xC0\xC2\xDF\xE0\xED\xEF\xF0\xF4\xF5\xFF"s;
   const char byte = kBytes[r.below(kBytes.size())];
   const std::size_t at = r.below(text.size() + 1);
   switch (r.below(6)) {
