@@ -25,24 +25,6 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/// The legacy depth scan (brackets outside strings, over the text after a NUL that ended the
-/// input): true when it opens more than `max_depth` levels.
-bool nests_deeper(const char* p, const char* end, std::size_t max_depth) {
-  std::size_t depth = 0;
-  while (p < end) {
-    const char c = *p++;
-    if (c == '"') {
-      while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
-      ++p;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return true;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return false;
-}
-
 class Reader {
  public:
   Reader(std::string_view text, std::size_t max_depth)
@@ -56,7 +38,7 @@ class Reader {
     if (p_ == end_) return true;
     // lexer.hpp scan: a NUL outside a string is the end of input, whatever follows it.
     if (*p_ != '\0') return false;
-    return !nests_deeper(p_ + 1, end_, max_depth_);
+    return nesting_depth(std::string_view(p_ + 1, static_cast<std::size_t>(end_ - p_ - 1)), max_depth_) <= max_depth_;
   }
 
  private:
@@ -351,6 +333,26 @@ class Reader {
 };
 
 }  // namespace
+
+std::size_t nesting_depth(std::string_view text, std::size_t cap) {
+  std::size_t depth = 0, deepest = 0;
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const char c = text[i++];
+    if (c == '"') {
+      // Skip the string: to its closing quote, stepping over escaped characters.
+      while (i < n && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      ++i;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > cap) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 nlohmann::json parse(std::string_view text, std::size_t max_depth) {
   json out;

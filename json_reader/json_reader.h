@@ -32,4 +32,9 @@ namespace json_reader {
 /// Recursion: one stack frame per level, so `max_depth` bounds the stack the reader uses.
 nlohmann::json parse(std::string_view text, std::size_t max_depth);
 
+/// The deepest nesting of arrays and objects in a JSON text (brackets inside strings do not
+/// count), found by one linear scan without parsing; stops counting at `cap` + 1. Valid or not,
+/// the text is not parsed: for a caller that refuses deep input before any parser sees it.
+std::size_t nesting_depth(std::string_view text, std::size_t cap);
+
 }  // namespace json_reader

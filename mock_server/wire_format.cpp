@@ -52,23 +52,7 @@ nlohmann::json parse_json(std::string_view text) {
 }
 
 std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {
-  std::size_t depth = 0, deepest = 0;
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const char c = text[i++];
-    if (c == '"') {
-      // Skip the string: to its closing quote, stepping over escaped characters.
-      while (i < n && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
-      ++i;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > cap) return deepest;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
+  return json_reader::nesting_depth(text, cap);
 }
 
 std::vector<std::string> split_fragments(const std::string& text, int n) {
