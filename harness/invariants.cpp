@@ -132,38 +132,139 @@ std::string describe(const ModelTurn& t) {
   return j.dump();
 }
 
+/// The call a journal entry delivered whole at position `call_index`, or nullptr (cut or never sent).
+const mock::DeliveredCall* delivered_call(const mock::JournalEntry& e, int call_index) {
+  for (const mock::DeliveredCall& c : e.delivered_calls) {
+    if (c.call_index == call_index) return &c;
+  }
+  return nullptr;
+}
+
+std::string tool_words(const std::string& name, const json& args) { return "tool \"" + name + "\" " + args.dump(); }
+
+/// at-most-once, by intended call. Identity: a call is its reply's turn (the number of model turns
+/// in the history of the request that delivered it) and its position among that reply's calls.
+/// Every attempt of one turn is the same reply asked for again, so the call at position k of a
+/// failed attempt and the call at position k of its retry are one intended call, whatever their
+/// provider ids (which differ per attempt). A call kept from a cut turn and answered (the
+/// `continue` design) moves the conversation to the next turn, so a call the model sends there is
+/// a new intention. Also a harm: a call that ran although the server never sent it whole (its
+/// arguments were cut): a command the model did not send.
 void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
-  std::map<std::pair<int, int>, std::vector<int>> runs;  // (turn, call index) → request seqs
+  std::map<std::pair<int, int>, std::vector<const rut::LedgerEntry*>> runs;  // (turn, position) → executions
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
-      out.push_back(make("at-most-once", l.request_seq < 0
-                                             ? "tool \"" + l.name + "\" ran for a call no request of the journal delivered"
-                                             : "tool \"" + l.name + "\" ran for request " + std::to_string(l.request_seq) +
-                                                   ", which the server never saw"));
+      out.push_back(make("at-most-once", tool_words(l.name, l.args) +
+                                             (l.request_seq < 0 ? " ran, but no request of the journal delivered its call"
+                                                                : " ran for request " + std::to_string(l.request_seq) +
+                                                                      ", which the server never saw") +
+                                             ": a side effect the model never asked for"));
       continue;
     }
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
-    if (!e.completed) {
+    if (delivered_call(e, l.call_index) == nullptr) {
       out.push_back(make("at-most-once",
-                         "tool \"" + l.name + "\" " + l.args.dump() + " ran from " + where(e) +
-                             ", an attempt that did not complete (its call is indeterminate, not committed)",
+                         tool_words(l.name, l.args) + " ran, but " + where(e) + " never delivered its call " +
+                             std::to_string(l.call_index) +
+                             " whole (cut before its arguments ended): a command the model did not send ran",
                          &e));
     }
-    runs[{e.turn, l.call_index}].push_back(l.request_seq);
+    runs[{e.turn, l.call_index}].push_back(&l);
   }
-  for (const auto& [key, seqs] : runs) {
-    if (seqs.size() <= 1) continue;
-    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(seqs.back())];
+  for (const auto& [key, ls] : runs) {
+    if (ls.size() <= 1) continue;
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(ls.back()->request_seq)];
     std::string from;
-    for (int s : seqs) from += (from.empty() ? "" : ", ") + std::to_string(s);
-    const auto& name = e.delivered_calls.size() > static_cast<std::size_t>(key.second)
-                           ? e.delivered_calls[static_cast<std::size_t>(key.second)].name
-                           : std::string("?");
+    std::set<std::string> shapes;
+    for (const rut::LedgerEntry* l : ls) {
+      from += (from.empty() ? "" : ", ") + std::to_string(l->request_seq);
+      shapes.insert(tool_words(l->name, l->args));
+    }
+    const std::string what = shapes.size() == 1 ? *shapes.begin() : "tool \"" + ls.front()->name + "\"";
     out.push_back(make("at-most-once",
-                       "call " + std::to_string(key.second) + " (\"" + name + "\") of turn " +
-                           std::to_string(key.first) + " ran " + std::to_string(seqs.size()) +
-                           " times, expected at most once (delivered by requests " + from + ")",
+                       what + " ran " + std::to_string(ls.size()) + " times for one intended call: call " +
+                           std::to_string(key.second) + " of turn " + std::to_string(key.first) +
+                           ", delivered by requests " + from +
+                           " (attempts of one turn are one reply asked for again, so their call " +
+                           std::to_string(key.second) + " is one call)",
                        &e));
+  }
+}
+
+/// The index in `contents` of its `turn`-th model content, or -1.
+int model_content_index(const json& contents, int turn) {
+  if (!contents.is_array() || turn < 0) return -1;
+  int seen = 0;
+  for (std::size_t i = 0; i < contents.size(); ++i) {
+    if (contents[i].is_object() && contents[i].value("role", "") == "model" && seen++ == turn) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+/// Whether `contents` holds `call` in its `turn`-th model content and a function response for it
+/// in the user content right after (by id when the kept call has one, else by name).
+bool history_records(const json& contents, int turn, const mock::DeliveredCall& call) {
+  const int m = model_content_index(contents, turn);
+  if (m < 0) return false;
+  const json& model = contents[static_cast<std::size_t>(m)];
+  if (!model.contains("parts") || !model["parts"].is_array()) return false;
+  const json* kept = nullptr;
+  for (const json& p : model["parts"]) {
+    if (!p.is_object() || !p.contains("functionCall") || !p["functionCall"].is_object()) continue;
+    const json& fc = p["functionCall"];
+    if (fc.value("name", "") == call.name && fc.value("args", json::object()) == call.args) {
+      kept = &fc;
+      break;
+    }
+  }
+  if (kept == nullptr || static_cast<std::size_t>(m) + 1 >= contents.size()) return false;
+  const json& next = contents[static_cast<std::size_t>(m) + 1];
+  if (!next.is_object() || next.value("role", "") != "user" || !next.contains("parts") || !next["parts"].is_array()) {
+    return false;
+  }
+  const bool by_id = kept->contains("id") && (*kept)["id"].is_string();
+  for (const json& p : next["parts"]) {
+    if (!p.is_object() || !p.contains("functionResponse") || !p["functionResponse"].is_object()) continue;
+    const json& fr = p["functionResponse"];
+    if (by_id ? fr.contains("id") && fr["id"] == (*kept)["id"] : fr.value("name", "") == call.name) return true;
+  }
+  return false;
+}
+
+/// recorded-execution: every call that ran appears, with its result, in the history the runtime
+/// sends next (the next model request after the one that delivered it), or in the runtime's final
+/// history when no request follows (unknown for a black box: not judged then). A call run from an
+/// attempt whose retry then delivered something else is a side effect the model never hears of:
+/// it may ask for it again, or build on a state it does not know.
+void check_recorded_execution(const Evidence& ev, std::vector<Violation>& out) {
+  std::set<std::pair<int, int>> reported;  // (request, call) named once
+  for (const rut::LedgerEntry& l : ev.run.ledger) {
+    if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) continue;
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
+    const mock::DeliveredCall* call = delivered_call(e, l.call_index);
+    if (call == nullptr || e.turn < 0 || !reported.insert({l.request_seq, l.call_index}).second) continue;
+    const mock::JournalEntry* next = nullptr;
+    for (std::size_t k = static_cast<std::size_t>(l.request_seq) + 1; k < ev.journal.size() && next == nullptr; ++k) {
+      const mock::JournalEntry& n = ev.journal[k];
+      if (n.turn >= 0 && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
+    }
+    if (next != nullptr) {
+      if (history_records(next->contents, e.turn, *call)) continue;
+      out.push_back(make("recorded-execution",
+                         tool_words(l.name, l.args) + " ran (call " + std::to_string(l.call_index) + " of " + where(e) +
+                             "), but the next request, " + where(*next) + ", does not carry that call with its result in "
+                             "model turn " + std::to_string(e.turn) + ": a side effect the model never hears of",
+                         next));
+    } else if (ev.run.final_history.is_array() && ev.run.error != "cancelled" && ev.cap_message.empty() &&
+               !history_records(ev.run.final_history, e.turn, *call)) {
+      out.push_back(make("recorded-execution",
+                         tool_words(l.name, l.args) + " ran (call " + std::to_string(l.call_index) + " of " + where(e) +
+                             "), but the runtime's final history does not carry that call with its result: a side "
+                             "effect the conversation never records",
+                         &e));
+    }
   }
 }
 
@@ -310,18 +411,40 @@ void check_final_history_pairing(const Evidence& ev, std::vector<Violation>& out
 
 void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
   for (const mock::JournalEntry& e : ev.journal) {
-    if (!e.validated) out.push_back(make("pairing", where(e) + " was rejected: " + e.rejection, &e));
+    if (!e.validated) {
+      out.push_back(make("pairing", "the API rejects " + where(e) + " (" + e.rejection +
+                                        "), and the same history is rejected on every later request: the session is dead",
+                         &e));
+    }
     for (const std::string& issue : e.issues) {
       if (issue.rfind("response-for-undelivered-call", 0) == 0) {
-        out.push_back(make("pairing", where(e) + ": " + issue, &e));
+        out.push_back(make("pairing", where(e) + " reports a tool result for a call the model never made (" + issue + ")", &e));
       }
     }
   }
   check_final_history_pairing(ev, out);
 }
 
+/// Whether `seen` (a model turn in a request's history) keeps what attempt `a` delivered: exactly
+/// its delivery when it completed; when it was cut (the `continue` design keeps the cut turn), whole
+/// units only: a prefix of its delivered text and, in order, calls it delivered whole.
+bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a) {
+  const ModelTurn delivered = from_delivery(a);
+  if (a.completed) return seen == delivered;
+  if (delivered.text.compare(0, seen.text.size(), seen.text) != 0 || seen.text.size() > delivered.text.size()) {
+    return false;
+  }
+  std::size_t k = 0;
+  for (const auto& call : seen.calls) {
+    while (k < delivered.calls.size() && delivered.calls[k] != call) ++k;
+    if (k == delivered.calls.size()) return false;
+    ++k;
+  }
+  return true;
+}
+
 void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
-  std::map<int, const mock::JournalEntry*> committed;  // turn → latest completed entry so far
+  std::map<int, std::vector<const mock::JournalEntry*>> played;  // turn → its attempts so far, in order
   for (const mock::JournalEntry& e : ev.journal) {
     for (const std::string& issue : e.issues) {
       if (issue.rfind("unscripted-request", 0) == 0) {
@@ -361,27 +484,46 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
       int model_index = 0;
       for (const json& content : contents) {
         if (content.value("role", "") != "model") continue;
-        auto it = committed.find(model_index);
-        if (it == committed.end()) {
+        auto it = played.find(model_index);
+        if (it == played.end()) {
           out.push_back(make("history-integrity",
                              where(e) + " carries model turn " + std::to_string(model_index) +
-                                 ", but no attempt for that turn completed: a phantom or partial turn",
+                                 ", which the server never delivered (no attempt of that turn was played): a "
+                                 "phantom turn, the model is told it said what it never said",
                              &e));
         } else {
           const ModelTurn seen = from_content(content);
-          const ModelTurn expected = from_delivery(*it->second);
-          if (!(seen == expected)) {
+          bool kept_as_delivered = false;
+          for (const mock::JournalEntry* a : it->second) {
+            kept_as_delivered = kept_as_delivered || kept_whole(seen, *a);
+          }
+          if (!kept_as_delivered) {
+            const mock::JournalEntry* closest = it->second.back();
+            for (const mock::JournalEntry* a : it->second) {
+              if (a->completed) closest = a;
+            }
+            const bool half_call = std::any_of(seen.calls.begin(), seen.calls.end(), [&](const auto& c) {
+              return std::none_of(closest->delivered_calls.begin(), closest->delivered_calls.end(),
+                                  [&](const mock::DeliveredCall& d) { return d.name == c.first && d.args == c.second; });
+            });
             out.push_back(make("history-integrity",
-                               where(e) + ": model turn " + std::to_string(model_index) +
-                                   " differs from what request " + std::to_string(it->second->index) +
-                                   " delivered: expected " + describe(expected) + ", found " + describe(seen),
+                               where(e) + ": model turn " + std::to_string(model_index) + " is " + describe(seen) +
+                                   ", which no attempt of that turn delivered (" +
+                                   (closest->completed ? "request " + std::to_string(closest->index) +
+                                                             " completed it as " + describe(from_delivery(*closest))
+                                                       : "the last, request " + std::to_string(closest->index) +
+                                                             ", was cut after " + describe(from_delivery(*closest))) +
+                                   ")" +
+                                   (half_call ? ": it holds a call the server never sent whole, so the model is told "
+                                                "it asked for what it never asked for"
+                                              : ": duplicated, dropped or invented content the model is told it said"),
                                &e));
           }
         }
         ++model_index;
       }
     }
-    if (e.completed && e.turn >= 0) committed[e.turn] = &e;
+    if (e.turn >= 0 && e.settled) played[e.turn].push_back(&e);
   }
   std::optional<json> final_history;  // made only when some request was rejected with 400
   for (const mock::JournalEntry& e : ev.journal) {
@@ -389,8 +531,8 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
     if (!final_history) final_history = comparable_history(ev.run.final_history);
     if (*final_history == comparable_history(e.contents)) {
       out.push_back(make("history-integrity",
-                         "the runtime's final history still holds the content of " + where(e) +
-                             ", which the server rejected with 400",
+                         "the session is dead: the runtime's final history still holds the content of " + where(e) +
+                             ", which the server rejected with 400, so every later request is rejected too",
                          &e));
     }
   }
@@ -404,7 +546,7 @@ void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) 
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
     if (!e.validated) {
-      out.push_back(make("no-rejected-request", where(e) + " was rejected as invalid: " + e.rejection, &e));
+      out.push_back(make("no-rejected-request", "the runtime sent a request the API rejects as invalid, " + where(e) + ": " + e.rejection, &e));
     }
     if (e.response_status != 400 || !e.contents.is_array()) continue;
     for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
@@ -417,6 +559,45 @@ void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) 
       }
     }
   }
+}
+
+bool provider_retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 || status == 529;
+}
+
+/// bounded-retries, giving up: the run failed on a request whose failure the provider marks
+/// retryable (HTTP 429, 500, 502, 503, 504, 529, or an in-stream error event carrying one of them:
+/// Anthropic's overloaded_error, OpenAI's server_error) while its turn had budget left. The user
+/// loses a turn a retry would have saved (veryfront and llxprt-code fixed exactly this). A give-up
+/// after a connection failure or an undecodable frame stays a policy difference.
+void check_gave_up_on_retryable(const Evidence& ev, const std::map<int, int>& per_turn, std::vector<Violation>& out) {
+  if (ev.run.completed || !ev.cap_message.empty() || ev.hung || ev.run.error == "cancelled") return;
+  const mock::JournalEntry* last = nullptr;
+  for (const mock::JournalEntry& e : ev.journal) {
+    if (e.turn >= 0 && e.played != "preflight" && e.played != "not-found" && e.played != "rejected") last = &e;
+  }
+  if (last == nullptr || last->completed) return;
+  const mock::Attempt* a = played_attempt(ev.scenario, *last);
+  if (a == nullptr) return;
+  int status = 0;
+  std::string how;
+  if (last->played == "status" && a->status) {
+    status = last->response_status;
+    how = "answered HTTP " + std::to_string(status);
+  } else if (const auto* f = a->fault ? std::get_if<mock::ErrorEventFault>(&*a->fault) : nullptr;
+             f != nullptr && last->fault == "error_event") {
+    status = f->status;
+    how = "failed with an in-stream error event (status " + std::to_string(status) + ")";
+  }
+  if (!provider_retryable_status(status)) return;
+  const auto it = per_turn.find(last->turn);
+  const int used = it == per_turn.end() ? 0 : it->second;
+  if (used >= ev.max_attempts) return;
+  out.push_back(make("bounded-retries",
+                     "the run gave up on turn " + std::to_string(last->turn) + " after " + where(*last) + " " + how +
+                         ", which the provider marks retryable, with " + std::to_string(ev.max_attempts - used) + " of " +
+                         std::to_string(ev.max_attempts) + " attempts left: the user loses a turn a retry would have saved",
+                     last));
 }
 
 void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
@@ -450,6 +631,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
       }
     }
   }
+  check_gave_up_on_retryable(ev, per_turn, out);
   if (ev.real_time) {
     // Waits honour Retry-After, measured: from the end of the answer that asked for the delay to
     // the arrival of the next request for the same turn.
@@ -533,7 +715,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
       if (finish && *finish == mock::FinishReason::kContentFilter) why = "it ended with a content-filter finish";
       if (finish && *finish == mock::FinishReason::kMalformedCall) why = "it ended with a malformed-call finish";
       out.push_back(make("honest-outcome",
-                         "the run reports success, but its last attempt, " + where(*last) +
+                         "success reported for an answer that never completed: the last attempt, " + where(*last) +
                              ", did not complete: " + why,
                          last));
     }
@@ -617,11 +799,12 @@ json violation_to_json(const Violation& v) {
 
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
-      {"at-most-once", "no tool call executes more than once, and no call from an attempt that did not complete is ever executed"},
-      {"pairing", "every request has valid call/response pairing, every function response refers to a call delivered in a completed attempt, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
-      {"history-integrity", "every request's history equals the committed turns so far: no duplicated, dropped, phantom or partial turns"},
+      {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call; and no call runs that the server never sent whole"},
+      {"recorded-execution", "every call that ran appears, with its result, in the history the runtime sends next (or in its final history when no request follows): no side effect the model never hears of"},
+      {"pairing", "every request passes the provider's own validation (its exact 400s), every function response answers a call some attempt of its turn delivered whole, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
+      {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
-      {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After"},
+      {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After; a failure the provider marks retryable (429, 5xx, 529, an in-stream error with one of them) is not given up while budget remains"},
       {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success; the run ends with a clear outcome"},
       {"clean-output", "text shown to the user contains only committed attempts' text"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
@@ -634,6 +817,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
 std::vector<Violation> check_invariants(const Evidence& ev) {
   std::vector<Violation> out;
   check_at_most_once(ev, out);
+  check_recorded_execution(ev, out);
   check_pairing(ev, out);
   check_history_integrity(ev, out);
   check_no_rejected_request(ev, out);

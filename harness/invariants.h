@@ -36,7 +36,7 @@ struct InvariantInfo {
   std::string_view doc;
 };
 
-/// The invariants: DESIGN.md's seven in its order, then no-unchanged-content-filter-retry and
+/// The invariants: DESIGN.md's eight in its order, then no-unchanged-content-filter-retry and
 /// liveness.
 const std::vector<InvariantInfo>& invariant_catalogue();
 

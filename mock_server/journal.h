@@ -46,7 +46,7 @@ struct JournalEntry {
   bool validated = true;       ///< false when the request was rejected as invalid (HTTP 400)
   std::string rejection;       ///< the exact 400 message when rejected
   /// Issues found against the journal itself, each "code: detail": `unscripted-request`,
-  /// `response-for-undelivered-call` (a function response for a call no completed attempt delivered).
+  /// `response-for-undelivered-call` (a function response for a call no attempt of its turn delivered whole).
   std::vector<std::string> issues;
   // Filled by ScriptEngine::settle:
   bool settled = false;

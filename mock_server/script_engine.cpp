@@ -117,10 +117,13 @@ void ScriptEngine::evict_locked() {
   while (journal_.size() > window_ && (journal_.front().settled || journal_.size() >= 2 * window_)) {
     JournalEntry& e = journal_.front();
     evicted_summary_.add(e);
-    if (e.completed && e.turn >= 0) {
+    if (e.turn >= 0 && !e.delivered_calls.empty()) {
       const auto turn = static_cast<std::size_t>(e.turn);
-      if (evicted_completed_.size() <= turn) evicted_completed_.resize(turn + 1);
-      evicted_completed_[turn] = e.delivered_calls;
+      if (evicted_delivered_.size() <= turn) evicted_delivered_.resize(turn + 1);
+      auto& kept = evicted_delivered_[turn];
+      for (const DeliveredCall& c : e.delivered_calls) {
+        if (std::find(kept.begin(), kept.end(), c) == kept.end()) kept.push_back(c);
+      }
     }
     if (keep_evicted_) evicted_.push_back(std::move(e));
     journal_.pop_front();
@@ -457,39 +460,37 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
     }
     if (c.responses.empty()) continue;
     const int turn = model_turns - 1;
-    // The latest completed attempt for that model turn, among earlier requests (in the window,
-    // else the latest that left it).
-    const std::vector<DeliveredCall>* done = nullptr;
-    for (auto it = journal_.rbegin(); it != journal_.rend() && done == nullptr; ++it) {
-      if (it->turn == turn && it->settled && it->completed) done = &it->delivered_calls;
+    // The calls every attempt of that model turn delivered whole, among earlier requests (in the
+    // window, then those that left it): a response may answer a call of a completed attempt or,
+    // when the client kept a cut turn (the `continue` recovery design), of a failed one.
+    std::vector<const DeliveredCall*> calls;
+    for (const JournalEntry& e : journal_) {
+      if (e.turn != turn || !e.settled) continue;
+      for (const DeliveredCall& c : e.delivered_calls) calls.push_back(&c);
     }
-    if (done == nullptr && turn >= 0 && static_cast<std::size_t>(turn) < evicted_completed_.size() &&
-        evicted_completed_[static_cast<std::size_t>(turn)]) {
-      done = &*evicted_completed_[static_cast<std::size_t>(turn)];
+    if (turn >= 0 && static_cast<std::size_t>(turn) < evicted_delivered_.size()) {
+      for (const DeliveredCall& c : evicted_delivered_[static_cast<std::size_t>(turn)]) calls.push_back(&c);
     }
-    std::vector<bool> used(done ? done->size() : 0, false);
+    std::vector<bool> used(calls.size(), false);
     for (std::size_t j = 0; j < c.responses.size(); ++j) {
       const auto& r = c.responses[j];
       bool matched = false;
-      if (done) {
-        const auto& calls = *done;
-        if (!r.id.empty()) {
-          for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
-            if (!used[k] && calls[k].id == r.id) matched = used[k] = true;
-          }
-        }
-        // By position and name when no id was delivered: clients invent an id for a call sent
-        // without one and echo it back (gemini-cli does; WIRE-FORMATS.md "Gemini").
-        if (!matched && j < calls.size() && !used[j] && calls[j].id.empty() && calls[j].name == r.name) {
-          matched = used[j] = true;
+      for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
+        // By id; by name when the call was delivered without one: clients invent an id for such a
+        // call and echo it back (gemini-cli does; WIRE-FORMATS.md "Gemini"). A call delivered by
+        // two attempts is a candidate twice; whether one call may have two responses is the
+        // provider's own validation, within the request.
+        const DeliveredCall& call = *calls[k];
+        if (!used[k] && (call.id.empty() ? call.name == r.name : !r.id.empty() && call.id == r.id)) {
+          matched = used[k] = true;
         }
       }
       if (!matched) {
         std::string what = "contents[" + std::to_string(i) + "] function response \"" + r.name +
                            "\"" + (r.id.empty() ? "" : " (id \"" + r.id + "\")");
         entry.issues.push_back("response-for-undelivered-call: " + what +
-                               " answers no call delivered by a completed attempt of turn " +
-                               std::to_string(turn));
+                               " answers no call any attempt of turn " +
+                               std::to_string(turn) + " delivered");
       }
     }
   }

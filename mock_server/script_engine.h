@@ -189,8 +189,8 @@ class ScriptEngine {
   bool keep_evicted_ = false;
   std::vector<JournalEntry> evicted_;   // left the window, not yet taken
   JournalSummary evicted_summary_;
-  // Per turn, the calls of the latest completed attempt that left the window (pairing checks).
-  std::vector<std::optional<std::vector<DeliveredCall>>> evicted_completed_;
+  // Per turn, the distinct calls delivered whole by attempts that left the window (pairing checks).
+  std::vector<std::vector<DeliveredCall>> evicted_delivered_;
   std::vector<int> answered_per_turn_;  // attempt counters, indexed by turn index
 };
 
