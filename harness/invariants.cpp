@@ -234,8 +234,9 @@ bool history_records(const json& contents, int turn, const mock::DeliveredCall& 
 }
 
 /// recorded-execution: every call that ran appears, with its result, in the history the runtime
-/// sends next (the next model request after the one that delivered it), or in the runtime's final
-/// history when no request follows (unknown for a black box: not judged then). A call run from an
+/// sends next past its turn (the first later request whose history holds that model turn: a retry
+/// of the same turn does not yet), or in the runtime's final history when no such request follows
+/// (unknown for a black box: not judged then). A call run from an
 /// attempt whose retry then delivered something else is a side effect the model never hears of:
 /// it may ask for it again, or build on a state it does not know.
 void check_recorded_execution(const Evidence& ev, std::vector<Violation>& out) {
@@ -248,14 +249,14 @@ void check_recorded_execution(const Evidence& ev, std::vector<Violation>& out) {
     const mock::JournalEntry* next = nullptr;
     for (std::size_t k = static_cast<std::size_t>(l.request_seq) + 1; k < ev.journal.size() && next == nullptr; ++k) {
       const mock::JournalEntry& n = ev.journal[k];
-      if (n.turn >= 0 && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
+      if (n.turn > e.turn && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
     }
     if (next != nullptr) {
       if (history_records(next->contents, e.turn, *call)) continue;
       out.push_back(make("recorded-execution",
                          tool_words(l.name, l.args) + " ran (call " + std::to_string(l.call_index) + " of " + where(e) +
-                             "), but the next request, " + where(*next) + ", does not carry that call with its result in "
-                             "model turn " + std::to_string(e.turn) + ": a side effect the model never hears of",
+                             "), but the first request past that turn, " + where(*next) + ", does not carry that call with its "
+                             "result in model turn " + std::to_string(e.turn) + ": a side effect the model never hears of",
                          next));
     } else if (ev.run.final_history.is_array() && ev.run.error != "cancelled" && ev.cap_message.empty() &&
                !history_records(ev.run.final_history, e.turn, *call)) {
@@ -585,7 +586,9 @@ void check_gave_up_on_retryable(const Evidence& ev, const std::map<int, int>& pe
     status = last->response_status;
     how = "answered HTTP " + std::to_string(status);
   } else if (const auto* f = a->fault ? std::get_if<mock::ErrorEventFault>(&*a->fault) : nullptr;
-             f != nullptr && last->fault == "error_event") {
+             f != nullptr && last->fault == "error_event" && !delivered_finish(ev.scenario, *last)) {
+    // The error event failed the attempt only when no finish came before it (a content-filter
+    // finish, say, ends the attempt first and the error after it changes nothing).
     status = f->status;
     how = "failed with an in-stream error event (status " + std::to_string(status) + ")";
   }
@@ -781,6 +784,13 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
 }
 
 
+bool keeps_cut_turn(const json& contents, const mock::JournalEntry& cut) {
+  const int m = model_content_index(contents, cut.turn);
+  if (m < 0 || cut.completed) return false;
+  const ModelTurn kept = from_content(contents[static_cast<std::size_t>(m)]);
+  return !kept.calls.empty() && kept_whole(kept, cut);
+}
+
 std::string violation_location(const Violation& v) {
   if (v.request < 0) return "";
   std::string s = " [request " + std::to_string(v.request);
@@ -800,7 +810,7 @@ json violation_to_json(const Violation& v) {
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
       {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call; and no call runs that the server never sent whole"},
-      {"recorded-execution", "every call that ran appears, with its result, in the history the runtime sends next (or in its final history when no request follows): no side effect the model never hears of"},
+      {"recorded-execution", "every call that ran appears, with its result, in the first request whose history reaches past its turn (or in the final history when none follows): no side effect the model never hears of"},
       {"pairing", "every request passes the provider's own validation (its exact 400s), every function response answers a call some attempt of its turn delivered whole, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
       {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},

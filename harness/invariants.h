@@ -68,6 +68,11 @@ std::vector<Violation> check_invariants(const Evidence& evidence);
 /// delays); -1 when there is none. Read from the scenario and journal only.
 int interrupted_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal);
 
+/// Whether `contents` (a request's history, the neutral view) keeps, as its `cut.turn`-th model
+/// turn, whole units of what the cut attempt `cut` delivered (a prefix of its text, and in order
+/// at least one call it delivered whole): the `continue` recovery design's kept turn.
+bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cut);
+
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);
 

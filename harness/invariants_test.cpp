@@ -84,14 +84,81 @@ TEST_CASE("a correct run violates no invariant") {
   CHECK(f.check().empty());
 }
 
-TEST_CASE("at-most-once: a call that ran twice is named with its turn and requests") {
+TEST_CASE("at-most-once: a call that ran from a cut attempt and again from its retry ran twice") {
   Fixture f;
-  f.run.ledger.push_back(rut::LedgerEntry{"shell", {{"command", "ls"}}, 0, 0, ""});
+  f.run.ledger.insert(f.run.ledger.begin(), rut::LedgerEntry{"shell", {{"command", "ls"}}, 0, 0, ""});
   const auto vs = f.check();
-  REQUIRE(names(vs) == std::vector<std::string>{"at-most-once", "at-most-once"});
-  CHECK(vs[0].message.find("did not complete") != std::string::npos);
-  CHECK(vs[0].request == 0);
-  CHECK(vs[1].message.find("ran 2 times") != std::string::npos);
+  REQUIRE(names(vs) == std::vector<std::string>{"at-most-once"});
+  CHECK(vs[0].message.rfind("tool \"shell\" {\"command\":\"ls\"} ran 2 times for one intended call", 0) == 0);
+  CHECK(vs[0].message.find("delivered by requests 0, 1") != std::string::npos);
+  CHECK(vs[0].request == 1);
+}
+
+/// The continue design: the call runs as soon as request 0 delivers it whole; the stream is then
+/// reset, and request 1 keeps the cut turn with the call's result and goes on to turn 1.
+Fixture continue_fixture() {
+  Fixture f;
+  f.journal.erase(f.journal.begin() + 1);
+  f.journal[1].index = 1;
+  f.journal[1].attempt = 0;
+  f.run.ledger = {rut::LedgerEntry{"shell", {{"command", "ls"}}, 0, 0, ""}};
+  f.run.requests = 2;
+  f.run.events = {{{"type", "request"}, {"seq", 0}}, {{"type", "request"}, {"seq", 1}}};
+  return f;
+}
+
+TEST_CASE("a continue-design run (call run from the cut attempt, the cut turn kept) violates no invariant") {
+  CHECK(continue_fixture().check().empty());
+}
+
+TEST_CASE("recorded-execution: a call the kept turn drops is a side effect the model never hears of") {
+  Fixture f = continue_fixture();
+  f.journal[1].contents = json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", ""}}})}}});
+  f.run.final_history = json::array({user_prompt()});
+  const auto vs = f.check();
+  const auto n = names(vs);
+  REQUIRE(std::count(n.begin(), n.end(), "recorded-execution") == 1);
+  const auto it = std::find_if(vs.begin(), vs.end(), [](const Violation& v) { return v.invariant == "recorded-execution"; });
+  CHECK(it->message.find("a side effect the model never hears of") != std::string::npos);
+  CHECK(it->request == 1);
+}
+
+TEST_CASE("recorded-execution: a call run from a cut attempt whose retry delivered another call is never recorded") {
+  Fixture f;
+  f.journal[0].delivered_calls = {mock::DeliveredCall{"shell", {{"command", "rm -rf build"}}, "", 0}};
+  f.run.ledger.insert(f.run.ledger.begin(), rut::LedgerEntry{"shell", {{"command", "rm -rf build"}}, 0, 0, ""});
+  const auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "recorded-execution") == 1);
+  CHECK(std::count(n.begin(), n.end(), "at-most-once") == 1);  // one intended call, two side effects
+}
+
+TEST_CASE("recorded-execution: the last turn's call is judged against the final history") {
+  Fixture f;
+  f.journal.pop_back();  // no request after the call turn
+  f.run.final_history = json::array({user_prompt(), model_call()});  // the result never recorded
+  f.run.completed = false;
+  f.run.error = "retries_exhausted";
+  f.run.final_text = "";
+  f.run.shown_output = "";
+  f.run.events.pop_back();
+  auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "recorded-execution") == 1);
+  f.run.final_history.push_back(responses(1));
+  n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "recorded-execution") == 0);
+}
+
+TEST_CASE("at-most-once: a call the server never sent whole ran") {
+  Fixture f = continue_fixture();
+  f.journal[0].delivered_calls.clear();  // the call's arguments were cut
+  const auto vs = f.check();
+  const auto n = names(vs);
+  CHECK(std::count(n.begin(), n.end(), "at-most-once") == 1);
+  CHECK(std::count(n.begin(), n.end(), "history-integrity") == 1);  // and kept in the history
+  for (const Violation& v : vs) {
+    if (v.invariant == "at-most-once") CHECK(v.message.find("a command the model did not send ran") != std::string::npos);
+    if (v.invariant == "history-integrity") CHECK(v.message.find("never sent whole") != std::string::npos);
+  }
 }
 
 TEST_CASE("pairing: a rejected request and a response for an undelivered call are violations") {
@@ -126,11 +193,28 @@ TEST_CASE("pairing: a call left without a result in the final history of a cance
   for (const Violation& v : f.check()) CHECK(v.invariant != "pairing");
 }
 
-TEST_CASE("history-integrity: a model turn from an incomplete attempt is a phantom turn") {
+TEST_CASE("history-integrity: a model turn no attempt of its turn played is a phantom turn") {
   Fixture f;
-  f.journal[1].completed = false;  // the call turn never completed, yet request 2 carries it
+  f.journal[0].turn = f.journal[1].turn = 5;  // turn 0 was never played, yet request 2 carries it
+  const auto vs = f.check();
+  const auto it = std::find_if(vs.begin(), vs.end(), [](const Violation& v) { return v.invariant == "history-integrity"; });
+  REQUIRE(it != vs.end());
+  CHECK(it->message.find("a phantom turn") != std::string::npos);
+}
+
+TEST_CASE("history-integrity: a kept cut turn may hold whole units only") {
+  Fixture f = continue_fixture();
+  f.journal[0].delivered_text = "Deploying";
+  json kept = model_call();
+  kept["parts"].insert(kept["parts"].begin(), json{{"text", "Deploy"}});  // a prefix of the delivered text
+  f.journal[1].contents = json::array({user_prompt(), kept, responses(1)});
+  f.run.final_history[1] = kept;
+  f.run.shown_output = "done";
+  CHECK(f.check().empty());
+  kept["parts"][0]["text"] = "Deploying now";  // more than the server delivered
+  f.journal[1].contents = json::array({user_prompt(), kept, responses(1)});
   const auto n = names(f.check());
-  CHECK(std::find(n.begin(), n.end(), "history-integrity") != n.end());
+  CHECK(std::count(n.begin(), n.end(), "history-integrity") == 1);
 }
 
 TEST_CASE("history-integrity: a duplicated call in a committed turn differs from the delivery") {
@@ -140,7 +224,7 @@ TEST_CASE("history-integrity: a duplicated call in a committed turn differs from
   f.journal[2].contents = json::array({user_prompt(), doubled, responses(2)});
   const auto vs = f.check();
   REQUIRE(names(vs) == std::vector<std::string>{"history-integrity"});
-  CHECK(vs[0].message.find("differs from what request 1 delivered") != std::string::npos);
+  CHECK(vs[0].message.find("which no attempt of that turn delivered (request 1 completed it as") != std::string::npos);
 }
 
 TEST_CASE("history-integrity: the final history may not keep a request answered 400") {
@@ -177,6 +261,55 @@ TEST_CASE("no-rejected-request: the same history in a changed body after a 400 i
   const auto n = names(f.check());
   CHECK(std::count(n.begin(), n.end(), "no-rejected-request") == 0);
   CHECK(std::count(n.begin(), n.end(), "bounded-retries") == 1);  // a 400 is still not retryable
+}
+
+TEST_CASE("bounded-retries: giving up on a failure the provider marks retryable with budget left") {
+  Fixture f;
+  f.scenario.script.turns[0].attempts[0] = mock::Attempt{503, std::nullopt, {}, std::nullopt, std::nullopt};
+  f.journal.resize(1);
+  f.journal[0].played = "status";
+  f.journal[0].response_status = 503;
+  f.journal[0].fault.clear();
+  f.journal[0].delivered_calls.clear();
+  f.journal[0].events_delivered = 0;
+  f.run.completed = false;
+  f.run.error = "retries_exhausted";
+  f.run.final_text = f.run.shown_output = "";
+  f.run.ledger.clear();
+  f.run.requests = 1;
+  f.run.events = {{{"type", "request"}, {"seq", 0}}};
+  f.run.final_history = json::array({user_prompt()});
+  auto vs = f.check();
+  REQUIRE(names(vs) == std::vector<std::string>{"bounded-retries"});
+  CHECK(vs[0].message.find("gave up on turn 0 after request 0 (turn 0, attempt 0) answered HTTP 503") != std::string::npos);
+  CHECK(vs[0].message.find("3 of 4 attempts left") != std::string::npos);
+  CHECK(f.check(1).empty());  // the budget was spent: giving up is right
+
+  f.journal[0].response_status = 400;  // not retryable: the run must stop
+  f.scenario.script.turns[0].attempts[0].status = 400;
+  f.run.error = "invalid_request";
+  f.run.final_history = json::array();  // the rejected prompt leaves history
+  std::string seen;
+  for (const Violation& v : f.check()) seen += v.invariant + ": " + v.message + "\n";
+  CHECK(seen == "");
+
+  // An in-stream error event carrying a retryable status (Anthropic's overloaded_error).
+  f.scenario.script.turns[0].attempts[0] = mock::Attempt{std::nullopt, std::nullopt, {mock::TextEvent{"Hel"}},
+                                                         mock::Fault{mock::ErrorEventFault{0, 529}}, std::nullopt};
+  f.journal[0].played = "stream";
+  f.journal[0].response_status = 200;
+  f.journal[0].fault = "error_event";
+  f.run.error = "retries_exhausted";
+  vs = f.check();
+  REQUIRE(names(vs) == std::vector<std::string>{"bounded-retries"});
+  CHECK(vs[0].message.find("in-stream error event (status 529)") != std::string::npos);
+
+  // A content-filter finish before the error event ends the attempt first: no give-up.
+  f.scenario.script.turns[0].attempts[0].events = {mock::FinishEvent{mock::FinishReason::kContentFilter}};
+  f.scenario.script.turns[0].attempts[0].fault = mock::Fault{mock::ErrorEventFault{1, 503}};
+  f.journal[0].events_delivered = 1;
+  f.run.error = "content_filter";
+  CHECK(f.check().empty());
 }
 
 TEST_CASE("bounded-retries: budget, cap and Retry-After") {
@@ -251,10 +384,10 @@ TEST_CASE("expect.executions: an unlisted tool that ran is a violation") {
   CHECK(vs[0].message.find("expected 0 (not listed)") != std::string::npos);
 }
 
-TEST_CASE("the catalogue lists DESIGN.md's seven invariants, then no-unchanged-content-filter-retry, liveness and no-execution-after-cancel") {
+TEST_CASE("the catalogue lists DESIGN.md's eight invariants, then no-unchanged-content-filter-retry, liveness and no-execution-after-cancel") {
   std::vector<std::string> n;
   for (const auto& i : invariant_catalogue()) n.emplace_back(i.name);
-  CHECK(n == std::vector<std::string>{"at-most-once", "pairing", "history-integrity", "no-rejected-request",
+  CHECK(n == std::vector<std::string>{"at-most-once", "recorded-execution", "pairing", "history-integrity", "no-rejected-request",
                                       "bounded-retries", "honest-outcome", "clean-output",
                                       "no-unchanged-content-filter-retry", "liveness", "no-execution-after-cancel"});
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <variant>
 
+#include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 #include "runtime_under_test/runtime.h"
 
@@ -892,6 +893,28 @@ std::vector<LoadProblem> timing_warnings(const Scenario& s) {
           << idle / 2 << " s or at least " << 2 * idle << " s";
       out.push_back({s.source_path,
                      "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/fault/seconds", msg.str()});
+    }
+  }
+  return out;
+}
+
+std::vector<LoadProblem> scenario_warnings(const Scenario& s) {
+  std::vector<LoadProblem> out = timing_warnings(s);
+  for (LoadProblem& p : fallback_warnings(s)) out.push_back(std::move(p));
+  return out;
+}
+
+std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
+  std::vector<LoadProblem> out;
+  if (s.runtime.fallback_model) {
+    const rut::ICodec* codec = rut::codec_for(s.script.provider);
+    const std::string model = s.runtime.model ? *s.runtime.model : codec != nullptr ? codec->default_model() : "";
+    if (!model.empty() && *s.runtime.fallback_model == model) {
+      out.push_back({s.source_path, "/runtime/fallback_model",
+                     "the fallback model " + json(model).dump() + " is the model the requests already use" +
+                         (s.runtime.model ? std::string(" (runtime.model)") : " (the " + s.script.provider + " default)") +
+                         ": the retry after a content-filter finish would be the unchanged request, which is filtered "
+                         "again (no-unchanged-content-filter-retry); name another model"});
     }
   }
   return out;

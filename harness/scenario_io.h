@@ -59,6 +59,16 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// warnings. The file stays valid.
 [[nodiscard]] std::vector<LoadProblem> timing_warnings(const Scenario& scenario);
 
+/// Everything `hiccup lint` and `hiccup run` warn about in a valid file: timing_warnings, and a
+/// `runtime.fallback_model` equal to the model the requests use (`runtime.model`, else the
+/// provider's default model): the retry after a content-filter finish would then be the unchanged
+/// request, which `no-unchanged-content-filter-retry` rightly fails. One problem per finding, with
+/// its pointer; the file stays valid.
+[[nodiscard]] std::vector<LoadProblem> scenario_warnings(const Scenario& scenario);
+
+/// scenario_warnings without the timing ones: the fallback model equal to the model in use.
+[[nodiscard]] std::vector<LoadProblem> fallback_warnings(const Scenario& scenario);
+
 /// Reads `path` and parses it; an unreadable file, or one larger than kMaxScenarioBytes, gives one
 /// problem with pointer "". Arrays and objects nested deeper than mock::kMaxJsonDepth (512) and
 /// invalid UTF-8 are problems too. Never throws.

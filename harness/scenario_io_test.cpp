@@ -2,6 +2,7 @@
 // message, several problems are collected at once, garbage never throws, and parse(write(s)) == s
 // for every fault kind and finish reason.
 #include "harness/scenario_io.h"
+#include "runtime_under_test/codec.h"
 #include "tests/test_temp.h"
 
 #include <catch2/catch.hpp>
@@ -733,4 +734,22 @@ TEST_CASE("a stall between half and twice the idle timeout is a timing warning w
   s.script.turns[0].attempts[1].fault = mock::Fault(mock::StallFault{0, 45, std::nullopt});
   REQUIRE(harness::timing_warnings(s).size() == 1u);
   CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
+}
+
+TEST_CASE("a fallback model equal to the model in use is a warning with its pointer") {
+  harness::Scenario s;
+  s.source_path = "fallback.json";
+  s.script.provider = "gemini";
+  s.runtime.fallback_model = "gemini-2.5-pro";
+  CHECK(harness::fallback_warnings(s).empty());  // another model than the provider's default
+  s.runtime.model = "gemini-2.5-pro";
+  auto warnings = harness::scenario_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].pointer == "/runtime/fallback_model");
+  CHECK(warnings[0].message.find("is the model the requests already use (runtime.model)") != std::string::npos);
+  s.runtime.model.reset();  // the provider's default model, named as the fallback
+  s.runtime.fallback_model = rut::codec_for("gemini")->default_model();
+  warnings = harness::fallback_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].message.find("(the gemini default)") != std::string::npos);
 }

@@ -322,24 +322,33 @@ TEST_CASE("call indexes count every call of the attempt, delivered or not") {
   CHECK(calls[1] == mock::DeliveredCall{"notify", json::object(), "n1", 1});
 }
 
-TEST_CASE("a function response for a call no completed attempt delivered is a journal issue") {
+TEST_CASE("a function response for a call no attempt of its turn delivered whole is a journal issue") {
   mock::ScriptEngine engine(
       script_of({{stream({kCall, kStop}, mock::ResetFault{1, 200}), stream({kCall, kStop})},
                  {stream({kText, kStop})}}));
   engine.respond(post(json::array({kUser})));
-  engine.settle(0, {1, true});  // the call arrived, the attempt did not complete
+  engine.settle(0, {0, true});  // cut before the call arrived
   engine.respond(post(after_call_turn()));
-  auto j = engine.journal();
+  const auto j = engine.journal();
   REQUIRE(j[1].issues.size() == 1);
   CHECK(j[1].issues[0].rfind("response-for-undelivered-call: ", 0) == 0);
+  CHECK(j[1].issues[0].find("answers no call any attempt of turn 0 delivered") != std::string::npos);
   CHECK(j[1].validated);  // the real API would not know
+}
 
-  engine.respond(post(json::array({kUser})));  // the retry completes
-  engine.settle(2, {1, false});
-  engine.respond(post(after_call_turn()));
+TEST_CASE("a function response may answer a call a cut attempt delivered whole (the continue design)") {
+  mock::ScriptEngine engine(
+      script_of({{stream({kCall, kStop}, mock::ResetFault{1, 200}), stream({kCall, kStop})},
+                 {stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {1, true});  // the call's frame was written, then the connection was reset
+  auto j = engine.journal();
+  REQUIRE(j[0].delivered_calls.size() == 1);
+  CHECK_FALSE(j[0].completed);
+  engine.respond(post(after_call_turn()));  // the cut turn kept, its call answered
   j = engine.journal();
-  CHECK(j[2].completed);
-  CHECK(j[3].issues.empty());
+  CHECK(j[1].turn == 1);
+  CHECK(j[1].issues.empty());
 }
 
 TEST_CASE("function responses with ids must match delivered call ids") {

@@ -1,6 +1,5 @@
-// run_agent_scenario and the black-box judge. The judge turns the ledger and the exit code into the
-// same rut::RunResult shape the reference runtime produces, so the lead's invariant checkers judge
-// external agents unchanged; only checks that need the runtime's insides are left out (n/a).
+// run_agent_scenario: the scratch folder, the mock server with real timings, the agent process,
+// its ledger and output; judge.cpp turns what it collected into verdicts.
 #include "harness/agents/agent_runner.h"
 
 #include "harness/scenario_io.h"
@@ -29,57 +28,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-/// `expect` fields a black box cannot show (see not_applicable_checks()).
-std::vector<std::string> unjudged_expect_fields(const Expect& x) {
-  std::vector<std::string> out;
-  if (x.error) out.push_back("expect.error");
-  if (x.requests) out.push_back("expect.requests");
-  if (x.waited_s) out.push_back("expect.waited_s");
-  return out;
-}
-
-/// Whether `output` shows `text`: as is, or JSON-escaped (structured output such as stream-json).
-bool shows(const std::string& output, const std::string& text) {
-  if (text.empty()) return true;
-  if (output.find(text) != std::string::npos) return true;
-  const std::string quoted = json(text).dump();
-  return output.find(quoted.substr(1, quoted.size() - 2)) != std::string::npos;
-}
-
-/// The lines of a JSON-lines output that are JSON objects, parsed (other lines skipped).
-std::vector<json> json_object_lines(const std::string& output) {
-  std::vector<json> out;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    json j = mock::parse_json(line);  // depth-limited: the output is the agent's, not ours
-    if (j.is_object()) out.push_back(std::move(j));
-  }
-  return out;
-}
-
-/// Whether `j` holds the given value at every JSON pointer of `fields`.
-bool holds(const json& j, const std::map<std::string, json>& fields) {
-  return std::all_of(fields.begin(), fields.end(), [&](const auto& kv) {
-    const json::json_pointer p(kv.first);
-    return j.contains(p) && j.at(p) == kv.second;
-  });
-}
-
-/// The text the output's lines show by the recipe's shown_text rule; nullopt when the recipe has
-/// none.
-std::optional<std::string> shown_text(const std::vector<json>& lines, const Recipe& recipe) {
-  if (recipe.shown_text_pointer.empty()) return std::nullopt;
-  std::map<std::string, json> where;
-  for (const auto& [pointer, want] : recipe.shown_text_where) where[pointer] = want == "{model}" ? recipe.model : want;
-  const json::json_pointer text(recipe.shown_text_pointer);
-  std::string shown;
-  for (const json& j : lines) {
-    if (holds(j, where) && j.contains(text) && j.at(text).is_string()) shown += j.at(text).get<std::string>();
-  }
-  return shown;
-}
 
 /// Replaces {name} variables in one pass (substituted text is never re-scanned).
 std::string expand(const std::string& s, const std::map<std::string, std::string>& vars) {
@@ -131,66 +79,6 @@ std::string tail_of(const std::string& path, std::size_t max_lines) {
   return out;
 }
 
-bool is_model_request(const mock::JournalEntry& e) {
-  return e.played != "preflight" && e.played != "not-found";
-}
-
-/// Whether a text part shows the prompt: equal to it, or ending with it after a preamble that
-/// the wire format joined into the same text (qwen-code's `<system-reminder>` parts).
-bool is_prompt_part(const json& part, const std::string& prompt) {
-  if (!part.is_object() || !part.contains("text") || !part["text"].is_string()) return false;
-  const std::string& text = part["text"].get_ref<const std::string&>();
-  return text == prompt || (!prompt.empty() && text.size() > prompt.size() && text.ends_with(prompt));
-}
-
-/// Whether `content` is a user content with the prompt as one of its text parts.
-bool holds_prompt(const json& content, const std::string& prompt) {
-  if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
-      !content["parts"].is_array()) {
-    return false;
-  }
-  const json& parts = content["parts"];
-  return std::any_of(parts.begin(), parts.end(), [&](const json& p) { return is_prompt_part(p, prompt); });
-}
-
-/// Whether `content` is a user content of text parts only (an agent's context message).
-bool text_only_user(const json& content) {
-  if (!content.is_object() || content.value("role", "") != "user" || !content.contains("parts") ||
-      !content["parts"].is_array()) {
-    return false;
-  }
-  const json& parts = content["parts"];
-  return std::all_of(parts.begin(), parts.end(), [](const json& p) { return p.is_object() && p.contains("text"); });
-}
-
-/// Agents send their own context around the prompt: gemini-cli a `<session_context>` text part
-/// before it in the same content, qwen-code `<system-reminder>` parts that the Chat format joins
-/// into the prompt's text, codex an `<environment_context>` user message before it. When
-/// the prompt is a text part of a user content that only text-only user contents precede, those
-/// contents and the content's other text parts are dropped for judging, so history-integrity
-/// compares turns, not preambles.
-void strip_preamble(mock::Journal& journal, const std::string& prompt) {
-  for (mock::JournalEntry& e : journal) {
-    if (!e.contents.is_array() || e.contents.empty()) continue;
-    std::size_t at = 0;
-    while (at < e.contents.size() && !holds_prompt(e.contents[at], prompt) && text_only_user(e.contents[at])) ++at;
-    if (at == e.contents.size() || !holds_prompt(e.contents[at], prompt)) continue;
-    e.contents.erase(e.contents.begin(), e.contents.begin() + static_cast<std::ptrdiff_t>(at));
-    json& first = e.contents[0];
-    json kept = json::array();
-    bool prompt_kept = false;
-    for (const json& p : first["parts"]) {
-      if (!p.is_object() || !p.contains("text")) {
-        kept.push_back(p);
-      } else if (!prompt_kept && is_prompt_part(p, prompt)) {
-        kept.push_back({{"text", prompt}});
-        prompt_kept = true;
-      }
-    }
-    first["parts"] = kept;
-  }
-}
-
 std::string make_scratch() {
   const char* base = std::getenv("HICCUP_SCRATCH_DIR");
   std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/hiccup-agent-XXXXXX";
@@ -213,31 +101,6 @@ std::string base_url_variable(const std::string& provider) {
 }
 
 }  // namespace
-
-const std::vector<BlackBoxCheck>& black_box_verdicts() {
-  static const std::vector<BlackBoxCheck> kVerdicts = {
-      {"scenario-coverage", "the agent requested every turn a correct client reaches in the scenario (an agent that never contacts the server fails every scenario that scripts a turn)"},
-      {"outcome-agreement", "where a correct client completes, the agent reports success (its exit code and output) and its output shows the final text"},
-      {"liveness", "the agent exits within its timeout"},
-  };
-  return kVerdicts;
-}
-
-const std::vector<BlackBoxCheck>& not_applicable_checks() {
-  static const std::vector<BlackBoxCheck> kNa = {
-      {"clean-output", "unless the recipe says where its JSON-lines output shows the model's text (output.shown_text), hiccup cannot tell shown text from the rest of what a CLI prints"},
-      {"expect.error", "the error code (retries_exhausted, content_filter, ...) lives inside the runtime; the exit code only says success or failure"},
-      {"expect.requests", "the count follows the scenario's runtime budget and schedule, which an agent does not use; scenario-coverage and bounded-retries judge its requests"},
-      {"expect.waited_s", "virtual backoff of the reference runtime; an agent's real gaps are judged against Retry-After instead"},
-  };
-  return kNa;
-}
-
-std::vector<std::string> not_applicable_invariants() {
-  std::vector<std::string> out;
-  for (const BlackBoxCheck& c : not_applicable_checks()) out.push_back(c.name);
-  return out;
-}
 
 std::vector<std::string> AgentCaseResult::violated() const {
   std::set<std::string> names;
@@ -279,196 +142,6 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
     }
   }
   return problems;
-}
-
-std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& ledger, const mock::Journal& journal,
-                                               const Scenario& s) {
-  std::vector<rut::LedgerEntry> out;
-  for (const LedgerToken& t : ledger) {
-    rut::LedgerEntry l;
-    l.call_index = t.call;
-    l.request_seq = -1;
-    for (const mock::JournalEntry& e : journal) {
-      if (e.turn == t.turn && e.attempt == t.attempt) l.request_seq = static_cast<int>(e.index);
-    }
-    // Name and args as scripted (placeholder unexpanded), so `expect.executions` reads as written.
-    l.name = "?";
-    if (t.turn >= 0 && t.turn < static_cast<int>(s.script.turns.size()) && !s.script.turns[t.turn].attempts.empty()) {
-      const auto& attempts = s.script.turns[t.turn].attempts;
-      const auto& attempt = attempts[std::min<std::size_t>(t.attempt, attempts.size() - 1)];
-      int call = 0;
-      for (const mock::Event& ev : attempt.events) {
-        if (const auto* c = std::get_if<mock::CallEvent>(&ev)) {
-          if (call++ == t.call) {
-            l.name = c->name;
-            l.args = c->args;
-          }
-        }
-      }
-    }
-    out.push_back(std::move(l));
-  }
-  return out;
-}
-
-void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message, bool strict) {
-  judge_black_box(result, recipe, token_executions(result.ledger, result.journal, result.scenario), cap_message, strict);
-}
-
-void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
-                     const std::string& cap_message, bool strict) {
-  const Scenario& s = result.scenario;
-  mock::Journal journal = result.journal;
-  strip_preamble(journal, s.prompt);
-
-  rut::RunResult run;
-  const bool success_exit = result.process.started && !result.process.timed_out &&
-                            std::find(recipe.success_exit_codes.begin(), recipe.success_exit_codes.end(),
-                                      result.process.exit_code) != recipe.success_exit_codes.end();
-  std::string marker;
-  for (const std::string& m : recipe.failure_markers) {
-    if (result.output.find(m) != std::string::npos) {
-      marker = json(m).dump();
-      break;
-    }
-  }
-  // The output's JSON lines, parsed once for the failure rules and the shown text.
-  const std::vector<json> lines = recipe.failure_lines.empty() && recipe.shown_text_pointer.empty()
-                                      ? std::vector<json>{}
-                                      : json_object_lines(result.output);
-  for (const json& j : lines) {
-    if (!marker.empty()) break;
-    for (const auto& rule : recipe.failure_lines) {
-      if (holds(j, rule)) {
-        marker = "a line with " + json(rule).dump();
-        break;
-      }
-    }
-  }
-  run.completed = success_exit && marker.empty();
-  result.completed = run.completed;
-  run.final_history = nullptr;  // unknown from outside
-  run.requests = static_cast<int>(std::count_if(journal.begin(), journal.end(), is_model_request));
-  run.ledger = executions;
-
-  // A correct client of this scenario with the agent's own attempt budget (no fallback model: an
-  // agent has none that the scenario knows of).
-  Scenario correct_client = s;
-  correct_client.runtime = RuntimeSettings{};
-  correct_client.runtime.max_attempts = recipe.max_attempts;
-  const OracleResult correct = predict(correct_client);
-  const bool expect_completed = s.expect.outcome ? *s.expect.outcome == "completed" : correct.completed;
-  const std::string expect_text = s.expect.final_text ? *s.expect.final_text
-                                  : correct.completed ? correct.final_text : std::string();
-
-  result.violations.clear();
-  if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
-  const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true};
-  for (Violation& v : check_invariants(evidence)) {
-    if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
-    // Its failure branch asks for a clear error code, which only the runtime's insides hold.
-    if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
-    result.violations.push_back(std::move(v));
-  }
-  if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
-    std::string committed;
-    for (const mock::JournalEntry& e : journal) {
-      if (e.completed) committed += e.delivered_text;
-    }
-    if (*shown != committed) {
-      const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
-                                                    recipe.shown_text_pointer + ")"
-                                              : "the agent showed " + json(*shown).dump();
-      result.violations.push_back({"clean-output", seen + ", but only completed attempts' text " + json(committed).dump() +
-                                                       " should be shown"});
-    }
-  }
-  const bool claimed_false_success = std::any_of(result.violations.begin(), result.violations.end(),
-                                                 [](const Violation& v) { return v.invariant == "honest-outcome"; });
-
-  const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
-  std::string exit_text = "exited " + std::to_string(result.process.exit_code);
-  if (auto it = recipe.exit_code_meanings.find(result.process.exit_code); it != recipe.exit_code_meanings.end()) {
-    exit_text += " (" + it->second + ")";
-  }
-  if (cap_message.empty()) {
-    if (run.requests == 0 && correct.turns_reached > 0) {
-      result.violations.push_back(
-          {"scenario-coverage", "the agent made no request to the mock server; a correct client requests turn" +
-                                    std::string(correct.turns_reached > 1 ? "s 0-" + std::to_string(correct.turns_reached - 1)
-                                                                          : " 0") +
-                                    " of this scenario (was it pointed at the base URL, in the " +
-                                    s.script.provider + " format?)"});
-    } else {
-      std::set<int> requested;
-      for (const mock::JournalEntry& e : journal) {
-        if (is_model_request(e) && e.turn >= 0) requested.insert(e.turn);
-      }
-      for (int t = 0; t < correct.turns_reached; ++t) {
-        if (requested.contains(t)) continue;
-        result.violations.push_back({"scenario-coverage",
-                                     "turn " + std::to_string(t) + " was never requested, but a correct client reaches it (" +
-                                         std::to_string(correct.turns_reached) + " turn(s), " +
-                                         (correct.completed ? "then completes" : "then fails: " + correct.error) + ")"});
-        break;
-      }
-    }
-    if (expect_completed && !run.completed) {
-      std::string why = "the agent " + exit_text;
-      if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
-      result.violations.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
-    } else if (expect_completed && !shows(result.output, expect_text)) {
-      result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
-                                                            " does not show the final text " + json(expect_text).dump()});
-    } else if (!expect_completed && run.completed && !claimed_false_success) {
-      std::string shown;
-      for (const mock::JournalEntry& e : journal) {
-        if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
-      }
-      result.violations.push_back(
-          {"honest-outcome", "the agent " + exit_text + " and reports success" +
-                                 (shown.empty() ? std::string() : ", showing " + json(shown).dump()) +
-                                 ", but a correct client cannot complete this scenario (" +
-                                 (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
-    }
-  }
-  const std::vector<std::string> unjudged = unjudged_expect_fields(s.expect);
-  // A killed agent's ledger and outcome are cut short: liveness says why, the expect fields
-  // would only echo it.
-  for (Violation& v : cap_message.empty() ? check_expect(evidence) : std::vector<Violation>{}) {
-    // outcome and final text are judged above, as outcome-agreement and honest-outcome.
-    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
-    if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
-      result.violations.push_back(std::move(v));
-    }
-  }
-  if (!result.stray_ledger_lines.empty()) {
-    result.violations.push_back({"at-most-once", "the ledger holds " + std::to_string(result.stray_ledger_lines.size()) +
-                                                     " line(s) that are not hiccup tokens, first: " +
-                                                     json(result.stray_ledger_lines.front()).dump()});
-  }
-  result.not_applicable.clear();
-  if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
-
-  // A bug or a policy difference: an agent that reported failure honestly, broke no invariant
-  // and did contact the server, where a correct client would have retried and completed, differs
-  // from docs/POLICY.md; it did nothing unsafe.
-  result.differences.clear();
-  const bool only_policy = std::all_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
-    return v.invariant == "scenario-coverage" || v.invariant == "outcome-agreement" || v.invariant.rfind("expect.", 0) == 0;
-  });
-  if (!strict && !result.violations.empty() && only_policy && !run.completed && run.requests > 0 && cap_message.empty()) {
-    result.differences = std::move(result.violations);
-    result.violations.clear();
-  }
-  for (const std::string& f : unjudged) result.not_applicable.push_back(f);
-
-  // The review transcript for report.html's timeline: the journal as the server saw it, each
-  // ledger execution under the request that delivered its call, the outcome and shown text. No
-  // runtime lane (a black box's retries are only visible as its requests) and no virtual times.
-  if (const auto shown = shown_text(lines, recipe)) run.final_text = *shown;
-  if (!run.completed) run.error_message = "the agent " + (marker.empty() ? exit_text : exit_text + ", " + shown_as + " reports a failure (" + marker + ")");
-  result.transcript = make_review_transcript(s, run, journal, result.violations, {});
 }
 
 AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe, const AgentRunOptions& options) {
@@ -618,6 +291,10 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   int requests = 0;
   for (const auto& e : r.journal) requests += is_model_request(e) ? 1 : 0;
   c.extra["requests"] = requests;
+  if (!r.design.empty()) {
+    c.extra["design"] = r.design;
+    c.extra["design_evidence"] = r.design_evidence;
+  }
   if (!r.differences.empty()) {
     c.extra["differences"] = json::array();
     for (const Violation& v : r.differences) c.extra["differences"].push_back(violation_to_json(v));

@@ -241,6 +241,46 @@ TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once
   CHECK(pinned);
 }
 
+TEST_CASE("an agent of the continue design (a call run from the cut attempt, the cut turn kept) passes; its design is reported") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("continue"), {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.ledger == std::vector<LedgerToken>{{0, 0, 0}});  // ran once, from the attempt that was cut
+  CHECK(r.violations.empty());
+  CHECK(r.differences.empty());
+  CHECK(r.design == "continue");
+  CHECK(r.design_evidence.find("request 1 kept the turn request 0 (turn 0) delivered before it was cut") == 0);
+  const ReportCase c = to_report_case(r, fake_agent("continue"), "hiccup.agents.test");
+  CHECK(c.passed);
+  CHECK(c.extra["design"] == "continue");
+
+  // A control-API session that declared the hold design fails recovery-design on the same run.
+  AgentCaseResult declared = r;
+  judge_black_box(declared, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false, "hold");
+  CHECK(declared.violated() == std::vector<std::string>{"recovery-design"});
+  judge_black_box(declared, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false, "continue");
+  CHECK(declared.violations.empty());
+}
+
+TEST_CASE("a correct hold agent's design is hold; gemini-cli's duplicate execution is neither design") {
+  const AgentCaseResult hold = run_agent_scenario(load(kResetAfterCall), fake_agent("correct"), {});
+  REQUIRE(hold.harness_error.empty());
+  CHECK(hold.design == "hold");
+  const AgentCaseResult dup = run_agent_scenario(load(kResetAfterCall), fake_agent("duplicate"), {});
+  REQUIRE(dup.harness_error.empty());
+  CHECK(dup.design == "mixed");
+}
+
+TEST_CASE("a continue agent that drops a call that ran from the kept turn is caught by recorded-execution") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("continue-drop"), {});
+  INFO(r.harness_error << r.output_tail);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.ledger == std::vector<LedgerToken>{{0, 0, 0}});
+  CHECK(has(r.violated(), "recorded-execution"));
+  CHECK_FALSE(r.passed());
+}
+
 TEST_CASE("an agent that outlives its timeout is killed and judged a liveness violation") {
   Recipe slow = command_recipe("sleep 30");
   AgentRunOptions options;

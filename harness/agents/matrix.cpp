@@ -83,8 +83,8 @@ KnownFailures known_failures_from_json(const json& j) {
         const std::string pat = at + "/known_failures/" + pointer_escape(scenario);
         if (!pin.is_object()) invalid(pat, "expected {\"violates\": [names], \"why\": \"...\"}");
         for (const auto& [k, v] : pin.items()) {
-          if (k != "violates" && k != "why" && k != "flaky" && k != "also_violates") {
-            invalid(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, flaky, also_violates)");
+          if (k != "violates" && k != "why" && k != "harm" && k != "flaky" && k != "also_violates") {
+            invalid(pat + "/" + pointer_escape(k), "unknown field (known: violates, why, harm, flaky, also_violates)");
           }
         }
         KnownFailure kf;
@@ -105,6 +105,12 @@ KnownFailures known_failures_from_json(const json& j) {
           invalid(pat + "/why", "expected a non-empty string saying what the agent does wrong");
         }
         kf.why = pin["why"].get<std::string>();
+        if (pin.contains("harm")) {
+          if (!pin["harm"].is_string() || pin["harm"].get<std::string>().empty()) {
+            invalid(pat + "/harm", "expected a non-empty string: the harm a user suffers, in plain words");
+          }
+          kf.harm = pin["harm"].get<std::string>();
+        }
         if (pin.contains("flaky")) {
           if (!pin["flaky"].is_boolean()) invalid(pat + "/flaky", "expected true or false");
           kf.flaky = pin["flaky"].get<bool>();
@@ -165,6 +171,7 @@ MatrixCell judge_cell(const AgentCaseResult& r, const std::optional<KnownFailure
     return c;
   }
   c.violated = r.violated();
+  c.design = r.design;
   c.difference = r.violations.empty() && !r.differences.empty();
   if (c.violated.empty()) {
     c.status = pin && !pin->flaky ? CellStatus::kFixed : CellStatus::kPass;
@@ -262,8 +269,11 @@ const MatrixCell* find_cell(const std::vector<MatrixCell>& cells, const std::str
 
 std::string cell_text(const MatrixCell* c) {
   if (c == nullptr || c->status == CellStatus::kNotPlayed) return "—";
+  const std::string design = c->design.empty() ? "" : " (" + c->design + ")";
   switch (c->status) {
-    case CellStatus::kPass: return c->pin ? "PASS (flaky: fails in other runs with " + join(c->pin->violates, ", ") + ")" : "PASS";
+    case CellStatus::kPass:
+      return c->pin ? "PASS" + design + " (flaky: fails in other runs with " + join(c->pin->violates, ", ") + ")"
+                    : "PASS" + design;
     case CellStatus::kDifference: return join(c->violated, ", ") + " (policy difference)";
     case CellStatus::kKnown: {
       const std::string violated = join(c->violated, ", ");
@@ -272,7 +282,7 @@ std::string cell_text(const MatrixCell* c) {
       if (c->pin && c->violated != c->pin->violates) {
         return violated + " (known, in some runs; pinned " + join(c->pin->violates, ", ") + ")";
       }
-      return violated + " (known)";
+      return violated + design + " (known)";
     }
     case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
     case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
@@ -311,7 +321,11 @@ json matrix_json(const std::vector<std::string>& rows, const std::vector<Recipe>
     json cell = {{"agent", c.agent},       {"scenario", c.scenario}, {"row", row_name(c.scenario, c.agent)},
                  {"status", cell_status_name(c.status)}, {"violated", c.violated}, {"difference", c.difference},
                  {"exit_code", c.exit_code}, {"wall_ms", c.wall_ms}};
-    if (c.pin) cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}, {"also_violates", c.pin->also_violates}};
+    if (!c.design.empty()) cell["design"] = c.design;
+    if (c.pin) {
+      cell["pinned"] = {{"violates", c.pin->violates}, {"why", c.pin->why}, {"flaky", c.pin->flaky}, {"also_violates", c.pin->also_violates}};
+      if (!c.pin->harm.empty()) cell["pinned"]["harm"] = c.pin->harm;
+    }
     if (!c.detail.empty()) cell["detail"] = c.detail;
     j["cells"].push_back(std::move(cell));
   }

@@ -21,6 +21,9 @@ namespace harness::agents {
 struct KnownFailure {
   std::vector<std::string> violates;
   std::string why;
+  /// The harm a user of the CLI suffers, in one plain sentence ("deploy ran twice and the session
+  /// is dead"); required for a pin that violates an invariant, optional for policy differences.
+  std::string harm;
   /// The CLI fails so in some runs and passes in others (a race inside it): both are accepted.
   bool flaky = false;
   /// Other exact violation sets the CLI shows in some runs (a race inside it), each sorted; a run
@@ -74,6 +77,7 @@ struct MatrixCell {
   std::string detail;                 ///< harness error, or what changed against the pin
   int exit_code = 0;
   double wall_ms = 0;
+  std::string design;                 ///< the recovery design the run showed (judge.h), "" for none
 };
 
 /// A cell's status from a finished run and its pin (pure).

@@ -230,7 +230,10 @@ int matrix_command(const Args& args) {
       c.passed = agents::cell_ok(cells[i].status);
       c.extra["matrix_status"] = agents::cell_status_name(cells[i].status);
       c.extra["replay"] = "build/hiccup run --agent " + t.recipe->name + " " + t.scenario->source_path;
-      if (pin) c.extra["known_failure"] = {{"violates", pin->violates}, {"why", pin->why}};
+      if (pin) {
+        c.extra["known_failure"] = {{"violates", pin->violates}, {"why", pin->why}};
+        if (!pin->harm.empty()) c.extra["known_failure"]["harm"] = pin->harm;
+      }
       cases[i] = c;
       std::lock_guard lock(out_mu);
       ++finished;

@@ -115,10 +115,12 @@ std::string replay_command(const Scenario& s, const RunOptions& o, const std::st
   return cmd;
 }
 
-/// The stalls that race their idle timeout over HTTP (timing_warnings), as warnings on stderr.
-void print_timing_warnings(const std::vector<Scenario>& scenarios) {
+/// What a valid scenario file should still change (scenario_warnings: stalls that race their idle
+/// timeout over HTTP, a fallback model equal to the model in use), as warnings on stderr.
+/// `timing`: include the stalls (they matter over HTTP only).
+void print_scenario_warnings(const std::vector<Scenario>& scenarios, bool timing) {
   for (const Scenario& s : scenarios) {
-    for (const LoadProblem& p : timing_warnings(s)) {
+    for (const LoadProblem& p : timing ? scenario_warnings(s) : fallback_warnings(s)) {
       std::cerr << "warning: " << p.file << ": " << p.pointer << ": " << p.message << "\n";
     }
   }
@@ -232,7 +234,7 @@ int run_command(const Args& args) {
     }
   }
 
-  if (options.transport == TransportKind::kHttp && agent.empty()) print_timing_warnings(scenarios);
+  print_scenario_warnings(scenarios, options.transport == TransportKind::kHttp && agent.empty());
   if (!provider.empty()) {
     for (Scenario& s : scenarios) {
       // A status the played provider never sends is still sent as scripted, in its envelope.
@@ -353,7 +355,7 @@ int lint_command(const Args& args) {
   }
   std::vector<Scenario> scenarios;
   if (!load_all(paths, scenarios)) return kExitInvalidInput;
-  print_timing_warnings(scenarios);
+  print_scenario_warnings(scenarios, true);
   std::cout << scenarios.size() << " scenario file(s) valid\n";
   return kExitPassed;
 }

@@ -174,6 +174,7 @@ const char* const kGroups[] = {"fault", "finish", "status", "provider", "positio
 const std::vector<InvariantPrecondition>& invariant_preconditions() {
   static const std::vector<InvariantPrecondition> table = {
       {"at-most-once", "a call was delivered by an attempt that then failed", &at_most_once_pre},
+      {"recorded-execution", "a call was delivered by an attempt that then failed", &at_most_once_pre},
       {"pairing", "a request carried function responses", &pairing_pre},
       {"history-integrity", "a request followed an attempt that delivered text or calls and then failed",
        &history_integrity_pre},

@@ -63,7 +63,7 @@ TEST_CASE("every invariant of the catalogue has one precondition", "[explore][co
   }
 }
 
-TEST_CASE("a reset after a streamed call exercises at-most-once, pairing and history-integrity",
+TEST_CASE("a reset after a streamed call exercises at-most-once, recorded-execution, pairing and history-integrity",
           "[explore][coverage]") {
   harness::Scenario s;
   s.script.turns = {mock::Turn{{stream({kCall}, mock::Fault(mock::ResetFault{1, 0, std::nullopt})),
@@ -75,7 +75,7 @@ TEST_CASE("a reset after a streamed call exercises at-most-once, pairing and his
   CHECK(c.finishes == std::vector<std::string>{"stop"});
   CHECK(c.statuses.empty());
   CHECK(c.provider == "gemini");
-  CHECK(sorted(c.invariants) == sorted({"at-most-once", "pairing", "history-integrity"}));
+  CHECK(sorted(c.invariants) == sorted({"at-most-once", "recorded-execution", "pairing", "history-integrity"}));
 }
 
 TEST_CASE("a content-filter finish after text exercises honest-outcome, clean-output and the retry check",

@@ -24,8 +24,11 @@ class ConsoleListener final : public ReportListener {
   }
   void case_ended(const ReportCase& c) override {
     const bool differs = c.passed && c.extra.contains("differences");
-    out_ << (!c.passed ? "FAIL " : differs ? "DIFF " : "PASS ") << c.name << "  (" << std::fixed
-         << std::setprecision(1) << c.wall_ms << " ms)\n";
+    out_ << (!c.passed ? "FAIL " : differs ? "DIFF " : "PASS ") << c.name;
+    if (c.extra.contains("design") && c.extra["design"].is_string()) {  // a black box's recovery design
+      out_ << " (" << c.extra["design"].get<std::string>() << ")";
+    }
+    out_ << "  (" << std::fixed << std::setprecision(1) << c.wall_ms << " ms)\n";
     if (differs) {  // a black box that failed honestly where docs/POLICY.md would have retried
       out_ << "    a policy difference, not a bug (--strict makes it fail):\n";
       for (const auto& d : c.extra["differences"]) {

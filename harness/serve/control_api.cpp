@@ -101,7 +101,7 @@ json verdict_to_json(const Session& session, const SessionVerdict& v) {
   for (const Violation& x : v.violations) violations.push_back(violation_to_json(x));
   for (const Violation& x : v.differences) differences.push_back(violation_to_json(x));
   for (const NotApplicable& n : v.not_applicable) na.push_back({{"name", n.name}, {"reason", n.reason}});
-  return ok({{"session", session.id()},
+  json out = ok({{"session", session.id()},
              {"scenario", session.scenario().name},
              {"verdict", v.verdict()},
              {"passed", v.passed()},
@@ -114,6 +114,12 @@ json verdict_to_json(const Session& session, const SessionVerdict& v) {
              {"differences", std::move(differences)},
              {"checked", v.checked},
              {"not_applicable", std::move(na)}});
+  // The recovery design: as declared (null when none), and as the run showed it (null when no
+  // attempt failed after delivering a call).
+  out["recovery"] = session.options().recovery.empty() ? json(nullptr) : json(session.options().recovery);
+  out["design"] = v.design.empty() ? json(nullptr) : json(v.design);
+  if (!v.design.empty()) out["design_evidence"] = v.design_evidence;
+  return out;
 }
 
 void ControlApi::set_server_url(std::string url) {
@@ -218,9 +224,17 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
       if (!in["strict"].is_boolean()) problems.push_back(problem("/strict", "expected true or false, found " + in["strict"].dump()));
       else options.strict = in["strict"].get<bool>();
     }
+    if (in.contains("recovery")) {
+      if (!in["recovery"].is_string() || (in["recovery"] != "hold" && in["recovery"] != "continue")) {
+        problems.push_back(problem("/recovery", "expected \"hold\" or \"continue\" (the recovery design the client follows), found " +
+                                                    in["recovery"].dump()));
+      } else {
+        options.recovery = in["recovery"].get<std::string>();
+      }
+    }
     for (const auto& [key, value] : in.items()) {
-      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict") {
-        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict)"));
+      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "recovery") {
+        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict, recovery)"));
       }
     }
     if (!in.contains("scenario")) {

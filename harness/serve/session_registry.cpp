@@ -138,7 +138,7 @@ SessionVerdict Session::verdict() const {
   }
   std::vector<rut::LedgerEntry> executions;
   for (const Execution& x : ledger) executions.push_back(resolve_execution(x, result.journal));
-  agents::judge_black_box(result, recipe, executions, "", options_.strict);
+  agents::judge_black_box(result, recipe, executions, "", options_.strict, options_.recovery);
   if (!outcome) {
     // A test that never said how its agent ended has not shown that it ended well: no outcome is
     // a failure of its own, never a policy difference (docs/CONTROL-API.md).
@@ -149,6 +149,8 @@ SessionVerdict Session::verdict() const {
   }
 
   SessionVerdict v;
+  v.design = result.design;
+  v.design_evidence = result.design_evidence;
   v.violations = std::move(result.violations);
   v.differences = std::move(result.differences);
   v.outcome = outcome;

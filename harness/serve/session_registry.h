@@ -31,6 +31,9 @@ struct SessionOptions {
   int max_attempts = 0;
   /// Policy differences (an honest failure where docs/POLICY.md retries) fail the verdict too.
   bool strict = false;
+  /// The recovery design the client declares ("hold" or "continue"; "" for none): a run that
+  /// shows the other design fails `recovery-design` (harness/agents/judge.h).
+  std::string recovery;
 };
 
 /// One tool execution a test recorded: the tool's name and arguments, and the provider's call id
@@ -67,6 +70,8 @@ struct SessionVerdict {
   std::vector<NotApplicable> not_applicable;
   std::optional<Outcome> outcome;           ///< as recorded; none when the test recorded none
   int requests = 0;                         ///< model requests journaled (not preflight or 404)
+  std::string design;                       ///< the recovery design the run showed ("" for none)
+  std::string design_evidence;
   int executions = 0;
   bool passed() const { return violations.empty(); }
   /// "pass", "fail" or "difference" (passed with policy differences).

@@ -9,7 +9,12 @@ FAKE_AGENT_MODE=no-wait retries at once, ignoring RetryInfo.retryDelay (Retry-Af
 FAKE_AGENT_MODE=retry-filter retries a SAFETY finish with the unchanged request;
 FAKE_AGENT_MODE=silent completes without printing the final text;
 FAKE_AGENT_MODE=show-partial prints a failed attempt's text too;
-FAKE_AGENT_MODE=give-up exits 1 after the first attempt that fails (no retry at all).
+FAKE_AGENT_MODE=give-up exits 1 after the first attempt that fails (no retry at all);
+FAKE_AGENT_MODE=continue runs each call as soon as its frame arrives and, when the attempt then
+fails, keeps what it delivered (text and whole calls) as the turn and goes on (the `continue`
+recovery design of claude-code and codex; an attempt cut before any call is retried);
+FAKE_AGENT_MODE=continue-drop is `continue` that leaves the calls that ran out of the kept turn
+(a side effect the model never hears of).
 With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
 {"type": "text", "text": ...}, and the final text is not printed again.
 The correct agent waits RetryInfo.retryDelay before retrying an HTTP error and fails on SAFETY.
@@ -28,8 +33,13 @@ blocked = False
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 
 
+def run_call(c):
+    subprocess.run(["/bin/sh", "-c", c["args"]["command"]], check=False)
+
+
 def attempt():
-    """One streamed attempt: (calls, text, finished)."""
+    """One streamed attempt: (calls, text, finished). In the continue modes each call runs here,
+    as soon as its frame arrives."""
     global blocked
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     calls, text, finished = [], "", False
@@ -50,6 +60,8 @@ def attempt():
             for part in cand.get("content", {}).get("parts", []):
                 if "functionCall" in part:
                     calls.append(part["functionCall"])
+                    if mode.startswith("continue"):
+                        run_call(part["functionCall"])
                 if "text" in part:
                     text += part["text"]
             if cand.get("finishReason") == "STOP":
@@ -72,19 +84,24 @@ for turn in range(8):
         if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
-        if finished:
+        if finished or (mode.startswith("continue") and calls):
             break
     else:
         sys.exit(1)
+    kept = [] if mode == "continue-drop" and not finished else calls
     history.append({"role": "model", "parts": [{"text": text}] * bool(text) +
-                    [{"functionCall": c} for c in calls]})
+                    [{"functionCall": c} for c in kept]})
     if not pending:
         if mode != "silent" and not jsonl:
             print(text)
         sys.exit(0)
     responses = []
     for c in pending:
-        subprocess.run(["/bin/sh", "-c", c["args"]["command"]], check=False)
+        if not mode.startswith("continue"):
+            run_call(c)
         responses.append({"functionResponse": {"name": c["name"], "response": {"output": "ok"}}})
-    history.append({"role": "user", "parts": responses})
+    if kept:
+        history.append({"role": "user", "parts": responses})
+    else:
+        history.append({"role": "user", "parts": [{"text": "Continue."}]})
 sys.exit(1)

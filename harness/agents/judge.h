@@ -1,0 +1,122 @@
+// The black-box judge: turns what can be seen from outside a runtime (the server's journal, the
+// tool executions its ledger records, its exit code and output) into verdicts. It feeds the
+// invariant checkers (harness/invariants.h) the same rut::RunResult shape the reference runtime
+// produces, adds the verdicts only black boxes get (scenario-coverage, outcome-agreement,
+// liveness, recovery-design), tells a policy difference (DIFF) from a harm, and infers the run's
+// recovery design (DESIGN.md "Recovery designs"), so that each legitimate design is judged by the
+// harms it causes, never by the design itself. Called by `hiccup run --agent`, `hiccup matrix`
+// and the control API's session verdicts; pure (no process, no socket).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/agents/ledger.h"
+#include "harness/agents/recipe.h"
+#include "harness/agents/subprocess.h"
+#include "harness/invariants.h"
+#include "harness/scenario.h"
+#include "mock_server/journal.h"
+
+namespace harness::agents {
+
+/// A check as it applies to external agents: its name and why it is n/a, or what it judges.
+struct BlackBoxCheck {
+  std::string name;
+  std::string doc;
+};
+
+/// Verdicts only black-box runs get, on top of the invariant catalogue: scenario-coverage (every
+/// turn a correct client reaches was requested), outcome-agreement (where a correct client
+/// completes, the agent reports success and shows the final text) and liveness (it exits within
+/// its timeout).
+const std::vector<BlackBoxCheck>& black_box_verdicts();
+
+/// Invariants and expect fields no black-box run can judge, each with the reason. Reported as
+/// "n/a", never as passed.
+const std::vector<BlackBoxCheck>& not_applicable_checks();
+
+/// The names of not_applicable_checks(), in order.
+std::vector<std::string> not_applicable_invariants();
+
+struct AgentCaseResult {
+  Scenario scenario;
+  std::string agent;                        ///< recipe name
+  ProcessResult process;
+  mock::Journal journal;
+  std::vector<LedgerToken> ledger;
+  std::vector<std::string> stray_ledger_lines;  ///< ledger lines that are not tokens
+  bool completed = false;                   ///< outcome from the exit code
+  std::vector<Violation> violations;        ///< invariants and applicable expect.<field> failures
+  /// Policy differences, not bugs: the agent failed honestly (reported failure, broke no
+  /// invariant, made at least one request) where a correct client by docs/POLICY.md would have
+  /// retried and completed, so only scenario-coverage, outcome-agreement and expect.* differ.
+  /// They do not fail the case unless the run is strict (then they are moved to `violations`).
+  std::vector<Violation> differences;
+  std::vector<std::string> not_applicable;  ///< invariant and expect.<field> names not judged
+  std::string harness_error;                ///< the run could not happen (e.g. agent not installed)
+  std::string output_tail;                  ///< last lines of the agent's stderr and stdout
+  /// What the agent showed: the recipe's output stream (stdout unless it says stderr), in full.
+  std::string output;
+  std::string scratch_dir;
+  double wall_ms = 0;                       ///< whole case: server, agent, judging
+  /// The recovery design the run showed (infer_recovery_design): "hold", "continue", "mixed", or
+  /// "" when no attempt failed after delivering a call; with the sentence that shows it.
+  std::string design;
+  std::string design_evidence;
+  /// The review transcript (transcript.h's shape) judge_agent_run builds: requests, executions,
+  /// outcome; null before judging.
+  nlohmann::json transcript;
+  bool passed() const { return harness_error.empty() && violations.empty(); }
+  /// Sorted, unique invariant names of the violations and differences (what known-failure pins
+  /// assert).
+  std::vector<std::string> violated() const;
+};
+
+/// How a run recovered when an attempt failed after it delivered a call whole, read from the
+/// journal and the executions only:
+/// - "hold": the failed attempt's calls did not run from it, and the turn was asked for again;
+/// - "continue": the next request kept the cut turn (whole units of what it delivered) and went on
+///   to the next turn;
+/// - "mixed": neither (e.g. a call ran from the cut attempt, then the turn was asked for again:
+///   gemini-cli's duplicate execution), or both designs in one run;
+/// - "" when no attempt failed after delivering a call whole.
+struct RecoveryDesign {
+  std::string name;
+  std::string evidence;  ///< one sentence naming the requests that showed it; "" with the name
+};
+
+RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions);
+
+/// Whether a journal entry is a model request (not a preflight HEAD/GET of "/" nor a 404).
+bool is_model_request(const mock::JournalEntry& e);
+
+/// Drops an agent's own context around the prompt (gemini-cli's `<session_context>`, qwen-code's
+/// `<system-reminder>` parts, codex's `<environment_context>` message) from each request's
+/// history, so history-integrity compares turns, not preambles.
+void strip_preamble(mock::Journal& journal, const std::string& prompt);
+
+/// Judges one finished black-box run (pure; exposed for tests) against a correct client's run as
+/// the oracle predicts it with the recipe's attempt budget. `cap_message` is non-empty when the
+/// agent was killed at its timeout (a liveness violation; coverage and outcome are then not judged).
+/// The journal's real times judge Retry-After.
+void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message,
+                     bool strict = false);
+
+/// The tool executions of a ledger of tokens as the invariant checkers see them: per token the
+/// journal entry that played its (turn, attempt) as `request_seq` (-1 when none did), its call
+/// index, and the call's name and args as scripted ("?" when the script has no such call).
+std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& ledger, const mock::Journal& journal,
+                                               const Scenario& scenario);
+
+/// judge_agent_run with the executions given directly instead of read from `result.ledger`
+/// (a test suite records its tool executions over `hiccup serve`'s control API, see
+/// harness/serve/session_registry.h). Same verdicts, names and messages.
+/// `declared_design` ("hold" or "continue"; "" for none): a session of the control API may say
+/// how its runtime recovers; a run that shows the other design fails `recovery-design`.
+void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
+                     const std::string& cap_message, bool strict = false, const std::string& declared_design = "");
+
+}  // namespace harness::agents
