@@ -174,17 +174,19 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   for (const auto& [key, ls] : runs) {
     if (ls.size() <= 1) continue;
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(ls.back()->request_seq)];
-    std::string from;
+    std::set<int> seqs;
     std::set<std::string> shapes;
     for (const rut::LedgerEntry* l : ls) {
-      from += (from.empty() ? "" : ", ") + std::to_string(l->request_seq);
+      seqs.insert(l->request_seq);
       shapes.insert(tool_words(l->name, l->args));
     }
+    std::string from = seqs.size() == 1 ? "request " : "requests ";
+    for (int seq : seqs) from += (seq == *seqs.begin() ? "" : ", ") + std::to_string(seq);
     const std::string what = shapes.size() == 1 ? *shapes.begin() : "tool \"" + ls.front()->name + "\"";
     out.push_back(make("at-most-once",
                        what + " ran " + std::to_string(ls.size()) + " times for one intended call: call " +
                            std::to_string(key.second) + " of turn " + std::to_string(key.first) +
-                           ", delivered by requests " + from +
+                           ", delivered by " + from +
                            " (attempts of one turn are one reply asked for again, so their call " +
                            std::to_string(key.second) + " is one call)",
                        &e));

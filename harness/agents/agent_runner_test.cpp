@@ -241,7 +241,7 @@ TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once
   CHECK(pinned);
 }
 
-TEST_CASE("an agent of the continue design (a call run from the cut attempt, the cut turn kept) passes; its design is reported") {
+TEST_CASE("an agent of the continue design (a call run from the cut attempt, the cut turn kept) passes, and its design is reported") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("continue"), {});
   INFO(r.harness_error << r.output_tail);
   for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
@@ -263,7 +263,7 @@ TEST_CASE("an agent of the continue design (a call run from the cut attempt, the
   CHECK(declared.violations.empty());
 }
 
-TEST_CASE("a correct hold agent's design is hold; gemini-cli's duplicate execution is neither design") {
+TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {
   const AgentCaseResult hold = run_agent_scenario(load(kResetAfterCall), fake_agent("correct"), {});
   REQUIRE(hold.harness_error.empty());
   CHECK(hold.design == "hold");

@@ -374,7 +374,8 @@ TEST_CASE("the verdict fails for a tool execution recorded twice") {
   REQUIRE(v["violations"].size() == 1);
   CHECK(v["violations"][0]["invariant"] == "at-most-once");
   CHECK(v["violations"][0]["message"] ==
-        "call 0 (\"deploy\") of turn 0 ran 2 times, expected at most once (delivered by requests 0, 0)");
+        "tool \"deploy\" {\"env\":\"staging\"} ran 2 times for one intended call: call 0 of turn 0, delivered by "
+        "request 0 (attempts of one turn are one reply asked for again, so their call 0 is one call)");
 }
 
 TEST_CASE("the verdict fails for a function response to a call never delivered") {

@@ -236,7 +236,8 @@ class Checker:
             md = f.read()
         assert md.startswith("### hiccup run: 0 passed, 1 failed\n"), md
         assert "**FAIL** `midstream-reset-after-call`" in md, md
-        assert "- **at-most-once** \\[request 1, turn 0, attempt 1\\]: call 0" in md, md
+        assert "- **at-most-once** \\[request 1, turn 0, attempt 1\\]: tool \"shell\"" in md, md
+        assert "ran 2 times for one intended call" in md, md
         assert "- replay: `build/hiccup run " in md and "--defect keep-calls-on-retry`" in md, md
         with open(step) as f:
             appended = f.read()
