@@ -19,7 +19,8 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
   ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names,
                      codec, config.stream);
   RetryCoordinator coordinator(config);
-  ToolScheduler scheduler(config.defects, log, config.recovery);
+  // Continue runs calls as they stream; a non-streaming answer arrives whole, so there it is hold.
+  ToolScheduler scheduler(config.defects, log, config.stream ? config.recovery : Recovery::kHold);
   std::unique_ptr<IAgentConsumer> consumer =
       make_consumer(config.consumer, config.defects, scheduler, log);
   StreamingTurn turn(config, client, coordinator, history, clock, log);

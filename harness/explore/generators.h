@@ -674,10 +674,20 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           if (rt.stream == false) drop_streaming_only_fields(s.script);
           // An interrupt is defined under hold only (docs/POLICY.md "Recovery designs").
           if (std::get<2>(p) && !rt.recovery) place_interrupt(s, *std::get<2>(p));
-          if (!s.interrupt && std::get<3>(p)) {
+          // Sessions and interrupts are drawn under hold only (a kept cut turn moves a prompt's
+          // run into turns its script gave the next prompt).
+          if (!s.interrupt && std::get<3>(p) && !rt.recovery) {
             place_session(s, *std::get<3>(p));
             assign_call_args(s.script);  // the further prompts' turns
             if (rt.stream == false) drop_streaming_only_fields(s.script);
+          }
+          if (rt.recovery) {
+            // Under continue each turn may keep a cut turn once and move on: as many plain answers
+            // after the script as it has turns, so no case runs past its script.
+            mock::Attempt answer;
+            answer.events = {mock::TextEvent{"Done."}, mock::FinishEvent{mock::FinishReason::kStop}};
+            const std::size_t n = s.script.turns.size();
+            for (std::size_t i = 0; i < n; ++i) s.script.turns.push_back(mock::Turn{{answer}});
           }
           return s;
         });
