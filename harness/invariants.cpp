@@ -471,7 +471,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
         for (const json& content : contents) {  // comparable_history's role and text, without the rest
           if (!content.is_object() || content.value("role", "user") != "user") continue;
           const std::string text = content_text(content);
-          if (text.empty()) continue;
+          if (text.empty() || text == ev.scenario.runtime.continuation_prompt) continue;
           if (k >= prompts.size() || text != prompts[k]) {
             out.push_back(make("history-integrity",
                                where(e) + " carries the user text " + json(text).dump() + " where " +
@@ -704,7 +704,45 @@ void check_liveness(const Evidence& ev, std::vector<Violation>& out) {
   if (ev.hung) out.push_back(make("liveness", ev.cap_message));
 }
 
+/// The model request after journal entry `i` (a preflight or 404 is not one), or nullptr.
+const mock::JournalEntry* next_model_request(const Evidence& ev, std::size_t i) {
+  for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
+    const mock::JournalEntry& n = ev.journal[k];
+    if (n.turn >= 0 && n.played != "preflight" && n.played != "not-found") return &n;
+  }
+  return nullptr;
+}
+
+/// The text of the cut turn a runtime kept from failed attempt `e` (the continue design), or
+/// nullopt when it kept none: the model turn e.turn of the next request, when that request asks
+/// for the next turn, else of the final history when no request follows.
+std::optional<std::string> kept_cut_text(const Evidence& ev, std::size_t i) {
+  const mock::JournalEntry& e = ev.journal[i];
+  if (e.completed || e.turn < 0) return std::nullopt;
+  const mock::JournalEntry* next = next_model_request(ev, i);
+  const json* contents = next != nullptr ? &next->contents : &ev.run.final_history;
+  if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
+  const int m = model_content_index(*contents, e.turn);
+  if (m < 0) return std::nullopt;
+  return content_text((*contents)[static_cast<std::size_t>(m)]);
+}
+
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
+  // A refusal is never continued past: the request after an attempt that ended with a
+  // content-filter finish asks for the next turn, so the runtime kept the refused turn as an answer.
+  for (std::size_t i = 0; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    const auto finish = delivered_finish(ev.scenario, e);
+    if (!finish || *finish != mock::FinishReason::kContentFilter || e.turn < 0) continue;
+    const mock::JournalEntry* next = next_model_request(ev, i);
+    if (next != nullptr && next->turn == e.turn + 1) {
+      out.push_back(make("honest-outcome",
+                         where(*next) + " goes on to turn " + std::to_string(next->turn) + " after " + where(e) +
+                             " ended with a content-filter finish: the refused turn is kept and continued as if the "
+                             "model had answered",
+                         next));
+    }
+  }
   if (!ev.cap_message.empty()) return;
   if (ev.run.completed) {
     // The last model request: a preflight (HEAD / GET of "/") or a 404 is not an attempt.
@@ -743,12 +781,17 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
   const int cancelled = cancelled_mid_stream_request(ev);
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
-    if (!e.completed || static_cast<int>(i) == cancelled) continue;
+    if (static_cast<int>(i) == cancelled) continue;
+    if (!e.completed) {
+      // A cut turn the runtime kept (continue) is shown as kept, once.
+      if (const auto kept = kept_cut_text(ev, i)) expected += *kept;
+      continue;
+    }
     expected += e.delivered_text;
     last_completed = &e;
   }
   if (ev.run.shown_output != expected) {
-    out.push_back(make("clean-output", "shown output should hold only completed attempts' text " +
+    out.push_back(make("clean-output", "shown output should hold the kept turns' text, once: " +
                                            json(expected).dump() + ", found " + json(ev.run.shown_output).dump()));
   }
   if (ev.run.completed && last_completed != nullptr && ev.run.final_text != last_completed->delivered_text) {
@@ -817,8 +860,8 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After; a failure the provider marks retryable (429, 5xx, 529, an in-stream error with one of them) is not given up while budget remains"},
-      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success; the run ends with a clear outcome"},
-      {"clean-output", "text shown to the user contains only committed attempts' text"},
+      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); the run ends with a clear outcome"},
+      {"clean-output", "text shown to the user is the kept turns' text, once: completed attempts' text and, when the runtime keeps a cut turn (the continue design), the text it kept; no failed attempt's text glued in"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
       {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
       {"no-execution-after-cancel", "once the user cancels (scenario interrupt), no call of the cancelled turn starts: not a call that arrives after the cancel, not a committed call that had not started"},

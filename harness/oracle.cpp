@@ -13,8 +13,9 @@ namespace {
 struct AttemptOutcome {
   enum Kind { kComplete, kRetryable, kContentFilter, kInvalidRequest, kNonRetryable } kind;
   double retry_after_s = 0;                 ///< only status attempts carry one
-  std::vector<mock::CallEvent> calls;       ///< delivered before the finish (kComplete only)
-  std::string text;                         ///< delivered before the finish (kComplete only)
+  /// Delivered whole before the finish, or (a streamed attempt that failed) before the failure.
+  std::vector<mock::CallEvent> calls;
+  std::string text;                         ///< likewise, concatenated
 };
 
 bool retryable_status(int status) {
@@ -29,10 +30,22 @@ AttemptOutcome classify_status(int status, double retry_after_s) {
   return {AttemptOutcome::kNonRetryable, 0, {}, {}};
 }
 
+AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, bool stream);
+
 /// `stream` false: the non-streaming endpoint (POLICY.md "Non-streaming requests"), where an
 /// error_event before the finish is the provider's HTTP error with its status, and every other
 /// fault before the finish fails the attempt as it does in a stream (a short stall only delays).
 AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stream) {
+  AttemptOutcome out = classify_delivery(a, idle_timeout_s, stream);
+  if (!stream && out.kind != AttemptOutcome::kComplete) {  // a failed body delivers nothing
+    out.calls.clear();
+    out.text.clear();
+  }
+  return out;
+}
+
+/// classify(), keeping what a failed streamed attempt delivered before it failed.
+AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, bool stream) {
   AttemptOutcome out{AttemptOutcome::kRetryable, 0, {}, {}};
   if (a.status) return classify_status(*a.status, a.retry_after_s.value_or(0));
   const std::size_t n = a.events.size();
@@ -44,12 +57,12 @@ AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stre
     }
     if (i == fault_at) {
       if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) {
-        if (stall->seconds >= idle_timeout_s) return {AttemptOutcome::kRetryable, 0, {}, {}};
+        if (stall->seconds >= idle_timeout_s) return out;  // idle_timeout
         // a shorter stall is only a delay
       } else if (std::holds_alternative<mock::MalformedFault>(*a.fault)) {
-        return {AttemptOutcome::kRetryable, 0, {}, {}};  // undecodable_frame
+        return out;  // undecodable_frame
       } else {
-        return {AttemptOutcome::kRetryable, 0, {}, {}};  // connection_lost / stream_error / incomplete
+        return out;  // connection_lost / stream_error / incomplete
       }
     }
     if (i == n) break;
@@ -65,13 +78,14 @@ AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stre
           out.kind = AttemptOutcome::kComplete;
           return out;
         case mock::FinishReason::kContentFilter:
-          return {AttemptOutcome::kContentFilter, 0, {}, {}};
+          out.kind = AttemptOutcome::kContentFilter;
+          return out;
         case mock::FinishReason::kMalformedCall:
-          return {AttemptOutcome::kRetryable, 0, {}, {}};
+          return out;
       }
     }
   }
-  return {AttemptOutcome::kRetryable, 0, {}, {}};  // incomplete_stream: no terminal event
+  return out;  // incomplete_stream: no terminal event
 }
 
 /// Whether attempt `a` hands event `e` (a text or call event) to the runtime: a stream whose fault
@@ -90,12 +104,22 @@ bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s) {
 
 }  // namespace
 
+std::string recovery_of(const Scenario& s) {
+  if (s.runtime.recovery) return *s.runtime.recovery;
+  return "hold";
+}
+
 OracleResult predict(const Scenario& s) {
   const int max_attempts = s.runtime.max_attempts.value_or(4);
   const std::vector<double> backoff =
       s.runtime.backoff_s.value_or(std::vector<double>{10, 20, 60});
   const double idle_timeout_s = s.runtime.idle_timeout_s.value_or(60);
   const bool has_fallback = s.runtime.fallback_model.has_value();
+  const bool stream = s.runtime.stream.value_or(true);
+  // POLICY.md "Recovery designs": under continue a streamed attempt that failed after delivering a
+  // whole call (or text, with a continuation prompt) is kept as the turn; its calls ran.
+  const bool keep_cut = recovery_of(s) == "continue" && stream;
+  const bool continuation_prompt = s.runtime.continuation_prompt.has_value();
   const auto& turns = s.script.turns;
 
   OracleResult r;
@@ -140,7 +164,7 @@ OracleResult predict(const Scenario& s) {
         const std::size_t index = server_index;
         const auto& a = attempts[std::min(server_index, attempts.size() - 1)];
         ++server_index;
-        o = classify(a, idle_timeout_s, s.runtime.stream.value_or(true));
+        o = classify(a, idle_timeout_s, stream);
         if (interrupt_pending && s.interrupt->after_event && s.interrupt->turn == static_cast<int>(t) &&
             static_cast<std::size_t>(*s.interrupt->attempt) == index &&
             delivers_event(a, *s.interrupt->after_event, idle_timeout_s)) {
@@ -169,6 +193,21 @@ OracleResult predict(const Scenario& s) {
           break;
         }
         for (const auto& c : o.calls) record(c);
+        break;  // next turn
+      }
+      if (keep_cut && o.kind == AttemptOutcome::kContentFilter && !o.calls.empty()) {
+        // a refused turn is kept only to record the calls that ran; never continued past
+        r.final_text = o.text;
+        for (const auto& c : o.calls) record(c);
+        return fail("content_filter");
+      }
+      if (keep_cut && o.kind == AttemptOutcome::kRetryable &&
+          (!o.calls.empty() || (!o.text.empty() && continuation_prompt))) {
+        // the cut turn is kept: the next request is the next turn, after the wait a retry would take
+        r.final_text = o.text;
+        for (const auto& c : o.calls) record(c);
+        const double step = backoff.empty() ? 0 : backoff[std::min<std::size_t>(used - 1, backoff.size() - 1)];
+        r.waited_s += std::max(step, o.retry_after_s);
         break;  // next turn
       }
       if (o.kind == AttemptOutcome::kInvalidRequest) return fail("invalid_request");
@@ -201,6 +240,25 @@ Expect oracle_expect(const Scenario& s) {
   e.requests = r.requests;
   e.waited_s = r.waited_s;
   return e;
+}
+
+Scenario played_under(const Scenario& s, const std::string& recovery) {
+  if (s.runtime.recovery || s.interrupt || recovery == recovery_of(s)) return s;
+  Scenario out = s;
+  out.runtime.recovery = recovery;
+  const Expect before = oracle_expect(s);
+  const Expect after = oracle_expect(out);
+  Expect& x = out.expect;
+  auto replace = [](auto& field, const auto& was, const auto& now) {
+    if (field && was != now) field = now;
+  };
+  replace(x.outcome, before.outcome, after.outcome);
+  replace(x.error, before.error, after.error);
+  replace(x.final_text, before.final_text, after.final_text);
+  replace(x.executions, before.executions, after.executions);
+  replace(x.requests, before.requests, after.requests);
+  replace(x.waited_s, before.waited_s, after.waited_s);
+  return out;
 }
 
 }  // namespace harness

@@ -38,6 +38,18 @@ struct OracleResult {
 /// validated scenario.
 [[nodiscard]] OracleResult predict(const Scenario& scenario);
 
+/// The recovery design `scenario` plays: its `runtime.recovery`, else "hold".
+[[nodiscard]] std::string recovery_of(const Scenario& scenario);
+
+/// `scenario` as played under recovery design `recovery` ("hold" or "continue"; `hiccup run
+/// --recovery`, docs/POLICY.md "Recovery designs"). A scenario that pins its design
+/// (runtime.recovery set) or has a user interrupt (defined under hold only) is returned unchanged.
+/// Otherwise runtime.recovery is set and each `expect` field written, whose value the oracle
+/// predicts differently under the two designs, takes the prediction under `recovery` (a field the
+/// prediction leaves unset, e.g. final_text of a failed run, is removed); fields the designs agree
+/// on keep the author's value.
+[[nodiscard]] Scenario played_under(const Scenario& scenario, const std::string& recovery);
+
 /// predict() as an Expect with every field set: outcome, error (only when failed), final_text
 /// (only when completed), executions, requests, waited_s.
 [[nodiscard]] Expect oracle_expect(const Scenario& scenario);

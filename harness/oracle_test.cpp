@@ -344,3 +344,42 @@ TEST_CASE("oracle: an interrupt while the answer streams drops the turn and the 
   CHECK_FALSE(missed.completed);  // attempt 1 answers prompt 1, the session's prompt 2 finds turn 1 unscripted
   CHECK(missed.error == "retries_exhausted");
 }
+
+TEST_CASE("oracle: under continue a cut turn with a whole call is kept, its call runs once, and the next turn follows after a retry's wait") {
+  const mock::Fault cut = mock::DisconnectFault{1, 0, std::nullopt};
+  auto s = scenario({{stream({call("deploy"), finish()}, cut), stream({call("deploy"), finish()})},
+                     {stream({text("Done."), finish()})}});
+  const auto hold = predict(s);
+  CHECK(hold.requests == 3);
+  s.runtime.recovery = "continue";
+  const auto r = predict(s);
+  CHECK(r.completed);
+  CHECK(r.final_text == "Done.");
+  CHECK(r.requests == 2);
+  CHECK(r.waited_s == 10);
+  REQUIRE(r.executions.size() == 1);
+  CHECK(r.executions[0].count == 1);
+  s.runtime.stream = false;  // a failed body delivers nothing: continue plays as hold
+  CHECK(predict(s).requests == 3);
+}
+
+TEST_CASE("oracle: under continue text alone is kept only with a continuation prompt, and a refusal is never continued past") {
+  const mock::Fault cut = mock::DisconnectFault{1, 0, std::nullopt};
+  auto s = scenario({{stream({text("Par"), finish()}, cut), stream({text("Full."), finish()})},
+                     {stream({text("Rest."), finish()})}});
+  s.runtime.recovery = "continue";
+  CHECK(predict(s).final_text == "Full.");  // retried as under hold
+  CHECK(predict(s).requests == 2);
+  s.runtime.continuation_prompt = "Continue.";
+  CHECK(predict(s).final_text == "Rest.");  // kept, then the next turn
+  CHECK(predict(s).requests == 2);
+  auto filtered = scenario({{stream({call("deploy"), finish(mock::FinishReason::kContentFilter)})},
+                            {stream({text("Rest."), finish()})}});
+  filtered.runtime.recovery = "continue";
+  filtered.runtime.fallback_model = "other";
+  const auto f = predict(filtered);
+  CHECK_FALSE(f.completed);
+  CHECK(f.error == "content_filter");  // the call ran: no fallback retry, no next turn
+  CHECK(f.requests == 1);
+  REQUIRE(f.executions.size() == 1);
+}

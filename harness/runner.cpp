@@ -146,6 +146,8 @@ rut::Config runtime_config(const Scenario& scenario, const std::vector<std::stri
   c.fallback_model = r.fallback_model;
   if (r.idle_timeout_s) c.idle_timeout_s = *r.idle_timeout_s;
   if (r.consumer && *r.consumer == "subagent") c.consumer = rut::ConsumerKind::kSubagent;
+  if (r.recovery == "continue") c.recovery = rut::Recovery::kContinue;
+  c.continuation_prompt = r.continuation_prompt;
   if (scenario.interrupt) {
     const Interrupt& in = *scenario.interrupt;
     c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), in.after_event, in.after_calls};

@@ -60,10 +60,11 @@ std::vector<Scenario> load_suite_as(const std::string& provider) {
   return suite;
 }
 
-void check_suite_passes(const std::string& provider) {
+void check_suite_passes(const std::string& provider, const std::string& recovery = "hold") {
   RunOptions raw;  // the first HTTP run as it came: the equivalence is what is tested here
   raw.http_slower_reruns = 0;
-  for (const Scenario& s : load_suite_as(provider)) {
+  for (const Scenario& original : load_suite_as(provider)) {
+    const Scenario s = played_under(original, recovery);  // as `hiccup run --recovery`
     const CaseResult http = run_scenario(s, raw);
     const CaseResult mem = run_scenario(s, memory());
     INFO(provider << " " << describe(http));
@@ -87,6 +88,33 @@ TEST_CASE("the suite passes without defects over HTTP and in memory, with identi
 }
 TEST_CASE("the suite passes without defects over HTTP and in memory, with identical digests: anthropic") {
   check_suite_passes("anthropic");
+}
+
+TEST_CASE("the suite passes under the continue design over HTTP and in memory, with identical digests: gemini") {
+  check_suite_passes("gemini", "continue");
+}
+TEST_CASE("the suite passes under the continue design over HTTP and in memory, with identical digests: openai-chat") {
+  check_suite_passes("openai-chat", "continue");
+}
+TEST_CASE("the suite passes under the continue design over HTTP and in memory, with identical digests: openai-responses") {
+  check_suite_passes("openai-responses", "continue");
+}
+TEST_CASE("the suite passes under the continue design over HTTP and in memory, with identical digests: anthropic") {
+  check_suite_passes("anthropic", "continue");
+}
+
+TEST_CASE("played_under replaces only the expect fields the designs disagree on, and leaves pinned scenarios alone") {
+  const std::vector<Scenario> suite = load_suite();
+  const auto it = std::find_if(suite.begin(), suite.end(),
+                               [](const Scenario& s) { return s.name == "midstream-reset-after-call"; });
+  REQUIRE(it != suite.end());
+  const Scenario cont = played_under(*it, "continue");
+  CHECK(cont.runtime.recovery == "continue");
+  CHECK(cont.expect.requests == 2);                    // the cut turn is kept: no retry
+  CHECK(cont.expect.final_text == it->expect.final_text);  // the designs agree: the author's value
+  CHECK(cont.expect.executions == it->expect.executions);
+  CHECK(played_under(cont, "hold") == cont);           // pinned now
+  CHECK(played_under(*it, "hold") == *it);             // already hold
 }
 
 TEST_CASE("the same scenario run twice gives the same digest") {

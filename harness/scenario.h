@@ -23,6 +23,11 @@ struct RuntimeSettings {
   std::vector<std::string> defects;         ///< defect names (validated against the catalogue)
   std::optional<std::string> consumer;      ///< "headless" (default) or "subagent"; an extension
   std::optional<bool> stream;               ///< false: the provider's non-streaming endpoint
+  /// "hold" (default) or "continue" (docs/POLICY.md "Recovery designs"); set: the scenario pins
+  /// its design and `hiccup run --recovery` does not change it.
+  std::optional<std::string> recovery;
+  /// Under continue: the user message added after each kept cut turn.
+  std::optional<std::string> continuation_prompt;
   bool operator==(const RuntimeSettings&) const = default;
 };
 

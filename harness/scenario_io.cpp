@@ -430,7 +430,15 @@ class Validator {
   void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
     if (!is_object(j, p)) return;
     only_keys(j, p, {"model", "max_attempts", "backoff_s", "fallback_model", "idle_timeout_s",
-                     "defects", "consumer", "stream"});
+                     "defects", "consumer", "stream", "recovery", "continuation_prompt"});
+    if (j.contains("recovery")) {
+      if (auto s = string(j["recovery"], at(p, "recovery"))) {
+        if (*s == "hold" || *s == "continue") rt.recovery = *s;
+        else problem(at(p, "recovery"), "expected \"hold\" or \"continue\", found " + quote(*s));
+      }
+    }
+    if (j.contains("continuation_prompt"))
+      rt.continuation_prompt = nonempty_string(j["continuation_prompt"], at(p, "continuation_prompt"));
     if (j.contains("stream")) {
       if (j["stream"].is_boolean()) rt.stream = j["stream"].get<bool>();
       else problem(at(p, "stream"), "expected a boolean, found " + type_of(j["stream"]));
@@ -748,6 +756,10 @@ class Validator {
     if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
     if (root.contains("interrupt")) interrupt(root["interrupt"], "/interrupt", s.interrupt);
     if (s.interrupt) interrupt_target(*s.interrupt, s.script.turns);
+    if (s.interrupt && s.runtime.recovery == "continue") {
+      problem("/runtime/recovery", "\"continue\" with an \"interrupt\" is not defined yet (docs/POLICY.md \"Recovery "
+                                   "designs\"): a scenario with an interrupt plays under hold");
+    }
     if (s.interrupt && s.interrupt->after_event && s.runtime.stream == false) {
       problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
                                         "arrives as one body); cancel while its calls run with after_calls");
@@ -1062,6 +1074,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (!rt.defects.empty()) runtime["defects"] = rt.defects;
   if (rt.consumer) runtime["consumer"] = *rt.consumer;
   if (rt.stream) runtime["stream"] = *rt.stream;
+  if (rt.recovery) runtime["recovery"] = *rt.recovery;
+  if (rt.continuation_prompt) runtime["continuation_prompt"] = *rt.continuation_prompt;
   if (!runtime.empty()) out["runtime"] = runtime;
   if (s.max_virtual_s) out["max_virtual_s"] = to_ordered(number_json(*s.max_virtual_s));
 

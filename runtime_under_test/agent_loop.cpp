@@ -19,7 +19,8 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
   ModelClient client(transport, clock, config.defects, config.idle_timeout_s, config.tool_names,
                      codec, config.stream);
   RetryCoordinator coordinator(config);
-  ToolScheduler scheduler(config.defects, log);
+  // Continue runs calls as they stream; a non-streaming answer arrives whole, so there it is hold.
+  ToolScheduler scheduler(config.defects, log, config.stream ? config.recovery : Recovery::kHold);
   std::unique_ptr<IAgentConsumer> consumer =
       make_consumer(config.consumer, config.defects, scheduler, log);
   StreamingTurn turn(config, client, coordinator, history, clock, log);
@@ -35,6 +36,15 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
         history.remove_last_user_content();
       }
       return {false, outcome.run_error, outcome.message};
+    }
+    if (outcome.cut) {
+      // Continue: a kept cut turn. Its calls ran as they streamed; their results follow it, then
+      // the continuation prompt, and the run goes on (a refused turn ends the run instead).
+      CompletedTurn done = consumer->complete_turn();
+      if (done.had_calls) history.add_function_responses(done.responses);
+      if (!outcome.stop_error.empty()) return {false, outcome.stop_error, outcome.message};
+      if (config.continuation_prompt) history.add_user_text(*config.continuation_prompt);
+      continue;
     }
     const std::optional<UserInterrupt>& cut = config.interrupt;
     if (cut && cut->after_calls && !log.interrupted && cut->turn == turn_index) {

@@ -24,7 +24,8 @@ void HeadlessConsumer::on_retry(const RetryEvent&) {
   buffer_.discard_failed_attempt(defects_);
 }
 
-void HeadlessConsumer::on_finished(const FinishedEvent&) {
+void HeadlessConsumer::on_finished(const FinishedEvent& event) {
+  if (event.calls_kept >= 0) buffer_.calls.resize(static_cast<std::size_t>(event.calls_kept));
   log_.shown_output += buffer_.text;
   log_.final_text = buffer_.text;
 }
@@ -58,7 +59,8 @@ void SubagentExecutor::on_retry(const RetryEvent&) {
   pending_.discard_failed_attempt(defects_);
 }
 
-void SubagentExecutor::on_finished(const FinishedEvent&) {
+void SubagentExecutor::on_finished(const FinishedEvent& event) {
+  if (event.calls_kept >= 0) pending_.calls.resize(static_cast<std::size_t>(event.calls_kept));
   messages_.push_back(pending_.text);
   log_.shown_output += messages_.back();
   log_.final_text = messages_.back();

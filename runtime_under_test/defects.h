@@ -36,6 +36,11 @@ enum class Defect {
   kCancelResultsSplit,     ///< after a cancel the synthetic results go out one user turn per call
   kExecuteAfterCancel,     ///< after a cancel the calls that had not started still run
   kDoubleResultAfterCancel,  ///< after a cancel the calls that ran get a "cancelled" result too
+  kGiveUpOnRetryable,      ///< a retryable 429 / 5xx / in-stream error ends the run with budget left
+  kKeepHalfDeliveredCall,  ///< continue: a call whose arguments were cut is repaired, run and kept
+  kDropRanCall,            ///< continue: the kept cut turn leaves out its last call, which ran
+  kContinuePastContentFilter,  ///< continue: a content-filter finish is kept and continued like a cut
+  kShowCutTextTwice,       ///< continue: a kept cut turn's text is shown again when it is kept
 };
 
 struct DefectInfo {
@@ -46,6 +51,10 @@ struct DefectInfo {
   /// a kill matrix skips the pair there (e.g. Anthropic has no malformed-call finish).
   std::string_view unreachable_in = "";
   std::string_view unreachable_why = "";
+  /// The recovery design (runtime.recovery) in which the defect has a site ("" = both): a kill
+  /// matrix skips the pair under the other design (e.g. under continue calls run as they stream
+  /// by design, so eager-execution changes nothing).
+  std::string_view design = "";
 };
 
 /// Every defect, in enum order.

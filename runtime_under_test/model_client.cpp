@@ -67,6 +67,7 @@ AttemptResult ModelClient::run(const HttpRequest& request,
     result.error = code;
     result.message = std::move(message);
     decided = true;
+    if (stream_) result.open_call = decoder->repaired_open_call(sse.unterminated_data());
   };
 
   // Hands out one decoded chunk's parts and decides on its finish or error.

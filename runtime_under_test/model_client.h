@@ -52,6 +52,10 @@ struct AttemptResult {
   /// The user cancelled (ModelClient::cancel from `on_part`): the runtime stopped reading; `ok`
   /// is false, `error` unset, `parts` ends with the part during which the cancel came.
   bool cancelled = false;
+  /// A streamed attempt that failed with a call's arguments still open (cut by the failure): that
+  /// call with its arguments repaired (IStreamDecoder::repaired_open_call), else nullopt. Never
+  /// delivered and never to be run or kept; only the keep-half-delivered-call defect reads it.
+  std::optional<FunctionCall> open_call;
 };
 
 /// Runs single attempts. Holds no per-attempt state between calls.

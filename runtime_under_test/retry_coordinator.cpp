@@ -18,6 +18,12 @@ RetryClass classify(ErrorCode code, const DefectSet& defects) {
                                                 : RetryClass::kNonRetryable;
     case ErrorCode::kContentFilter:
       return RetryClass::kContentFilter;
+    case ErrorCode::kHttp429:
+    case ErrorCode::kHttp5xx:
+    case ErrorCode::kStreamError:
+      // defect: a failure the provider marks retryable is taken as final
+      if (defects.contains(Defect::kGiveUpOnRetryable)) return RetryClass::kNonRetryable;
+      return RetryClass::kRetryable;
     default:
       return RetryClass::kRetryable;
   }
@@ -37,6 +43,11 @@ double RetryCoordinator::backoff_step_s(const std::vector<double>& backoff_s, in
   if (backoff_s.empty() || n < 1) return 0;
   std::size_t index = std::min<std::size_t>(static_cast<std::size_t>(n - 1), backoff_s.size() - 1);
   return backoff_s[index];
+}
+
+double RetryCoordinator::continuation_wait_s(const AttemptResult& result) const {
+  const double step = backoff_step_s(config_.backoff_s, attempt_ + 1);
+  return std::max(step, result.retry_after_s);
 }
 
 bool RetryCoordinator::has_budget() const {

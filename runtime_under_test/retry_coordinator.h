@@ -34,6 +34,11 @@ class RetryCoordinator {
   /// next attempt (attempt() + 1, model()).
   [[nodiscard]] RetryDecision on_failure(const AttemptResult& result);
 
+  /// Under the continue design, the wait before the request that follows a kept cut turn (the next
+  /// turn's first attempt): what a retry of the current attempt would wait,
+  /// max(backoff step for the next attempt, Retry-After), whatever the budget left.
+  [[nodiscard]] double continuation_wait_s(const AttemptResult& result) const;
+
   /// Backoff step before retry n (n >= 1 is the 0-based index of the next attempt):
   /// backoff_s[min(n-1, len-1)], 0 when the schedule is empty.
   [[nodiscard]] static double backoff_step_s(const std::vector<double>& backoff_s, int n);

@@ -30,6 +30,18 @@ struct UserInterrupt {
   std::optional<int> after_calls;
 };
 
+/// What the runtime does when an attempt fails after it delivered content (docs/POLICY.md
+/// "Recovery designs"; both are legitimate, the invariants hold under each).
+enum class Recovery {
+  /// Calls run only once their attempt completes; a failed attempt's content is discarded and the
+  /// turn is retried (the default).
+  kHold,
+  /// Each call runs as soon as it is complete in the stream; when a streamed attempt fails after
+  /// delivering a whole call (or text, with a continuation prompt), the delivered whole units are
+  /// kept as the turn, the results of the calls that ran are sent, and the run goes on.
+  kContinue,
+};
+
 /// Settings of one run (SCENARIO-FORMAT.md "Runtime"). Seconds are virtual seconds.
 struct Config {
   /// Wire format spoken (rut::codec_names(): "gemini", "openai-chat", "openai-responses",
@@ -52,6 +64,11 @@ struct Config {
   std::vector<std::string> tool_names;
   /// The user's interrupt, if any: it ends the current prompt's run with error "cancelled".
   std::optional<UserInterrupt> interrupt;
+  Recovery recovery = Recovery::kHold;
+  /// Under kContinue: a user message `{role:"user", parts:[{text}]}` added after each kept cut
+  /// turn (and its function responses), as HagiCode's coordinator does; it also lets a cut turn
+  /// of text only be kept. nullopt: none.
+  std::optional<std::string> continuation_prompt;
 };
 
 /// One simulated tool execution: the ledger of side effects.
@@ -77,7 +94,8 @@ struct RunResult {
   std::vector<LedgerEntry> ledger;
   /// Runtime events in order, each a JSON object with "type" in: "request" {seq, turn, attempt,
   /// model}, "content" {text}, "tool_call" {name, args, id}, "retry" {turn, attempt, error,
-  /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "execute"
+  /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "keep" {turn, attempt,
+  /// seq, error, wait_s} (continue: a cut turn kept), "execute"
   /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
   /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, cancelled_calls} (the user
   /// interrupted),

@@ -99,6 +99,10 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     }
 
     const ErrorCode code = result.error.value_or(ErrorCode::kIncompleteStream);
+    if (config_.recovery == Recovery::kContinue && config_.stream) {
+      TurnOutcome kept;
+      if (keep_cut_turn(result, code, turn, attempt, seq, call_index, consumer, kept)) return kept;
+    }
     std::vector<ModelPart> calls;
     for (const ModelPart& p : result.parts) {
       if (p.call) calls.push_back(p);
@@ -125,6 +129,67 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     if (decision.wait_s > 0) clock_.sleep_s(decision.wait_s);
     log_.waited_s += decision.wait_s;
   }
+}
+
+bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int turn, int attempt, int seq,
+                                  int& call_index, ITurnConsumer& consumer, TurnOutcome& outcome) {
+  if (result.open_call && config_.defects.contains(Defect::kKeepHalfDeliveredCall)) {
+    // defect: the call the failure cut open is taken as delivered (its arguments repaired): it
+    // runs and is kept with the turn
+    ModelPart p;
+    p.call = *result.open_call;
+    log_.add({{"type", "tool_call"}, {"name", p.call->name}, {"args", p.call->args},
+              {"id", p.call->id ? json(*p.call->id) : json(nullptr)}, {"seq", seq},
+              {"call_index", call_index}, {"turn", turn}, {"attempt", attempt}});
+    consumer.on_tool_call_request({PendingCall{*p.call, seq, call_index, false}, attempt, false});
+    ++call_index;
+    result.parts.push_back(std::move(p));
+  }
+  int calls = 0;
+  std::string text;
+  for (const ModelPart& p : result.parts) {
+    calls += p.call ? 1 : 0;
+    if (p.text) text += *p.text;
+  }
+  const bool filtered = code == ErrorCode::kContentFilter &&
+                        !config_.defects.contains(Defect::kContinuePastContentFilter);
+  if (filtered) {
+    // Never continued past: a refused turn is kept only to record the calls that already ran,
+    // and the run ends there.
+    if (calls == 0) return false;
+  } else {
+    const bool retryable = code != ErrorCode::kInvalidRequest && code != ErrorCode::kHttpClientError;
+    if (!retryable) return false;
+    if (calls == 0 && (text.empty() || !config_.continuation_prompt)) return false;
+  }
+  FinishedEvent finished{"", true, -1};
+  if (calls > 0 && config_.defects.contains(Defect::kDropRanCall)) {
+    // defect: the kept turn leaves out its last call, which already ran, and its result
+    for (auto it = result.parts.end(); it != result.parts.begin();) {
+      --it;
+      if (it->call) {
+        result.parts.erase(it);
+        break;
+      }
+    }
+    finished.calls_kept = calls - 1;
+  }
+  const double wait_s = filtered ? 0 : coordinator_.continuation_wait_s(result);
+  history_.commit_model_turn(result.parts);
+  log_.add({{"type", "keep"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
+            {"error", error_code_name(code)}, {"wait_s", wait_s}});
+  if (config_.defects.contains(Defect::kShowCutTextTwice)) {
+    log_.shown_output += text;  // defect: the text shown while it streamed is shown again on keeping
+  }
+  consumer.on_finished(finished);
+  outcome = {true, "", "", std::nullopt, true, filtered ? "content_filter" : ""};
+  if (filtered) {
+    outcome.message = "content filter after " + std::to_string(calls) + " call(s) ran (turn " +
+                      std::to_string(turn) + ", attempt " + std::to_string(attempt) + ")";
+  }
+  if (wait_s > 0) clock_.sleep_s(wait_s);
+  log_.waited_s += wait_s;
+  return true;
 }
 
 }  // namespace rut

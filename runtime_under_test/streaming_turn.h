@@ -35,9 +35,14 @@ struct RetryEvent {
   double wait_s = 0;        ///< virtual seconds before the next attempt
   std::string model;        ///< model of the next attempt
 };
-/// The current attempt completed and its content is committed.
+/// The current attempt completed and its content is committed, or (the continue design) it
+/// failed and its delivered whole units are kept as the turn.
 struct FinishedEvent {
   std::string reason;       ///< Gemini finish reason ("" under commit-incomplete-stream)
+  bool cut = false;         ///< the turn is a failed attempt's kept units (continue)
+  /// How many of the attempt's calls the kept turn holds, first ones first (-1: all). Only the
+  /// drop-ran-call defect keeps fewer than were delivered.
+  int calls_kept = -1;
 };
 /// The turn failed; the run ends with `code`.
 struct ErrorEvent {
@@ -62,6 +67,12 @@ struct TurnOutcome {
   std::string run_error;                ///< when !committed
   std::string message;                  ///< when !committed
   std::optional<ErrorCode> last_error;  ///< the last attempt's error, when !committed
+  /// Continue: the committed turn is a failed attempt's kept units. The run goes on after its
+  /// function responses (and the continuation prompt), unless `stop_error` is set.
+  bool cut = false;
+  /// Continue, a kept turn cut by a content-filter finish: the run ends with this error once the
+  /// results of its calls that ran are in history ("content_filter").
+  std::string stop_error;
 };
 
 class StreamingTurn {
@@ -76,6 +87,10 @@ class StreamingTurn {
   [[nodiscard]] TurnOutcome run(ITurnConsumer& consumer);
 
  private:
+  /// Continue: whether the failed attempt `result` (error `code`) is kept as the turn (POLICY.md
+  /// "Recovery designs"); when it is, commits it and fills `outcome`.
+  [[nodiscard]] bool keep_cut_turn(AttemptResult& result, ErrorCode code, int turn, int attempt, int seq,
+                                   int& call_index, ITurnConsumer& consumer, TurnOutcome& outcome);
   const Config& config_;
   ModelClient& client_;
   RetryCoordinator& coordinator_;

@@ -12,6 +12,10 @@ std::string own_call_id(const PendingCall& call) {
 }
 
 void ToolScheduler::on_streamed_call(PendingCall& call, bool after_cancel) {
+  if (recovery_ == Recovery::kContinue) {
+    if (!call.executed) execute(call);  // the continue design: a whole call runs at once
+    return;
+  }
   if (defects_.contains(Defect::kEagerExecution) || after_cancel) execute(call);  // defect: run before commit
 }
 

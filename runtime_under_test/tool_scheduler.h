@@ -28,9 +28,11 @@ std::string own_call_id(const PendingCall& call);
 
 class ToolScheduler {
  public:
-  ToolScheduler(const DefectSet& defects, RunLog& log) : defects_(defects), log_(log) {}
+  ToolScheduler(const DefectSet& defects, RunLog& log, Recovery recovery = Recovery::kHold)
+      : defects_(defects), log_(log), recovery_(recovery) {}
 
-  /// A call just streamed (its turn has not committed). Correct policy: nothing happens. A call
+  /// A call just streamed, whole (its turn has not committed). Under hold nothing happens; under
+  /// continue it runs now (docs/POLICY.md "Recovery designs"). A call
   /// that arrived `after_cancel` (the runtime read on past the user's cancel, defect
   /// execute-after-cancel) is run at once: the streaming executor does not check the cancel.
   void on_streamed_call(PendingCall& call, bool after_cancel = false);
@@ -53,6 +55,7 @@ class ToolScheduler {
   void execute(PendingCall& call);
   const DefectSet& defects_;
   RunLog& log_;
+  Recovery recovery_;
   std::optional<int> cancel_after_;
   int cancelled_ = 0;
   bool interrupted_ = false;

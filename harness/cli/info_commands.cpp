@@ -37,7 +37,8 @@ int defects_command(const Args& args) {
   std::size_t width = 0;
   for (const rut::DefectInfo& d : rut::defect_catalogue()) width = std::max(width, d.name.size());
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
-    std::cout << std::left << std::setw(static_cast<int>(width) + 2) << d.name << d.doc << '\n';
+    std::cout << std::left << std::setw(static_cast<int>(width) + 2) << d.name << d.doc
+              << (d.design.empty() ? std::string() : " (" + std::string(d.design) + " only)") << '\n';
   }
   return kExitPassed;
 }

@@ -10,6 +10,7 @@
 #include "harness/agents/agent_runner.h"
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
+#include "harness/oracle.h"
 #include "harness/report/report.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
@@ -35,6 +36,12 @@ options (each at most once, unless marked repeatable):
   --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
   --provider NAME      play every scenario in this wire format instead of its own `provider`:
                        gemini, openai-chat, openai-responses or anthropic
+  --recovery DESIGN    play every scenario that does not pin runtime.recovery (and has no
+                       interrupt) under this recovery design: hold or continue (docs/POLICY.md
+                       "Recovery designs"); expect fields whose oracle prediction differs
+                       between the designs are replaced by the prediction for DESIGN, and
+                       --catches runs only the catches of scenarios played under their own
+                       design, and skips defects with no site in the design played
   --report-dir DIR     where junit.xml, summary.json and summary.md go (default: reports); a
                        folder scan skips it (docs/REPORTS.md)
   --transcripts        every case's transcript in summary.json (failing cases always carry theirs)
@@ -106,11 +113,13 @@ std::string classname_of(const Scenario& s) {
 }
 
 /// The command line that replays one case: `build/hiccup run FILE` with the run's options.
-std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider) {
+std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider,
+                           const std::string& recovery) {
   std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
   if (o.transport == TransportKind::kMemory) cmd += " --transport memory";
   if (!provider.empty()) cmd += " --provider " + provider;
+  if (!recovery.empty()) cmd += " --recovery " + recovery;
   if (o.seed != 1) cmd += " --seed " + std::to_string(o.seed);
   return cmd;
 }
@@ -157,7 +166,7 @@ int run_command(const Args& args) {
   ArgReader in(args);
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
-  std::string agent, agent_cmd, agent_timeout, provider;
+  std::string agent, agent_cmd, agent_timeout, provider, recovery;
   bool provider_given = false, seed_given = false,
        transport_given = false;
   bool catches = false, strict = false, transcripts = false;
@@ -173,6 +182,7 @@ int run_command(const Args& args) {
     else if (in.value("--report-dir", report_dir) ||
              (in.value("--transport", transport) && (transport_given = true)) ||
              (in.value("--provider", provider) && (provider_given = true)) ||
+             in.value("--recovery", recovery) ||
              (in.value("--seed", seed_text) && (seed_given = true)) ||
              in.value("--agent", agent) ||
              in.value("--agent-cmd", agent_cmd) ||
@@ -194,6 +204,9 @@ int run_command(const Args& args) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  provider + "\"");
   }
+  if (!recovery.empty() && recovery != "hold" && recovery != "continue") {
+    in.set_error("--recovery expects hold or continue, found \"" + recovery + "\"");
+  }
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
   const bool black_box = !agent.empty() || !agent_cmd.empty();
   if (black_box && seed_given) in.set_error("--seed applies to the reference runtime, not to --agent/--agent-cmd");
@@ -205,6 +218,7 @@ int run_command(const Args& args) {
     in.set_error("--defect and --catches apply to the reference runtime, not to --agent/--agent-cmd");
   }
   if (strict && agent.empty() && agent_cmd.empty()) in.set_error("--strict applies to --agent/--agent-cmd runs");
+  if (!recovery.empty() && black_box) in.set_error("--recovery applies to the reference runtime, not to --agent/--agent-cmd");
   if (transcripts && black_box) in.set_error("--transcripts applies to the reference runtime, not to --agent/--agent-cmd");
   std::optional<unsigned> agent_timeout_s;  // --agent-timeout, when given
   if (!agent_timeout.empty()) {
@@ -243,6 +257,15 @@ int run_command(const Args& args) {
                   << " (played as scripted with --provider " << provider << ")\n";
       }
       s.script.provider = provider;
+    }
+  }
+  std::set<std::string> redesigned;  // scenarios --recovery moved to another design
+  if (!recovery.empty()) {
+    // After --provider: the oracle predicts in the format played (the same in every format).
+    for (Scenario& s : scenarios) {
+      Scenario played = played_under(s, recovery);
+      if (recovery_of(played) != recovery_of(s)) redesigned.insert(s.source_path + "\n" + s.name);
+      s = std::move(played);
     }
   }
 
@@ -292,9 +315,17 @@ int run_command(const Args& args) {
                 << "slower re-run that agrees\n";
     }
     ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
-    c.extra["replay"] = replay_command(s, options, provider);
+    c.extra["replay"] = replay_command(s, options, provider, recovery);
     record(c);
     if (!catches) continue;
+    if (!s.catches.empty() && redesigned.contains(s.source_path + "\n" + s.name)) {
+      // `catches` are claims for the scenario's own design: a hold scenario may reach a defect's
+      // site only on hold's path (a retry after a cut), which continue never takes.
+      std::cout << "SKIP " << s.name << " catches: played under --recovery " << recovery
+                << ": its catches are claims for hold, the design it was written for (docs/POLICY.md "
+                << "\"Recovery designs\")\n";
+      continue;
+    }
     for (const std::string& defect : s.catches) {
       const auto info = std::find_if(rut::defect_catalogue().begin(), rut::defect_catalogue().end(),
                                      [&](const rut::DefectInfo& d) { return d.name == defect; });
@@ -302,6 +333,11 @@ int run_command(const Args& args) {
           info->unreachable_in == s.script.provider) {
         std::cout << "SKIP " << s.name << " catches " << defect << ": no site in " << s.script.provider << " ("
                   << info->unreachable_why << ")\n";
+        continue;
+      }
+      if (info != rut::defect_catalogue().end() && !info->design.empty() && info->design != recovery_of(s)) {
+        std::cout << "SKIP " << s.name << " catches " << defect << ": no site under recovery " << recovery_of(s)
+                  << " (the defect bends the " << info->design << " design)\n";
         continue;
       }
       if (std::find(options.extra_defects.begin(), options.extra_defects.end(), defect) != options.extra_defects.end()) {
@@ -315,7 +351,7 @@ int run_command(const Args& args) {
       const CaseResult k = run_scenario(s, with);
       ReportCase c = to_report_case(k, s.name + " catches " + defect, "hiccup.kill-matrix", true);
       c.passed = !k.passed();
-      c.extra["replay"] = replay_command(s, with, provider);
+      c.extra["replay"] = replay_command(s, with, provider, recovery);
       // A caught defect is the expected verdict; a survivor's transcript shows how it got through.
       if (c.passed && !transcripts) {
         c.transcript = nullptr;

@@ -65,6 +65,8 @@ inline std::vector<int> attempt_statuses(const std::string& provider) {
 
 /// The model a generated fallback uses.
 inline constexpr const char* kFallbackModel = "gemini-2.5-pro";
+/// The continuation prompt drawn for one continue case in two (HagiCode sends such a message).
+inline constexpr const char* kContinuationPrompt = "Continue from where you stopped.";
 
 /// The generator `make()` builds for `key`, built once per thread and key and copied after that.
 /// A generator is an immutable function of its parameters (RapidCheck counts its references
@@ -149,19 +151,24 @@ rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen, int none, int some) {
 
 /// max_attempts 1–6 (or unset = 4), a backoff schedule, fallback on or off, idle_timeout_s 2–10
 /// (always set, so generated stalls can sit well below or well above it), streaming (unset) or,
-/// one case in eight, the provider's non-streaming endpoint.
+/// one case in eight, the provider's non-streaming endpoint; the recovery design: hold (unset) or,
+/// one case in three, continue, then one in two with a continuation prompt (docs/POLICY.md
+/// "Recovery designs").
 inline rc::Gen<RuntimeSettings> gen_runtime() {
   return memo_gen(0, [&] {
     using Schedule = std::vector<double>;
     return rc::gen::apply(
         [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
-           std::optional<std::string> fallback, int idle, std::optional<bool> stream) {
+           std::optional<std::string> fallback, int idle, std::optional<bool> stream,
+           std::optional<std::string> recovery, std::optional<std::string> continuation_prompt) {
           RuntimeSettings rt;
           rt.max_attempts = max_attempts;
           rt.backoff_s = std::move(backoff);
           rt.fallback_model = std::move(fallback);
           rt.idle_timeout_s = idle;
           rt.stream = stream;
+          rt.recovery = std::move(recovery);
+          if (rt.recovery) rt.continuation_prompt = std::move(continuation_prompt);
           return rt;
         },
         gen_optional(gen_int(1, 6), 1, 5),
@@ -169,7 +176,9 @@ inline rc::Gen<RuntimeSettings> gen_runtime() {
                                          Schedule{5}, Schedule{0, 3}}),
                      1, 3),
         gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10),
-        gen_optional(rc::gen::just(false), 7, 1));
+        gen_optional(rc::gen::just(false), 7, 1),
+        gen_optional(rc::gen::just(std::string("continue")), 2, 1),
+        gen_optional(rc::gen::just(std::string(kContinuationPrompt)), 1, 1));
   });
 }
 
@@ -663,11 +672,22 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           s.script.turns.push_back(std::move(std::get<1>(p)));
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
-          if (std::get<2>(p)) place_interrupt(s, *std::get<2>(p));
-          if (!s.interrupt && std::get<3>(p)) {
+          // An interrupt is defined under hold only (docs/POLICY.md "Recovery designs").
+          if (std::get<2>(p) && !rt.recovery) place_interrupt(s, *std::get<2>(p));
+          // Sessions and interrupts are drawn under hold only (a kept cut turn moves a prompt's
+          // run into turns its script gave the next prompt).
+          if (!s.interrupt && std::get<3>(p) && !rt.recovery) {
             place_session(s, *std::get<3>(p));
             assign_call_args(s.script);  // the further prompts' turns
             if (rt.stream == false) drop_streaming_only_fields(s.script);
+          }
+          if (rt.recovery) {
+            // Under continue each turn may keep a cut turn once and move on: as many plain answers
+            // after the script as it has turns, so no case runs past its script.
+            mock::Attempt answer;
+            answer.events = {mock::TextEvent{"Done."}, mock::FinishEvent{mock::FinishReason::kStop}};
+            const std::size_t n = s.script.turns.size();
+            for (std::size_t i = 0; i < n; ++i) s.script.turns.push_back(mock::Turn{{answer}});
           }
           return s;
         });

@@ -156,6 +156,9 @@ std::vector<Edit> simplifications(const Scenario& s) {
   reset(rt.idle_timeout_s.has_value(), "idle_timeout_s", [](RuntimeSettings& r) { r.idle_timeout_s.reset(); });
   reset(rt.consumer.has_value(), "consumer", [](RuntimeSettings& r) { r.consumer.reset(); });
   reset(rt.stream.has_value(), "stream", [](RuntimeSettings& r) { r.stream.reset(); });
+  reset(rt.recovery.has_value(), "recovery", [](RuntimeSettings& r) { r.recovery.reset(); });
+  reset(rt.continuation_prompt.has_value(), "continuation_prompt",
+        [](RuntimeSettings& r) { r.continuation_prompt.reset(); });
 
   const auto& turns = s.script.turns;
   for (std::size_t t = 0; t < turns.size(); ++t) {
