@@ -326,6 +326,41 @@ class Checker:
         p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", self.dir("fresh")], 0)
         assert "removed" not in p.stderr, p.stderr
 
+    def check_shared_report_dir(self):
+        # Two explorations into one --report-dir: the second must not remove the first's
+        # counterexample (it did, at its start, while the first still ran), and the first's reports
+        # must point at files that exist. The first keeps running after its counterexample is
+        # written (--keep-going); the second starts then, and is refused with exit 3.
+        d = self.dir("shared")
+        cx = os.path.join(d, "counterexamples")
+        first = subprocess.Popen([self.hiccup, "explore", "--defect", "keep-calls-on-retry", "--keep-going",
+                                  "--cases", "20000", "--jobs", "1", "--progress-every", "0", "--report-dir", d],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        import time
+        deadline = time.monotonic() + 300
+        while not (os.path.isdir(cx) and os.listdir(cx)) and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert first.poll() is None, "the first exploration ended before the second started: give it more cases"
+        written = os.listdir(cx)
+        p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", d], 3)
+        assert "another exploration is writing to this report directory" in p.stderr, p.stderr
+        assert "pid %d" % first.pid in p.stderr, p.stderr
+        out, err = first.communicate(timeout=600)
+        assert first.returncode == 1, (first.returncode, out[-2000:], err[-2000:])
+        assert os.listdir(cx) == written, (os.listdir(cx), written)
+        summary = self.load(d)
+        named = [c["counterexample"] for c in summary["cases"] if c.get("counterexample")]
+        assert named, "the first exploration's summary names its counterexample"
+        for path in named:
+            assert os.path.isfile(path), f"summary.json points at {path}, which does not exist"
+        with open(os.path.join(d, "summary.md")) as f:
+            assert named[0] in f.read(), "summary.md names the counterexample"
+        # Once the first has ended the directory is free again: a later exploration replaces its
+        # reports, and only then its counterexample.
+        p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", d], 0)
+        assert os.listdir(cx) == [], os.listdir(cx)
+        assert "removed 1 counterexample(s) of an earlier exploration" in p.stderr, p.stderr
+
     def check_report_command(self):
         d = self.failing_run()
         html_path = os.path.join(d, "report.html")
