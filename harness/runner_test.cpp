@@ -167,6 +167,20 @@ TEST_CASE("an HTTP run that differs from its in-memory run is judged on a slower
   CHECK(compared.memory_digest == compared.digest);
 }
 
+TEST_CASE("an idle timeout far below a millisecond, set in code, ends over HTTP instead of hanging") {
+  // The loader refuses idle_timeout_s below kMinIdleTimeoutS; set in code, 500 ms / 1e-307 s used
+  // to overflow the real-time scale to infinity and the runtime's read waited for ever.
+  Scenario s = stalled_scenario(0);
+  s.script.turns[0].attempts[0].fault.reset();
+  s.runtime.idle_timeout_s = 1e-307;
+  RunOptions o;
+  o.http_slower_reruns = 0;
+  const CaseResult r = run_scenario(s, o);
+  CHECK(r.run.requests >= 1);
+  CHECK_FALSE(r.cap_reached);
+  CHECK(run_scenario(s, memory()).run.completed);
+}
+
 TEST_CASE("an HTTP run that differs from memory at every speed is judged on its slowest run and flagged") {
   // A reset after 200 ms of silence (the runner's cap on idle_ms raised to let it) with a real idle
   // timeout of 5 ms, re-run once at 4x (20 ms): over HTTP the runtime always times out first, so

@@ -14,12 +14,17 @@
 namespace harness {
 
 /// Reference-runtime settings as written in the file; unset fields take the runtime's defaults.
+/// The shortest `runtime.idle_timeout_s` a scenario may set, in seconds (one millisecond). Over
+/// HTTP the idle timeout is scaled to at least half a second of real time (docs/POLICY.md "Time
+/// over HTTP"): 500 ms / 3e-306 s overflows a double, and the runtime then waited for ever.
+inline constexpr double kMinIdleTimeoutS = 0.001;
+
 struct RuntimeSettings {
   std::optional<std::string> model;
   std::optional<int> max_attempts;
   std::optional<std::vector<double>> backoff_s;
   std::optional<std::string> fallback_model;
-  std::optional<double> idle_timeout_s;
+  std::optional<double> idle_timeout_s;  ///< >= kMinIdleTimeoutS (the loader refuses less)
   std::vector<std::string> defects;         ///< defect names (validated against the catalogue)
   std::optional<std::string> consumer;      ///< "headless" (default) or "subagent"; an extension
   std::optional<bool> stream;               ///< false: the provider's non-streaming endpoint

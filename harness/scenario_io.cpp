@@ -454,7 +454,7 @@ class Validator {
     if (j.contains("fallback_model"))
       rt.fallback_model = nonempty_string(j["fallback_model"], at(p, "fallback_model"));
     if (j.contains("idle_timeout_s"))
-      rt.idle_timeout_s = number(j["idle_timeout_s"], at(p, "idle_timeout_s"), 0, true);
+      rt.idle_timeout_s = number(j["idle_timeout_s"], at(p, "idle_timeout_s"), kMinIdleTimeoutS, false);
     if (j.contains("defects")) rt.defects = defect_names(j["defects"], at(p, "defects"));
     if (j.contains("consumer")) {
       if (auto s = string(j["consumer"], at(p, "consumer"))) {

@@ -166,7 +166,11 @@ TEST_CASE("runtime and expect problems") {
   CHECK(has(problems_with(R"({"runtime": {"backoff_s": [1, -2]}})"), "/runtime/backoff_s/1",
             "expected a number >= 0"));
   CHECK(has(problems_with(R"({"runtime": {"idle_timeout_s": 0}})"), "/runtime/idle_timeout_s",
-            "expected a number > 0"));
+            "expected a number >= 0.001, found integer 0"));
+  // Over HTTP 500 ms / idle_timeout_s overflowed below about 3e-306 s, and the run hung for ever.
+  CHECK(has(problems_with(R"({"runtime": {"idle_timeout_s": 1e-307}})"), "/runtime/idle_timeout_s",
+            "expected a number >= 0.001, found number 1e-307"));
+  CHECK(problems_with(R"({"runtime": {"idle_timeout_s": 0.001}})").empty());
   CHECK(has(problems_with(R"({"runtime": {"model": 1}})"), "/runtime/model", "expected a string"));
   CHECK(has(problems_with(R"({"runtime": {"fallback_model": false}})"), "/runtime/fallback_model",
             "expected a string, found false"));
