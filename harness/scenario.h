@@ -40,7 +40,7 @@ struct ExpectedExecution {
 
 struct Expect {
   std::optional<std::string> outcome;   ///< "completed" | "failed"
-  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request
+  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request | cancelled | max_turns
   std::optional<std::string> final_text;
   std::optional<std::vector<ExpectedExecution>> executions;
   std::optional<int> requests;

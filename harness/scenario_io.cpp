@@ -656,13 +656,14 @@ class Validator {
     }
     if (j.contains("error")) {
       if (auto s = string(j["error"], at(p, "error"))) {
-        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable",
-                                                      "content_filter", "invalid_request", "cancelled"};
+        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
+                                                      "invalid_request", "cancelled", "max_turns"};
         if (kErrors.count(*s)) e.error = *s;
         else
           problem(at(p, "error"),
                   "unknown error " + quote(*s) +
-                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled)");
+                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled, "
+                      "max_turns)");
       }
     }
     if (j.contains("final_text")) e.final_text = string(j["final_text"], at(p, "final_text"));
