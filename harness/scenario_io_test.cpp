@@ -12,6 +12,7 @@
 #include <fstream>
 
 using harness::LoadProblem;
+using harness::parse_json_text;
 using harness::parse_scenario;
 
 namespace {
@@ -737,4 +738,19 @@ TEST_CASE("a stall between half and twice the idle timeout is a timing warning w
   s.script.turns[0].attempts[1].fault = mock::Fault(mock::StallFault{0, 45, std::nullopt});
   REQUIRE(harness::timing_warnings(s).size() == 1u);
   CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
+}
+
+TEST_CASE("a number beyond a double's range is an input error with its pointer") {
+  // nlohmann throws out_of_range.406 with no place; report and report merge let it escape (exit 5).
+  std::string error;
+  CHECK_FALSE(parse_json_text(R"({"cases": [{"wall_ms": 1}, {"wall_ms": 1e999}]})", {}, error).has_value());
+  CHECK(error == "/cases/1/wall_ms: number 1e999 is beyond a double's range (expected a finite number)");
+  CHECK_FALSE(parse_json_text(R"([0, -1e400])", {}, error).has_value());
+  CHECK(error == "/1: number -1e400 is beyond a double's range (expected a finite number)");
+  CHECK_FALSE(parse_json_text("1e999", {}, error).has_value());
+  CHECK(error == "/: number 1e999 is beyond a double's range (expected a finite number)");
+  const harness::LoadResult r = parse_scenario(R"({"schema": 1, "name": "x", "prompt": "p", "runtime": {"idle_timeout_s": 1e400}, "turns": []})", "x.json");
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer == "/runtime/idle_timeout_s");
+  CHECK(r.problems[0].message == "number 1e400 is beyond a double's range (expected a finite number)");
 }

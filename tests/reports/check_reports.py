@@ -394,9 +394,48 @@ class Checker:
         with open(os.path.join(d, "summary.json"), "w") as f:
             json.dump(s, f)
         p = self.hiccup_run(["report", d], 3)
-        assert "unexpected type" in p.stderr, p.stderr
+        assert "summary.json: /cases/0/transcript/requests: expected an array, found a string" in p.stderr, p.stderr
         with open(html_path) as f:
             assert f.read() == written, "report.html kept when the summary cannot be rendered"
+        # Type errors name the JSON pointer and what was expected (they named no field).
+        s = self.load(d)
+        s["cases"][0]["passed"] = "yes"
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /cases/0/passed: expected true or false, found a string" in p.stderr, p.stderr
+        s["cases"][0]["passed"] = False
+        s["cases"][0]["transcript"] = {"requests": [{"answer": {"events_delivered": "2"}}]}
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /cases/0/transcript/requests/0/answer/events_delivered: expected a number, found a string" \
+            in p.stderr, p.stderr
+        # A number beyond a double's range: exit 3 with the file and pointer (it was exit 5), for
+        # report and report merge alike.
+        s["wall_ms"] = "__beyond__"
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            f.write(json.dumps(s).replace('"__beyond__"', "1e999"))
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /wall_ms: number 1e999 is beyond a double's range" in p.stderr, p.stderr
+        p = self.hiccup_run(["report", "merge", os.path.join(self.work, "merged-1e999"), d], 3)
+        assert "summary.json: /wall_ms: number 1e999 is beyond a double's range" in p.stderr, p.stderr
+        # report.html is replaced, never written through a symlink planted in its place.
+        d = self.failing_run()
+        with open(html_path) as f:
+            written = f.read()
+        os.remove(html_path)
+        target = os.path.join(self.work, "elsewhere.txt")
+        with open(target, "w") as f:
+            f.write("not hiccup's\n")
+        os.symlink(target, html_path)
+        self.hiccup_run(["report", d], 0)
+        with open(target) as f:
+            assert f.read() == "not hiccup's\n", "hiccup report wrote through the symlink"
+        assert not os.path.islink(html_path) and os.path.isfile(html_path), "report.html replaced by a file"
+        with open(html_path) as f:
+            assert f.read() == written
+        assert not [n for n in os.listdir(d) if ".tmp-" in n], "no temporary file left behind"
         # explore writes report.html too, and its command line (a path with a space is quoted).
         e = self.dir("explore report")
         self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", e], 1)
