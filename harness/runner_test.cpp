@@ -169,9 +169,11 @@ TEST_CASE("an HTTP run that differs from its in-memory run is judged on a slower
 
 TEST_CASE("an idle timeout far below a millisecond, set in code, ends over HTTP instead of hanging") {
   // The loader refuses idle_timeout_s below kMinIdleTimeoutS; set in code, 500 ms / 1e-307 s used
-  // to overflow the real-time scale to infinity and the runtime's read waited for ever.
-  Scenario s = stalled_scenario(0);
-  s.script.turns[0].attempts[0].fault.reset();
+  // to overflow the real-time scale to infinity: the mock's stall and the runtime's read both
+  // waited for ever. The stall (1 s, past the idle timeout) times out; the retry answers.
+  Scenario s = stalled_scenario(1);
+  s.script.turns[0].attempts.insert(s.script.turns[0].attempts.begin() + 1, mock::Attempt{});
+  s.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
   s.runtime.idle_timeout_s = 1e-307;
   RunOptions o;
   o.http_slower_reruns = 0;
