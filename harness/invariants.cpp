@@ -767,8 +767,9 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     }
     return;
   }
+  // max_turns: the runtime's documented turn cap (docs/POLICY.md "Retries"), a clear ending.
   static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
-                                                "invalid_request", "cancelled"};
+                                                "invalid_request", "cancelled", "max_turns"};
   if (!kErrors.contains(ev.run.error)) {
     out.push_back(make("honest-outcome", "the run failed without a clear error: \"" + ev.run.error + "\""));
   }

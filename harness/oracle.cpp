@@ -109,7 +109,7 @@ std::string recovery_of(const Scenario& s) {
   return "hold";
 }
 
-OracleResult predict(const Scenario& s) {
+OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
   const int max_attempts = s.runtime.max_attempts.value_or(4);
   const std::vector<double> backoff =
       s.runtime.backoff_s.value_or(std::vector<double>{10, 20, 60});
@@ -140,11 +140,13 @@ OracleResult predict(const Scenario& s) {
   // The user's interrupt (POLICY.md "Cancellation"): it fires once; it ends the prompt's run as
   // "cancelled" and the next prompt, if any, continues the same history.
   bool interrupt_pending = s.interrupt.has_value();
+  int run_turns = 0;  // turns of the current prompt's run committed with calls (the turn cap)
   std::vector<std::size_t> server_counter(64, 0);  // the server's attempt counter per turn index
   auto cancelled = [&]() -> bool {  // true: the session goes on with its next prompt
     interrupt_pending = false;
     if (prompts_left == 0) return false;
     --prompts_left;
+    run_turns = 0;
     return true;
   };
 
@@ -178,6 +180,7 @@ OracleResult predict(const Scenario& s) {
         r.final_text = o.text;
         if (o.calls.empty() && prompts_left > 0) {
           --prompts_left;  // the session's next prompt follows over the same history
+          run_turns = 0;
           break;
         }
         if (o.calls.empty()) {
@@ -193,6 +196,8 @@ OracleResult predict(const Scenario& s) {
           break;
         }
         for (const auto& c : o.calls) record(c);
+        // The runtime's turn cap: its calls ran, and no request for the next turn follows.
+        if (max_turns && ++run_turns >= *max_turns) return fail("max_turns");
         break;  // next turn
       }
       if (keep_cut && o.kind == AttemptOutcome::kContentFilter && !o.calls.empty()) {

@@ -4,6 +4,7 @@
 // explorer uses it for generated scenarios and the suite's tests cross-check hand-written expects.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,8 @@ namespace harness {
 /// The predicted result of one correct run.
 struct OracleResult {
   bool completed = false;
-  /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter" or
-  /// "invalid_request".
+  /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter",
+  /// "invalid_request", "cancelled" or "max_turns".
   std::string error;
   /// Text of the last committed turn (its text events up to the finish, concatenated); when the
   /// run completed this is the final turn's text; "" when no turn committed.
@@ -31,12 +32,18 @@ struct OracleResult {
   bool operator==(const OracleResult&) const = default;
 };
 
+/// The reference runtime's cap on model turns per prompt's run (docs/POLICY.md "Retries"): the
+/// 32nd turn in a row that commits with calls ends the run with error "max_turns".
+inline constexpr int kReferenceMaxTurns = 32;
+
 /// Predicts the correct run of `scenario` (a session: every prompt in turn, a turn without calls
 /// ending one prompt's run; a failed prompt ends the session) (its runtime settings with SCENARIO-FORMAT.md defaults:
 /// max_attempts 4, backoff_s [10, 20, 60], idle_timeout_s 60, no fallback). A request past the
-/// last scripted turn is modelled as the server's HTTP 500 (retryable). Pure; never throws on a
-/// validated scenario.
-[[nodiscard]] OracleResult predict(const Scenario& scenario);
+/// last scripted turn is modelled as the server's HTTP 500 (retryable). `max_turns`: the turns a
+/// prompt's run may take (kReferenceMaxTurns for the reference runtime; nullopt for a client
+/// without a cap of its own, as an external agent is judged: its cap is its business). Pure;
+/// never throws on a validated scenario.
+[[nodiscard]] OracleResult predict(const Scenario& scenario, std::optional<int> max_turns = kReferenceMaxTurns);
 
 /// The recovery design `scenario` plays: its `runtime.recovery`, else "hold".
 [[nodiscard]] std::string recovery_of(const Scenario& scenario);

@@ -175,7 +175,10 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
   if (options.transport == TransportKind::kHttp) {
     // Over HTTP virtual seconds of silence become real milliseconds; a floor on the real idle
     // timeout keeps a loaded machine's scheduling jitter from turning slow bytes into timeouts.
-    const double scale = std::max(options.stall_ms_per_s, options.min_idle_timeout_ms / config.idle_timeout_s);
+    // The loader refuses an idle timeout below kMinIdleTimeoutS; one set in code is scaled as that
+    // shortest one, so the scale stays finite (500 ms / 3e-306 s is infinite, and the run hung).
+    const double scale = std::max(options.stall_ms_per_s,
+                                  options.min_idle_timeout_ms / std::max(config.idle_timeout_s, kMinIdleTimeoutS));
     mock::ServerOptions server_options;
     server_options.stall_ms_per_s = scale;
     server_options.max_delay_ms = options.max_delay_ms;

@@ -195,6 +195,69 @@ TEST_CASE("an HTTP run that differs from its in-memory run is judged on a slower
   CHECK(compared.memory_digest == compared.digest);
 }
 
+TEST_CASE("an idle timeout far below a millisecond, set in code, ends over HTTP instead of hanging") {
+  // The loader refuses idle_timeout_s below kMinIdleTimeoutS; set in code, 500 ms / 1e-307 s used
+  // to overflow the real-time scale to infinity: the mock's stall and the runtime's read both
+  // waited for ever. The stall (1 s, past the idle timeout) times out; the retry answers.
+  Scenario s = stalled_scenario(1);
+  s.script.turns[0].attempts.insert(s.script.turns[0].attempts.begin() + 1, mock::Attempt{});
+  s.script.turns[0].attempts[1].events = {mock::TextEvent{"Hi"}, mock::FinishEvent{}};
+  s.runtime.idle_timeout_s = 1e-307;
+  RunOptions o;
+  o.http_slower_reruns = 0;
+  const CaseResult r = run_scenario(s, o);
+  CHECK(r.run.requests >= 1);
+  CHECK_FALSE(r.cap_reached);
+  CHECK(run_scenario(s, memory()).run.completed);
+}
+
+TEST_CASE("a run past the runtime's turn cap ends with max_turns, as the oracle predicts and lint accepts") {
+  // 33 turns that each call a tool, then an answer: the reference runtime stops after 32 turns
+  // (docs/POLICY.md "Retries"). It broke honest-outcome, which did not know the error, and
+  // expect.error "max_turns" was refused by the loader.
+  // Per prompt, `calling` turns that each call a tool, then an answer.
+  auto with_turns = [](std::vector<std::size_t> calling_per_prompt) {
+    Scenario s = stalled_scenario(0);
+    s.script.turns.clear();
+    s.session.clear();
+    s.interrupt.reset();
+    for (std::size_t p = 0; p < calling_per_prompt.size(); ++p) {
+      for (std::size_t t = 0; t < calling_per_prompt[p]; ++t) {
+        mock::Attempt a;
+        a.events = {mock::CallEvent{"step", nlohmann::json{{"n", s.script.turns.size()}}, ""}, mock::FinishEvent{}};
+        s.script.turns.push_back(mock::Turn{{a}});
+      }
+      mock::Attempt done;
+      done.events = {mock::TextEvent{"Done."}, mock::FinishEvent{}};
+      s.script.turns.push_back(mock::Turn{{done}});
+      if (p > 0) s.session.push_back(SessionPrompt{"next"});
+    }
+    s.expect = {};
+    return s;
+  };
+  Scenario capped = with_turns({33});
+  const CaseResult r = run_scenario(capped, memory());
+  CHECK(r.violations.empty());
+  CHECK_FALSE(r.run.completed);
+  CHECK(r.run.error == "max_turns");
+  CHECK(r.run.requests == kReferenceMaxTurns);
+  const OracleResult predicted = predict(capped);
+  CHECK(predicted.error == "max_turns");
+  CHECK(predicted.requests == kReferenceMaxTurns);
+  CHECK(predict(capped, std::nullopt).completed);  // a client without the cap (an external agent)
+  capped.expect = oracle_expect(capped);
+  CHECK(capped.expect.error == "max_turns");
+  CHECK(run_scenario(capped, memory()).violations.empty());
+  const LoadResult loaded = parse_scenario(write_scenario(capped), "capped.json");
+  CHECK(loaded.problems.empty());
+  // The cap counts one prompt's run: 31 calling turns and an answer, then 20 and an answer.
+  const Scenario two = with_turns({31, 20});
+  const CaseResult both = run_scenario(two, memory());
+  CHECK(both.violations.empty());
+  CHECK(both.run.completed);
+  CHECK(predict(two).completed);
+}
+
 TEST_CASE("an HTTP run that differs from memory at every speed is judged on its slowest run and flagged") {
   // A reset after 200 ms of silence (the runner's cap on idle_ms raised to let it) with a real idle
   // timeout of 5 ms, re-run once at 4x (20 ms): over HTTP the runtime always times out first, so

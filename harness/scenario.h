@@ -14,12 +14,17 @@
 namespace harness {
 
 /// Reference-runtime settings as written in the file; unset fields take the runtime's defaults.
+/// The shortest `runtime.idle_timeout_s` a scenario may set, in seconds (one millisecond). Over
+/// HTTP the idle timeout is scaled to at least half a second of real time (docs/POLICY.md "Time
+/// over HTTP"): 500 ms / 3e-306 s overflows a double, and the runtime then waited for ever.
+inline constexpr double kMinIdleTimeoutS = 0.001;
+
 struct RuntimeSettings {
   std::optional<std::string> model;
   std::optional<int> max_attempts;
   std::optional<std::vector<double>> backoff_s;
   std::optional<std::string> fallback_model;
-  std::optional<double> idle_timeout_s;
+  std::optional<double> idle_timeout_s;  ///< >= kMinIdleTimeoutS (the loader refuses less)
   std::vector<std::string> defects;         ///< defect names (validated against the catalogue)
   std::optional<std::string> consumer;      ///< "headless" (default) or "subagent"; an extension
   std::optional<bool> stream;               ///< false: the provider's non-streaming endpoint
@@ -40,7 +45,7 @@ struct ExpectedExecution {
 
 struct Expect {
   std::optional<std::string> outcome;   ///< "completed" | "failed"
-  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request
+  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request | cancelled | max_turns
   std::optional<std::string> final_text;
   std::optional<std::vector<ExpectedExecution>> executions;
   std::optional<int> requests;

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <variant>
 
 #include "runtime_under_test/codec.h"
@@ -39,6 +40,19 @@ struct TooDeep {};
 struct DuplicateKey {
   std::string pointer;
 };
+
+// Thrown by parse_json_bounded when a number is beyond a double's range (1e999): `pointer` is the
+// number's JSON pointer, `token` its text. nlohmann reports it as out_of_range.406 without a place.
+struct NumberOverflow {
+  std::string pointer;
+  std::string token;
+};
+
+/// "number TOKEN is beyond a double's range (expected a finite number)".
+std::string number_overflow_message(const NumberOverflow& n) {
+  const std::string token = n.token.size() > 40 ? n.token.substr(0, 40) + "…" : n.token;
+  return "number " + token + " is beyond a double's range (expected a finite number)";
+}
 
 /// "invalid json at byte N" (1-based, as nlohmann's parse_error::byte counts), or, when the parser
 /// ran past the last byte (a truncated file; it counts the end as one byte more), "invalid json:
@@ -89,6 +103,18 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
     return json_sax_dom_parser::start_array(n);
   }
   bool end_array() { levels_.pop_back(); return json_sax_dom_parser::end_array(); }
+  // A number beyond a double's range is out_of_range.406 from nlohmann, with no place: it names
+  // the number's pointer instead (an array element counts as begun).
+  template <class Exception>
+  bool parse_error(std::size_t byte, const std::string& token, const Exception& ex) {
+    if constexpr (std::is_same_v<Exception, nlohmann::detail::out_of_range>) {
+      if (ex.id == 406) {
+        element();
+        throw NumberOverflow{pointer(), token};
+      }
+    }
+    return json_sax_dom_parser::parse_error(byte, token, ex);
+  }
 
  private:
   // One open container: an object's keys so far and its current key, or an array's current index.
@@ -463,7 +489,7 @@ class Validator {
     if (j.contains("fallback_model"))
       rt.fallback_model = nonempty_string(j["fallback_model"], at(p, "fallback_model"));
     if (j.contains("idle_timeout_s"))
-      rt.idle_timeout_s = number(j["idle_timeout_s"], at(p, "idle_timeout_s"), 0, true);
+      rt.idle_timeout_s = number(j["idle_timeout_s"], at(p, "idle_timeout_s"), kMinIdleTimeoutS, false);
     if (j.contains("defects")) rt.defects = defect_names(j["defects"], at(p, "defects"));
     if (j.contains("consumer")) {
       if (auto s = string(j["consumer"], at(p, "consumer"))) {
@@ -665,13 +691,14 @@ class Validator {
     }
     if (j.contains("error")) {
       if (auto s = string(j["error"], at(p, "error"))) {
-        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable",
-                                                      "content_filter", "invalid_request", "cancelled"};
+        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
+                                                      "invalid_request", "cancelled", "max_turns"};
         if (kErrors.count(*s)) e.error = *s;
         else
           problem(at(p, "error"),
                   "unknown error " + quote(*s) +
-                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled)");
+                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled, "
+                      "max_turns)");
       }
     }
     if (j.contains("final_text")) e.final_text = string(j["final_text"], at(p, "final_text"));
@@ -974,6 +1001,9 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
   } catch (const DuplicateKey& d) {
     result.problems.push_back({file, d.pointer, kDuplicateKeyMessage});
     return result;
+  } catch (const NumberOverflow& n) {
+    result.problems.push_back({file, n.pointer, number_overflow_message(n)});
+    return result;
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     auto pos = what.find("] ");
@@ -1132,6 +1162,8 @@ std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonT
     error = "arrays and objects nest deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels";
   } catch (const DuplicateKey& d) {
     error = d.pointer + ": " + kDuplicateKeyMessage;
+  } catch (const NumberOverflow& n) {
+    error = (n.pointer.empty() ? std::string("/") : n.pointer) + ": " + number_overflow_message(n);
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     auto pos = what.find("] ");

@@ -121,7 +121,8 @@ struct JsonTextOptions {
 /// (summary.json, known-failures files, agent recipes): at most mock::kMaxJsonDepth levels
 /// counted as the parser descends (deeper text would overflow the stack of nlohmann's recursive
 /// copy and destructor). nullopt with a one-line `error` when the text is not JSON ("invalid json
-/// at byte N: ..."), nests too deep, or names a key twice ("/POINTER: this key appears twice ...").
+/// at byte N: ..."), nests too deep, names a key twice ("/POINTER: this key appears twice ...") or
+/// holds a number beyond a double's range ("/POINTER: number 1e999 is beyond a double's range ...").
 [[nodiscard]] std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
                                                             std::string& error);
 

@@ -13,6 +13,7 @@
 #include <fstream>
 
 using harness::LoadProblem;
+using harness::parse_json_text;
 using harness::parse_scenario;
 
 namespace {
@@ -167,7 +168,11 @@ TEST_CASE("runtime and expect problems") {
   CHECK(has(problems_with(R"({"runtime": {"backoff_s": [1, -2]}})"), "/runtime/backoff_s/1",
             "expected a number >= 0"));
   CHECK(has(problems_with(R"({"runtime": {"idle_timeout_s": 0}})"), "/runtime/idle_timeout_s",
-            "expected a number > 0"));
+            "expected a number >= 0.001, found integer 0"));
+  // Over HTTP 500 ms / idle_timeout_s overflowed below about 3e-306 s, and the run hung for ever.
+  CHECK(has(problems_with(R"({"runtime": {"idle_timeout_s": 1e-307}})"), "/runtime/idle_timeout_s",
+            "expected a number >= 0.001, found number 1e-307"));
+  CHECK(problems_with(R"({"runtime": {"idle_timeout_s": 0.001}})").empty());
   CHECK(has(problems_with(R"({"runtime": {"model": 1}})"), "/runtime/model", "expected a string"));
   CHECK(has(problems_with(R"({"runtime": {"fallback_model": false}})"), "/runtime/fallback_model",
             "expected a string, found false"));
@@ -752,4 +757,19 @@ TEST_CASE("a fallback model equal to the model in use is a warning with its poin
   warnings = harness::fallback_warnings(s);
   REQUIRE(warnings.size() == 1u);
   CHECK(warnings[0].message.find("(the gemini default)") != std::string::npos);
+}
+
+TEST_CASE("a number beyond a double's range is an input error with its pointer") {
+  // nlohmann throws out_of_range.406 with no place; report and report merge let it escape (exit 5).
+  std::string error;
+  CHECK_FALSE(parse_json_text(R"({"cases": [{"wall_ms": 1}, {"wall_ms": 1e999}]})", {}, error).has_value());
+  CHECK(error == "/cases/1/wall_ms: number 1e999 is beyond a double's range (expected a finite number)");
+  CHECK_FALSE(parse_json_text(R"([0, -1e400])", {}, error).has_value());
+  CHECK(error == "/1: number -1e400 is beyond a double's range (expected a finite number)");
+  CHECK_FALSE(parse_json_text("1e999", {}, error).has_value());
+  CHECK(error == "/: number 1e999 is beyond a double's range (expected a finite number)");
+  const harness::LoadResult r = parse_scenario(R"({"schema": 1, "name": "x", "prompt": "p", "runtime": {"idle_timeout_s": 1e400}, "turns": []})", "x.json");
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer == "/runtime/idle_timeout_s");
+  CHECK(r.problems[0].message == "number 1e400 is beyond a double's range (expected a finite number)");
 }

@@ -27,9 +27,12 @@ TransportResult HttpTransport::post(const HttpRequest& request,
                                     const std::function<bool(std::string_view)>& on_body) {
   using Clock = std::chrono::steady_clock;
   // No idle limit (kNoIdleLimit): cpp-httplib needs a finite read timeout, so one real day.
-  const double timeout_ms = std::isfinite(request.idle_timeout_s)
-                                ? request.idle_timeout_s * ms_per_virtual_s_
-                                : 86400.0 * 1000;
+  // The same day bounds any longer (or overflowing) product: its conversion to whole microseconds
+  // below must not overflow (an infinite one became a negative timeout, and the read waited for ever).
+  constexpr double kDayMs = 86400.0 * 1000;
+  double timeout_ms = std::isfinite(request.idle_timeout_s) ? request.idle_timeout_s * ms_per_virtual_s_ : kDayMs;
+  if (!(timeout_ms < kDayMs)) timeout_ms = kDayMs;  // also NaN
+  if (!(timeout_ms > 0)) timeout_ms = 0;
   const auto timeout_us = static_cast<long long>(timeout_ms * 1000);
   impl_->client.set_read_timeout(static_cast<time_t>(timeout_us / 1000000),
                                  static_cast<time_t>(timeout_us % 1000000));

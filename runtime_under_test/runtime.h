@@ -85,8 +85,8 @@ struct LedgerEntry {
 struct RunResult {
   bool completed = false;
   /// "" when completed; else "retries_exhausted", "non_retryable", "content_filter" or
-  /// "invalid_request" (SCENARIO-FORMAT.md "Expect"), or "cancelled" (the user interrupted the last
-  /// prompt's run).
+  /// "invalid_request" (SCENARIO-FORMAT.md "Expect"), "cancelled" (the user interrupted the last
+  /// prompt's run) or "max_turns" (the turn cap, `max_turns`).
   std::string error;
   std::string error_message;     ///< human-readable, for reports
   std::string final_text;        ///< text of the last model turn as shown to the user

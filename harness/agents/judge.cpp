@@ -272,7 +272,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   Scenario correct_client = s;
   correct_client.runtime = RuntimeSettings{};
   correct_client.runtime.max_attempts = recipe.max_attempts;
-  const OracleResult correct = predict(correct_client);
+  const OracleResult correct = predict(correct_client, /*max_turns=*/std::nullopt);  // its own cap is its business
   const bool expect_completed = s.expect.outcome ? *s.expect.outcome == "completed" : correct.completed;
   const std::string expect_text = s.expect.final_text ? *s.expect.final_text
                                   : correct.completed ? correct.final_text : std::string();

@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <regex>
+#include <vector>
 
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
 #include "harness/explore/explorer.h"
 #include "harness/report/report.h"
+#include "harness/report/report_dir_lock.h"
 #include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 
@@ -43,8 +46,11 @@ options (each at most once, unless marked repeatable):
   --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
-                            $GITHUB_STEP_SUMMARY when that is set; an earlier exploration's
-                            counterexamples there (explore-sS-cN.json) are removed first
+                            $GITHUB_STEP_SUMMARY when that is set. One exploration at a time
+                            per directory: a second one started while the first runs exits 3
+                            and touches nothing. An earlier exploration's counterexamples there
+                            (explore-sS-cN.json) are removed once this run's reports replace its
+                            reports, never before
   --transcripts             every case's transcript in summary.json (`explored`); the failing
                             property always carries its counterexample's
   --check-determinism [P]   re-run P % of the cases (default 10; `all` = every case) and compare
@@ -86,12 +92,13 @@ exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --de
 
 namespace {
 
-/// Removes from REPORT_DIR/counterexamples the counterexamples an earlier exploration wrote
-/// (explore-sSEED-cCASE.json, the names explore gives), which would otherwise read as this run's
-/// finding after a run that found nothing; other files are left alone. A note on stderr counts
-/// them. False, with the error on stderr, when one cannot be removed or the folder cannot be
-/// listed: the run then stops, as for a report file that cannot be written.
-bool remove_stale_counterexamples(const std::string& report_dir) {
+/// The counterexamples an earlier exploration left in REPORT_DIR/counterexamples
+/// (explore-sSEED-cCASE.json, the names explore gives; regular files or symlinks), listed when this
+/// run starts: they are removed once this run's reports are written (remove_replaced_counterexamples),
+/// never before, so the directory's reports point at existing files at every moment. False, with the
+/// error on stderr, when the folder cannot be listed: the run then stops, as for a report file that
+/// cannot be written.
+bool list_earlier_counterexamples(const std::string& report_dir, std::vector<std::filesystem::path>& out) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(report_dir) / "counterexamples";
   static const std::regex kName(R"(explore-s(0|[1-9][0-9]*)-c(0|[1-9][0-9]*)\.json)");
@@ -102,24 +109,39 @@ bool remove_stale_counterexamples(const std::string& report_dir) {
               << list.message() << '\n';
     return false;
   }
-  int removed = 0;
   for (fs::directory_iterator end; !list && it != end; it.increment(list)) {
-    std::error_code rm;
-    if (!std::regex_match(it->path().filename().string(), kName) ||
-        !(it->is_regular_file(rm) || it->is_symlink(rm))) {
-      continue;
+    std::error_code type;
+    if (std::regex_match(it->path().filename().string(), kName) &&
+        (it->is_regular_file(type) || it->is_symlink(type))) {
+      out.push_back(it->path());
     }
-    if (!fs::remove(it->path(), rm) || rm) {
-      std::cerr << "error: " << it->path().string() << ": cannot remove this counterexample of an earlier "
-                << "exploration (" << (rm ? rm.message() : std::string("not removed"))
-                << "); left there it would read as this run's\n";
+  }
+  std::sort(out.begin(), out.end());
+  return true;
+}
+
+/// Removes the earlier exploration's counterexamples (list_earlier_counterexamples) now that this
+/// run's reports replace that exploration's, except `written`, this run's own (the same name when
+/// it found the same case); they would otherwise read as this run's finding. A note on stderr
+/// counts them. False, with the error on stderr, when one cannot be removed.
+bool remove_replaced_counterexamples(const std::vector<std::filesystem::path>& earlier, const std::string& written,
+                                     const std::string& report_dir) {
+  namespace fs = std::filesystem;
+  int removed = 0;
+  for (const fs::path& path : earlier) {
+    std::error_code rm;
+    if (!written.empty() && fs::equivalent(path, written, rm)) continue;
+    if (!fs::remove(path, rm) && !rm) continue;  // already gone
+    if (rm) {
+      std::cerr << "error: " << path.string() << ": cannot remove this counterexample of an earlier exploration ("
+                << rm.message() << "); left there it would read as this run's\n";
       return false;
     }
     ++removed;
   }
   if (removed > 0) {
     std::cerr << "note: removed " << removed << " counterexample(s) of an earlier exploration from "
-              << dir.string() << "\n";
+              << (fs::path(report_dir) / "counterexamples").string() << "\n";
   }
   return true;
 }
@@ -258,7 +280,17 @@ int explore_command(const Args& args) {
               << (ec ? ": " + ec.message() : std::string()) << '\n';
     return kExitInvalidInput;
   }
-  if (!remove_stale_counterexamples(options.report_dir)) return kExitInvalidInput;
+  // One exploration per report directory at a time: a second one would remove this one's
+  // counterexample and overwrite its reports while they are being written.
+  std::string lock_error;
+  const std::optional<ReportDirLock> lock =
+      ReportDirLock::take(options.report_dir, command_line("explore", args), lock_error);
+  if (!lock) {
+    std::cerr << "error: " << lock_error << '\n';
+    return kExitInvalidInput;
+  }
+  std::vector<std::filesystem::path> earlier;
+  if (!list_earlier_counterexamples(options.report_dir, earlier)) return kExitInvalidInput;
   FanoutListener report;
   report.set_command_line(command_line("explore", args));
   report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
@@ -269,6 +301,10 @@ int explore_command(const Args& args) {
 
   try {
     const explore::ExploreOutcome outcome = explore::explore(options, std::cout, &report);
+    if (!remove_replaced_counterexamples(earlier, outcome.failure ? outcome.failure->path : std::string(),
+                                         options.report_dir)) {
+      return kExitInvalidInput;
+    }
     return outcome.exit_code();
   } catch (const ReportWriteError& e) {
     std::cerr << "error: report not written: " << e.what() << "\n";

@@ -25,7 +25,8 @@ constexpr const char* kReportUsage =
     "\n"
     "hiccup report DIR\n"
     "  writes DIR/report.html (one self-contained page: index, filters, a timeline per failing case)\n"
-    "  from DIR/summary.json, the report directory of `run`, `explore` or `matrix`\n"
+    "  from DIR/summary.json, the report directory of `run`, `explore` or `matrix`; through a\n"
+    "  temporary file renamed over it: a symlink at report.html is replaced, never followed\n"
     "\n"
     "hiccup report merge OUT DIR...\n"
     "  joins the report directories of one exploration run in shards (`hiccup explore --shard K/N\n"
@@ -37,7 +38,8 @@ constexpr const char* kReportUsage =
     "  staging directory beside OUT first: OUT is left as it was when anything goes wrong.\n"
     "\n"
     "exit codes: 0 written, 1 merged and some property failed, 2 usage error,\n"
-    "            3 missing or invalid summary.json (the file, JSON pointer and what was expected),\n"
+    "            3 missing or invalid summary.json (the file, JSON pointer and what was expected:\n"
+    "            a value of the wrong type, a number beyond a double's range such as 1e999),\n"
     "            shards that do not merge, or OUT inside a shard directory\n";
 
 /// DIR/summary.json parsed, or an error printed and nullopt.
@@ -68,6 +70,12 @@ std::optional<nlohmann::json> read_summary(const std::filesystem::path& dir) {
   if (summary["schema"].get<int>() > kSummarySchemaVersion) {
     std::cerr << "error: " << summary_path.string() << ": schema version " << summary["schema"].get<int>()
               << " is newer than this hiccup reads (" << kSummarySchemaVersion << ")\n";
+    return std::nullopt;
+  }
+  // A value of the wrong type names its pointer and what was expected (render_html would throw a
+  // type_error that names no field).
+  if (const std::optional<std::string> problem = summary_type_problem(summary)) {
+    std::cerr << "error: " << summary_path.string() << ": " << *problem << '\n';
     return std::nullopt;
   }
   return summary;
@@ -198,16 +206,15 @@ int report_command(const Args& args) {
   const std::filesystem::path out = dir / "report.html";
   std::string html;
   try {
-    html = render_html(*summary);  // before opening the file: a bad summary leaves the old page
+    html = render_html(*summary);  // before writing the file: a bad summary leaves the old page
   } catch (const nlohmann::json::exception& e) {
     std::cerr << "error: " << (dir / "summary.json").string() << ": a field has an unexpected type (" << e.what() << ")\n";
     return kExitInvalidInput;
   }
-  std::ofstream file(out);
-  file << html;
-  file.close();
-  if (!file) {
-    std::cerr << "error: " << out.string() << ": cannot write it\n";
+  try {
+    write_report_file(out.string(), html);  // replaces a symlink at report.html, never follows it
+  } catch (const ReportWriteError& e) {
+    std::cerr << "error: " << e.what() << '\n';
     return kExitInvalidInput;
   }
   std::cout << "wrote " << out.string() << '\n';

@@ -76,7 +76,9 @@ constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...
 
 Validates scenario files (or folders, searched like `hiccup run` does) without running them: one
 line per problem,
-`error: FILE: /json/pointer: what was expected, what was found`.
+`error: FILE: /json/pointer: what was expected, what was found`. Warnings (the file stays
+valid): a stall that races the idle timeout over HTTP, and a run the reference runtime ends at
+its cap of 32 model turns per prompt (error max_turns) without `expect.error: "max_turns"`.
 
 exit codes: 0 all valid, 2 usage error, 3 invalid input
 )";
@@ -132,6 +134,23 @@ void print_scenario_warnings(const std::vector<Scenario>& scenarios, bool timing
     for (const LoadProblem& p : timing ? scenario_warnings(s) : fallback_warnings(s)) {
       std::cerr << "warning: " << p.file << ": " << p.pointer << ": " << p.message << "\n";
     }
+  }
+}
+
+/// The scenarios whose run the reference runtime ends at its turn cap (the oracle predicts
+/// "max_turns") while `expect.error` does not say so, as warnings on stderr pointing at the first
+/// turn it never requests. The file stays valid: an external agent may play every turn.
+void print_turn_cap_warnings(const std::vector<Scenario>& scenarios) {
+  for (const Scenario& s : scenarios) {
+    if (s.expect.error == "max_turns") continue;
+    const OracleResult r = predict(s);
+    if (r.error != "max_turns") continue;
+    const std::size_t next = static_cast<std::size_t>(r.turns_reached);
+    const std::string pointer = next < s.script.turns.size() ? "/turns/" + std::to_string(next) : "/turns";
+    std::cerr << "warning: " << s.source_path << ": " << pointer << ": the reference runtime ends a prompt's run after "
+              << kReferenceMaxTurns << " model turns with error \"max_turns\" (docs/POLICY.md \"Retries\"), so it "
+              << "never requests turn " << next << "; say so with \"expect\": {\"outcome\": \"failed\", "
+              << "\"error\": \"max_turns\"}, or end the run sooner\n";
   }
 }
 
@@ -392,6 +411,7 @@ int lint_command(const Args& args) {
   std::vector<Scenario> scenarios;
   if (!load_all(paths, scenarios)) return kExitInvalidInput;
   print_scenario_warnings(scenarios, true);
+  print_turn_cap_warnings(scenarios);
   std::cout << scenarios.size() << " scenario file(s) valid\n";
   return kExitPassed;
 }

@@ -3,10 +3,12 @@
 // tool executions and the runtime's retries, with each violation pinned to the request it names.
 // Every text from the summary is HTML-escaped; the script reads only data-* attributes.
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "harness/report/report.h"
+#include "harness/scenario_io.h"
 
 namespace harness {
 
@@ -354,6 +356,106 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
 }
 
 }  // namespace
+
+namespace {
+
+/// The checks of summary_type_problem: each names the pointer of the first value whose type the
+/// renderer cannot read, and what it expected there.
+class SummaryShape {
+ public:
+  std::optional<std::string> problem;
+
+  void document(const json& s) {
+    if (!object(s, "", "the summary")) return;
+    number_at(s, "", "passed");
+    number_at(s, "", "failed");
+    const std::string cases = at("", "cases");
+    if (!s.contains("cases")) return;
+    if (!array(s["cases"], cases)) return;
+    for (std::size_t i = 0; i < s["cases"].size() && !problem; ++i) one_case(s["cases"][i], at(cases, i));
+  }
+
+ private:
+  static std::string at(const std::string& base, std::string_view key) { return base + "/" + pointer_escape(key); }
+  static std::string at(const std::string& base, std::size_t i) { return base + "/" + std::to_string(i); }
+  static std::string found(const json& v) {
+    switch (v.type()) {
+      case json::value_t::null: return "null";
+      case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+      case json::value_t::string: return "a string";
+      case json::value_t::array: return "an array";
+      case json::value_t::object: return "an object";
+      default: return "number " + v.dump();
+    }
+  }
+  bool fail(const std::string& pointer, const std::string& expected, const json& v) {
+    if (!problem) problem = (pointer.empty() ? std::string("/") : pointer) + ": expected " + expected + ", found " + found(v);
+    return false;
+  }
+  bool object(const json& v, const std::string& pointer, const char* what) {
+    return v.is_object() || fail(pointer, std::string("an object (") + what + ")", v);
+  }
+  bool array(const json& v, const std::string& pointer) { return v.is_array() || fail(pointer, "an array", v); }
+  // A field the renderer reads as a number (with a numeric default): absent is fine.
+  void number_at(const json& parent, const std::string& pointer, const char* key) {
+    if (parent.contains(key) && !parent[key].is_number()) fail(at(pointer, key), "a number", parent[key]);
+  }
+  void boolean_at(const json& parent, const std::string& pointer, const char* key) {
+    if (parent.contains(key) && !parent[key].is_boolean()) fail(at(pointer, key), "true or false", parent[key]);
+  }
+  // An optional field that must be an object when present; returns it, or nullptr.
+  const json* object_at(const json& parent, const std::string& pointer, const char* key, const char* what) {
+    if (!parent.contains(key)) return nullptr;
+    return object(parent[key], at(pointer, key), what) ? &parent[key] : nullptr;
+  }
+  // An optional list whose elements are objects; `each` checks one (its pointer given).
+  template <class Each>
+  void objects_at(const json& parent, const std::string& pointer, const char* key, const char* what, Each each) {
+    if (!parent.contains(key)) return;
+    const std::string p = at(pointer, key);
+    if (!array(parent[key], p)) return;
+    for (std::size_t i = 0; i < parent[key].size() && !problem; ++i) {
+      if (object(parent[key][i], at(p, i), what)) each(parent[key][i], at(p, i));
+    }
+  }
+
+  void one_case(const json& c, const std::string& p) {
+    if (!object(c, p, "a case")) return;
+    boolean_at(c, p, "passed");
+    if (c.contains("transcript") && c["transcript"].is_object()) transcript(c["transcript"], at(p, "transcript"));
+  }
+  void transcript(const json& t, const std::string& p) {
+    auto no_check = [](const json&, const std::string&) {};
+    objects_at(t, p, "requests", "a request", [&](const json& r, const std::string& rp) {
+      if (const json* answer = object_at(r, rp, "answer", "the answer")) {
+        const std::string ap = at(rp, "answer");
+        number_at(*answer, ap, "events_delivered");
+        number_at(*answer, ap, "events_scripted");
+        if (answer->contains("fault") && (*answer)["fault"].is_object()) number_at((*answer)["fault"], at(ap, "fault"), "fell_after_event");
+        objects_at(*answer, ap, "delivered_calls", "a call", no_check);
+      }
+      if (const json* sent = object_at(r, rp, "sent", "what was sent")) {
+        objects_at(*sent, at(rp, "sent"), "calls_answered", "a call", no_check);
+      }
+    });
+    auto request_number = [&](const json& e, const std::string& ep) { number_at(e, ep, "request"); };
+    objects_at(t, p, "executions", "a tool execution", request_number);
+    if (const json* runtime = object_at(t, p, "runtime", "the runtime's events")) {
+      const std::string rp = at(p, "runtime");
+      objects_at(*runtime, rp, "retries", "a retry", request_number);
+      objects_at(*runtime, rp, "commits", "a commit", request_number);
+      if (runtime->contains("outcome") && (*runtime)["outcome"].is_object()) boolean_at((*runtime)["outcome"], at(rp, "outcome"), "completed");
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> summary_type_problem(const json& summary) {
+  SummaryShape shape;
+  shape.document(summary);
+  return shape.problem;
+}
 
 std::string render_html(const json& summary) {
   std::ostringstream o;

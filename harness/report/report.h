@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -74,7 +75,8 @@ class ReportWriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Writes `text` to the file `path`, replacing it, or with `append` adding to its end. Throws
+/// Writes `text` to the file `path`, replacing it (through a temporary file beside it, renamed over
+/// it: a symlink at `path` is replaced, never followed), or with `append` adding to its end. Throws
 /// ReportWriteError when the file cannot be opened or written in full: a run must not end green
 /// without its junit.xml (a report directory such as /proc/self, or one holding a folder named
 /// summary.json, used to be skipped in silence).
@@ -119,6 +121,11 @@ std::unique_ptr<ReportListener> make_html_listener(std::string path);
 /// waits) with violations pinned to the requests they name. Every text is HTML-escaped. Tolerates
 /// missing fields (renders what is there).
 std::string render_html(const nlohmann::json& summary);
+
+/// The first value of a summary.json object whose type render_html cannot read (it tolerates
+/// missing fields, not mistyped ones): "/POINTER: expected WHAT, found WHAT" (e.g.
+/// "/cases/0/passed: expected true or false, found a string"), or nullopt when it can read them all.
+std::optional<std::string> summary_type_problem(const nlohmann::json& summary);
 
 /// `s` as one shell word: unchanged when it holds only characters no POSIX shell treats specially
 /// (letters, digits, - _ . / = , : + @ %), else in single quotes with each ' as '\''. For the

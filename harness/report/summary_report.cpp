@@ -1,5 +1,8 @@
 // The summary.json listener: cumulative, written at run end; the machine-readable verdict of a
 // run (seed, digests, violations per case).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -58,13 +61,39 @@ std::string shell_quote(std::string_view a) {
 }
 
 void write_report_file(const std::string& path, std::string_view text, bool append) {
-  errno = 0;
-  std::ofstream out(path, append ? std::ios::binary | std::ios::app : std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (out) out.flush();
-  if (!out) {
+  auto fail = [&](const std::string& what, int err) {
+    throw ReportWriteError(what + ": cannot write" + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+  };
+  if (append) {  // $GITHUB_STEP_SUMMARY: the runner's own file, wherever it points
+    errno = 0;
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.flush();
+    if (!out) fail(path, errno);
+    return;
+  }
+  // A temporary file beside `path`, renamed over it: a symlink at `path` is replaced, never followed
+  // (report.html written through a planted link landed wherever it pointed), and a reader sees the
+  // old file or the new one, never half of one.
+  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, errno);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      fail(path, err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
     const int err = errno;
-    throw ReportWriteError(path + ": cannot write" + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+    ::unlink(temp.c_str());
+    fail(path, err);
   }
 }
 

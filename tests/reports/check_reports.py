@@ -327,6 +327,41 @@ class Checker:
         p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", self.dir("fresh")], 0)
         assert "removed" not in p.stderr, p.stderr
 
+    def check_shared_report_dir(self):
+        # Two explorations into one --report-dir: the second must not remove the first's
+        # counterexample (it did, at its start, while the first still ran), and the first's reports
+        # must point at files that exist. The first keeps running after its counterexample is
+        # written (--keep-going); the second starts then, and is refused with exit 3.
+        d = self.dir("shared")
+        cx = os.path.join(d, "counterexamples")
+        first = subprocess.Popen([self.hiccup, "explore", "--defect", "keep-calls-on-retry", "--keep-going",
+                                  "--cases", "20000", "--jobs", "1", "--progress-every", "0", "--report-dir", d],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        import time
+        deadline = time.monotonic() + 300
+        while not (os.path.isdir(cx) and os.listdir(cx)) and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert first.poll() is None, "the first exploration ended before the second started: give it more cases"
+        written = os.listdir(cx)
+        p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", d], 3)
+        assert "another exploration is writing to this report directory" in p.stderr, p.stderr
+        assert "pid %d" % first.pid in p.stderr, p.stderr
+        out, err = first.communicate(timeout=600)
+        assert first.returncode == 1, (first.returncode, out[-2000:], err[-2000:])
+        assert os.listdir(cx) == written, (os.listdir(cx), written)
+        summary = self.load(d)
+        named = [c["counterexample"] for c in summary["cases"] if c.get("counterexample")]
+        assert named, "the first exploration's summary names its counterexample"
+        for path in named:
+            assert os.path.isfile(path), f"summary.json points at {path}, which does not exist"
+        with open(os.path.join(d, "summary.md")) as f:
+            assert named[0] in f.read(), "summary.md names the counterexample"
+        # Once the first has ended the directory is free again: a later exploration replaces its
+        # reports, and only then its counterexample.
+        p = self.hiccup_run(["explore", "--cases", "20", "--report-dir", d], 0)
+        assert os.listdir(cx) == [], os.listdir(cx)
+        assert "removed 1 counterexample(s) of an earlier exploration" in p.stderr, p.stderr
+
     def check_report_command(self):
         d = self.failing_run()
         html_path = os.path.join(d, "report.html")
@@ -360,9 +395,48 @@ class Checker:
         with open(os.path.join(d, "summary.json"), "w") as f:
             json.dump(s, f)
         p = self.hiccup_run(["report", d], 3)
-        assert "unexpected type" in p.stderr, p.stderr
+        assert "summary.json: /cases/0/transcript/requests: expected an array, found a string" in p.stderr, p.stderr
         with open(html_path) as f:
             assert f.read() == written, "report.html kept when the summary cannot be rendered"
+        # Type errors name the JSON pointer and what was expected (they named no field).
+        s = self.load(d)
+        s["cases"][0]["passed"] = "yes"
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /cases/0/passed: expected true or false, found a string" in p.stderr, p.stderr
+        s["cases"][0]["passed"] = False
+        s["cases"][0]["transcript"] = {"requests": [{"answer": {"events_delivered": "2"}}]}
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /cases/0/transcript/requests/0/answer/events_delivered: expected a number, found a string" \
+            in p.stderr, p.stderr
+        # A number beyond a double's range: exit 3 with the file and pointer (it was exit 5), for
+        # report and report merge alike.
+        s["wall_ms"] = "__beyond__"
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            f.write(json.dumps(s).replace('"__beyond__"', "1e999"))
+        p = self.hiccup_run(["report", d], 3)
+        assert "summary.json: /wall_ms: number 1e999 is beyond a double's range" in p.stderr, p.stderr
+        p = self.hiccup_run(["report", "merge", os.path.join(self.work, "merged-1e999"), d], 3)
+        assert "summary.json: /wall_ms: number 1e999 is beyond a double's range" in p.stderr, p.stderr
+        # report.html is replaced, never written through a symlink planted in its place.
+        d = self.failing_run()
+        with open(html_path) as f:
+            written = f.read()
+        os.remove(html_path)
+        target = os.path.join(self.work, "elsewhere.txt")
+        with open(target, "w") as f:
+            f.write("not hiccup's\n")
+        os.symlink(target, html_path)
+        self.hiccup_run(["report", d], 0)
+        with open(target) as f:
+            assert f.read() == "not hiccup's\n", "hiccup report wrote through the symlink"
+        assert not os.path.islink(html_path) and os.path.isfile(html_path), "report.html replaced by a file"
+        with open(html_path) as f:
+            assert f.read() == written
+        assert not [n for n in os.listdir(d) if ".tmp-" in n], "no temporary file left behind"
         # explore writes report.html too, and its command line (a path with a space is quoted).
         e = self.dir("explore report")
         self.hiccup_run(["explore", "--defect", "keep-calls-on-retry", "--cases", "100", "--report-dir", e], 1)
