@@ -570,6 +570,16 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   }
 }
 
+void ScriptEngine::refuse(std::size_t journal_index, int status, const std::string& reason) {
+  settle(journal_index, Delivery{0, true, -1});
+  std::lock_guard lock(mu_);
+  if (journal_index < first_index_ || journal_index - first_index_ >= journal_.size()) return;
+  JournalEntry& e = journal_[journal_index - first_index_];
+  e.response_status = status;
+  e.played = "overloaded";
+  e.issues.push_back("server-overloaded: " + reason);
+}
+
 Journal ScriptEngine::journal() const {
   std::lock_guard lock(mu_);
   return Journal(journal_.begin(), journal_.end());

@@ -120,6 +120,11 @@ class ScriptEngine {
   /// calls/text and `completed`. Calling it again overwrites (the last report wins).
   void settle(std::size_t journal_index, const Delivery& delivery);
 
+  /// Records that the plan for `journal_index` was not played: the server answered `status`
+  /// instead (503 when no worker thread was left for a plan that pauses). The entry is settled
+  /// with nothing delivered, `played` "overloaded", and the issue "server-overloaded: REASON".
+  void refuse(std::size_t journal_index, int status, const std::string& reason);
+
   /// A copy of the journal so far: every entry, or with a window (set_journal_window) the
   /// entries still in it, oldest first (their `index` fields say where they stand).
   Journal journal() const;
