@@ -73,10 +73,19 @@ options (each at most once):
   --journal FILE        write the default session's journal to FILE (needs SCENARIO): one JSON
                         array, one entry per line, written as entries leave the in-memory window
                         and completed on exit
-  --journal-window N    default-session journal entries kept in memory (default 1000); older ones
-                        are counted in a summary printed on exit (and written to --journal FILE);
-                        the session's verdict and journal endpoints see the window. Sessions made
-                        over the control API keep their whole journal
+  --max-connections N   connections open at once (default 4096; more wait in the listen backlog)
+  --max-workers N       worker threads at once (default 512): each serves a connection whose answer
+                        pauses (stall, delay, drain) or makes a verdict or journal answer; a request
+                        that needs one when all are busy gets 503 with Retry-After: 1 (journaled as
+                        played "overloaded"), never a silent drop
+  --head-timeout-ms MS  a request's line and headers must arrive within MS of their first byte
+                        (default 10000), however steadily they trickle; else 408 and the connection
+                        closes (slowloris)
+  --journal-window N    journal entries (and recorded executions) every session keeps in memory
+                        (default 1000; a session's create body may set its own "journal_window");
+                        older ones are counted in a summary (printed on exit for the default
+                        session, written to --journal FILE) and a verdict that needed them says
+                        "unknown" with a "window" member instead of passing
   -h, --help            this text
 
 exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
@@ -159,6 +168,7 @@ class JournalFileWriter {
 int serve_command(const Args& args) {
   ArgReader in(args);
   std::string port_text = "0", scale_text = "1000", window_text = "1000", journal_path, host = "127.0.0.1", v;
+  std::string connections_text = "4096", workers_text = "512", head_timeout_text = "10000";
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -166,7 +176,9 @@ int serve_command(const Args& args) {
       return kExitPassed;
     }
     if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
-        in.value("--journal", journal_path) || in.value("--journal-window", window_text)) {
+        in.value("--journal", journal_path) || in.value("--journal-window", window_text) ||
+        in.value("--max-connections", connections_text) || in.value("--max-workers", workers_text) ||
+        in.value("--head-timeout-ms", head_timeout_text)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
@@ -174,12 +186,15 @@ int serve_command(const Args& args) {
   const auto port = in.number("--port", port_text, 0, 65535, "0..65535");
   const auto scale = in.number("--stall-ms-per-s", scale_text, 1, kIntMax, "a whole number >= 1");
   const auto window = in.number("--journal-window", window_text, 1, kIntMax, "a whole number >= 1");
+  const auto max_connections = in.number("--max-connections", connections_text, 1, kIntMax, "a whole number >= 1");
+  const auto max_workers = in.number("--max-workers", workers_text, 1, kIntMax, "a whole number >= 1");
+  const auto head_timeout_ms = in.number("--head-timeout-ms", head_timeout_text, 1, kIntMax, "a whole number >= 1");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (!in.error().empty()) {
     return usage_error("serve", in.error());
   }
-  serve::SessionRegistry registry;
+  serve::SessionRegistry registry(static_cast<std::size_t>(*window));
   std::string scenario_name;
   std::shared_ptr<mock::ScriptEngine> default_engine;  // its journal is windowed
   if (!positional.empty()) {
@@ -215,6 +230,9 @@ int serve_command(const Args& args) {
   options.port = *port;
   options.stall_ms_per_s = *scale;
   options.max_delay_ms = -1;
+  options.max_connections = *max_connections;
+  options.max_workers = *max_workers;
+  options.head_timeout_ms = *head_timeout_ms;
   mock::MockHttpServer server(router, options);
   try {
     server.start();

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +33,19 @@ struct SessionOptions {
   int max_attempts = 0;
   /// Policy differences (an honest failure where docs/POLICY.md retries) fail the verdict too.
   bool strict = false;
+  /// Journal entries (and recorded executions) kept in memory, >= 1; older ones are counted in a
+  /// summary and the verdict is then judged over a window ("unknown"). 0 = the registry's default.
+  std::size_t journal_window = 0;
+};
+
+/// What a session no longer holds one by one: requests and executions that left its window.
+struct WindowInfo {
+  std::size_t journal_window = 0;      ///< entries kept at most (about; see ScriptEngine)
+  std::size_t requests_evicted = 0;    ///< journal entries counted in `evicted_summary` only
+  std::size_t executions_evicted = 0;  ///< recorded executions dropped, oldest first
+  mock::JournalSummary evicted_summary;
+  /// True when anything was evicted: the judge then sees part of the evidence only.
+  bool partial() const { return requests_evicted > 0 || executions_evicted > 0; }
 };
 
 /// One tool execution a test recorded: the tool's name and arguments, and the provider's call id
@@ -66,23 +81,31 @@ struct SessionVerdict {
   std::vector<std::string> checked;         ///< invariants and verdicts judged, in catalogue order
   std::vector<NotApplicable> not_applicable;
   std::optional<Outcome> outcome;           ///< as recorded; none when the test recorded none
-  int requests = 0;                         ///< model requests journaled (not preflight or 404)
-  int executions = 0;
-  bool passed() const { return violations.empty(); }
-  /// "pass", "fail" or "difference" (passed with policy differences).
+  int requests = 0;                         ///< model requests journaled (not preflight or 404), evicted ones too
+  int executions = 0;                       ///< executions recorded, dropped ones too
+  /// How much of the evidence the judge saw: when `window.partial()`, requests or executions had
+  /// left the session's window and the verdict is "unknown", never "pass".
+  WindowInfo window;
+  bool passed() const { return violations.empty() && !window.partial(); }
+  /// "pass", "fail" or "difference" (passed with policy differences), or "unknown" when the judge
+  /// saw only a window of the evidence (whatever it found in it: a violation there may come from
+  /// a request that left the window, a pass would rest on evidence that is gone).
   std::string verdict() const;
 };
 
 /// The ledger entry (journal index and call index) an execution answers, resolved against the
-/// journal as the checkers see it: the latest request before `journal_size` that delivered a call
+/// journal as the checkers see it (whole, or a window: entries are matched by their `index`): the
+/// latest request with an index below `journal_size` that delivered a call
 /// with the execution's `call_id` when it has one, else with its name and args. Unresolved
 /// executions get request_seq -1 (at-most-once reports them). Name and args as recorded.
 rut::LedgerEntry resolve_execution(const Execution& execution, const mock::Journal& journal);
 
 /// One session. Thread-safe: its engine locks per request, its own mutex guards the rest, so
-/// requests to different sessions never wait for each other.
+/// requests to different sessions never wait for each other. Memory is bounded: the engine keeps
+/// a window of `options.journal_window` journal entries, the ledger as many executions.
 class Session {
  public:
+  /// `options.journal_window` must be >= 1 (SessionRegistry::create fills in its default).
   Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq);
 
   const std::string& id() const { return id_; }
@@ -104,12 +127,19 @@ class Session {
   /// Records the agent's outcome (a second call replaces the first).
   void record_outcome(Outcome outcome);
 
+  /// The executions still in the window, oldest first.
   std::vector<Execution> ledger() const;
+  /// Executions recorded since the last reset, dropped ones included.
+  std::size_t executions_recorded() const;
   std::optional<Outcome> outcome() const;
+  /// The journal entries still in the window, oldest first (their `index` says where they stand).
   mock::Journal journal() const { return engine()->journal(); }
+  /// What has left the window so far.
+  WindowInfo window() const;
 
   /// Judges the journal, ledger and outcome so far. Pure with respect to the session: call it as
-  /// often as you like.
+  /// often as you like. Holds the session's lock only to copy the window (at most
+  /// journal_window entries), never while judging, and no lock of the registry.
   SessionVerdict verdict() const;
 
  private:
@@ -117,9 +147,12 @@ class Session {
   const Scenario scenario_;
   const SessionOptions options_;
   const std::uint64_t created_seq_;
+  std::shared_ptr<mock::ScriptEngine> fresh_engine() const;
+
   mutable std::mutex mu_;
   std::shared_ptr<mock::ScriptEngine> engine_;
-  std::vector<Execution> ledger_;
+  std::deque<Execution> ledger_;        // the last journal_window executions
+  std::size_t ledger_evicted_ = 0;      // executions dropped from the front of ledger_
   std::optional<Outcome> outcome_;
 };
 
@@ -128,6 +161,14 @@ class SessionRegistry {
  public:
   /// The id of the session `hiccup serve SCENARIO` starts with; the server's root paths play it.
   static constexpr std::string_view kDefaultId = "default";
+  /// Journal entries a session keeps unless told otherwise (`hiccup serve --journal-window`).
+  static constexpr std::size_t kDefaultJournalWindow = 1000;
+
+  /// `journal_window` (>= 1): what a session created without its own window keeps.
+  explicit SessionRegistry(std::size_t journal_window = kDefaultJournalWindow)
+      : journal_window_(std::max<std::size_t>(journal_window, 1)) {}
+
+  std::size_t journal_window() const { return journal_window_; }
 
   /// Whether `id` is a valid session id: 1 to 64 of [A-Za-z0-9._-].
   static bool valid_id(std::string_view id);
@@ -147,6 +188,7 @@ class SessionRegistry {
   std::size_t size() const;
 
  private:
+  const std::size_t journal_window_;
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
   std::uint64_t next_seq_ = 1;
