@@ -391,3 +391,44 @@ TEST_CASE("a paused answer beyond max_workers gets 503 with Retry-After and is j
   CHECK(served.rfind("HTTP/1.1 200 ", 0) == 0);
   CHECK(served.find("Deploying.") != std::string::npos);
 }
+
+TEST_CASE("a head trickling into a connection on a worker thread gets 408 at the head deadline") {
+  // The first answer stalls, so the connection moves to a worker thread (blocking reads with a
+  // per-read timeout); its next head then trickles in a byte every 100 ms.
+  auto options = hostile_options();
+  options.head_timeout_ms = 600;
+  mock::Attempt stalled;
+  stalled.events = {mock::TextEvent{"Deploying."}, mock::FinishEvent{mock::FinishReason::kStop}};
+  stalled.fault = mock::StallFault{1, 50};
+  mock::Script script;
+  script.turns.push_back(mock::Turn{{stalled}});
+  mock::ScriptEngine engine(script);
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int fd = connect_to(port, 100);
+  REQUIRE(send_all(fd, head(kGemini, "", kGeminiBody.size()) + kGeminiBody));
+  std::string first;
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (first.find("\r\n0\r\n\r\n") == std::string::npos && Clock::now() < until) {
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n > 0) first.append(buf, static_cast<std::size_t>(n));
+  }
+  REQUIRE(first.find("\r\n0\r\n\r\n") != std::string::npos);
+  const std::string bytes = "POST " + kChat + " HTTP/1.1\r\nX-Slow: " + std::string(100, 'a');
+  std::string answer;
+  const auto started = Clock::now();
+  for (std::size_t k = 0; k < bytes.size() && answer.empty(); ++k) {
+    if (send(fd, &bytes[k], 1, MSG_NOSIGNAL) != 1) break;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);  // waits up to 100 ms
+    if (n > 0) answer.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) break;
+  }
+  answer += read_all(fd);
+  close(fd);
+  INFO(answer);
+  CHECK(answer.rfind("HTTP/1.1 408 ", 0) == 0);
+  CHECK(Clock::now() - started < std::chrono::milliseconds(2500));  // the trickle would last 10 s
+}
