@@ -46,7 +46,8 @@ Requests are matched to the script by turn index and attempt index (../shared/SC
 the format.
 
 Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
-  POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?}
+  POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?,
+                                             "journal_window"?}
                                             → 201 {"session": {"id", "path", "base_url", ...}};
                                             a scenario lint rejects → 400 with one problem per pointer
   GET    /_hiccup/sessions                  all sessions
@@ -82,7 +83,8 @@ options (each at most once):
                         (default 10000), however steadily they trickle; else 408 and the connection
                         closes (slowloris)
   --journal-window N    journal entries (and recorded executions) every session keeps in memory
-                        (default 1000; a session's create body may set its own "journal_window");
+                        (default 1000, and entries of at most about 64 MiB; a session's create
+                        body may set its own "journal_window");
                         older ones are counted in a summary (printed on exit for the default
                         session, written to --journal FILE) and a verdict that needed them says
                         "unknown" with a "window" member instead of passing

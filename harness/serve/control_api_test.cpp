@@ -553,3 +553,20 @@ TEST_CASE("a verdict over a session whose requests left its journal window is un
   CHECK(bs == 400);
   CHECK(bad["error"]["problems"][0]["pointer"] == "/journal_window");
 }
+
+TEST_CASE("verdicts and journals are made on a worker thread, not on the event loop") {
+  serve::SessionRegistry registry;
+  serve::ControlApi api(registry);
+  registry.create("a", harness::Scenario{});
+  for (const char* path : {"/_hiccup/sessions/a/verdict", "/_hiccup/sessions/a/journal"}) {
+    mock::Route r = api.route("GET", path, "");
+    INFO(path);
+    CHECK(r.engine == nullptr);
+    REQUIRE(r.deferred);  // the server calls it on a worker thread
+    const mock::DirectAnswer d = r.deferred();
+    CHECK(d.status == 200);
+  }
+  // Quick answers stay on the event loop.
+  CHECK_FALSE(api.route("GET", "/_hiccup/health", "").deferred);
+  CHECK_FALSE(api.route("GET", "/_hiccup/sessions/a", "").deferred);
+}
