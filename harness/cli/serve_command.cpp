@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -82,6 +83,10 @@ options (each at most once):
   --head-timeout-ms MS  a request's line and headers must arrive within MS of their first byte
                         (default 10000), however steadily they trickle; else 408 and the connection
                         closes (slowloris)
+  --session-journals DIR
+                        sessions created with "journal_file": true stream their journals to
+                        DIR/ID.jsonl (one entry per line: entries as they leave the window, the
+                        rest on reset, delete or exit); DIR is created if missing
   --journal-window N    journal entries (and recorded executions) every session keeps in memory
                         (default 1000, and entries of at most about 64 MiB; a session's create
                         body may set its own "journal_window");
@@ -170,7 +175,7 @@ class JournalFileWriter {
 int serve_command(const Args& args) {
   ArgReader in(args);
   std::string port_text = "0", scale_text = "1000", window_text = "1000", journal_path, host = "127.0.0.1", v;
-  std::string connections_text = "4096", workers_text = "512", head_timeout_text = "10000";
+  std::string connections_text = "4096", workers_text = "512", head_timeout_text = "10000", session_journals;
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -180,7 +185,7 @@ int serve_command(const Args& args) {
     if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
         in.value("--journal", journal_path) || in.value("--journal-window", window_text) ||
         in.value("--max-connections", connections_text) || in.value("--max-workers", workers_text) ||
-        in.value("--head-timeout-ms", head_timeout_text)) {
+        in.value("--head-timeout-ms", head_timeout_text) || in.value("--session-journals", session_journals)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
@@ -196,7 +201,16 @@ int serve_command(const Args& args) {
   if (!in.error().empty()) {
     return usage_error("serve", in.error());
   }
-  serve::SessionRegistry registry(static_cast<std::size_t>(*window));
+  if (!session_journals.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(session_journals, ec);
+    if (ec || !std::filesystem::is_directory(session_journals)) {
+      std::cerr << "error: " << session_journals << ": cannot create the session journal directory"
+                << (ec ? ": " + ec.message() : "") << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  serve::SessionRegistry registry(static_cast<std::size_t>(*window), session_journals);
   std::string scenario_name;
   std::shared_ptr<mock::ScriptEngine> default_engine;  // its journal is windowed
   if (!positional.empty()) {
@@ -250,9 +264,31 @@ int serve_command(const Args& args) {
   } else {
     std::cerr << "serving scenario \"" << scenario_name << "\"; Ctrl-C to stop" << std::endl;
   }
+  // Session journal files get the entries that left their windows every 100 ms.
+  std::mutex flush_mu;
+  std::condition_variable flush_cv;
+  bool flush_done = false;
+  std::thread flusher;
+  if (!session_journals.empty()) {
+    flusher = std::thread([&] {
+      std::unique_lock lock(flush_mu);
+      while (!flush_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return flush_done; })) {
+        for (const auto& s : registry.list()) s->flush_journal(false);
+      }
+    });
+  }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.stop();
+  if (flusher.joinable()) {
+    {
+      std::lock_guard lock(flush_mu);
+      flush_done = true;
+    }
+    flush_cv.notify_all();
+    flusher.join();
+    for (const auto& s : registry.list()) s->flush_journal(true);
+  }
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
   // The engine the session plays now (a reset over the control API replaces it with a fresh one,

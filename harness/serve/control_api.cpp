@@ -143,6 +143,7 @@ json ControlApi::session_json(const Session& s) const {
             {"max_attempts", s.max_attempts()},
             {"strict", s.options().strict},
             {"journal_window", s.options().journal_window},
+            {"journal_file", s.journal_path().empty() ? json(nullptr) : json(s.journal_path())},
             {"requests", s.engine()->journal_size()},
             {"executions", s.executions_recorded()},
             {"outcome", outcome_json(s.outcome())}};
@@ -249,10 +250,21 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
         options.journal_window = w.get<std::size_t>();
       }
     }
+    if (in.contains("journal_file")) {
+      if (!in["journal_file"].is_boolean()) {
+        problems.push_back(problem("/journal_file", "expected true or false, found " + in["journal_file"].dump()));
+      } else if (in["journal_file"].get<bool>() && registry_.journal_dir().empty()) {
+        problems.push_back(problem("/journal_file", "this server writes no session journals: start it with "
+                                                    "hiccup serve --session-journals DIR"));
+      } else {
+        options.journal_file = in["journal_file"].get<bool>();
+      }
+    }
     for (const auto& [key, value] : in.items()) {
-      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "journal_window") {
+      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "journal_window" &&
+          key != "journal_file") {
         problems.push_back(problem("/" + pointer_escape(key),
-                                   "unknown field (expected scenario, id, max_attempts, strict, journal_window)"));
+                                   "unknown field (expected scenario, id, max_attempts, strict, journal_window, journal_file)"));
       }
     }
     if (!in.contains("scenario")) {

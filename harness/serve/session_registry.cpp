@@ -69,17 +69,37 @@ rut::LedgerEntry resolve_execution(const Execution& x, const mock::Journal& jour
   return l;
 }
 
-Session::Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq)
+Session::Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq,
+                 std::string journal_path)
     : id_(std::move(id)),
       scenario_(std::move(scenario)),
       options_(options),
       created_seq_(created_seq),
-      engine_(fresh_engine()) {}
+      journal_path_(options.journal_file ? std::move(journal_path) : std::string()) {
+  engine_ = fresh_engine();
+}
 
 std::shared_ptr<mock::ScriptEngine> Session::fresh_engine() const {
   auto engine = std::make_shared<mock::ScriptEngine>(scenario_.script);
-  engine->set_journal_window(std::max<std::size_t>(options_.journal_window, 1), false);
+  engine->set_journal_window(std::max<std::size_t>(options_.journal_window, 1), !journal_path_.empty());
   return engine;
+}
+
+void Session::write_entries(const std::vector<mock::JournalEntry>& entries) {
+  if (entries.empty()) return;
+  if (!file_) file_ = std::make_unique<std::ofstream>(journal_path_, std::ios::trunc);
+  for (const mock::JournalEntry& e : entries) {
+    *file_ << mock::journal_entry_to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  file_->flush();
+}
+
+void Session::flush_journal(bool everything) {
+  if (journal_path_.empty()) return;
+  std::lock_guard file_lock(file_mu_);
+  const std::shared_ptr<mock::ScriptEngine> engine = this->engine();
+  write_entries(engine->take_evicted());
+  if (everything) write_entries(engine->journal());
 }
 
 int Session::max_attempts() const {
@@ -93,6 +113,14 @@ std::shared_ptr<mock::ScriptEngine> Session::engine() const {
 
 void Session::reset() {
   auto fresh = fresh_engine();
+  // The journal file gets the old engine's entries first; the new one's indices start at 0.
+  std::unique_lock file_lock(file_mu_, std::defer_lock);
+  if (!journal_path_.empty()) {
+    file_lock.lock();
+    const std::shared_ptr<mock::ScriptEngine> old = engine();
+    write_entries(old->take_evicted());
+    write_entries(old->journal());
+  }
   std::lock_guard lock(mu_);
   engine_ = std::move(fresh);
   ledger_.clear();
@@ -236,7 +264,9 @@ std::shared_ptr<Session> SessionRegistry::create(std::string id, Scenario scenar
     return nullptr;
   }
   if (options.journal_window == 0) options.journal_window = journal_window_;
-  auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++);
+  std::string journal_path;
+  if (options.journal_file && !journal_dir_.empty()) journal_path = journal_dir_ + "/" + id + ".jsonl";
+  auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++, std::move(journal_path));
   sessions_.emplace(std::move(id), session);
   return session;
 }
@@ -248,10 +278,15 @@ std::shared_ptr<Session> SessionRegistry::find(std::string_view id) const {
 }
 
 bool SessionRegistry::remove(std::string_view id) {
-  std::unique_lock lock(mu_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return false;
-  sessions_.erase(it);
+  std::shared_ptr<Session> removed;
+  {
+    std::unique_lock lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return false;
+    removed = std::move(it->second);
+    sessions_.erase(it);
+  }
+  removed->flush_journal(true);  // outside the registry's lock
   return true;
 }
 

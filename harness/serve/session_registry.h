@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ struct SessionOptions {
   /// Journal entries (and recorded executions) kept in memory, >= 1; older ones are counted in a
   /// summary and the verdict is then judged over a window ("unknown"). 0 = the registry's default.
   std::size_t journal_window = 0;
+  /// Stream the journal to `{journal dir}/{id}.jsonl` (one entry per line: entries as they leave
+  /// the window, the rest when the session is reset, deleted or the server stops). Needs a
+  /// registry with a journal directory (`hiccup serve --session-journals DIR`).
+  bool journal_file = false;
 };
 
 /// What a session no longer holds one by one: requests and executions that left its window.
@@ -105,8 +110,10 @@ rut::LedgerEntry resolve_execution(const Execution& execution, const mock::Journ
 /// a window of `options.journal_window` journal entries, the ledger as many executions.
 class Session {
  public:
-  /// `options.journal_window` must be >= 1 (SessionRegistry::create fills in its default).
-  Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq);
+  /// `options.journal_window` must be >= 1 (SessionRegistry::create fills in its default);
+  /// `journal_path` the file the journal streams to when `options.journal_file` ("" for none).
+  Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq,
+          std::string journal_path = "");
 
   const std::string& id() const { return id_; }
   const Scenario& scenario() const { return scenario_; }
@@ -137,6 +144,13 @@ class Session {
   /// What has left the window so far.
   WindowInfo window() const;
 
+  /// The file this session's journal streams to ("" for none).
+  const std::string& journal_path() const { return journal_path_; }
+  /// Appends the entries that left the window since the last call to journal_path(); with
+  /// `everything`, the entries still in the window too (the session ends or is reset). Entries
+  /// are written once each. Thread-safe; does nothing without a journal file.
+  void flush_journal(bool everything);
+
   /// Judges the journal, ledger and outcome so far. Pure with respect to the session: call it as
   /// often as you like. Holds the session's lock only to copy the window (at most
   /// journal_window entries), never while judging, and no lock of the registry.
@@ -148,12 +162,16 @@ class Session {
   const SessionOptions options_;
   const std::uint64_t created_seq_;
   std::shared_ptr<mock::ScriptEngine> fresh_engine() const;
+  void write_entries(const std::vector<mock::JournalEntry>& entries);  // file_mu_ held
 
   mutable std::mutex mu_;
   std::shared_ptr<mock::ScriptEngine> engine_;
   std::deque<Execution> ledger_;        // the last journal_window executions
   std::size_t ledger_evicted_ = 0;      // executions dropped from the front of ledger_
   std::optional<Outcome> outcome_;
+  const std::string journal_path_;
+  std::mutex file_mu_;                  // the journal file; taken before mu_, never after
+  std::unique_ptr<std::ofstream> file_;  // opened by the first flush
 };
 
 /// Sessions by id. Thread-safe: lookups share a reader lock, create and remove take it briefly.
@@ -164,11 +182,13 @@ class SessionRegistry {
   /// Journal entries a session keeps unless told otherwise (`hiccup serve --journal-window`).
   static constexpr std::size_t kDefaultJournalWindow = 1000;
 
-  /// `journal_window` (>= 1): what a session created without its own window keeps.
-  explicit SessionRegistry(std::size_t journal_window = kDefaultJournalWindow)
-      : journal_window_(std::max<std::size_t>(journal_window, 1)) {}
+  /// `journal_window` (>= 1): what a session created without its own window keeps;
+  /// `journal_dir`: where sessions with `journal_file` stream their journals ("" = none may).
+  explicit SessionRegistry(std::size_t journal_window = kDefaultJournalWindow, std::string journal_dir = "")
+      : journal_window_(std::max<std::size_t>(journal_window, 1)), journal_dir_(std::move(journal_dir)) {}
 
   std::size_t journal_window() const { return journal_window_; }
+  const std::string& journal_dir() const { return journal_dir_; }
 
   /// Whether `id` is a valid session id: 1 to 64 of [A-Za-z0-9._-].
   static bool valid_id(std::string_view id);
@@ -180,6 +200,7 @@ class SessionRegistry {
   std::shared_ptr<Session> find(std::string_view id) const;
 
   /// Removes a session; false when there is none. Requests streaming from it finish normally.
+  /// Its journal file, if any, gets the rest of its journal.
   bool remove(std::string_view id);
 
   /// All sessions in creation order.
@@ -189,6 +210,7 @@ class SessionRegistry {
 
  private:
   const std::size_t journal_window_;
+  const std::string journal_dir_;
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
   std::uint64_t next_seq_ = 1;

@@ -2,7 +2,11 @@
 // against the journal.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "harness/serve/session_registry.h"
+#include "tests/test_temp.h"
 
 namespace {
 
@@ -121,4 +125,34 @@ TEST_CASE("a session keeps at most its window of journal entries and executions 
   CHECK(big->options().journal_window == 100);
   s->reset();
   CHECK_FALSE(s->window().partial());
+}
+
+TEST_CASE("a session with a journal file streams its entries there as they leave the window, the rest when deleted") {
+  const std::filesystem::path dir = hiccup_test::temp_path("hiccup-session-journals");
+  std::filesystem::create_directories(dir);
+  serve::SessionRegistry r(2, dir.string());
+  auto s = r.create("j", scenario(), serve::SessionOptions{0, false, 0, true});
+  auto quiet = r.create("q", scenario());
+  CHECK(s->journal_path() == (dir / "j.jsonl").string());
+  CHECK(quiet->journal_path().empty());
+  auto lines = [&] {
+    std::ifstream in(dir / "j.jsonl");
+    std::vector<json> out;
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  };
+  for (int i = 0; i < 5; ++i) {
+    mock::Request req{"POST", "/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"hi"}]})", -1};
+    const mock::Plan plan = s->engine()->respond(req);
+    s->engine()->settle(plan.journal_index, mock::Delivery{0, false, -1});
+  }
+  s->flush_journal(false);
+  auto written = lines();
+  REQUIRE(written.size() == 3u);  // entries 0-2 left the window of 2
+  for (std::size_t i = 0; i < written.size(); ++i) CHECK(written[i]["index"] == i);
+  CHECK(r.remove("j"));
+  written = lines();
+  REQUIRE(written.size() == 5u);  // the window's two followed, once each
+  CHECK(written[4]["index"] == 4);
+  std::filesystem::remove_all(dir);
 }
