@@ -1,7 +1,8 @@
-// Hostile requests against MockHttpServer on loopback (issue 11): a 100 MB body, a body nested
-// 100,000 deep, invalid UTF-8, a 1 MB header, a request that stops arriving (slowloris) and a client
-// that never reads its answer. Each gets the provider's 400/413 envelope or is dropped after the
-// I/O timeout, and a fresh client is answered while the hostile one is still open.
+// Hostile requests against MockHttpServer on loopback (issues 11, 42): a 100 MB body, a body nested
+// 100,000 deep, invalid UTF-8, a 1 MB header, a request that stops arriving or trickles in one
+// byte at a time (slowloris), a client that never reads its answer, and more paused answers than
+// worker threads. Each gets the provider's 400/408/413/503 envelope or is dropped after the I/O
+// timeout, and a fresh client is answered while the hostile one is still open.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -298,4 +300,135 @@ TEST_CASE("JSON nested 100000 deep inside a string of the request is refused, no
     CHECK(plan.body.find("unscripted request: turn 1") != std::string::npos);
     CHECK(mock::parse_json(deep).is_discarded());
   }
+}
+
+TEST_CASE("heads trickling in a byte at a time get 408 at the head deadline and a fresh client is served") {
+  // Every connection slot held by a slowloris client: one byte every 100 ms renews the 300 ms I/O
+  // timeout for ever, so only the deadline on the whole head frees the slots.
+  auto options = hostile_options();
+  options.max_connections = 4;
+  options.head_timeout_ms = 600;
+  mock::ScriptEngine engine(text_script("Deploying."));
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  std::atomic<bool> stop{false};
+  std::vector<std::string> answers(4);
+  std::vector<std::thread> trickle;
+  for (int i = 0; i < 4; ++i) {
+    trickle.emplace_back([&, i] {
+      const int fd = connect_to(port, 200);
+      const std::string bytes = "POST /v1/chat/completions HTTP/1.1\r\nX-Slow: " + std::string(200, 'a');
+      for (std::size_t k = 0; k < bytes.size() && !stop.load(); ++k) {
+        if (send(fd, &bytes[k], 1, MSG_NOSIGNAL) != 1) break;
+        char buf[4096];
+        const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) answers[static_cast<std::size_t>(i)].append(buf, static_cast<std::size_t>(n));
+        if (n == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      answers[static_cast<std::size_t>(i)] += read_all(fd);
+      close(fd);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // every slot taken
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(10, 0);
+  const auto started = Clock::now();
+  auto res = c.Post(kGemini.c_str(), kGeminiBody, "application/json");
+  const auto waited = Clock::now() - started;
+  stop = true;
+  for (auto& t : trickle) t.join();
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  // Served once the trickling heads hit their deadline (600 ms), long before they would end (20 s).
+  CHECK(waited < std::chrono::milliseconds(2500));
+  for (const std::string& a : answers) {
+    INFO(a);
+    CHECK(a.rfind("HTTP/1.1 408 ", 0) == 0);
+    CHECK(body_of(a)["error"]["message"].get<std::string>().find("did not arrive within 600 ms") != std::string::npos);
+  }
+}
+
+TEST_CASE("a paused answer beyond max_workers gets 503 with Retry-After and is journaled as overloaded") {
+  auto options = hostile_options();
+  options.max_workers = 1;
+  options.stall_ms_per_s = 1;
+  mock::Attempt stalled;
+  stalled.events = {mock::TextEvent{"Deploying."}, mock::FinishEvent{mock::FinishReason::kStop}};
+  stalled.fault = mock::StallFault{1, 1500};  // 1.5 s on a worker thread
+  mock::Script script;
+  script.turns.push_back(mock::Turn{{stalled}});
+  mock::ScriptEngine engine(script);
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int first = connect_to(port, 5000);
+  REQUIRE(send_all(first, head(kGemini, "Connection: close\r\n", kGeminiBody.size()) + kGeminiBody));
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (engine.journal_size() == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(engine.journal_size() == 1u);
+  // The one worker plays the first stall; the second paused answer has none left.
+  const int second = connect_to(port, 5000);
+  REQUIRE(send_all(second, head(kGemini, "", kGeminiBody.size()) + kGeminiBody));
+  const auto asked = Clock::now();
+  const std::string refused = read_answer(second);
+  close(second);
+  INFO(refused);
+  CHECK(Clock::now() - asked < std::chrono::milliseconds(1000));  // at once, not after the stall
+  CHECK(refused.rfind("HTTP/1.1 503 ", 0) == 0);
+  CHECK(refused.find("Retry-After: 1\r\n") != std::string::npos);
+  CHECK(refused.find("Connection: close\r\n") != std::string::npos);
+  CHECK(body_of(refused)["error"]["message"].get<std::string>().find("no worker thread free") != std::string::npos);
+  const mock::Journal journal = engine.journal();
+  REQUIRE(journal.size() == 2u);
+  CHECK(journal[1].played == "overloaded");
+  CHECK(journal[1].response_status == 503);
+  CHECK(journal[1].events_delivered == 0);
+  REQUIRE(journal[1].issues.size() == 1u);
+  CHECK(journal[1].issues[0].rfind("server-overloaded: ", 0) == 0);
+  // The first is still served in full.
+  const std::string served = read_all(first);
+  close(first);
+  CHECK(served.rfind("HTTP/1.1 200 ", 0) == 0);
+  CHECK(served.find("Deploying.") != std::string::npos);
+}
+
+TEST_CASE("a head trickling into a connection on a worker thread gets 408 at the head deadline") {
+  // The first answer stalls, so the connection moves to a worker thread (blocking reads with a
+  // per-read timeout); its next head then trickles in a byte every 100 ms.
+  auto options = hostile_options();
+  options.head_timeout_ms = 600;
+  mock::Attempt stalled;
+  stalled.events = {mock::TextEvent{"Deploying."}, mock::FinishEvent{mock::FinishReason::kStop}};
+  stalled.fault = mock::StallFault{1, 50};
+  mock::Script script;
+  script.turns.push_back(mock::Turn{{stalled}});
+  mock::ScriptEngine engine(script);
+  mock::MockHttpServer server(engine, options);
+  const int port = server.start();
+  const int fd = connect_to(port, 100);
+  REQUIRE(send_all(fd, head(kGemini, "", kGeminiBody.size()) + kGeminiBody));
+  std::string first;
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (first.find("\r\n0\r\n\r\n") == std::string::npos && Clock::now() < until) {
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n > 0) first.append(buf, static_cast<std::size_t>(n));
+  }
+  REQUIRE(first.find("\r\n0\r\n\r\n") != std::string::npos);
+  const std::string bytes = "POST " + kChat + " HTTP/1.1\r\nX-Slow: " + std::string(100, 'a');
+  std::string answer;
+  const auto started = Clock::now();
+  for (std::size_t k = 0; k < bytes.size() && answer.empty(); ++k) {
+    if (send(fd, &bytes[k], 1, MSG_NOSIGNAL) != 1) break;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);  // waits up to 100 ms
+    if (n > 0) answer.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) break;
+  }
+  answer += read_all(fd);
+  close(fd);
+  INFO(answer);
+  CHECK(answer.rfind("HTTP/1.1 408 ", 0) == 0);
+  CHECK(Clock::now() - started < std::chrono::milliseconds(2500));  // the trickle would last 10 s
 }

@@ -28,6 +28,7 @@
 #include <deque>
 #include <csignal>
 #include <cstring>
+#include <strings.h>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -43,6 +44,7 @@ struct MockHttpServer::Handoff {
   RequestParser parser;
   std::shared_ptr<ScriptEngine> engine;  // null: no plan waits
   Plan plan;
+  std::function<DirectAnswer()> deferred;  // set: make this answer first (Route::deferred)
   bool head_only = false;
   bool keep_alive = true;
 };
@@ -318,8 +320,12 @@ class SingleEngineRouter : public RequestRouter {
 /// The answer to a request the parser refused (no journal entry: the engine never saw it): in the
 /// envelope of the provider whose path ends `target` (a session's /s/{id} prefix aside), else of
 /// the provider of the engine the target routes to, else hiccup's own {"error":{code,message}}.
-std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router) {
+/// With `retry_after_s`, the answer carries a Retry-After header (the provider's own, when it has
+/// its own form).
+std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router,
+                    std::optional<double> retry_after_s = std::nullopt) {
   if (std::optional<DirectAnswer> own = router.refusal(status, message, target)) {
+    if (retry_after_s) own->headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(*retry_after_s)));
     return response_head(own->status, own->content_type, own->headers, static_cast<long long>(own->body.size()), false) +
            own->body;
   }
@@ -335,13 +341,50 @@ std::string refusal(int status, const std::string& message, std::string_view tar
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   if (format) {
-    ErrorAnswer answer = format->error_answer(status, message, std::nullopt);
+    ErrorAnswer answer = format->error_answer(status, message, retry_after_s);
     body = std::move(answer.body);
     headers = std::move(answer.headers);
   } else {
     body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump();
   }
+  // The header too where the provider says it only in the body (Gemini's RetryInfo): every HTTP
+  // client reads Retry-After.
+  const bool has_retry_after = std::any_of(headers.begin(), headers.end(), [](const auto& h) {
+    return h.first.size() == 11 && strncasecmp(h.first.c_str(), "retry-after", 11) == 0;
+  });
+  if (retry_after_s && !has_retry_after) {
+    headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(*retry_after_s)));
+  }
   return response_head(status, "application/json", headers, static_cast<long long>(body.size()), false) + body;
+}
+
+/// The 503 for a request that needs a worker thread when none is free: Retry-After 1 s.
+std::string overloaded(std::string_view target, RequestRouter& router, int max_workers) {
+  return refusal(503,
+                 "the mock server has no worker thread free for this request (" + std::to_string(max_workers) +
+                     " busy, --max-workers); retry after 1 s",
+                 target, router, 1.0);
+}
+
+/// The 408 for a request whose line and headers took longer than `head_timeout_ms`.
+std::string head_timed_out(RequestRouter& router, int head_timeout_ms) {
+  return refusal(408,
+                 "the request line and headers did not arrive within " + std::to_string(head_timeout_ms) +
+                     " ms of their first byte",
+                 "", router);
+}
+
+/// Makes a deferred answer; an exception it throws becomes a 500 in hiccup's envelope.
+DirectAnswer make_deferred(const std::function<DirectAnswer()>& deferred) {
+  try {
+    return deferred();
+  } catch (const std::exception& e) {
+    DirectAnswer d;
+    d.status = 500;
+    d.body = nlohmann::json{{"error", {{"code", 500}, {"message", std::string("internal error: ") + e.what()}}}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return d;
+  }
 }
 
 }  // namespace
@@ -439,7 +482,8 @@ class MockHttpServer::EventLoop {
     bool late = false;              // the answer waited for EPOLLOUT: settle again at its end
     bool want_out = false;          // watched for EPOLLOUT (else EPOLLIN)
     bool watched = false;           // in the epoll set (a new connection joins only if it stays)
-    Clock::time_point deadline;     // idle or I/O timeout
+    Clock::time_point deadline;     // idle, I/O or head timeout
+    std::optional<Clock::time_point> head_since;  // first byte of the request head being read
   };
 
   Conn* find(int fd) { return fd >= 0 && static_cast<std::size_t>(fd) < conns_.size() ? conns_[fd].get() : nullptr; }
@@ -526,7 +570,17 @@ class MockHttpServer::EventLoop {
   /// arriving, answers the client stopped reading (settled as not delivered in full).
   void sweep(Clock::time_point now) {
     for (auto& c : conns_) {
-      if (c && now >= c->deadline) close_conn(*c, true);
+      if (!c || now < c->deadline) continue;
+      if (!c->want_out && c->parser.reading_head() && c->head_since &&
+          now >= *c->head_since + std::chrono::milliseconds(options_.head_timeout_ms)) {
+        // A head trickling in (slowloris) or stalled half-way past its deadline: 408, then close.
+        begin(*c, After::kClose);
+        c->out = head_timed_out(server_.router_, options_.head_timeout_ms);
+        c->cuts.push_back(c->out.size());
+        send_out(*c);
+        continue;
+      }
+      close_conn(*c, true);
     }
   }
 
@@ -596,6 +650,14 @@ class MockHttpServer::EventLoop {
       c.deadline = Clock::now() + std::chrono::milliseconds(c.parser.has_bytes() ? options_.io_timeout_ms
                                                                                   : options_.keep_alive_timeout_ms);
     }
+    // A head must arrive whole within head_timeout_ms of its first byte, however steadily it
+    // trickles: each byte renews the I/O timeout, never this one.
+    if (c.parser.reading_head()) {
+      if (!c.head_since) c.head_since = Clock::now();
+      c.deadline = std::min(c.deadline, *c.head_since + std::chrono::milliseconds(options_.head_timeout_ms));
+    } else {
+      c.head_since.reset();
+    }
   }
 
   void begin(Conn& c, After after) {
@@ -612,11 +674,22 @@ class MockHttpServer::EventLoop {
   /// Answers the complete request in the parser. Returns whether the connection is ready for
   /// the next request (false: closed, handed to a worker, or waiting for EPOLLOUT).
   bool answer(Conn& c) {
+    c.head_since.reset();
     HttpRequest& req = c.parser.request();
     const bool head_only = req.method == "HEAD";
     const bool keep_alive = req.keep_alive;
     const double arrived_ms = since_start_ms();
     Route route = server_.router_.route(req.method, req.target, req.body);
+    if (!route.engine && route.deferred) {
+      // Made on a worker thread: the event loop goes on serving every other connection.
+      if (!server_.worker_available()) return refuse_overloaded(c, route.target);
+      Handoff h;
+      h.deferred = std::move(route.deferred);
+      h.head_only = head_only;
+      h.keep_alive = keep_alive;
+      move_to_worker(c, std::move(h));
+      return false;
+    }
     if (!route.engine) {
       const DirectAnswer& d = route.direct;
       begin(c, keep_alive ? After::kNext : After::kClose);
@@ -628,19 +701,21 @@ class MockHttpServer::EventLoop {
     }
     // Held until the answer has settled: the router may drop the engine while it streams.
     std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
-    Plan plan = engine->respond(Request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms});
+    const Request request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms};
+    Plan plan = engine->respond(request);
     if (!plays_without_pause(plan, options_)) {
-      if (c.watched) watch(c.fd, 0, EPOLL_CTL_DEL);
-      fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) & ~O_NONBLOCK);
+      if (!server_.worker_available()) {
+        engine->refuse(plan.journal_index, 503,
+                       "no worker thread free for a plan that pauses (max_workers " +
+                           std::to_string(options_.max_workers) + ")");
+        return refuse_overloaded(c, request.target);
+      }
       Handoff h;
-      h.fd = c.fd;
-      h.parser = std::move(c.parser);
       h.engine = std::move(engine);
       h.plan = std::move(plan);
       h.head_only = head_only;
       h.keep_alive = keep_alive;
-      conns_[static_cast<std::size_t>(c.fd)].reset();  // the worker owns the socket now
-      server_.hand_off(std::move(h));
+      move_to_worker(c, std::move(h));
       return false;
     }
     c.parser.next();
@@ -658,11 +733,43 @@ class MockHttpServer::EventLoop {
     return send_out(c);
   }
 
+  /// Moves the connection (its parser with any bytes after the request) to a worker thread.
+  void move_to_worker(Conn& c, Handoff h) {
+    if (c.watched) watch(c.fd, 0, EPOLL_CTL_DEL);
+    fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) & ~O_NONBLOCK);
+    h.fd = c.fd;
+    h.parser = std::move(c.parser);
+    conns_[static_cast<std::size_t>(c.fd)].reset();  // the worker owns the socket now
+    server_.hand_off(std::move(h));
+  }
+
+  /// Answers 503 with Retry-After (every worker thread busy) and closes the connection once sent.
+  bool refuse_overloaded(Conn& c, std::string_view target) {
+    c.parser.next();
+    begin(c, After::kClose);
+    c.out = overloaded(target, server_.router_, std::max(1, options_.max_workers));
+    c.cuts.push_back(c.out.size());
+    send_out(c);
+    return false;
+  }
+
+  /// Bytes of a response head with `headers` (status line, framing and connection lines included),
+  /// at least: to reserve `out` once for the whole answer (a large answer appended piece by piece
+  /// would double the buffer's capacity on the way, holding up to twice its size).
+  static std::size_t head_bytes(const std::vector<std::pair<std::string, std::string>>& headers) {
+    std::size_t n = 160;
+    for (const auto& [name, value] : headers) n += name.size() + value.size() + 4;
+    return n;
+  }
+
   /// A chunked stream: the head rides with the first write and the terminator with the last;
   /// one send per WriteAction, as PlanWriter::stream does.
   void queue_stream(Conn& c, const Plan& plan, bool keep_alive) {
     const bool fin = plan.ending == Ending::kFin;
     begin(c, fin ? After::kFin : keep_alive ? After::kNext : After::kClose);
+    std::size_t total = head_bytes(plan.headers) + plan.content_type.size() + kChunkTerminator.size();
+    for (const auto& action : plan.actions) total += std::get<WriteAction>(action).bytes.size() + 20;
+    c.out.reserve(total);
     append_response_head(c.out, plan.status, plan.content_type, plan.headers, -1, keep_alive || fin);
     const std::size_t n = plan.actions.size();
     for (std::size_t i = 0; i < n; ++i) {
@@ -681,6 +788,7 @@ class MockHttpServer::EventLoop {
   /// A whole answer with Content-Length, or (a FIN ending) the head announcing the whole body,
   /// its first body_bytes, then FIN — as PlanWriter::whole does.
   void queue_whole(Conn& c, const Plan& plan, bool head_only, bool keep_alive) {
+    c.out.reserve(head_bytes(plan.headers) + plan.content_type.size() + (head_only ? 0 : plan.body.size()));
     if (plan.ending != Ending::kTerminator) {
       begin(c, After::kFin);
       append_response_head(c.out, plan.status, plan.content_type, plan.headers, static_cast<long long>(plan.body.size()),
@@ -872,15 +980,28 @@ void MockHttpServer::hand_off(Handoff handoff) {
     return;
   }
   const int fd = handoff.fd;
+  std::shared_ptr<ScriptEngine> engine = handoff.engine;
+  const std::size_t journal_index = handoff.plan.journal_index;
   try {
     std::thread([this, h = std::move(handoff)]() mutable { connection_thread(std::move(h)); }).detach();
     ++shared->threads;
-  } catch (const std::system_error&) {  // no thread to be had: drop this connection
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit below max_workers): the client hears so
+    // (503, Retry-After), the journal says so, and the connection closes.
+    if (engine) engine->refuse(journal_index, 503, "no worker thread could be started");
+    const std::string answer = overloaded("", router_, std::max(1, options_.max_workers));
+    [[maybe_unused]] const auto sent = ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     shared->fds.erase(fd);
     close(fd);
     --shared->active;
     shared->cv.notify_all();
   }
+}
+
+bool MockHttpServer::worker_available() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->idle > static_cast<int>(shared_->pending.size()) ||
+         shared_->threads < std::max(1, options_.max_workers);
 }
 
 void MockHttpServer::connection_thread(Handoff handoff) {
@@ -914,10 +1035,20 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
   const int fd = handoff.fd;
   RequestParser& parser = handoff.parser;
   PlanWriter writer(options_, fd, shared.stopping, shared.origin);
+  auto send_direct = [&](const DirectAnswer& d, bool head_only, bool keep_alive) {
+    std::string out = response_head(d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
+    if (!head_only) out += d.body;
+    return send_all(fd, out, options_.io_timeout_ms, shared.stopping) && keep_alive;
+  };
   if (handoff.engine) {
     const bool more = writer.run(*handoff.engine, handoff.plan, handoff.head_only, handoff.keep_alive);
     handoff.engine.reset();
     if (!more) return;
+    parser.next();
+  } else if (handoff.deferred) {
+    const DirectAnswer d = make_deferred(handoff.deferred);
+    handoff.deferred = nullptr;
+    if (!send_direct(d, handoff.head_only, handoff.keep_alive)) return;
     parser.next();
   }
   int timeout_set_ms = -1;
@@ -928,17 +1059,36 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
     timeout_set_ms = ms;
   };
   char buf[16 * 1024];
+  const auto head_timeout = std::chrono::milliseconds(options_.head_timeout_ms);
   while (!shared.stopping.load()) {
+    std::optional<Clock::time_point> head_since;  // first byte of this request's head
     RequestParser::Status status = parser.parse();
     while (status == RequestParser::Status::kNeedMore || status == RequestParser::Status::kHeadDone) {
       if (status == RequestParser::Status::kHeadDone && parser.request().expect_continue) {
         if (!send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", options_.io_timeout_ms, shared.stopping)) return;
       }
       // An idle keep-alive connection waits keep_alive_timeout_ms for a request; one half-way
-      // through a request waits io_timeout_ms for more of it. A blocking recv with a receive
-      // timeout is one system call per read (poll + recv would be two).
-      set_receive_timeout(parser.has_bytes() ? options_.io_timeout_ms : options_.keep_alive_timeout_ms);
+      // through a request waits io_timeout_ms for more of it, and a head no longer than
+      // head_timeout_ms since its first byte. A blocking recv with a receive timeout is one
+      // system call per read (poll + recv would be two).
+      int wait_ms = parser.has_bytes() ? options_.io_timeout_ms : options_.keep_alive_timeout_ms;
+      if (parser.reading_head()) {
+        const auto now = Clock::now();
+        if (!head_since) head_since = now;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*head_since + head_timeout - now).count();
+        if (left <= 0) {
+          send_all(fd, head_timed_out(router_, options_.head_timeout_ms), options_.io_timeout_ms, shared.stopping);
+          return;
+        }
+        wait_ms = static_cast<int>(std::min<long long>(wait_ms, left));
+      }
+      set_receive_timeout(std::max(wait_ms, 1));
       const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && head_since && parser.reading_head() &&
+          Clock::now() >= *head_since + head_timeout && !shared.stopping.load()) {
+        send_all(fd, head_timed_out(router_, options_.head_timeout_ms), options_.io_timeout_ms, shared.stopping);
+        return;
+      }
       if (n <= 0 || shared.stopping.load()) return;
       parser.feed(buf, static_cast<std::size_t>(n));
       status = parser.parse();
@@ -954,10 +1104,9 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
     const double arrived_ms = std::chrono::duration<double, std::milli>(Clock::now() - shared.origin).count();
     Route route = router_.route(req.method, req.target, req.body);
     if (!route.engine) {
-      const DirectAnswer& d = route.direct;
-      std::string out = response_head(d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
-      if (!head_only) out += d.body;
-      if (!send_all(fd, out, options_.io_timeout_ms, shared.stopping) || !keep_alive) return;
+      // On a worker already: a deferred answer is made here.
+      const DirectAnswer d = route.deferred ? make_deferred(route.deferred) : std::move(route.direct);
+      if (!send_direct(d, head_only, keep_alive)) return;
       parser.next();
       continue;
     }

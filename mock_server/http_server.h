@@ -7,6 +7,7 @@
 // (WIRE-FORMATS.md "All providers"; PERFORMANCE.md; docs/ROBUSTNESS.md "Throughput").
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <atomic>
@@ -29,10 +30,18 @@ struct ServerOptions {
   /// Connections open at once (on the event loop or on worker threads); more wait in the listen
   /// backlog until one closes. Every open keep-alive connection is served: none waits behind another.
   int max_connections = 4096;
+  /// Worker threads at once (each serves one connection whose plan pauses: a stall, a delay, a
+  /// drain; or computes a deferred answer such as a verdict). A request that needs one when all
+  /// are busy is answered 503 with `Retry-After: 1` and its connection closed; its journal entry
+  /// reads `played: "overloaded"` (docs/ROBUSTNESS.md "Limits on input").
+  int max_workers = 512;
   int keep_alive_timeout_ms = 5000;  ///< an idle keep-alive connection is closed after this
   /// A request that stops arriving half-way, or an answer the client stops reading, ends the
   /// connection after this long without progress.
   int io_timeout_ms = 5000;
+  /// A request's line and headers must all arrive within this of their first byte, however
+  /// steadily they trickle (slowloris); else the client gets 408 and the connection is closed.
+  int head_timeout_ms = 10000;
   /// Request bodies larger than this get 413 in the path's provider envelope, unread (32 MiB:
   /// Anthropic's documented Messages API request limit, the largest of the four providers').
   std::size_t max_body_bytes = 32u << 20;
@@ -53,11 +62,14 @@ struct DirectAnswer {
 };
 
 /// Where one request goes: the engine that plays it and the target that engine sees (e.g. a
-/// session's path prefix stripped), or, when `engine` is null, `direct`.
+/// session's path prefix stripped), or, when `engine` is null, `direct`; or, when `deferred` is
+/// set (and `engine` null), the answer `deferred` makes on a worker thread, off the event loop:
+/// for answers that take long to make (a verdict, a journal), so other connections go on.
 struct Route {
   std::shared_ptr<ScriptEngine> engine;
   std::string target;
   DirectAnswer direct;
+  std::function<DirectAnswer()> deferred;
 };
 
 /// Picks the engine for each request. Called from the server's event-loop thread and its worker
@@ -109,6 +121,9 @@ class MockHttpServer {
   struct Shared;
   struct Handoff;     // a connection moved from the event loop to a worker thread
   class EventLoop;
+  /// True when a connection handed off now gets a worker thread (an idle one or a new one under
+  /// max_workers). Only the event loop hands off, so the answer holds until it does.
+  bool worker_available() const;
   void hand_off(Handoff handoff);
   void connection_thread(Handoff handoff);
   void serve_connection(Handoff& handoff);

@@ -63,6 +63,9 @@ class RequestParser {
   /// bytes are dropped once decoded).
   bool has_bytes() const { return !buf_.empty() || stage_ != Stage::kHead; }
 
+  /// True when part of a request's line or headers has arrived and the head is not complete yet.
+  bool reading_head() const { return stage_ == Stage::kHead && !buf_.empty(); }
+
   /// Bytes buffered: of the request in progress (its body's only until decoded) and any after it.
   std::size_t buffered_bytes() const { return buf_.size(); }
 

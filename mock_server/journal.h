@@ -40,7 +40,8 @@ struct JournalEntry {
   std::string body_digest;
   int response_status = 0;     ///< HTTP status answered
   /// "stream", "status", "unscripted", "rejected" (pairing 400), "bad-request" (unparsable or
-  /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200)
+  /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200), "overloaded"
+  /// (the plan was not played: no worker thread was left for it, 503 with Retry-After instead)
   std::string played;
   std::string fault;           ///< fault kind name that fired, "" for none
   bool validated = true;       ///< false when the request was rejected as invalid (HTTP 400)

@@ -107,14 +107,23 @@ Plan ScriptEngine::respond(const Request& request) {
   Plan plan = respond_locked(request, entry, record);
   plan.journal_index = entry.index;
   entry.response_status = plan.status;
+  if (window_ > 0) {
+    std::size_t answer = plan.body.size();
+    for (const Action& action : plan.actions) {
+      if (const auto* w = std::get_if<WriteAction>(&action)) answer += w->bytes.size();
+    }
+    record.bytes = sizeof(JournalEntry) + request.body.size() + 2 * answer;
+    window_bytes_ += record.bytes;
+  }
   journal_.push_back(std::move(entry));
   records_.push_back(std::move(record));
-  if (window_ > 0 && journal_.size() > window_) evict_locked();
+  if (window_ > 0 && (journal_.size() > window_ || window_bytes_ > window_max_bytes_)) evict_locked();
   return plan;
 }
 
 void ScriptEngine::evict_locked() {
-  while (journal_.size() > window_ && (journal_.front().settled || journal_.size() >= 2 * window_)) {
+  while ((journal_.size() > window_ || (window_bytes_ > window_max_bytes_ && journal_.size() > 1)) &&
+         (journal_.front().settled || journal_.size() >= 2 * window_)) {
     JournalEntry& e = journal_.front();
     evicted_summary_.add(e);
     if (e.turn >= 0 && !e.delivered_calls.empty()) {
@@ -126,15 +135,17 @@ void ScriptEngine::evict_locked() {
       }
     }
     if (keep_evicted_) evicted_.push_back(std::move(e));
+    window_bytes_ -= records_.front().bytes;
     journal_.pop_front();
     records_.pop_front();
     ++first_index_;
   }
 }
 
-void ScriptEngine::set_journal_window(std::size_t max_entries, bool keep_evicted) {
+void ScriptEngine::set_journal_window(std::size_t max_entries, bool keep_evicted, std::size_t max_bytes) {
   std::lock_guard lock(mu_);
   window_ = std::max<std::size_t>(max_entries, 1);
+  window_max_bytes_ = max_bytes;
   keep_evicted_ = keep_evicted;
 }
 
@@ -569,6 +580,16 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
       if (delivered) e.delivered_text += t->text;
     }
   }
+}
+
+void ScriptEngine::refuse(std::size_t journal_index, int status, const std::string& reason) {
+  settle(journal_index, Delivery{0, true, -1});
+  std::lock_guard lock(mu_);
+  if (journal_index < first_index_ || journal_index - first_index_ >= journal_.size()) return;
+  JournalEntry& e = journal_[journal_index - first_index_];
+  e.response_status = status;
+  e.played = "overloaded";
+  e.issues.push_back("server-overloaded: " + reason);
 }
 
 Journal ScriptEngine::journal() const {

@@ -120,6 +120,11 @@ class ScriptEngine {
   /// calls/text and `completed`. Calling it again overwrites (the last report wins).
   void settle(std::size_t journal_index, const Delivery& delivery);
 
+  /// Records that the plan for `journal_index` was not played: the server answered `status`
+  /// instead (503 when no worker thread was left for a plan that pauses). The entry is settled
+  /// with nothing delivered, `played` "overloaded", and the issue "server-overloaded: REASON".
+  void refuse(std::size_t journal_index, int status, const std::string& reason);
+
   /// A copy of the journal so far: every entry, or with a window (set_journal_window) the
   /// entries still in it, oldest first (their `index` fields say where they stand).
   Journal journal() const;
@@ -131,13 +136,19 @@ class ScriptEngine {
   /// which saves copying every entry's decoded history.
   Journal take_journal();
 
-  /// Keeps at most about `max_entries` (>= 1) journal entries in memory, for a long-running server:
-  /// older entries leave the window in arrival order once settled (an unsettled one leaves anyway
-  /// when the window holds twice `max_entries`), are counted in evicted_summary() and, when
+  /// Keeps at most about `max_entries` (>= 1) journal entries in memory, and entries of at most
+  /// about `max_bytes` (the request body, and twice the answer's bytes: the attempt as played and
+  /// the text delivered; at least the newest entry stays), for a long-running server: older
+  /// entries leave the window in arrival order once settled (an unsettled one leaves anyway when
+  /// the window holds twice `max_entries`), are counted in evicted_summary() and, when
   /// `keep_evicted`, wait in take_evicted() for the caller to write them out. Settling an entry
   /// that has left the window does nothing. Call before the first request; without a call the
   /// engine keeps every entry (harness runs are short and check the whole journal).
-  void set_journal_window(std::size_t max_entries, bool keep_evicted);
+  void set_journal_window(std::size_t max_entries, bool keep_evicted, std::size_t max_bytes = kWindowBytes);
+
+  /// The default byte budget of a journal window: 64 MiB (1,000 entries of 8 MB answers would
+  /// otherwise hold 16 GB).
+  static constexpr std::size_t kWindowBytes = std::size_t{64} << 20;
 
   /// Entries that left the window since the last call, oldest first (empty unless
   /// set_journal_window asked to keep them). The caller must call it regularly: they wait in memory.
@@ -167,6 +178,7 @@ class ScriptEngine {
     std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
     int read_limit = -1;              // events a correct client reads at most; -1 until settled
     bool malformed_limit = false;     // read_limit is the malformed fault's frame
+    std::size_t bytes = 0;            // what the entry holds, about (set_journal_window)
   };
 
   Plan respond_locked(const Request& request, JournalEntry& entry, PlanRecord& record);
@@ -186,6 +198,8 @@ class ScriptEngine {
   std::deque<PlanRecord> records_;      // parallel to journal_
   std::size_t first_index_ = 0;         // index of journal_.front()
   std::size_t window_ = 0;              // 0 = keep every entry
+  std::size_t window_max_bytes_ = kWindowBytes;
+  std::size_t window_bytes_ = 0;        // sum of records_[i].bytes
   bool keep_evicted_ = false;
   std::vector<JournalEntry> evicted_;   // left the window, not yet taken
   JournalSummary evicted_summary_;

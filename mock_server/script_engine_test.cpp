@@ -728,3 +728,24 @@ TEST_CASE("pairing checks still see a completed attempt that left the journal wi
 }
 
 }  // namespace script_engine_test
+
+TEST_CASE("a journal window keeps its entries under its byte budget however few they are") {
+  // 300 KB of text a request: a window of 1,000 such entries would hold 600 MB.
+  mock::Attempt big;
+  big.events = {mock::TextEvent{std::string(300u << 10, 'z')}, mock::FinishEvent{mock::FinishReason::kStop}};
+  mock::Script script;
+  script.provider = "openai-chat";
+  script.turns.push_back(mock::Turn{{big}});
+  mock::ScriptEngine engine(script);
+  engine.set_journal_window(1000, /*keep_evicted=*/false, /*max_bytes=*/2u << 20);
+  const std::string body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+  for (std::size_t i = 0; i < 20; ++i) {
+    const mock::Plan plan = engine.respond({"POST", "/v1/chat/completions", body});
+    engine.settle(plan.journal_index, {99, false});
+  }
+  CHECK(engine.journal_size() == 20);
+  // Each entry counts about 600 KB (the attempt as played and the text delivered): 3 fit in 2 MiB.
+  CHECK(engine.journal().size() <= 4);
+  CHECK(engine.journal().back().index == 19);
+  CHECK(engine.evicted_summary().requests + engine.journal().size() == 20);
+}

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -46,7 +47,8 @@ Requests are matched to the script by turn index and attempt index (../shared/SC
 the format.
 
 Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
-  POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?}
+  POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?,
+                                             "journal_window"?}
                                             → 201 {"session": {"id", "path", "base_url", ...}};
                                             a scenario lint rejects → 400 with one problem per pointer
   GET    /_hiccup/sessions                  all sessions
@@ -73,10 +75,24 @@ options (each at most once):
   --journal FILE        write the default session's journal to FILE (needs SCENARIO): one JSON
                         array, one entry per line, written as entries leave the in-memory window
                         and completed on exit
-  --journal-window N    default-session journal entries kept in memory (default 1000); older ones
-                        are counted in a summary printed on exit (and written to --journal FILE);
-                        the session's verdict and journal endpoints see the window. Sessions made
-                        over the control API keep their whole journal
+  --max-connections N   connections open at once (default 4096; more wait in the listen backlog)
+  --max-workers N       worker threads at once (default 512): each serves a connection whose answer
+                        pauses (stall, delay, drain) or makes a verdict or journal answer; a request
+                        that needs one when all are busy gets 503 with Retry-After: 1 (journaled as
+                        played "overloaded"), never a silent drop
+  --head-timeout-ms MS  a request's line and headers must arrive within MS of their first byte
+                        (default 10000), however steadily they trickle; else 408 and the connection
+                        closes (slowloris)
+  --session-journals DIR
+                        sessions created with "journal_file": true stream their journals to
+                        DIR/ID.jsonl (one entry per line: entries as they leave the window, the
+                        rest on reset, delete or exit); DIR is created if missing
+  --journal-window N    journal entries (and recorded executions) every session keeps in memory
+                        (default 1000, and entries of at most about 64 MiB; a session's create
+                        body may set its own "journal_window");
+                        older ones are counted in a summary (printed on exit for the default
+                        session, written to --journal FILE) and a verdict that needed them says
+                        "unknown" with a "window" member instead of passing
   -h, --help            this text
 
 exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
@@ -159,6 +175,7 @@ class JournalFileWriter {
 int serve_command(const Args& args) {
   ArgReader in(args);
   std::string port_text = "0", scale_text = "1000", window_text = "1000", journal_path, host = "127.0.0.1", v;
+  std::string connections_text = "4096", workers_text = "512", head_timeout_text = "10000", session_journals;
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -166,7 +183,9 @@ int serve_command(const Args& args) {
       return kExitPassed;
     }
     if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
-        in.value("--journal", journal_path) || in.value("--journal-window", window_text)) {
+        in.value("--journal", journal_path) || in.value("--journal-window", window_text) ||
+        in.value("--max-connections", connections_text) || in.value("--max-workers", workers_text) ||
+        in.value("--head-timeout-ms", head_timeout_text) || in.value("--session-journals", session_journals)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
@@ -174,12 +193,24 @@ int serve_command(const Args& args) {
   const auto port = in.number("--port", port_text, 0, 65535, "0..65535");
   const auto scale = in.number("--stall-ms-per-s", scale_text, 1, kIntMax, "a whole number >= 1");
   const auto window = in.number("--journal-window", window_text, 1, kIntMax, "a whole number >= 1");
+  const auto max_connections = in.number("--max-connections", connections_text, 1, kIntMax, "a whole number >= 1");
+  const auto max_workers = in.number("--max-workers", workers_text, 1, kIntMax, "a whole number >= 1");
+  const auto head_timeout_ms = in.number("--head-timeout-ms", head_timeout_text, 1, kIntMax, "a whole number >= 1");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (!in.error().empty()) {
     return usage_error("serve", in.error());
   }
-  serve::SessionRegistry registry;
+  if (!session_journals.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(session_journals, ec);
+    if (ec || !std::filesystem::is_directory(session_journals)) {
+      std::cerr << "error: " << session_journals << ": cannot create the session journal directory"
+                << (ec ? ": " + ec.message() : "") << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  serve::SessionRegistry registry(static_cast<std::size_t>(*window), session_journals);
   std::string scenario_name;
   std::shared_ptr<mock::ScriptEngine> default_engine;  // its journal is windowed
   if (!positional.empty()) {
@@ -215,6 +246,9 @@ int serve_command(const Args& args) {
   options.port = *port;
   options.stall_ms_per_s = *scale;
   options.max_delay_ms = -1;
+  options.max_connections = *max_connections;
+  options.max_workers = *max_workers;
+  options.head_timeout_ms = *head_timeout_ms;
   mock::MockHttpServer server(router, options);
   try {
     server.start();
@@ -230,9 +264,31 @@ int serve_command(const Args& args) {
   } else {
     std::cerr << "serving scenario \"" << scenario_name << "\"; Ctrl-C to stop" << std::endl;
   }
+  // Session journal files get the entries that left their windows every 100 ms.
+  std::mutex flush_mu;
+  std::condition_variable flush_cv;
+  bool flush_done = false;
+  std::thread flusher;
+  if (!session_journals.empty()) {
+    flusher = std::thread([&] {
+      std::unique_lock lock(flush_mu);
+      while (!flush_cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return flush_done; })) {
+        for (const auto& s : registry.list()) s->flush_journal(false);
+      }
+    });
+  }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.stop();
+  if (flusher.joinable()) {
+    {
+      std::lock_guard lock(flush_mu);
+      flush_done = true;
+    }
+    flush_cv.notify_all();
+    flusher.join();
+    for (const auto& s : registry.list()) s->flush_journal(true);
+  }
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
   // The engine the session plays now (a reset over the control API replaces it with a fresh one,

@@ -119,7 +119,19 @@ json verdict_to_json(const Session& session, const SessionVerdict& v) {
   out["recovery"] = session.options().recovery.empty() ? json(nullptr) : json(session.options().recovery);
   out["design"] = v.design.empty() ? json(nullptr) : json(v.design);
   if (!v.design.empty()) out["design_evidence"] = v.design_evidence;
+  if (v.window.partial()) out["window"] = window_json(v.window);
   return out;
+}
+
+json window_json(const WindowInfo& w) {
+  return {{"journal_window", w.journal_window},
+          {"requests_evicted", w.requests_evicted},
+          {"executions_evicted", w.executions_evicted},
+          {"evicted_summary", mock::journal_summary_to_json(w.evicted_summary)},
+          {"message", "judged over a window: " + std::to_string(w.requests_evicted) + " request(s) and " +
+                          std::to_string(w.executions_evicted) + " execution(s) left the session's window of " +
+                          std::to_string(w.journal_window) + " before this verdict; what they showed is not judged, "
+                          "so the verdict is unknown (create the session with a larger \"journal_window\", or reset it)"}};
 }
 
 void ControlApi::set_server_url(std::string url) {
@@ -135,8 +147,10 @@ json ControlApi::session_json(const Session& s) const {
             {"provider", s.scenario().script.provider},
             {"max_attempts", s.max_attempts()},
             {"strict", s.options().strict},
+            {"journal_window", s.options().journal_window},
+            {"journal_file", s.journal_path().empty() ? json(nullptr) : json(s.journal_path())},
             {"requests", s.engine()->journal_size()},
-            {"executions", s.ledger().size()},
+            {"executions", s.executions_recorded()},
             {"outcome", outcome_json(s.outcome())}};
   std::lock_guard lock(mu_);
   if (!server_url_.empty()) j["base_url"] = server_url_ + path;
@@ -153,7 +167,15 @@ std::optional<mock::DirectAnswer> ControlApi::refusal(int status, const std::str
 mock::Route ControlApi::route(const std::string& method, const std::string& target, const std::string& body) {
   const std::string path = target.substr(0, target.find('?'));
   if (path.rfind(kControlPrefix, 0) == 0 || path == kControlPrefix.substr(0, kControlPrefix.size() - 1)) {
-    return mock::Route{nullptr, target, control(method, path, body)};
+    const std::vector<std::string> seg = segments(path);
+    if (method == "GET" && seg.size() == 4 && seg[1] == "sessions" && (seg[3] == "verdict" || seg[3] == "journal")) {
+      // A verdict or a journal of a full window takes milliseconds to make: made on a worker
+      // thread, so the event loop goes on serving every other session meanwhile.
+      mock::Route r{nullptr, target, {}, {}};
+      r.deferred = [this, method, path] { return control(method, path, ""); };
+      return r;
+    }
+    return mock::Route{nullptr, target, control(method, path, body), {}};
   }
   if (path.rfind(kSessionPrefix, 0) == 0) {
     const std::size_t id_start = kSessionPrefix.size();
@@ -167,10 +189,10 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
     }
     std::string rest = target.substr(id_end);
     if (rest.empty() || rest[0] == '?') rest = "/" + rest;
-    return mock::Route{s->engine(), std::move(rest), {}};
+    return mock::Route{s->engine(), std::move(rest), {}, {}};
   }
   if (std::shared_ptr<Session> s = registry_.find(SessionRegistry::kDefaultId)) {
-    return mock::Route{s->engine(), target, {}};
+    return mock::Route{s->engine(), target, {}, {}};
   }
   return mock::Route{nullptr, target,
                      error_answer(404, "no_default_session",
@@ -232,9 +254,30 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
         options.recovery = in["recovery"].get<std::string>();
       }
     }
+    if (in.contains("journal_window")) {
+      const json& w = in["journal_window"];
+      if (!w.is_number_integer() || w.get<long long>() < 1 || w.get<long long>() > kMaxJournalWindow) {
+        problems.push_back(problem("/journal_window", "expected a whole number 1.." + std::to_string(kMaxJournalWindow) +
+                                                          ", found " + w.dump()));
+      } else {
+        options.journal_window = w.get<std::size_t>();
+      }
+    }
+    if (in.contains("journal_file")) {
+      if (!in["journal_file"].is_boolean()) {
+        problems.push_back(problem("/journal_file", "expected true or false, found " + in["journal_file"].dump()));
+      } else if (in["journal_file"].get<bool>() && registry_.journal_dir().empty()) {
+        problems.push_back(problem("/journal_file", "this server writes no session journals: start it with "
+                                                    "hiccup serve --session-journals DIR"));
+      } else {
+        options.journal_file = in["journal_file"].get<bool>();
+      }
+    }
     for (const auto& [key, value] : in.items()) {
-      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "recovery") {
-        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict, recovery)"));
+      if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "recovery" &&
+          key != "journal_window" && key != "journal_file") {
+        problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict, "
+                                                              "recovery, journal_window, journal_file)"));
       }
     }
     if (!in.contains("scenario")) {
@@ -282,9 +325,16 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
   }
   if (action == "journal") {
     if (method != "GET") return method_not_allowed(method, path, "GET");
+    // The summary first: an entry leaving the window in between is then in neither, never in both.
+    const WindowInfo w = s->window();
     json entries = json::array();
     for (const mock::JournalEntry& e : s->journal()) entries.push_back(mock::journal_entry_to_json(e));
-    return json_answer(200, ok({{"session", id}, {"journal", std::move(entries)}}));
+    json answer = ok({{"session", id}, {"journal", std::move(entries)}});
+    if (w.requests_evicted > 0) {
+      answer["evicted"] = {{"journal_window", w.journal_window},
+                           {"summary", mock::journal_summary_to_json(w.evicted_summary)}};
+    }
+    return json_answer(200, answer);
   }
   if (action == "executions") {
     if (method == "GET") {

@@ -51,7 +51,15 @@ class ControlApi : public mock::RequestRouter {
 mock::DirectAnswer error_answer(int status, std::string code, std::string message,
                                 nlohmann::json problems = nullptr);
 
-/// The JSON form of a verdict (docs/CONTROL-API.md "Verdict").
+/// The largest `journal_window` a session may ask for in its create body (entries).
+inline constexpr long long kMaxJournalWindow = 1'000'000;
+
+/// The JSON form of what left a session's window: {journal_window, requests_evicted,
+/// executions_evicted, evicted_summary (mock::journal_summary_to_json), message}.
+nlohmann::json window_json(const WindowInfo& window);
+
+/// The JSON form of a verdict (docs/CONTROL-API.md "Verdict"), with `window` when it was judged
+/// over a window.
 nlohmann::json verdict_to_json(const Session& session, const SessionVerdict& verdict);
 
 }  // namespace harness::serve

@@ -524,3 +524,50 @@ TEST_CASE("the control API refuses deep JSON, dot ids and oversized bodies in it
   CHECK(e["error"]["code"] == "payload_too_large");
   CHECK(f.call("GET", "/_hiccup/health").first == 200);  // still serving
 }
+
+TEST_CASE("a verdict over a session whose requests left its journal window is unknown, never pass") {
+  Fixture f;
+  // Window 1: the deploy run's first request leaves it when the second arrives.
+  auto [status, created] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"id", "w"}, {"journal_window", 1}});
+  REQUIRE(status == 201);
+  CHECK(created["session"]["journal_window"] == 1);
+  play_deploy(f, "w", 1);
+  auto [vs, v] = f.call("GET", "/_hiccup/sessions/w/verdict");
+  REQUIRE(vs == 200);
+  INFO(v.dump(2));
+  CHECK(v["verdict"] == "unknown");
+  CHECK(v["passed"] == false);
+  CHECK(v["requests"] == 2);
+  CHECK(v["window"]["requests_evicted"] == 1);
+  CHECK(v["window"]["evicted_summary"]["requests"] == 1);
+  CHECK(v["window"]["message"].get<std::string>().find("judged over a window") != std::string::npos);
+  auto [js, j] = f.call("GET", "/_hiccup/sessions/w/journal");
+  REQUIRE(js == 200);
+  REQUIRE(j["journal"].size() == 1);
+  CHECK(j["journal"][0]["index"] == 1);
+  CHECK(j["evicted"]["summary"]["requests"] == 1);
+  // The same run in a window that holds it passes; a bad window is a 400 with its pointer.
+  f.create(deploy_scenario(), "whole");
+  play_deploy(f, "whole", 1);
+  CHECK(f.call("GET", "/_hiccup/sessions/whole/verdict").second["verdict"] == "pass");
+  auto [bs, bad] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"journal_window", 0}});
+  CHECK(bs == 400);
+  CHECK(bad["error"]["problems"][0]["pointer"] == "/journal_window");
+}
+
+TEST_CASE("verdicts and journals are made on a worker thread, not on the event loop") {
+  serve::SessionRegistry registry;
+  serve::ControlApi api(registry);
+  registry.create("a", harness::Scenario{});
+  for (const char* path : {"/_hiccup/sessions/a/verdict", "/_hiccup/sessions/a/journal"}) {
+    mock::Route r = api.route("GET", path, "");
+    INFO(path);
+    CHECK(r.engine == nullptr);
+    REQUIRE(r.deferred);  // the server calls it on a worker thread
+    const mock::DirectAnswer d = r.deferred();
+    CHECK(d.status == 200);
+  }
+  // Quick answers stay on the event loop.
+  CHECK_FALSE(api.route("GET", "/_hiccup/health", "").deferred);
+  CHECK_FALSE(api.route("GET", "/_hiccup/sessions/a", "").deferred);
+}

@@ -45,6 +45,7 @@ const std::string& reason_of(const std::string& name) {
 }  // namespace
 
 std::string SessionVerdict::verdict() const {
+  if (window.partial()) return "unknown";
   if (!violations.empty()) return "fail";
   return differences.empty() ? "pass" : "difference";
 }
@@ -55,8 +56,8 @@ rut::LedgerEntry resolve_execution(const Execution& x, const mock::Journal& jour
   l.args = x.args;
   l.call_id = x.call_id;
   l.request_seq = -1;
-  const std::size_t end = std::min(x.journal_size, journal.size());
-  for (std::size_t i = end; i-- > 0;) {
+  for (std::size_t i = journal.size(); i-- > 0;) {
+    if (journal[i].index >= x.journal_size) continue;  // arrived after the execution was recorded
     for (const mock::DeliveredCall& c : journal[i].delivered_calls) {
       const bool same = x.call_id.empty() ? c.name == x.name && c.args == x.args : c.id == x.call_id;
       if (!same) continue;
@@ -68,12 +69,38 @@ rut::LedgerEntry resolve_execution(const Execution& x, const mock::Journal& jour
   return l;
 }
 
-Session::Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq)
+Session::Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq,
+                 std::string journal_path)
     : id_(std::move(id)),
       scenario_(std::move(scenario)),
       options_(options),
       created_seq_(created_seq),
-      engine_(std::make_shared<mock::ScriptEngine>(scenario_.script)) {}
+      journal_path_(options.journal_file ? std::move(journal_path) : std::string()) {
+  engine_ = fresh_engine();
+}
+
+std::shared_ptr<mock::ScriptEngine> Session::fresh_engine() const {
+  auto engine = std::make_shared<mock::ScriptEngine>(scenario_.script);
+  engine->set_journal_window(std::max<std::size_t>(options_.journal_window, 1), !journal_path_.empty());
+  return engine;
+}
+
+void Session::write_entries(const std::vector<mock::JournalEntry>& entries) {
+  if (entries.empty()) return;
+  if (!file_) file_ = std::make_unique<std::ofstream>(journal_path_, std::ios::trunc);
+  for (const mock::JournalEntry& e : entries) {
+    *file_ << mock::journal_entry_to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  file_->flush();
+}
+
+void Session::flush_journal(bool everything) {
+  if (journal_path_.empty()) return;
+  std::lock_guard file_lock(file_mu_);
+  const std::shared_ptr<mock::ScriptEngine> engine = this->engine();
+  write_entries(engine->take_evicted());
+  if (everything) write_entries(engine->journal());
+}
 
 int Session::max_attempts() const {
   return options_.max_attempts > 0 ? options_.max_attempts : scenario_.runtime.max_attempts.value_or(4);
@@ -85,17 +112,30 @@ std::shared_ptr<mock::ScriptEngine> Session::engine() const {
 }
 
 void Session::reset() {
-  auto fresh = std::make_shared<mock::ScriptEngine>(scenario_.script);
+  auto fresh = fresh_engine();
+  // The journal file gets the old engine's entries first; the new one's indices start at 0.
+  std::unique_lock file_lock(file_mu_, std::defer_lock);
+  if (!journal_path_.empty()) {
+    file_lock.lock();
+    const std::shared_ptr<mock::ScriptEngine> old = engine();
+    write_entries(old->take_evicted());
+    write_entries(old->journal());
+  }
   std::lock_guard lock(mu_);
   engine_ = std::move(fresh);
   ledger_.clear();
+  ledger_evicted_ = 0;
   outcome_.reset();
 }
 
 std::size_t Session::record_execution(std::string name, nlohmann::json args, std::string call_id) {
   std::lock_guard lock(mu_);
   ledger_.push_back(Execution{std::move(name), std::move(args), std::move(call_id), engine_->journal_size()});
-  return ledger_.size() - 1;
+  if (ledger_.size() > std::max<std::size_t>(options_.journal_window, 1)) {
+    ledger_.pop_front();
+    ++ledger_evicted_;
+  }
+  return ledger_evicted_ + ledger_.size() - 1;
 }
 
 void Session::record_outcome(Outcome outcome) {
@@ -105,7 +145,26 @@ void Session::record_outcome(Outcome outcome) {
 
 std::vector<Execution> Session::ledger() const {
   std::lock_guard lock(mu_);
-  return ledger_;
+  return {ledger_.begin(), ledger_.end()};
+}
+
+std::size_t Session::executions_recorded() const {
+  std::lock_guard lock(mu_);
+  return ledger_evicted_ + ledger_.size();
+}
+
+WindowInfo Session::window() const {
+  std::shared_ptr<mock::ScriptEngine> engine;
+  WindowInfo w;
+  {
+    std::lock_guard lock(mu_);
+    engine = engine_;
+    w.executions_evicted = ledger_evicted_;
+  }
+  w.journal_window = options_.journal_window;
+  w.evicted_summary = engine->evicted_summary();
+  w.requests_evicted = w.evicted_summary.requests;
+  return w;
 }
 
 std::optional<Outcome> Session::outcome() const {
@@ -117,10 +176,12 @@ SessionVerdict Session::verdict() const {
   std::shared_ptr<mock::ScriptEngine> engine;
   std::vector<Execution> ledger;
   std::optional<Outcome> outcome;
+  std::size_t ledger_evicted = 0;
   {
     std::lock_guard lock(mu_);
     engine = engine_;
-    ledger = ledger_;
+    ledger.assign(ledger_.begin(), ledger_.end());
+    ledger_evicted = ledger_evicted_;
     outcome = outcome_;
   }
   const bool judge_shown = outcome && outcome->shown_text;
@@ -129,6 +190,13 @@ SessionVerdict Session::verdict() const {
   agents::AgentCaseResult result;
   result.scenario = scenario_;
   result.agent = recipe.name;
+  // The summary first: an entry evicted between the two calls is then in neither (counted low by
+  // one), never in both.
+  WindowInfo window;
+  window.journal_window = options_.journal_window;
+  window.evicted_summary = engine->evicted_summary();
+  window.requests_evicted = window.evicted_summary.requests;
+  window.executions_evicted = ledger_evicted;
   result.journal = engine->journal();
   result.process.started = true;
   result.process.exit_code = !outcome ? kExitNoOutcome : outcome->completed ? kExitCompleted : kExitFailed;
@@ -154,10 +222,17 @@ SessionVerdict Session::verdict() const {
   v.violations = std::move(result.violations);
   v.differences = std::move(result.differences);
   v.outcome = outcome;
-  v.executions = static_cast<int>(ledger.size());
+  v.executions = static_cast<int>(ledger_evicted + ledger.size());
   for (const mock::JournalEntry& e : result.journal) {
     if (e.played != "preflight" && e.played != "not-found") ++v.requests;
   }
+  std::size_t evicted_requests = window.evicted_summary.requests;
+  for (const char* kind : {"preflight", "not-found"}) {
+    const auto it = window.evicted_summary.played.find(kind);
+    if (it != window.evicted_summary.played.end()) evicted_requests -= it->second;
+  }
+  v.requests += static_cast<int>(evicted_requests);
+  v.window = std::move(window);
   std::vector<std::string> na = result.not_applicable;
   na.insert(na.begin(), "liveness");
   for (const std::string& name : na) v.not_applicable.push_back({name, reason_of(name)});
@@ -190,7 +265,10 @@ std::shared_ptr<Session> SessionRegistry::create(std::string id, Scenario scenar
   } else if (sessions_.contains(id)) {
     return nullptr;
   }
-  auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++);
+  if (options.journal_window == 0) options.journal_window = journal_window_;
+  std::string journal_path;
+  if (options.journal_file && !journal_dir_.empty()) journal_path = journal_dir_ + "/" + id + ".jsonl";
+  auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++, std::move(journal_path));
   sessions_.emplace(std::move(id), session);
   return session;
 }
@@ -202,10 +280,15 @@ std::shared_ptr<Session> SessionRegistry::find(std::string_view id) const {
 }
 
 bool SessionRegistry::remove(std::string_view id) {
-  std::unique_lock lock(mu_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return false;
-  sessions_.erase(it);
+  std::shared_ptr<Session> removed;
+  {
+    std::unique_lock lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return false;
+    removed = std::move(it->second);
+    sessions_.erase(it);
+  }
+  removed->flush_journal(true);  // outside the registry's lock
   return true;
 }
 

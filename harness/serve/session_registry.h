@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +37,23 @@ struct SessionOptions {
   /// The recovery design the client declares ("hold" or "continue"; "" for none): a run that
   /// shows the other design fails `recovery-design` (harness/agents/judge.h).
   std::string recovery;
+  /// Journal entries (and recorded executions) kept in memory, >= 1; older ones are counted in a
+  /// summary and the verdict is then judged over a window ("unknown"). 0 = the registry's default.
+  std::size_t journal_window = 0;
+  /// Stream the journal to `{journal dir}/{id}.jsonl` (one entry per line: entries as they leave
+  /// the window, the rest when the session is reset, deleted or the server stops). Needs a
+  /// registry with a journal directory (`hiccup serve --session-journals DIR`).
+  bool journal_file = false;
+};
+
+/// What a session no longer holds one by one: requests and executions that left its window.
+struct WindowInfo {
+  std::size_t journal_window = 0;      ///< entries kept at most (about; see ScriptEngine)
+  std::size_t requests_evicted = 0;    ///< journal entries counted in `evicted_summary` only
+  std::size_t executions_evicted = 0;  ///< recorded executions dropped, oldest first
+  mock::JournalSummary evicted_summary;
+  /// True when anything was evicted: the judge then sees part of the evidence only.
+  bool partial() const { return requests_evicted > 0 || executions_evicted > 0; }
 };
 
 /// One tool execution a test recorded: the tool's name and arguments, and the provider's call id
@@ -69,26 +89,36 @@ struct SessionVerdict {
   std::vector<std::string> checked;         ///< invariants and verdicts judged, in catalogue order
   std::vector<NotApplicable> not_applicable;
   std::optional<Outcome> outcome;           ///< as recorded; none when the test recorded none
-  int requests = 0;                         ///< model requests journaled (not preflight or 404)
+  int requests = 0;                         ///< model requests journaled (not preflight or 404), evicted ones too
+  int executions = 0;                       ///< executions recorded, dropped ones too
   std::string design;                       ///< the recovery design the run showed ("" for none)
   std::string design_evidence;
-  int executions = 0;
-  bool passed() const { return violations.empty(); }
-  /// "pass", "fail" or "difference" (passed with policy differences).
+  /// How much of the evidence the judge saw: when `window.partial()`, requests or executions had
+  /// left the session's window and the verdict is "unknown", never "pass".
+  WindowInfo window;
+  bool passed() const { return violations.empty() && !window.partial(); }
+  /// "pass", "fail" or "difference" (passed with policy differences), or "unknown" when the judge
+  /// saw only a window of the evidence (whatever it found in it: a violation there may come from
+  /// a request that left the window, a pass would rest on evidence that is gone).
   std::string verdict() const;
 };
 
 /// The ledger entry (journal index and call index) an execution answers, resolved against the
-/// journal as the checkers see it: the latest request before `journal_size` that delivered a call
+/// journal as the checkers see it (whole, or a window: entries are matched by their `index`): the
+/// latest request with an index below `journal_size` that delivered a call
 /// with the execution's `call_id` when it has one, else with its name and args. Unresolved
 /// executions get request_seq -1 (at-most-once reports them). Name and args as recorded.
 rut::LedgerEntry resolve_execution(const Execution& execution, const mock::Journal& journal);
 
 /// One session. Thread-safe: its engine locks per request, its own mutex guards the rest, so
-/// requests to different sessions never wait for each other.
+/// requests to different sessions never wait for each other. Memory is bounded: the engine keeps
+/// a window of `options.journal_window` journal entries, the ledger as many executions.
 class Session {
  public:
-  Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq);
+  /// `options.journal_window` must be >= 1 (SessionRegistry::create fills in its default);
+  /// `journal_path` the file the journal streams to when `options.journal_file` ("" for none).
+  Session(std::string id, Scenario scenario, SessionOptions options, std::uint64_t created_seq,
+          std::string journal_path = "");
 
   const std::string& id() const { return id_; }
   const Scenario& scenario() const { return scenario_; }
@@ -109,12 +139,26 @@ class Session {
   /// Records the agent's outcome (a second call replaces the first).
   void record_outcome(Outcome outcome);
 
+  /// The executions still in the window, oldest first.
   std::vector<Execution> ledger() const;
+  /// Executions recorded since the last reset, dropped ones included.
+  std::size_t executions_recorded() const;
   std::optional<Outcome> outcome() const;
+  /// The journal entries still in the window, oldest first (their `index` says where they stand).
   mock::Journal journal() const { return engine()->journal(); }
+  /// What has left the window so far.
+  WindowInfo window() const;
+
+  /// The file this session's journal streams to ("" for none).
+  const std::string& journal_path() const { return journal_path_; }
+  /// Appends the entries that left the window since the last call to journal_path(); with
+  /// `everything`, the entries still in the window too (the session ends or is reset). Entries
+  /// are written once each. Thread-safe; does nothing without a journal file.
+  void flush_journal(bool everything);
 
   /// Judges the journal, ledger and outcome so far. Pure with respect to the session: call it as
-  /// often as you like.
+  /// often as you like. Holds the session's lock only to copy the window (at most
+  /// journal_window entries), never while judging, and no lock of the registry.
   SessionVerdict verdict() const;
 
  private:
@@ -122,10 +166,17 @@ class Session {
   const Scenario scenario_;
   const SessionOptions options_;
   const std::uint64_t created_seq_;
+  std::shared_ptr<mock::ScriptEngine> fresh_engine() const;
+  void write_entries(const std::vector<mock::JournalEntry>& entries);  // file_mu_ held
+
   mutable std::mutex mu_;
   std::shared_ptr<mock::ScriptEngine> engine_;
-  std::vector<Execution> ledger_;
+  std::deque<Execution> ledger_;        // the last journal_window executions
+  std::size_t ledger_evicted_ = 0;      // executions dropped from the front of ledger_
   std::optional<Outcome> outcome_;
+  const std::string journal_path_;
+  std::mutex file_mu_;                  // the journal file; taken before mu_, never after
+  std::unique_ptr<std::ofstream> file_;  // opened by the first flush
 };
 
 /// Sessions by id. Thread-safe: lookups share a reader lock, create and remove take it briefly.
@@ -133,6 +184,16 @@ class SessionRegistry {
  public:
   /// The id of the session `hiccup serve SCENARIO` starts with; the server's root paths play it.
   static constexpr std::string_view kDefaultId = "default";
+  /// Journal entries a session keeps unless told otherwise (`hiccup serve --journal-window`).
+  static constexpr std::size_t kDefaultJournalWindow = 1000;
+
+  /// `journal_window` (>= 1): what a session created without its own window keeps;
+  /// `journal_dir`: where sessions with `journal_file` stream their journals ("" = none may).
+  explicit SessionRegistry(std::size_t journal_window = kDefaultJournalWindow, std::string journal_dir = "")
+      : journal_window_(std::max<std::size_t>(journal_window, 1)), journal_dir_(std::move(journal_dir)) {}
+
+  std::size_t journal_window() const { return journal_window_; }
+  const std::string& journal_dir() const { return journal_dir_; }
 
   /// Whether `id` is a valid session id: 1 to 64 of [A-Za-z0-9._-].
   static bool valid_id(std::string_view id);
@@ -144,6 +205,7 @@ class SessionRegistry {
   std::shared_ptr<Session> find(std::string_view id) const;
 
   /// Removes a session; false when there is none. Requests streaming from it finish normally.
+  /// Its journal file, if any, gets the rest of its journal.
   bool remove(std::string_view id);
 
   /// All sessions in creation order.
@@ -152,6 +214,8 @@ class SessionRegistry {
   std::size_t size() const;
 
  private:
+  const std::size_t journal_window_;
+  const std::string journal_dir_;
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
   std::uint64_t next_seq_ = 1;
