@@ -20,6 +20,7 @@
 #include "harness/serve/control_api.h"
 #include "harness/serve/session_registry.h"
 #include "mock_server/http_server.h"
+#include "mock_server/json_text.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/wire_format.h"
 
@@ -223,6 +224,7 @@ int serve_command(const Args& args) {
     return kExitInvalidInput;
   }
   router.set_server_url(server.base_url());
+  router.set_internal_errors([&server] { return server.internal_errors(); });
   std::cout << server.base_url() << std::endl;
   if (scenario_name.empty()) {
     std::cerr << "serving no default session; create sessions with POST " << server.base_url()
@@ -233,13 +235,23 @@ int serve_command(const Args& args) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   server.stop();
+  router.set_internal_errors(nullptr);
+  // A request whose handling threw was answered 500 and the server went on; the run still ends
+  // as a harness error (exit 5), so a CI job does not pass over a bug in hiccup.
+  const std::uint64_t internal_errors = server.internal_errors();
+  const int exit_code = internal_errors > 0 ? kExitInternal : kExitPassed;
+  if (internal_errors > 0) {
+    std::cerr << "hiccup serve: " << internal_errors
+              << " request(s) met an internal error (each answered 500 where it could be; a bug in hiccup, "
+                 "please report it)\n";
+  }
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
   // The engine the session plays now (a reset over the control API replaces it with a fresh one,
   // whose journal is whole); the windowed one when it still plays, or when the session was
   // deleted over the control API (its journal file is still completed).
   const std::shared_ptr<mock::ScriptEngine> engine = default_session ? default_session->engine() : default_engine;
-  if (!engine) return kExitPassed;
+  if (!engine) return exit_code;
   const mock::Journal kept = engine->journal();
   if (journal_file) journal_file->finish(engine == default_engine ? kept : default_engine->journal());
   // No windowed engine when the default session was created over the control API.
@@ -251,15 +263,15 @@ int serve_command(const Args& args) {
   std::string lines;
   for (const mock::JournalEntry& e : kept) {
     std::ostringstream line;
-    line << "request " << e.index << ": " << e.method << ' ' << e.target
+    line << "request " << e.index << ": " << e.method << ' ' << mock::json_text::escape_input(e.target, 400)
               << (e.provider.empty() ? "" : " (" + e.provider + ")") << " turn " << e.turn
               << " attempt " << e.attempt << " → " << e.response_status << ' ' << e.played
               << (e.fault.empty() ? "" : " fault " + e.fault) << (e.completed ? " completed" : "")
-              << (e.validated ? "" : " REJECTED: " + e.rejection) << '\n';
+              << (e.validated ? "" : " REJECTED: " + mock::json_text::escape_input(e.rejection, 400)) << '\n';
     lines += line.str();
   }
   std::cerr << lines;
-  return kExitPassed;
+  return exit_code;
 }
 
 }  // namespace harness::cli
