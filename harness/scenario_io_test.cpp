@@ -734,3 +734,41 @@ TEST_CASE("a stall between half and twice the idle timeout is a timing warning w
   REQUIRE(harness::timing_warnings(s).size() == 1u);
   CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
 }
+
+TEST_CASE("a number beyond a double's range is one problem naming its pointer, not an exception") {
+  const auto r = parse_scenario(R"({"schema": 1, "turns": [{"attempts": [{"delay_ms": 1, "events": [2, 1e400]}]}]})", "x.json");
+  REQUIRE(r.problems.size() == 1);
+  CHECK(r.problems[0].pointer == "/turns/0/attempts/0/events/1");
+  CHECK(r.problems[0].message.rfind("number 1e400 at byte ", 0) == 0);
+  harness::LoadProblem p;
+  CHECK_FALSE(harness::parse_json_text(R"({"a": {"b": -1E+999}})", {}, p));
+  CHECK(p.pointer == "/a/b");
+  CHECK_FALSE(harness::parse_json_text("1e400", {}, p));
+  CHECK(p.pointer == "");
+  CHECK(p.message.find("out of range") != std::string::npos);
+}
+
+TEST_CASE("a json syntax error at a non-ASCII character quotes no half UTF-8 character") {
+  for (const std::string text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}")}) {
+    const auto r = parse_scenario(text, "x.json");
+    REQUIRE(r.problems.size() == 1);
+    INFO(r.problems[0].message);
+    CHECK(r.problems[0].message.rfind("invalid json at byte ", 0) == 0);
+    CHECK_NOTHROW(nlohmann::json(r.problems[0].message).dump());
+  }
+}
+
+TEST_CASE("lint messages quoting the file escape terminal control characters") {
+  const auto r = parse_scenario(
+      R"({"schema": 1, "name": "x", "prompt": "p", "turns": [{"attempts": [{"events": [{"finish": "stop"}],
+          "fault": {"kind": "\u001b]0;pwned\u0007\u001b[31m"}}]}]})",
+      "x.json");
+  REQUIRE(!r.problems.empty());
+  const std::string line = harness::format_problem(r.problems[0]);
+  INFO(line);
+  CHECK(line.find('\x1B') == std::string::npos);
+  CHECK(line.find('\x07') == std::string::npos);
+  CHECK(line.find("unknown fault \"\\x1B]0;pwned\\x07\\x1B[31m\"") != std::string::npos);
+  // A key in the pointer is the file's too.
+  CHECK(harness::format_problem({"f\x1B.json", "/a\x1B", "m\xC2\x9B"}) == "error: f\\x1B.json: /a\\x1B: m\\u009B");
+}
