@@ -370,7 +370,6 @@ std::string refusal_bytes(int status, const std::string& message, std::string_vi
 
 Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double arrived_ms) {
   Dispatch d;
-  const std::string target = request.target;  // the request's fields move into the engine's Request
   try {
     Route route = router.route(request.method, request.target, request.body);
     if (!route.engine) {
@@ -390,7 +389,7 @@ Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double ar
   d.internal_error = true;
   const std::string message = "internal error in hiccup (a bug; the server goes on): " + d.error;
   try {
-    d.direct = refusal_answer(500, message, target, router);
+    d.direct = refusal_answer(500, message, request.target, router);  // (only method and body were moved)
   } catch (...) {
     d.direct = DirectAnswer{500, "application/json",
                             nlohmann::json{{"error", {{"code", 500}, {"message", message}}}}.dump(), {}};

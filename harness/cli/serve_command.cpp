@@ -58,9 +58,11 @@ Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and
   POST   /_hiccup/sessions/ID/outcome       {"outcome": "completed"|"failed", "final_text"?, "shown_text"?}
   GET    /_hiccup/sessions/ID/verdict       the invariants (names and messages as hiccup run
                                             --agent-cmd), what stays n/a and why
-  GET    /_hiccup/health
+  GET    /_hiccup/health                    {"ok", "sessions", "internal_errors"}
 Errors come in hiccup's envelope {"version":1,"error":{"status","code","message","problems"?}}:
-unknown session 404, bad body or scenario 400, wrong method 405, unknown control path 404.
+unknown session 404, bad body or scenario 400, wrong method 405, unknown control path 404, an
+exception inside hiccup 500 (counted; the server goes on). Journals keep credentials in a query
+redacted (?key=REDACTED).
 Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until deleted or the
 server stops; they are isolated (own script state, journal, ledger, locks).
 
@@ -80,7 +82,8 @@ options (each at most once):
                         over the control API keep their whole journal
   -h, --help            this text
 
-exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
+exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound,
+5 stopped by a signal after some request met an internal error (a bug in hiccup; answered 500)
 )";
 
 /// The usage text with every format's request targets.
