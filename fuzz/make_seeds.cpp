@@ -2,11 +2,15 @@
 // time (nothing binary is committed). From every bundled scenario: its file (scenario_loader); per
 // provider, the runtime's first streaming and non-streaming request bodies (mock_request_<p>) and
 // the mock's answers to them, every attempt of the first turn (codec_stream_<p>, sse_decoder):
-// SSE streams with their faults, unary bodies and error envelopes.
+// SSE streams with their faults, unary bodies and error envelopes. For server_bytes (input byte 0
+// even: an HTTP byte stream; odd: a control call, byte 1 its index): each scenario created over the
+// control API as an object and as text, and the runtime's requests as whole HTTP requests
+// (Content-Length and chunked).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "harness/scenario_io.h"
 #include "mock_server/script_engine.h"
@@ -49,6 +53,15 @@ int main(int argc, char** argv) {
     std::ifstream in(file, std::ios::binary);
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     write_seed(out / "scenario_loader", text, count);
+    write_seed(out / "server_bytes", std::string("\x01\x00", 2) + nlohmann::json{{"scenario", text}}.dump(), count);
+    if (const auto parsed = nlohmann::json::parse(text, nullptr, false, /*ignore_comments=*/true); !parsed.is_discarded()) {
+      write_seed(out / "server_bytes", std::string("\x01\x00", 2) + nlohmann::json{{"scenario", parsed}, {"id", "x"}}.dump(), count);
+      const std::string body = nlohmann::json{{"scenario", parsed}}.dump();
+      write_seed(out / "server_bytes",
+                 std::string("\0\x10", 2) + "POST /_hiccup/sessions HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\n\r\n" + body + "GET /_hiccup/sessions HTTP/1.0\r\n\r\n",
+                 count);
+    }
     const harness::LoadResult loaded = harness::parse_scenario(text, file);
     if (!loaded.scenario) continue;
     for (const auto& provider : rut::codec_names()) {
@@ -61,6 +74,19 @@ int main(int argc, char** argv) {
       for (bool stream : {true, false}) {
         const rut::HttpRequest request = codec->make_request(contents, codec->default_model(), tool_names(script), stream);
         write_seed(out / ("mock_request_" + provider), request.body, count);
+        const std::string head = "POST /s/default" + request.target + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+        write_seed(out / "server_bytes",
+                   std::string("\0\0", 2) + head + "Content-Length: " + std::to_string(request.body.size()) + "\r\n\r\n" +
+                       request.body,
+                   count);
+        write_seed(out / "server_bytes",
+                   std::string("\0\x20", 2) + head + "Transfer-Encoding: chunked\r\n\r\n" + "5\r\n" + request.body.substr(0, 5) +
+                       "\r\n" + [&] {
+                         std::ostringstream size;
+                         size << std::hex << request.body.size() - std::min<std::size_t>(5, request.body.size());
+                         return size.str();
+                       }() + ";ext=1\r\n" + request.body.substr(std::min<std::size_t>(5, request.body.size())) + "\r\n0\r\n\r\n",
+                   count);
         mock::ScriptEngine engine(script);
         for (std::size_t a = 0; a < std::max<std::size_t>(attempts, 1); ++a) {
           const mock::Plan plan = engine.respond(mock::Request{"POST", request.target, request.body});
@@ -73,6 +99,10 @@ int main(int argc, char** argv) {
         }
       }
     }
+  }
+  for (const char* body : {R"({"name":"shell","args":{"command":"./deploy.sh"},"call_id":"c1"})", R"({"outcome":"completed","final_text":"Done."})"}) {
+    write_seed(out / "server_bytes", std::string("\x01\x01", 2) + body, count);
+    write_seed(out / "server_bytes", std::string("\x01\x02", 2) + body, count);
   }
   std::cout << "hiccup_fuzz_seeds: " << count << " seeds from " << files.size() << " scenarios in " << out.string() << "\n";
   return 0;

@@ -3,6 +3,7 @@
 // problems, and the stable-order writer.
 #include "harness/scenario_io.h"
 
+#include "mock_server/json_text.h"
 #include "mock_server/wire_format.h"
 
 #include <algorithm>
@@ -41,17 +42,28 @@ struct DuplicateKey {
   std::string pointer;
 };
 
-// Thrown by parse_json_bounded when a number is beyond a double's range (1e999): `pointer` is the
-// number's JSON pointer, `token` its text. nlohmann reports it as out_of_range.406 without a place.
-struct NumberOverflow {
+// Thrown by parse_json_bounded for a number beyond a double's range (1e400), which nlohmann reports
+// as out_of_range.406 (not a parse_error, so it used to escape every caller): `pointer` is the
+// JSON pointer of the number, `byte` where the parser stood (1-based), `token` its text.
+struct NumberOutOfRange {
   std::string pointer;
+  std::size_t byte = 0;
   std::string token;
 };
 
-/// "number TOKEN is beyond a double's range (expected a finite number)".
-std::string number_overflow_message(const NumberOverflow& n) {
-  const std::string token = n.token.size() > 40 ? n.token.substr(0, 40) + "…" : n.token;
-  return "number " + token + " is beyond a double's range (expected a finite number)";
+/// The message of a NumberOutOfRange, without its pointer.
+std::string out_of_range_message(const NumberOutOfRange& n) {
+  return "number " + mock::json_text::escape_input(n.token, 40) + " at byte " + std::to_string(n.byte) +
+         " is out of range (JSON numbers must fit a double, at most about 1.8e308 in magnitude)";
+}
+
+/// nlohmann's parse_error text without its "[json.exception.parse_error.101] " prefix, made fit to
+/// quote: it quotes the bytes read last, which may end inside a UTF-8 character or hold a control.
+std::string parse_error_text(const nlohmann::json::parse_error& e) {
+  std::string what = e.what();
+  const auto pos = what.find("] ");
+  if (pos != std::string::npos) what = what.substr(pos + 2);
+  return mock::json_text::escape_input(what, 400);
 }
 
 /// "invalid json at byte N" (1-based, as nlohmann's parse_error::byte counts), or, when the parser
@@ -103,17 +115,14 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
     return json_sax_dom_parser::start_array(n);
   }
   bool end_array() { levels_.pop_back(); return json_sax_dom_parser::end_array(); }
-  // A number beyond a double's range is out_of_range.406 from nlohmann, with no place: it names
-  // the number's pointer instead (an array element counts as begun).
+  // nlohmann reports a number beyond a double's range through the SAX error callback as
+  // out_of_range 406; it gets the pointer of the value being read here.
   template <class Exception>
-  bool parse_error(std::size_t byte, const std::string& token, const Exception& ex) {
+  bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex) {
     if constexpr (std::is_same_v<Exception, nlohmann::detail::out_of_range>) {
-      if (ex.id == 406) {
-        element();
-        throw NumberOverflow{pointer(), token};
-      }
+      throw NumberOutOfRange{value_pointer(), position, last_token};
     }
-    return json_sax_dom_parser::parse_error(byte, token, ex);
+    return json_sax_dom_parser::parse_error(position, last_token, ex);
   }
 
  private:
@@ -149,6 +158,14 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<json> {
     }
     return out;
   }
+  // The pointer of the value about to be read (in an array, the next element).
+  std::string value_pointer() const {
+    if (levels_.empty() || levels_.back().object) return pointer();
+    const Level& last = levels_.back();
+    std::string out = pointer();
+    out.erase(out.rfind('/'));
+    return out + "/" + std::to_string(last.started ? last.index + 1 : 0);
+  }
   std::vector<Level> levels_;
   bool refuse_duplicates_;
 };
@@ -175,7 +192,7 @@ std::string type_of(const json& j) {
     case json::value_t::number_float: return "number " + j.dump();
     case json::value_t::string: {
       std::string s = j.get<std::string>();
-      if (s.size() > 40) s = s.substr(0, 40) + "…";
+      if (s.size() > 40) s = std::string(mock::json_text::cut_utf8(s, 40)) + "…";
       return "string " + json(s).dump();
     }
     case json::value_t::array: return "an array";
@@ -638,7 +655,7 @@ class Validator {
       if (call == nullptr || call->id.empty()) continue;
       if (!ids.insert(call->id).second) {
         problem(at(at(at(ep, i), "call"), "id"),
-                "expected an id no other call of this attempt has, found \"" + call->id + "\" again");
+                "expected an id no other call of this attempt has, found " + mock::json_text::quote_input(call->id) + " again");
       }
     }
   }
@@ -980,9 +997,12 @@ std::vector<LoadProblem> status_problems(const Scenario& s, std::string_view pro
 }
 
 std::string format_problem(const LoadProblem& problem) {
-  std::string out = "error: " + problem.file + ": ";
-  if (!problem.pointer.empty()) out += problem.pointer + ": ";
-  return out + problem.message;
+  // For a terminal: what the file said (a key in the pointer, a value in the message) drives none.
+  using mock::json_text::escape_input;
+  constexpr std::size_t kWhole = std::string::npos;
+  std::string out = "error: " + escape_input(problem.file, kWhole) + ": ";
+  if (!problem.pointer.empty()) out += escape_input(problem.pointer, kWhole) + ": ";
+  return out + escape_input(problem.message, kWhole);
 }
 
 LoadResult parse_scenario(std::string_view text, const std::string& file) {
@@ -1001,17 +1021,14 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
   } catch (const DuplicateKey& d) {
     result.problems.push_back({file, d.pointer, kDuplicateKeyMessage});
     return result;
-  } catch (const NumberOverflow& n) {
-    result.problems.push_back({file, n.pointer, number_overflow_message(n)});
+  } catch (const NumberOutOfRange& n) {
+    result.problems.push_back({file, n.pointer, out_of_range_message(n)});
     return result;
   } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    result.problems.push_back({file, "", json_error_position(e.byte, text.size()) + ": " + what});
+    result.problems.push_back({file, "", json_error_position(e.byte, text.size()) + ": " + parse_error_text(e)});
     return result;
   } catch (const std::exception& e) {
-    result.problems.push_back({file, "", std::string("invalid json: ") + e.what()});
+    result.problems.push_back({file, "", "invalid json: " + mock::json_text::escape_input(e.what(), 400)});
     return result;
   }
   Scenario s;
@@ -1155,22 +1172,30 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
 }
 
 std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
-                                              std::string& error) {
+                                              LoadProblem& problem) {
+  problem = LoadProblem{};
   try {
     return parse_json_bounded(text, options.ignore_comments, options.refuse_duplicate_keys);
   } catch (const TooDeep&) {
-    error = "arrays and objects nest deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels";
+    problem.message = "arrays and objects nest deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels";
   } catch (const DuplicateKey& d) {
-    error = d.pointer + ": " + kDuplicateKeyMessage;
-  } catch (const NumberOverflow& n) {
-    error = (n.pointer.empty() ? std::string("/") : n.pointer) + ": " + number_overflow_message(n);
+    problem.pointer = d.pointer;
+    problem.message = kDuplicateKeyMessage;
+  } catch (const NumberOutOfRange& n) {
+    problem.pointer = n.pointer;
+    problem.message = out_of_range_message(n);
   } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    error = json_error_position(e.byte, text.size()) + ": " + what;
+    problem.message = json_error_position(e.byte, text.size()) + ": " + parse_error_text(e);
   }
   return std::nullopt;
+}
+
+std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
+                                              std::string& error) {
+  LoadProblem problem;
+  std::optional<nlohmann::json> j = parse_json_text(text, options, problem);
+  if (!j) error = problem.pointer.empty() ? problem.message : problem.pointer + ": " + problem.message;
+  return j;
 }
 
 std::optional<LoadProblem> duplicate_key(std::string_view text) {

@@ -25,7 +25,8 @@ struct LoadProblem {
   bool operator==(const LoadProblem&) const = default;
 };
 
-/// `error: FILE: POINTER: MESSAGE` (the pointer part is omitted when the pointer is "").
+/// `error: FILE: POINTER: MESSAGE` (the pointer part is omitted when the pointer is ""), each part
+/// through mock::json_text::escape_input (no control character or ill-formed byte reaches a terminal).
 std::string format_problem(const LoadProblem& problem);
 
 /// The result of loading one file: `scenario` is set iff `problems` is empty.
@@ -125,6 +126,14 @@ struct JsonTextOptions {
 /// holds a number beyond a double's range ("/POINTER: number 1e999 is beyond a double's range ...").
 [[nodiscard]] std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
                                                             std::string& error);
+
+/// parse_json_text with its failure as a problem (file ""): `pointer` names the value at fault when
+/// there is one (a key named twice, a number beyond a double's range such as 1e400: "number 1e400
+/// at byte N is out of range ..."), else ""; `message` is valid UTF-8 with no control character
+/// (nlohmann's own text quotes the last bytes read, which may end inside a UTF-8 character).
+/// Never throws for any text.
+[[nodiscard]] std::optional<nlohmann::json> parse_json_text(std::string_view text, const JsonTextOptions& options,
+                                                            LoadProblem& problem);
 
 /// The first key that an object of the JSON `text` names twice: a problem (file "") whose pointer
 /// is the second occurrence's (RFC 6901) and whose message is the loader's. nullopt when every

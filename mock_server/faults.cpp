@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mock_server/json_text.h"
+
 namespace mock {
 namespace {
 
@@ -121,7 +123,7 @@ class FieldReader {
     for (const auto& [key, value] : j_.items()) {
       if (key == "kind") continue;
       if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) continue;
-      problem(key, "unknown field \"" + key + "\" for fault \"" + std::string(kind) + "\" (known: " + known + ")");
+      problem(key, "unknown field " + json_text::quote_input(key) + " for fault " + json_text::quote_input(kind) + " (known: " + known + ")");
     }
   }
 
@@ -212,7 +214,7 @@ std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string&
   auto info = std::find_if(cat.begin(), cat.end(), [&](const auto& k) { return k.name == kind; });
   if (info == cat.end()) {
     problems.push_back(
-        {pointer + "/kind", "unknown fault \"" + kind + "\" (known: " + known_kinds() + ")"});
+        {pointer + "/kind", "unknown fault " + json_text::quote_input(kind) + " (known: " + known_kinds() + ")"});
     return std::nullopt;
   }
 

@@ -432,3 +432,63 @@ TEST_CASE("a head trickling into a connection on a worker thread gets 408 at the
   CHECK(answer.rfind("HTTP/1.1 408 ", 0) == 0);
   CHECK(Clock::now() - started < std::chrono::milliseconds(2500));  // the trickle would last 10 s
 }
+
+namespace http_hostile_test {
+
+/// Routes to `engine`, but throws for any path containing "/boom" (a bug in a router or engine).
+class ThrowingRouter : public mock::RequestRouter {
+ public:
+  explicit ThrowingRouter(mock::ScriptEngine& engine) : engine_(std::shared_ptr<mock::ScriptEngine>(), &engine) {}
+  mock::Route route(const std::string&, const std::string& target, const std::string&) override {
+    if (target.find("/boom") != std::string::npos) throw std::runtime_error("boom \xFF in the router");
+    return mock::Route{engine_, target, {}};
+  }
+
+ private:
+  std::shared_ptr<mock::ScriptEngine> engine_;
+};
+
+}  // namespace http_hostile_test
+
+TEST_CASE("an exception while handling a request is answered 500 in the path's envelope, counted, and the server goes on") {
+  mock::ScriptEngine engine(text_script("Deploying."));
+  http_hostile_test::ThrowingRouter router(engine);
+  mock::MockHttpServer server(router, hostile_options());
+  const int port = server.start();
+  for (const std::string& target : {std::string("/boom/v1/chat/completions"), std::string("/boom")}) {
+    const int fd = connect_to(port);
+    REQUIRE(send_all(fd, head(target, "", kGeminiBody.size()) + kGeminiBody));
+    const std::string answer = read_answer(fd);
+    close(fd);
+    INFO(answer);
+    CHECK(answer.rfind("HTTP/1.1 500 ", 0) == 0);
+    const json body = body_of(answer);
+    REQUIRE(body.is_object());
+    // The provider's envelope on a provider path (OpenAI's error object), hiccup's plain one elsewhere.
+    CHECK(body["error"]["message"].get<std::string>().find("boom \\xFF in the router") != std::string::npos);
+    if (target.find("/v1/chat/completions") != std::string::npos) CHECK(body["error"].contains("type"));
+  }
+  CHECK(server.internal_errors() == 2);
+  fresh_client_is_answered(port, "Deploying.");
+}
+
+TEST_CASE("an HTTP/1.0 client gets a stream without chunked coding, ended by the connection's end") {
+  mock::ScriptEngine engine(text_script("Deploying."));
+  mock::MockHttpServer server(engine, hostile_options());
+  const int port = server.start();
+  const int fd = connect_to(port);
+  REQUIRE(send_all(fd, "POST " + kGemini + " HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: " +
+                           std::to_string(kGeminiBody.size()) + "\r\n\r\n" + kGeminiBody));
+  const std::string answer = read_all(fd);  // to EOF: the server closes after the body
+  close(fd);
+  INFO(answer);
+  const std::size_t end = answer.find("\r\n\r\n");
+  REQUIRE(end != std::string::npos);
+  const std::string head_text = answer.substr(0, end);
+  CHECK(answer.rfind("HTTP/1.1 200 ", 0) == 0);
+  CHECK(head_text.find("Transfer-Encoding") == std::string::npos);
+  CHECK(head_text.find("Content-Length") == std::string::npos);
+  CHECK(answer.substr(end + 4).rfind("data: {", 0) == 0);  // the SSE frames as they are, no chunk sizes
+  CHECK(answer.find("Deploying.") != std::string::npos);
+  CHECK(engine.journal().at(0).completed);
+}

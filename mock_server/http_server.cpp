@@ -34,6 +34,7 @@
 #include <stdexcept>
 
 #include "mock_server/http_wire.h"
+#include "mock_server/json_text.h"
 
 namespace mock {
 
@@ -47,6 +48,7 @@ struct MockHttpServer::Handoff {
   std::function<DirectAnswer()> deferred;  // set: make this answer first (Route::deferred)
   bool head_only = false;
   bool keep_alive = true;
+  bool chunked = true;  // false: an HTTP/1.0 client, a stream goes close-delimited
 };
 
 struct MockHttpServer::Shared {
@@ -169,10 +171,11 @@ class PlanWriter {
   PlanWriter(const ServerOptions& options, int fd, const std::atomic<bool>& stopping, Clock::time_point origin)
       : options_(options), fd_(fd), stopping_(stopping), origin_(origin) {}
 
-  /// Plays `plan` from `engine` (settled there) on the connection.
-  bool run(ScriptEngine& engine, const Plan& plan, bool head_only, bool keep_alive) {
+  /// Plays `plan` from `engine` (settled there) on the connection; `chunked` false (an HTTP/1.0
+  /// client) sends a stream close-delimited.
+  bool run(ScriptEngine& engine, const Plan& plan, bool head_only, bool keep_alive, bool chunked) {
     engine_ = &engine;
-    return plan.streaming ? stream(plan, keep_alive) : whole(plan, head_only, keep_alive);
+    return plan.streaming ? stream(plan, keep_alive, chunked) : whole(plan, head_only, keep_alive);
   }
 
  private:
@@ -222,10 +225,13 @@ class PlanWriter {
 
   /// A chunked stream: one send per WriteAction; the head goes with the first write and the
   /// terminator with the last, unless a pause or a fault's ending separates them.
-  bool stream(const Plan& plan, bool keep_alive) {
+  bool stream(const Plan& plan, bool keep_alive, bool chunked) {
     const std::size_t index = plan.journal_index;
-    std::string pending = response_head(plan.status, plan.content_type, plan.headers, -1,
-                                        keep_alive || plan.ending != Ending::kTerminator);
+    // HTTP/1.0 knows no chunked coding (RFC 9112 §7.1): its stream ends when the connection does.
+    if (!chunked) keep_alive = false;
+    std::string pending = response_head(plan.status, plan.content_type, plan.headers,
+                                        chunked ? kChunkedLength : kCloseDelimited,
+                                        chunked && (keep_alive || plan.ending != Ending::kTerminator));
     int actions_done = 0;
     bool gone = false;
     bool ended = false;  // the terminator went out with the last write
@@ -237,8 +243,9 @@ class PlanWriter {
         // (answering this attempt's calls) before the settle below runs. A failed write
         // settles again with the real progress (the last report wins).
         engine_->settle(index, Delivery{actions_done + 1, false});
-        append_chunk(pending, w->bytes);
-        if (i + 1 == n && plan.ending == Ending::kTerminator) {
+        if (chunked) append_chunk(pending, w->bytes);
+        else pending += w->bytes;
+        if (chunked && i + 1 == n && plan.ending == Ending::kTerminator) {
           pending += kChunkTerminator;
           ended = true;
         }
@@ -274,9 +281,10 @@ class PlanWriter {
     }
     bool open = false;
     if (plan.ending == Ending::kTerminator) {
-      if (!ended) pending += kChunkTerminator;
-      open = ended || send(pending);
+      if (!ended && chunked) pending += kChunkTerminator;
+      open = ended || pending.empty() || send(pending);
       open = open && keep_alive;
+      if (!chunked) shutdown(fd_, SHUT_WR);  // the end of a close-delimited body
     } else {
       if (!pending.empty()) send(pending);
       end_connection(plan.ending, plan.ending_delay_ms);
@@ -317,17 +325,17 @@ class SingleEngineRouter : public RequestRouter {
   std::shared_ptr<ScriptEngine> engine_;
 };
 
-/// The answer to a request the parser refused (no journal entry: the engine never saw it): in the
-/// envelope of the provider whose path ends `target` (a session's /s/{id} prefix aside), else of
-/// the provider of the engine the target routes to, else hiccup's own {"error":{code,message}}.
-/// With `retry_after_s`, the answer carries a Retry-After header (the provider's own, when it has
-/// its own form).
-std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router,
-                    std::optional<double> retry_after_s = std::nullopt) {
+/// The answer to a request the parser refused or a request whose handling threw (no journal entry:
+/// the engine never saw it, or did not finish): in the router's own envelope when it has one for
+/// `target`, else the envelope of the provider whose path ends `target` (a session's /s/{id}
+/// prefix aside), else of the provider of the engine the target routes to, else hiccup's own
+/// {"error":{code,message}}. With `retry_after_s`, the answer carries a Retry-After header (the
+/// provider's own, when it has its own form). May throw (a router's exception).
+DirectAnswer refusal_answer(int status, const std::string& message, std::string_view target, RequestRouter& router,
+                            std::optional<double> retry_after_s = std::nullopt) {
   if (std::optional<DirectAnswer> own = router.refusal(status, message, target)) {
     if (retry_after_s) own->headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(*retry_after_s)));
-    return response_head(own->status, own->content_type, own->headers, static_cast<long long>(own->body.size()), false) +
-           own->body;
+    return std::move(*own);
   }
   const std::string_view path = target.substr(0, target.find('?'));
   const WireFormat* format = nullptr;
@@ -355,7 +363,25 @@ std::string refusal(int status, const std::string& message, std::string_view tar
   if (retry_after_s && !has_retry_after) {
     headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(*retry_after_s)));
   }
-  return response_head(status, "application/json", headers, static_cast<long long>(body.size()), false) + body;
+  return DirectAnswer{status, "application/json", std::move(body), std::move(headers)};
+}
+
+/// A last answer when even the envelope could not be built.
+std::string bare_internal_error() {
+  const std::string body = R"({"error":{"code":500,"message":"internal error in hiccup"}})";
+  return response_head(500, "application/json", {}, static_cast<long long>(body.size()), false) + body;
+}
+
+/// refusal_answer as bytes (status line to body, `Connection: close`). Never throws: a last plain
+/// 500 when the envelope cannot be built.
+std::string refusal(int status, const std::string& message, std::string_view target, RequestRouter& router,
+                    std::optional<double> retry_after_s = std::nullopt) {
+  try {
+    const DirectAnswer a = refusal_answer(status, message, target, router, retry_after_s);
+    return response_head(a.status, a.content_type, a.headers, static_cast<long long>(a.body.size()), false) + a.body;
+  } catch (...) {
+    return bare_internal_error();
+  }
 }
 
 /// The 503 for a request that needs a worker thread when none is free: Retry-After 1 s.
@@ -381,13 +407,47 @@ DirectAnswer make_deferred(const std::function<DirectAnswer()>& deferred) {
   } catch (const std::exception& e) {
     DirectAnswer d;
     d.status = 500;
-    d.body = nlohmann::json{{"error", {{"code", 500}, {"message", std::string("internal error: ") + e.what()}}}}
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    d.body = nlohmann::json{{"error", {{"code", 500}, {"message", "internal error: " + json_text::escape_input(e.what(), 400)}}}}
+                 .dump();
     return d;
   }
 }
 
 }  // namespace
+
+std::string refusal_bytes(int status, const std::string& message, std::string_view target, RequestRouter& router) {
+  return refusal(status, message, target, router);
+}
+
+Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double arrived_ms) {
+  Dispatch d;
+  try {
+    Route route = router.route(request.method, request.target, request.body);
+    if (!route.engine) {
+      d.direct = std::move(route.direct);
+      d.deferred = std::move(route.deferred);
+      return d;
+    }
+    d.plan = route.engine->respond(
+        Request{std::move(request.method), std::move(route.target), std::move(request.body), arrived_ms});
+    d.engine = std::move(route.engine);
+    return d;
+  } catch (const std::exception& e) {
+    d.error = json_text::escape_input(e.what(), 400);
+  } catch (...) {
+    d.error = "an exception that is not a std::exception";
+  }
+  d.engine.reset();
+  d.internal_error = true;
+  const std::string message = "internal error in hiccup (a bug; the server goes on): " + d.error;
+  try {
+    d.direct = refusal_answer(500, message, request.target, router);  // (only method and body were moved)
+  } catch (...) {
+    d.direct = DirectAnswer{500, "application/json",
+                            nlohmann::json{{"error", {{"code", 500}, {"message", message}}}}.dump(), {}};
+  }
+  return d;
+}
 
 MockHttpServer::MockHttpServer(ScriptEngine& engine, ServerOptions options)
     : own_router_(std::make_unique<SingleEngineRouter>(engine)), router_(*own_router_), options_(std::move(options)) {}
@@ -431,11 +491,13 @@ class MockHttpServer::EventLoop {
         } else if (fd == server_.listen_fd_) {
           accept_all();
         } else if (Conn* c = find(fd)) {
-          if (c->want_out) {
-            on_writable(*c);
-          } else {
-            process(*c);
-          }
+          guarded(fd, [&] {
+            if (c->want_out) {
+              on_writable(*c);
+            } else {
+              process(*c);
+            }
+          });
         }
       }
       const auto now = Clock::now();
@@ -485,6 +547,18 @@ class MockHttpServer::EventLoop {
     Clock::time_point deadline;     // idle, I/O or head timeout
     std::optional<Clock::time_point> head_since;  // first byte of the request head being read
   };
+
+  /// Runs `f` on connection `fd`'s behalf: an exception (dispatch_request answers those of routers
+  /// and engines, so this is one of the server's own) is counted and closes that connection only.
+  template <typename F>
+  void guarded(int fd, F&& f) {
+    try {
+      f();
+    } catch (...) {
+      server_.internal_errors_.fetch_add(1);
+      if (Conn* c = find(fd)) close_conn(*c, true);
+    }
+  }
 
   Conn* find(int fd) { return fd >= 0 && static_cast<std::size_t>(fd) < conns_.size() ? conns_[fd].get() : nullptr; }
 
@@ -543,7 +617,7 @@ class MockHttpServer::EventLoop {
       // connection joins the epoll set only if it is still here afterwards: one answered and
       // closed at once (a FIN or reset on every request) costs no epoll_ctl.
       Conn* const conn = c.get();
-      process(*conn);
+      guarded(fd, [&] { process(*conn); });
       if (find(fd) == conn && !conn->watched) watch_conn(*conn, EPOLLIN);
     }
   }
@@ -638,7 +712,7 @@ class MockHttpServer::EventLoop {
       }
       if (status == RequestParser::Status::kBad) {
         begin(c, After::kClose);
-        c.out = refusal(c.parser.error_status(), c.parser.error(), c.parser.request().target, server_.router_);
+        c.out = refusal_bytes(c.parser.error_status(), c.parser.error(), c.parser.request().target, server_.router_);
         c.cuts.push_back(c.out.size());
         send_out(c);
         return;
@@ -677,50 +751,54 @@ class MockHttpServer::EventLoop {
     c.head_since.reset();
     HttpRequest& req = c.parser.request();
     const bool head_only = req.method == "HEAD";
-    const bool keep_alive = req.keep_alive;
+    const bool chunked = req.version != "HTTP/1.0";
     const double arrived_ms = since_start_ms();
-    Route route = server_.router_.route(req.method, req.target, req.body);
-    if (!route.engine && route.deferred) {
+    Dispatch d = dispatch_request(server_.router_, req, arrived_ms);
+    // After an internal error the connection closes: what the failed handler left is unknown.
+    const bool keep_alive = req.keep_alive && !d.internal_error;
+    if (d.internal_error) server_.internal_errors_.fetch_add(1);
+    if (!d.engine && d.deferred) {
       // Made on a worker thread: the event loop goes on serving every other connection.
-      if (!server_.worker_available()) return refuse_overloaded(c, route.target);
+      if (!server_.worker_available()) return refuse_overloaded(c, req.target);
       Handoff h;
-      h.deferred = std::move(route.deferred);
+      h.deferred = std::move(d.deferred);
       h.head_only = head_only;
       h.keep_alive = keep_alive;
+      h.chunked = chunked;
       move_to_worker(c, std::move(h));
       return false;
     }
-    if (!route.engine) {
-      const DirectAnswer& d = route.direct;
+    if (!d.engine) {
+      const DirectAnswer& a = d.direct;
       begin(c, keep_alive ? After::kNext : After::kClose);
-      append_response_head(c.out, d.status, d.content_type, d.headers, static_cast<long long>(d.body.size()), keep_alive);
-      if (!head_only) c.out += d.body;
+      append_response_head(c.out, a.status, a.content_type, a.headers, static_cast<long long>(a.body.size()), keep_alive);
+      if (!head_only) c.out += a.body;
       c.cuts.push_back(c.out.size());
       c.parser.next();
       return send_out(c);
     }
     // Held until the answer has settled: the router may drop the engine while it streams.
-    std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
-    const Request request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms};
-    Plan plan = engine->respond(request);
+    std::shared_ptr<ScriptEngine> engine = std::move(d.engine);
+    Plan plan = std::move(d.plan);
     if (!plays_without_pause(plan, options_)) {
       if (!server_.worker_available()) {
         engine->refuse(plan.journal_index, 503,
                        "no worker thread free for a plan that pauses (max_workers " +
                            std::to_string(options_.max_workers) + ")");
-        return refuse_overloaded(c, request.target);
+        return refuse_overloaded(c, req.target);
       }
       Handoff h;
       h.engine = std::move(engine);
       h.plan = std::move(plan);
       h.head_only = head_only;
       h.keep_alive = keep_alive;
+      h.chunked = chunked;
       move_to_worker(c, std::move(h));
       return false;
     }
     c.parser.next();
     if (plan.streaming) {
-      queue_stream(c, plan, keep_alive);
+      queue_stream(c, plan, keep_alive, chunked);
     } else {
       queue_whole(c, plan, head_only, keep_alive);
     }
@@ -763,17 +841,21 @@ class MockHttpServer::EventLoop {
   }
 
   /// A chunked stream: the head rides with the first write and the terminator with the last;
-  /// one send per WriteAction, as PlanWriter::stream does.
-  void queue_stream(Conn& c, const Plan& plan, bool keep_alive) {
-    const bool fin = plan.ending == Ending::kFin;
+  /// one send per WriteAction, as PlanWriter::stream does. Not `chunked` (an HTTP/1.0 client): the
+  /// writes go as they are and the connection's end (FIN) ends the body.
+  void queue_stream(Conn& c, const Plan& plan, bool keep_alive, bool chunked) {
+    const bool fin = plan.ending == Ending::kFin || !chunked;
     begin(c, fin ? After::kFin : keep_alive ? After::kNext : After::kClose);
     std::size_t total = head_bytes(plan.headers) + plan.content_type.size() + kChunkTerminator.size();
     for (const auto& action : plan.actions) total += std::get<WriteAction>(action).bytes.size() + 20;
     c.out.reserve(total);
-    append_response_head(c.out, plan.status, plan.content_type, plan.headers, -1, keep_alive || fin);
+    append_response_head(c.out, plan.status, plan.content_type, plan.headers, chunked ? kChunkedLength : kCloseDelimited,
+                         chunked && (keep_alive || fin));
     const std::size_t n = plan.actions.size();
     for (std::size_t i = 0; i < n; ++i) {
-      append_chunk(c.out, std::get<WriteAction>(plan.actions[i]).bytes);
+      const std::string& bytes = std::get<WriteAction>(plan.actions[i]).bytes;
+      if (chunked) append_chunk(c.out, bytes);
+      else c.out += bytes;
       if (i + 1 == n && !fin) c.out += kChunkTerminator;
       c.cuts.push_back(c.out.size());
       c.progress.emplace_back(c.out.size(), static_cast<int>(i + 1));
@@ -1007,7 +1089,12 @@ bool MockHttpServer::worker_available() const {
 void MockHttpServer::connection_thread(Handoff handoff) {
   const auto shared = shared_;
   while (true) {
-    serve_connection(handoff);
+    try {
+      serve_connection(handoff);
+    } catch (...) {
+      // Nothing a request does may end the server: count it, and the connection closes below.
+      internal_errors_.fetch_add(1);
+    }
     handoff.engine.reset();
     std::unique_lock lock(shared->mu);
     shared->fds.erase(handoff.fd);
@@ -1041,7 +1128,7 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
     return send_all(fd, out, options_.io_timeout_ms, shared.stopping) && keep_alive;
   };
   if (handoff.engine) {
-    const bool more = writer.run(*handoff.engine, handoff.plan, handoff.head_only, handoff.keep_alive);
+    const bool more = writer.run(*handoff.engine, handoff.plan, handoff.head_only, handoff.keep_alive, handoff.chunked);
     handoff.engine.reset();
     if (!more) return;
     parser.next();
@@ -1094,26 +1181,27 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
       status = parser.parse();
     }
     if (status == RequestParser::Status::kBad) {
-      send_all(fd, refusal(parser.error_status(), parser.error(), parser.request().target, router_), options_.io_timeout_ms,
-               shared.stopping);
+      send_all(fd, refusal_bytes(parser.error_status(), parser.error(), parser.request().target, router_),
+               options_.io_timeout_ms, shared.stopping);
       return;
     }
     HttpRequest& req = parser.request();
     const bool head_only = req.method == "HEAD";
-    const bool keep_alive = req.keep_alive;
+    const bool chunked = req.version != "HTTP/1.0";
     const double arrived_ms = std::chrono::duration<double, std::milli>(Clock::now() - shared.origin).count();
-    Route route = router_.route(req.method, req.target, req.body);
-    if (!route.engine) {
+    Dispatch d = dispatch_request(router_, req, arrived_ms);
+    // After an internal error the connection closes: what the failed handler left is unknown.
+    const bool keep_alive = req.keep_alive && !d.internal_error;
+    if (d.internal_error) internal_errors_.fetch_add(1);
+    if (!d.engine) {
       // On a worker already: a deferred answer is made here.
-      const DirectAnswer d = route.deferred ? make_deferred(route.deferred) : std::move(route.direct);
-      if (!send_direct(d, head_only, keep_alive)) return;
+      const DirectAnswer a = d.deferred ? make_deferred(d.deferred) : std::move(d.direct);
+      if (!send_direct(a, head_only, keep_alive)) return;
       parser.next();
       continue;
     }
     // Held until the answer has settled: the router may drop the engine while it streams.
-    const std::shared_ptr<ScriptEngine> engine = std::move(route.engine);
-    const Plan plan = engine->respond(Request{std::move(req.method), std::move(route.target), std::move(req.body), arrived_ms});
-    if (!writer.run(*engine, plan, head_only, keep_alive)) return;
+    if (!writer.run(*d.engine, d.plan, head_only, keep_alive, chunked)) return;
     parser.next();
   }
 }

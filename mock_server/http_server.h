@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "mock_server/http_wire.h"
 #include "mock_server/script_engine.h"
 
 namespace mock {
@@ -90,6 +92,30 @@ class RequestRouter {
   }
 };
 
+/// What the server does with one complete request, decided without sockets (the event loop, its
+/// worker threads and fuzz/server_bytes_fuzz.cpp share it).
+struct Dispatch {
+  std::shared_ptr<ScriptEngine> engine;  ///< set: play `plan` from this engine
+  Plan plan;
+  DirectAnswer direct;                   ///< the answer when `engine` and `deferred` are null
+  /// Set when the router answers on a worker thread (Route::deferred): the caller runs it there.
+  std::function<DirectAnswer()> deferred;
+  /// The router or the engine threw: `direct` is a 500 in the path's envelope (the router's own
+  /// for its paths, else the provider's), whose message names the exception.
+  bool internal_error = false;
+  std::string error;                     ///< the exception's what(), escaped; "" without one
+};
+
+/// Routes `request` (complete, as the parser left it; its method, target and body are moved out)
+/// and asks the chosen engine for its plan. Never throws: an exception from the router or the
+/// engine becomes `internal_error` with a 500, so no request can end the server.
+Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double arrived_ms);
+
+/// The bytes (status line to body, `Connection: close`) answering a request the parser refused
+/// with `status` and `message`, in the envelope of `target`'s path (RequestRouter::refusal, else the
+/// provider's, else hiccup's). Never throws (a last plain 500 when the envelope cannot be built).
+std::string refusal_bytes(int status, const std::string& message, std::string_view target, RequestRouter& router);
+
 /// An HTTP/1.1 server answering every request through the engine its router picks (one engine
 /// for every request with the first constructor) and settling each journal entry with how far
 /// its plan got on the wire.
@@ -117,6 +143,10 @@ class MockHttpServer {
   /// The bound port (0 before start()).
   int port() const { return port_; }
 
+  /// Requests whose handling threw since the server was made (each answered 500 where an answer
+  /// could still go out, its connection closed; the server went on). 0 unless hiccup has a bug.
+  std::uint64_t internal_errors() const { return internal_errors_.load(); }
+
  private:
   struct Shared;
   struct Handoff;     // a connection moved from the event loop to a worker thread
@@ -135,6 +165,7 @@ class MockHttpServer {
   std::thread loop_thread_;
   int listen_fd_ = -1;
   int port_ = 0;
+  std::atomic<std::uint64_t> internal_errors_{0};
 };
 
 }  // namespace mock

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <optional>
 
+#include "mock_server/json_text.h"
+
 namespace mock {
 namespace {
 
@@ -89,7 +91,9 @@ RequestParser::Status RequestParser::parse_head() {
     if (eol != std::string::npos && eol - pos_ <= limits_.max_head_bytes) {
       const std::string_view line(buf_.data() + pos_, eol - pos_);
       const std::size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
-      if (sp1 != std::string_view::npos && sp2 > sp1) req_.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+      if (sp1 != std::string_view::npos && sp2 > sp1) {
+        req_.target = json_text::percent_encode_unsafe(line.substr(sp1 + 1, sp2 - sp1 - 1));
+      }
     }
     return fail(431, "the request head is longer than " + std::to_string(limits_.max_head_bytes) + " bytes");
   };
@@ -109,14 +113,16 @@ RequestParser::Status RequestParser::parse_head() {
     return fail(400, "malformed request line");
   }
   req_.method = std::string(line.substr(0, sp1));
-  req_.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  // Raw octets a URI may not hold (RFC 3986 §2: controls, bytes outside UTF-8) are percent-encoded
+  // here, where the target is read: routing, journals and messages only ever see valid UTF-8.
+  req_.target = json_text::percent_encode_unsafe(line.substr(sp1 + 1, sp2 - sp1 - 1));
   req_.version = std::string(line.substr(sp2 + 1));
   if (req_.method.empty() || !std::all_of(req_.method.begin(), req_.method.end(), is_token_char) ||
       req_.target.empty()) {
     return fail(400, "malformed request line");
   }
   if (req_.version != "HTTP/1.1" && req_.version != "HTTP/1.0") {
-    return fail(400, "unsupported HTTP version \"" + req_.version + "\"");
+    return fail(400, "unsupported HTTP version " + json_text::quote_input(req_.version));
   }
   std::string_view rest = line_end == std::string_view::npos ? std::string_view() : head.substr(line_end + 2);
   while (!rest.empty()) {
@@ -153,7 +159,7 @@ RequestParser::Status RequestParser::parse_head() {
   }
   if (has_te && first_length) return fail(400, "both Content-Length and Transfer-Encoding");
   if (has_te) {
-    if (!iequals(trim(te), "chunked")) return fail(501, "unsupported Transfer-Encoding \"" + te + "\"");
+    if (!iequals(trim(te), "chunked")) return fail(501, "unsupported Transfer-Encoding " + json_text::quote_input(te));
     stage_ = Stage::kChunkSize;
     return Status::kDone;
   }
@@ -161,7 +167,7 @@ RequestParser::Status RequestParser::parse_head() {
   if (first_length) {
     const std::string_view cl = *first_length;
     const auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), remaining_);
-    if (ec != std::errc() || p != cl.data() + cl.size()) return fail(400, "malformed Content-Length \"" + std::string(cl) + "\"");
+    if (ec != std::errc() || p != cl.data() + cl.size()) return fail(400, "malformed Content-Length " + json_text::quote_input(cl));
     if (remaining_ > limits_.max_body_bytes) {
       return fail(413, "the request body is longer than " + std::to_string(limits_.max_body_bytes) + " bytes");
     }
@@ -203,7 +209,7 @@ RequestParser::Status RequestParser::parse_body() {
         std::size_t size = 0;
         const auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
         if (line.empty() || ec != std::errc() || p != line.data() + line.size()) {
-          return fail(400, "malformed chunk size \"" + std::string(line) + "\"");
+          return fail(400, "malformed chunk size " + json_text::quote_input(line));
         }
         if (size > limits_.max_body_bytes - req_.body.size()) {
           return fail(413, "the request body is longer than " + std::to_string(limits_.max_body_bytes) + " bytes");
@@ -302,9 +308,9 @@ void append_response_head(std::string& out, int status, std::string_view content
     out += value;
     out += "\r\n";
   }
-  if (content_length < 0) {
+  if (content_length == kChunkedLength) {
     out += "Transfer-Encoding: chunked\r\n";
-  } else {
+  } else if (content_length >= 0) {
     out += "Content-Length: ";
     out += std::to_string(content_length);
     out += "\r\n";

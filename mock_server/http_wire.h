@@ -97,9 +97,15 @@ class RequestParser {
 /// The reason phrase of `status` ("OK", "Too Many Requests", …; "Unknown" when not listed).
 std::string_view reason_phrase(int status);
 
+/// `content_length` of a response head whose body goes in chunks (`Transfer-Encoding: chunked`).
+inline constexpr long long kChunkedLength = -1;
+/// `content_length` of a response head whose body ends when the connection does (no length, no
+/// chunks: RFC 9112 §6.3 item 8), for HTTP/1.0 clients, which know no chunked coding.
+inline constexpr long long kCloseDelimited = -2;
+
 /// A response head: status line, `Content-Type` (when not empty), `headers`, then
-/// `Transfer-Encoding: chunked` when `content_length` < 0 or `Content-Length`, and
-/// `Connection: close` when `!keep_alive`; ends with the blank line.
+/// `Transfer-Encoding: chunked` (`content_length` kChunkedLength), nothing (kCloseDelimited) or
+/// `Content-Length`, and `Connection: close` when `!keep_alive`; ends with the blank line.
 std::string response_head(int status, std::string_view content_type,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           long long content_length, bool keep_alive);

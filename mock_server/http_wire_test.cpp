@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "mock_server/http_wire.h"
 
@@ -215,4 +217,39 @@ TEST_CASE("framing two parsers could read differently is refused with 400") {
   const std::string twice = "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}";
   same.feed(twice.data(), twice.size());
   CHECK(same.parse() == mock::RequestParser::Status::kDone);
+}
+
+TEST_CASE("raw octets a URI may not hold are percent-encoded in the target") {
+  const std::string raw = std::string("GET /s/\xFF/v1?q=\x1B&k=caf\xC3\xA9 HTTP/1.1\r\nHost: x\r\n\r\n");
+  mock::RequestParser p;
+  p.feed(raw.data(), raw.size());
+  REQUIRE(p.parse() == Status::kDone);
+  CHECK(p.request().target == "/s/%FF/v1?q=%1B&k=caf\xC3\xA9");
+}
+
+TEST_CASE("messages quoting the request head are valid UTF-8 with control bytes escaped") {
+  struct Case {
+    std::string raw;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"GET / HTTP/1.\xFF\r\n\r\n", 400, "unsupported HTTP version \"HTTP/1.\\xFF\""},
+      {"POST / HTTP/1.1\r\nContent-Length: 1\xFF\r\n\r\n", 400, "malformed Content-Length \"1\\xFF\""},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\xC3\r\n\r\n", 501, "unsupported Transfer-Encoding \"chunked\\xC3\""},
+      {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\x1B[2J\r\n", 400, "malformed chunk size \"2\\x1B[2J\""},
+  };
+  for (const Case& c : cases) {
+    mock::RequestParser p;
+    p.feed(c.raw.data(), c.raw.size());
+    INFO(c.raw);
+    REQUIRE(p.parse() == Status::kBad);
+    CHECK(p.error_status() == c.status);
+    CHECK(p.error() == c.message);
+  }
+}
+
+TEST_CASE("a close-delimited response head has neither Content-Length nor chunked coding") {
+  const std::string h = mock::response_head(200, "text/event-stream", {}, mock::kCloseDelimited, false);
+  CHECK(h == "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
 }

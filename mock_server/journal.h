@@ -25,7 +25,9 @@ struct DeliveredCall {
 struct JournalEntry {
   std::size_t index = 0;       ///< arrival order, from 0
   std::string method;
-  std::string target;          ///< path and query
+  /// Path and query as sent, but valid UTF-8 (raw controls and ill-formed bytes percent-encoded)
+  /// and with credential parameters redacted (`?key=REDACTED`; mock/credentials.h).
+  std::string target;
   std::string provider;        ///< the wire format the path named ("" for preflight, 404)
   std::string model;           ///< model from the path ("" when none)
   bool streaming = false;      ///< a streamed request (streamGenerateContent, `"stream": true`)

@@ -3,8 +3,12 @@
 // for each (its allocations, its destruction, its serializer) was over a fifth of an in-memory
 // exploration case's instructions. mock_server/testdata/encoder_bytes.txt (encoder_bytes_test)
 // pins the result to the bytes the tree-building encoders wrote.
+// Also the one place where text from outside (request lines, paths, bodies, scenario files) is made
+// fit for JSON and for a terminal before anything stores or quotes it: valid UTF-8, cut on
+// character boundaries, control characters escaped (issue 42).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,12 +16,45 @@ namespace mock::json_text {
 
 /// Appends `s` as a JSON string exactly as nlohmann's dump() writes it: `"` and `\\` escaped,
 /// \b \f \n \r \t, other bytes below 0x20 as \u00xx (lower-case hex), the rest as is. A string with
-/// a byte >= 0x80 is written by nlohmann itself, which checks its UTF-8 (and throws
-/// nlohmann::json::type_error 316 on invalid UTF-8, as dump() does).
+/// a byte >= 0x80 is written by nlohmann itself; one that is not valid UTF-8 (which dump() would
+/// refuse with type_error 316) gets U+FFFD for each ill-formed byte, a last-resort net: text from
+/// outside is made valid where it is read (to_utf8, escape_input, percent_encode_unsafe). Never throws.
 void append_string(std::string& out, std::string_view s);
 
 /// Appends `v` in decimal, as nlohmann writes an integer.
 void append_int(std::string& out, long long v);
+
+/// The length in bytes (1–4) of the well-formed UTF-8 character `s` starts with (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF); 0 when `s` is empty or starts with an
+/// ill-formed or truncated sequence.
+std::size_t utf8_char_length(std::string_view s);
+
+/// True when all of `s` is well-formed UTF-8 (what nlohmann's dump() accepts).
+bool is_utf8(std::string_view s);
+
+/// The longest prefix of `s` of at most `max_bytes` bytes that ends on a character boundary (never
+/// half a UTF-8 character; a byte outside well-formed UTF-8 counts as a character of its own).
+std::string_view cut_utf8(std::string_view s, std::size_t max_bytes);
+
+/// `s` with each byte outside well-formed UTF-8 replaced by U+FFFD: for text kept as data.
+std::string to_utf8(std::string_view s);
+
+/// `s` made fit to quote in a message shown in a terminal or put in JSON: valid UTF-8 that drives no
+/// terminal. C0 controls and DEL as \xNN (\n \r \t as such), C1 controls (U+0080–U+009F, e.g. the
+/// 8-bit CSI) as \u00NN, a byte outside well-formed UTF-8 as \xNN; everything else, a backslash
+/// included, as is, so escaping twice changes nothing. More than `max_bytes` bytes of `s` are cut on
+/// a character boundary and end with "…".
+std::string escape_input(std::string_view s, std::size_t max_bytes = 200);
+
+/// `"` + escape_input(s, max_bytes) + `"`: how a message quotes what it was given.
+std::string quote_input(std::string_view s, std::size_t max_bytes = 200);
+
+/// A request target made valid UTF-8 and free of control characters, by percent-encoding (RFC 3986
+/// §2.1, upper-case hex) each byte of an ill-formed UTF-8 sequence, each C0 control, DEL and both
+/// bytes of a C1 control; everything else as sent (a target whose bytes are all fine is returned
+/// unchanged). Such octets are not allowed raw in a URI, so this is the form a client should have
+/// sent.
+std::string percent_encode_unsafe(std::string_view target);
 
 /// A compact JSON text written into a caller's string: objects and arrays are opened and closed
 /// explicitly, commas are placed by the writer. Keys must be plain ASCII needing no escaping (the

@@ -6,6 +6,9 @@
 #include <iterator>
 #include <utility>
 
+#include "mock_server/credentials.h"
+#include "mock_server/json_text.h"
+
 
 namespace mock {
 namespace {
@@ -90,6 +93,13 @@ ScriptEngine::ScriptEngine(Script script, AttemptRewriter rewriter)
     : script_(std::move(script)), rewriter_(std::move(rewriter)) {}
 
 Plan ScriptEngine::respond(const Request& request) {
+  // Over HTTP the parser has percent-encoded what a target may not hold raw; a caller in memory
+  // gets the same here, so the journal and every message built from the path are valid UTF-8.
+  if (std::string target = json_text::percent_encode_unsafe(request.target); target != request.target) {
+    Request clean = request;
+    clean.target = std::move(target);
+    return respond(clean);
+  }
   std::lock_guard lock(mu_);
   JournalEntry entry;
   entry.index = first_index_ + journal_.size();
@@ -102,7 +112,7 @@ Plan ScriptEngine::respond(const Request& request) {
     entry.body_digest.assign(16, '0');
     for (int i = 15; i >= 0; --i, h >>= 4) entry.body_digest[static_cast<std::size_t>(i)] = kHex[h & 0xf];
   }
-  entry.target = request.target;
+  entry.target = redact_target(request.target);  // a `?key=` credential is never stored
   PlanRecord record;
   Plan plan = respond_locked(request, entry, record);
   plan.journal_index = entry.index;

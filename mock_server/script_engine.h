@@ -113,7 +113,9 @@ class ScriptEngine {
   /// is the one whose endpoint the path names (every format on one server); the script's
   /// `provider` only picks the envelope of a 404 for a path no format serves.
   /// Never throws on bad input: malformed bodies get a 400 in the provider's envelope, unknown
-  /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`).
+  /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`). The journal keeps
+  /// the target with raw octets a URI may not hold percent-encoded (json_text::percent_encode_unsafe)
+  /// and credentials in its query redacted (`?key=REDACTED`, mock::redact_target).
   Plan respond(const Request& request);
 
   /// Records how far the plan for `journal_index` was delivered; fills the entry's delivered

@@ -52,8 +52,16 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
   report.add(make_html_listener(report_dir + "/report.html"));
   report.run_starting(RunInfo{"run", 0, "http", {}, "", recipe.name});
   RunTotals totals;
+  int internal_errors = 0;
   for (const Scenario& s : scenarios) {
     const AgentCaseResult r = run_agent_scenario(s, recipe_for(s), options);
+    if (r.internal_error) {
+      // A bug in hiccup says nothing about the agent: no verdict for this case.
+      std::cerr << "error: hiccup run: internal error in scenario " << s.name << ": " << r.harness_error
+                << "\n(exit 5: not a verdict; please report it with the command line)\n";
+      ++internal_errors;
+      continue;
+    }
     const ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
     (c.passed ? totals.passed : totals.failed) += 1;
     if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;
@@ -61,6 +69,7 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
     report.case_ended(c);
   }
   report.run_ended(totals);
+  if (internal_errors > 0) return 5;
   return totals.failed == 0 ? 0 : 1;
 }
 

@@ -20,6 +20,7 @@
 
 #include "harness/oracle.h"
 #include "mock_server/http_server.h"
+#include "mock_server/json_text.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/wire_format.h"
 
@@ -233,7 +234,13 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     }
 
     const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
-    if (!result.process.started) {
+    if (server.internal_errors() > 0) {
+      // The mock server answered some request 500 after an exception of its own: what the agent
+      // did next says nothing about it.
+      result.harness_error = "harness: the mock server met " + std::to_string(server.internal_errors()) +
+                             " internal error(s) while the agent ran";
+      result.internal_error = true;
+    } else if (!result.process.started) {
       result.harness_error = "agent " + recipe.name + ": " + result.process.error;
     } else if (!result.process.timed_out && no_request &&
                (result.process.exit_code == 126 || result.process.exit_code == 127)) {
@@ -268,7 +275,8 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       fs::remove_all(scratch, ec);
     }
   } catch (const std::exception& e) {
-    result.harness_error = std::string("harness: ") + e.what();
+    result.harness_error = "harness: " + mock::json_text::escape_input(e.what(), 1000);
+    result.internal_error = true;
   }
   return finish();
 }

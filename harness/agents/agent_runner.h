@@ -53,7 +53,8 @@ namespace harness::agents {
 /// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`.
 /// `provider_override` is `--provider` ("" when not given): it must be the agent's own format.
 /// Returns the CLI exit code: 0 all passed, 1 some verdict failed (or the agent is not installed),
-/// 2 a --provider the agent does not speak, 3 invalid input.
+/// 2 a --provider the agent does not speak, 3 invalid input, 5 a case met an internal error (an
+/// exception in hiccup: printed on stderr and left out of the verdicts and reports, never a FAIL).
 int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
                       const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir,
                       const std::string& provider_override = "");

@@ -57,6 +57,9 @@ struct AgentCaseResult {
   std::vector<Violation> differences;
   std::vector<std::string> not_applicable;  ///< invariant and expect.<field> names not judged
   std::string harness_error;                ///< the run could not happen (e.g. agent not installed)
+  /// `harness_error` is an exception hiccup did not expect (a bug in hiccup, not the agent's doing):
+  /// never a verdict, `hiccup run` exits 5 (README, exit codes).
+  bool internal_error = false;
   std::string output_tail;                  ///< last lines of the agent's stderr and stdout
   /// What the agent showed: the recipe's output stream (stdout unless it says stderr), in full.
   std::string output;

@@ -12,6 +12,7 @@
 #include "harness/cli/commands.h"
 #include "harness/oracle.h"
 #include "harness/report/report.h"
+#include "mock_server/json_text.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
 #include "harness/transcript.h"
@@ -98,7 +99,7 @@ bool load_all(const std::vector<std::string>& paths, std::vector<Scenario>& out,
     if (!r.scenario) continue;
     auto [it, fresh] = names.emplace(r.scenario->name, file);
     if (!fresh) {
-      problems.push_back({file, "/name", "name \"" + r.scenario->name + "\" is already used by " + it->second});
+      problems.push_back({file, "/name", "name " + mock::json_text::quote_input(r.scenario->name) + " is already used by " + it->second});
       continue;
     }
     out.push_back(std::move(*r.scenario));

@@ -21,6 +21,7 @@
 #include "harness/serve/control_api.h"
 #include "harness/serve/session_registry.h"
 #include "mock_server/http_server.h"
+#include "mock_server/json_text.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/wire_format.h"
 
@@ -59,9 +60,11 @@ Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and
   POST   /_hiccup/sessions/ID/outcome       {"outcome": "completed"|"failed", "final_text"?, "shown_text"?}
   GET    /_hiccup/sessions/ID/verdict       the invariants (names and messages as hiccup run
                                             --agent-cmd), what stays n/a and why
-  GET    /_hiccup/health
+  GET    /_hiccup/health                    {"ok", "sessions", "internal_errors"}
 Errors come in hiccup's envelope {"version":1,"error":{"status","code","message","problems"?}}:
-unknown session 404, bad body or scenario 400, wrong method 405, unknown control path 404.
+unknown session 404, bad body or scenario 400, wrong method 405, unknown control path 404, an
+exception inside hiccup 500 (counted; the server goes on). Journals keep credentials in a query
+redacted (?key=REDACTED).
 Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until deleted or the
 server stops; they are isolated (own script state, journal, ledger, locks).
 
@@ -95,7 +98,8 @@ options (each at most once):
                         "unknown" with a "window" member instead of passing
   -h, --help            this text
 
-exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound
+exit codes: 0 stopped by a signal, 2 usage error, 3 invalid SCENARIO or the address cannot be bound,
+5 stopped by a signal after some request met an internal error (a bug in hiccup; answered 500)
 )";
 
 /// The usage text with every format's request targets.
@@ -257,6 +261,7 @@ int serve_command(const Args& args) {
     return kExitInvalidInput;
   }
   router.set_server_url(server.base_url());
+  router.set_internal_errors([&server] { return server.internal_errors(); });
   std::cout << server.base_url() << std::endl;
   if (scenario_name.empty()) {
     std::cerr << "serving no default session; create sessions with POST " << server.base_url()
@@ -289,13 +294,23 @@ int serve_command(const Args& args) {
     flusher.join();
     for (const auto& s : registry.list()) s->flush_journal(true);
   }
+  router.set_internal_errors(nullptr);
+  // A request whose handling threw was answered 500 and the server went on; the run still ends
+  // as a harness error (exit 5), so a CI job does not pass over a bug in hiccup.
+  const std::uint64_t internal_errors = server.internal_errors();
+  const int exit_code = internal_errors > 0 ? kExitInternal : kExitPassed;
+  if (internal_errors > 0) {
+    std::cerr << "hiccup serve: " << internal_errors
+              << " request(s) met an internal error (each answered 500 where it could be; a bug in hiccup, "
+                 "please report it)\n";
+  }
 
   const std::shared_ptr<serve::Session> default_session = registry.find(serve::SessionRegistry::kDefaultId);
   // The engine the session plays now (a reset over the control API replaces it with a fresh one,
   // whose journal is whole); the windowed one when it still plays, or when the session was
   // deleted over the control API (its journal file is still completed).
   const std::shared_ptr<mock::ScriptEngine> engine = default_session ? default_session->engine() : default_engine;
-  if (!engine) return kExitPassed;
+  if (!engine) return exit_code;
   const mock::Journal kept = engine->journal();
   if (journal_file) journal_file->finish(engine == default_engine ? kept : default_engine->journal());
   // No windowed engine when the default session was created over the control API.
@@ -307,15 +322,15 @@ int serve_command(const Args& args) {
   std::string lines;
   for (const mock::JournalEntry& e : kept) {
     std::ostringstream line;
-    line << "request " << e.index << ": " << e.method << ' ' << e.target
+    line << "request " << e.index << ": " << e.method << ' ' << mock::json_text::escape_input(e.target, 400)
               << (e.provider.empty() ? "" : " (" + e.provider + ")") << " turn " << e.turn
               << " attempt " << e.attempt << " → " << e.response_status << ' ' << e.played
               << (e.fault.empty() ? "" : " fault " + e.fault) << (e.completed ? " completed" : "")
-              << (e.validated ? "" : " REJECTED: " + e.rejection) << '\n';
+              << (e.validated ? "" : " REJECTED: " + mock::json_text::escape_input(e.rejection, 400)) << '\n';
     lines += line.str();
   }
   std::cerr << lines;
-  return kExitPassed;
+  return exit_code;
 }
 
 }  // namespace harness::cli

@@ -6,12 +6,18 @@
 #include <vector>
 
 #include "harness/scenario_io.h"
+#include "mock_server/json_text.h"
 #include "mock_server/wire_format.h"
 
 namespace harness::serve {
 namespace {
 
 using nlohmann::json;
+using mock::json_text::escape_input;
+using mock::json_text::quote_input;
+
+/// A value of the request body as a message shows it: its JSON text, at most 80 bytes of it.
+std::string shown(const json& j) { return escape_input(j.dump(), 80); }
 
 mock::DirectAnswer json_answer(int status, const json& body) {
   mock::DirectAnswer a;
@@ -27,7 +33,7 @@ json ok(json body = json::object()) {
 
 mock::DirectAnswer method_not_allowed(const std::string& method, const std::string& path, const std::string& allow) {
   mock::DirectAnswer a = error_answer(405, "method_not_allowed",
-                                      method + " is not allowed on " + path + " (allowed: " + allow + ")");
+                                      escape_input(method) + " is not allowed on " + escape_input(path) + " (allowed: " + allow + ")");
   a.headers.emplace_back("Allow", allow);
   return a;
 }
@@ -59,19 +65,21 @@ Body parse_body(const std::string& body, bool empty_is_object) {
   // (nlohmann keeps the last: a scenario object naming "faults" twice would lose the first without
   // a word, where `hiccup lint` refuses the same scenario as a file); only a body that fails is
   // parsed again, to tell that from invalid JSON.
-  std::string parse_error;
-  std::optional<json> parsed = parse_json_text(body, {/*ignore_comments=*/false, /*refuse_duplicate_keys=*/true}, parse_error);
-  if (!parsed) {
-    if (auto dup = duplicate_key(body)) {
-      return {json(), error_answer(400, "bad_request", "the request body names a key twice",
-                                   json::array({{{"pointer", dup->pointer}, {"message", dup->message}}}))};
-    }
+  LoadProblem parse_problem;
+  std::optional<json> parsed = parse_json_text(body, {/*ignore_comments=*/false, /*refuse_duplicate_keys=*/true}, parse_problem);
+  if (!parsed && !parse_problem.pointer.empty()) {
+    // A key named twice, or a number beyond a double's range (1e400): the pointer says where.
+    const bool duplicate = parse_problem.message.find("appears twice") != std::string::npos;
+    return {json(), error_answer(400, "bad_request",
+                                 duplicate ? "the request body names a key twice" : "the request body holds a number out of range",
+                                 json::array({{{"pointer", parse_problem.pointer}, {"message", parse_problem.message}}}))};
   }
   json j = parsed ? std::move(*parsed) : json(json::value_t::discarded);
   if (j.is_discarded() || !j.is_object()) {
     return {json(), error_answer(400, "bad_request", "the request body must be a JSON object",
                                  json::array({{{"pointer", ""}, {"message", j.is_discarded()
-                                     ? "not valid JSON, or nested deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels"
+                                     ? "not valid JSON, or nested deeper than " + std::to_string(mock::kMaxJsonDepth) + " levels" +
+                                           (parse_problem.message.empty() ? "" : " (" + parse_problem.message + ")")
                                      : "expected an object, found " + std::string(j.type_name())}}}))};
   }
   return {std::move(j), std::nullopt};
@@ -139,6 +147,11 @@ void ControlApi::set_server_url(std::string url) {
   server_url_ = std::move(url);
 }
 
+void ControlApi::set_internal_errors(std::function<std::uint64_t()> count) {
+  std::lock_guard lock(mu_);
+  internal_errors_ = std::move(count);
+}
+
 json ControlApi::session_json(const Session& s) const {
   const std::string path = std::string(kSessionPrefix) + s.id();
   json j = {{"id", s.id()},
@@ -160,7 +173,7 @@ json ControlApi::session_json(const Session& s) const {
 std::optional<mock::DirectAnswer> ControlApi::refusal(int status, const std::string& message, std::string_view target) {
   if (target.rfind("/_hiccup", 0) != 0) return std::nullopt;
   const char* code = status == 413 ? "payload_too_large" : status == 431 ? "headers_too_large"
-                   : status == 501 ? "not_implemented" : "bad_request";
+                   : status == 501 ? "not_implemented" : status == 500 ? "internal_error" : "bad_request";
   return error_answer(status, code, message);
 }
 
@@ -185,7 +198,7 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
     if (!s) {
       return mock::Route{nullptr, target,
                          error_answer(404, "unknown_session",
-                                      "no session \"" + id + "\" (create one with POST /_hiccup/sessions)")};
+                                      "no session " + quote_input(id) + " (create one with POST /_hiccup/sessions)")};
     }
     std::string rest = target.substr(id_end);
     if (rest.empty() || rest[0] == '?') rest = "/" + rest;
@@ -196,7 +209,7 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
   }
   return mock::Route{nullptr, target,
                      error_answer(404, "no_default_session",
-                                  path + " is not served: this server has no default session (it started without a "
+                                  escape_input(path) + " is not served: this server has no default session (it started without a "
                                          "SCENARIO); create a session with POST /_hiccup/sessions and use its base "
                                          "URL /s/{id}")};
 }
@@ -205,12 +218,17 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
   const std::vector<std::string> seg = segments(path);  // seg[0] == "_hiccup"
   auto unknown = [&] {
     return error_answer(404, "unknown_path",
-                        "no control API path " + path + " (see docs/CONTROL-API.md: /_hiccup/health, "
+                        "no control API path " + escape_input(path) + " (see docs/CONTROL-API.md: /_hiccup/health, "
                         "/_hiccup/sessions, /_hiccup/sessions/{id}[/reset|/journal|/executions|/outcome|/verdict])");
   };
   if (seg.size() == 2 && seg[1] == "health") {
     if (method != "GET") return method_not_allowed(method, path, "GET");
-    return json_answer(200, ok({{"ok", true}, {"sessions", registry_.size()}}));
+    std::uint64_t internal_errors = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (internal_errors_) internal_errors = internal_errors_();
+    }
+    return json_answer(200, ok({{"ok", true}, {"sessions", registry_.size()}, {"internal_errors", internal_errors}}));
   }
   if (seg.size() < 2 || seg[1] != "sessions") return unknown();
 
@@ -229,7 +247,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     SessionOptions options;
     if (in.contains("id")) {
       if (!in["id"].is_string() || !SessionRegistry::valid_id(in["id"].get_ref<const std::string&>())) {
-        problems.push_back(problem("/id", "expected 1 to 64 of [A-Za-z0-9._-], not \".\" or \"..\", found " + in["id"].dump()));
+        problems.push_back(problem("/id", "expected 1 to 64 of [A-Za-z0-9._-], not \".\" or \"..\", found " + shown(in["id"])));
       } else {
         id = in["id"].get<std::string>();
       }
@@ -237,13 +255,13 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     if (in.contains("max_attempts")) {
       if (!in["max_attempts"].is_number_integer() || in["max_attempts"].get<long long>() < 1 ||
           in["max_attempts"].get<long long>() > 1000) {
-        problems.push_back(problem("/max_attempts", "expected a whole number 1..1000, found " + in["max_attempts"].dump()));
+        problems.push_back(problem("/max_attempts", "expected a whole number 1..1000, found " + shown(in["max_attempts"])));
       } else {
         options.max_attempts = in["max_attempts"].get<int>();
       }
     }
     if (in.contains("strict")) {
-      if (!in["strict"].is_boolean()) problems.push_back(problem("/strict", "expected true or false, found " + in["strict"].dump()));
+      if (!in["strict"].is_boolean()) problems.push_back(problem("/strict", "expected true or false, found " + shown(in["strict"])));
       else options.strict = in["strict"].get<bool>();
     }
     if (in.contains("recovery")) {
@@ -291,14 +309,14 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     const std::string text = in["scenario"].is_string() ? in["scenario"].get<std::string>() : in["scenario"].dump();
     LoadResult loaded = parse_scenario(text, "scenario");
     if (!loaded.scenario) {
-      for (const LoadProblem& p : loaded.problems) problems.push_back(problem(p.pointer, p.message));
+      for (const LoadProblem& p : loaded.problems) problems.push_back(problem(p.pointer, escape_input(p.message, 1000)));
       return error_answer(400, "invalid_scenario",
                           "the scenario is invalid (" + std::to_string(loaded.problems.size()) +
                               " problem(s); pointers are into the scenario, as hiccup lint reports them)",
                           std::move(problems));
     }
     std::shared_ptr<Session> s = registry_.create(id, std::move(*loaded.scenario), options);
-    if (!s) return error_answer(409, "session_exists", "a session \"" + id + "\" exists already");
+    if (!s) return error_answer(409, "session_exists", "a session " + quote_input(id) + " exists already");
     return json_answer(201, ok({{"session", session_json(*s)}}));
   }
 
@@ -310,7 +328,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
       action != "verdict") {
     return unknown();
   }
-  if (!s) return error_answer(404, "unknown_session", "no session \"" + id + "\"");
+  if (!s) return error_answer(404, "unknown_session", "no session " + quote_input(id));
 
   if (action.empty()) {
     if (method == "GET") return json_answer(200, ok({{"session", session_json(*s)}}));
@@ -379,7 +397,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     const std::string outcome = in.contains("outcome") && in["outcome"].is_string() ? in["outcome"].get<std::string>() : "";
     if (outcome != "completed" && outcome != "failed") {
       problems.push_back(problem("/outcome", "expected \"completed\" or \"failed\", found " +
-                                                 (in.contains("outcome") ? in["outcome"].dump() : std::string("nothing"))));
+                                                 (in.contains("outcome") ? shown(in["outcome"]) : std::string("nothing"))));
     }
     for (const char* f : {"final_text", "shown_text"}) {
       if (in.contains(f) && !in[f].is_string()) problems.push_back(problem(std::string("/") + f, "expected a string"));

@@ -5,6 +5,8 @@
 // shadows one (checked by a test over every wire format's paths).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -30,9 +32,13 @@ class ControlApi : public mock::RequestRouter {
   /// "http://HOST:PORT" of the server, for the `base_url` of sessions in answers ("" = omitted).
   void set_server_url(std::string url);
 
+  /// Where GET /_hiccup/health reads `internal_errors` (MockHttpServer::internal_errors; 0 when unset).
+  void set_internal_errors(std::function<std::uint64_t()> count);
+
   mock::Route route(const std::string& method, const std::string& target, const std::string& body) override;
   /// Refusals of the HTTP layer on /_hiccup/ paths in hiccup's envelope (code "payload_too_large",
-  /// "headers_too_large", "bad_request" or "not_implemented"); provider paths keep their own.
+  /// "headers_too_large", "bad_request", "not_implemented", or "internal_error" for a 500 after an
+  /// exception in hiccup); provider paths keep their own.
   std::optional<mock::DirectAnswer> refusal(int status, const std::string& message, std::string_view target) override;
 
   /// Answers one control API request; `path` without the query.
@@ -44,6 +50,7 @@ class ControlApi : public mock::RequestRouter {
   SessionRegistry& registry_;
   mutable std::mutex mu_;
   std::string server_url_;
+  std::function<std::uint64_t()> internal_errors_;
 };
 
 /// hiccup's own error envelope: `{"version":1,"error":{"status":S,"code":CODE,"message":M}}`, plus

@@ -14,6 +14,7 @@
 
 #include "harness/scenario_io.h"
 #include "harness/serve/control_api.h"
+#include "mock_server/json_text.h"
 #include "mock_server/wire_format.h"
 
 namespace {
@@ -570,4 +571,168 @@ TEST_CASE("verdicts and journals are made on a worker thread, not on the event l
   // Quick answers stay on the event loop.
   CHECK_FALSE(api.route("GET", "/_hiccup/health", "").deferred);
   CHECK_FALSE(api.route("GET", "/_hiccup/sessions/a", "").deferred);
+}
+
+namespace control_api_test {
+
+/// Sends `bytes` on a fresh connection to 127.0.0.1:`port`, half-closes, returns the whole answer.
+std::string raw_exchange(int port, const std::string& bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  shutdown(fd, SHUT_WR);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return answer;
+}
+
+/// The body of a raw answer: valid UTF-8 (checked) parsed as JSON (discarded when it is not).
+json utf8_body(const std::string& answer) {
+  const std::size_t at = answer.find("\r\n\r\n");
+  REQUIRE(at != std::string::npos);
+  const std::string body = answer.substr(at + 4);
+  CHECK(mock::json_text::is_utf8(body));
+  return json::parse(body, nullptr, false);
+}
+
+/// The pointers of an error envelope's problems.
+std::vector<std::string> pointers(const json& answer) {
+  std::vector<std::string> out;
+  for (const json& p : answer["error"].value("problems", json::array())) out.push_back(p.value("pointer", ""));
+  return out;
+}
+
+}  // namespace control_api_test
+
+TEST_CASE("a number beyond a double's range in any control body is a 400 naming its pointer, and the server goes on") {
+  Fixture f;
+  f.create(deploy_scenario(), "t");
+  httplib::Client c = f.client();
+  struct Case {
+    std::string path, body, pointer;
+  };
+  std::string scenario = deploy_scenario().dump();
+  scenario.pop_back();  // the scenario object, open for one more member
+  const std::vector<Case> cases = {
+      {"/_hiccup/sessions/t/executions", R"({"name":"deploy","args":{"a":1e400}})", "/args/a"},
+      {"/_hiccup/sessions/t/executions", R"({"name":"deploy","args":{"a":[0,1,-1e999]}})", "/args/a/2"},
+      {"/_hiccup/sessions/t/outcome", R"({"outcome":"completed","final_text":1E+999})", "/final_text"},
+      {"/_hiccup/sessions", R"({"scenario":)" + scenario + R"(,"x":1e400}})", "/scenario/x"},
+      {"/_hiccup/sessions", R"({"max_attempts":1e400})", "/max_attempts"},
+      {"/_hiccup/sessions", R"([1e400])", "/0"},
+  };
+  for (const Case& k : cases) {
+    INFO(k.path << " " << k.body);
+    auto r = c.Post(k.path.c_str(), k.body, "application/json");
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    const json j = json::parse(r->body, nullptr, false);
+    CHECK(j["error"]["code"] == "bad_request");
+    CHECK(control_api_test::pointers(j) == std::vector<std::string>{k.pointer});
+    CHECK(j["error"]["problems"][0]["message"].get<std::string>().find("out of range") != std::string::npos);
+  }
+  // A scenario file's text holding such a number is the scenario's problem, with its pointer.
+  auto [status, j] = f.call("POST", "/_hiccup/sessions", {{"scenario", R"({"schema": 1, "turns": [1e400]})"}});
+  CHECK(status == 400);
+  CHECK(j["error"]["code"] == "invalid_scenario");
+  CHECK(control_api_test::pointers(j) == std::vector<std::string>{"/turns/0"});
+  CHECK(f.call("GET", "/_hiccup/health").first == 200);
+}
+
+TEST_CASE("a scenario text that fails to parse at a non-ASCII character is refused in valid UTF-8") {
+  Fixture f;
+  for (const std::string text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}"),
+                                 std::string("{\"turns\": [\xC2\xA0]}"), std::string("{\"name\": \"x\"} \xF0\x9F\x98\x80")}) {
+    INFO(text);
+    auto [status, j] = f.call("POST", "/_hiccup/sessions", {{"scenario", text}});
+    CHECK(status == 400);
+    REQUIRE(j.is_object());
+    CHECK(j["error"]["code"] == "invalid_scenario");
+    CHECK(j["error"]["problems"][0]["message"].get<std::string>().rfind("invalid json at byte ", 0) == 0);
+  }
+  CHECK(f.call("GET", "/_hiccup/health").first == 200);
+}
+
+TEST_CASE("a non-UTF-8 byte in a control path, session path or request head is refused in valid UTF-8") {
+  Fixture f;
+  f.create(deploy_scenario(), "t");
+  const std::vector<std::string> requests = {
+      "GET /_hiccup/sessions/\xFF HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /_hiccup/\xFF\xFE HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET /_hiccup/sessions/t/\xC3 HTTP/1.1\r\nHost: x\r\n\r\n",
+      "POST /s/\xFF/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",
+      "GET /_hiccup/health HTTP/1.\xFF\r\nHost: x\r\n\r\n",
+      "POST /_hiccup/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1\xFF\r\n\r\n{}",
+      "POST /_hiccup/sessions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\xFF\r\n\r\n",
+      "POST /_hiccup/sessions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\xFF\r\n{}\r\n0\r\n\r\n",
+  };
+  for (const std::string& raw : requests) {
+    INFO(raw);
+    const std::string answer = control_api_test::raw_exchange(f.port, raw);
+    const json j = control_api_test::utf8_body(answer);
+    REQUIRE(j.is_object());
+    CHECK((answer.rfind("HTTP/1.1 4", 0) == 0 || answer.rfind("HTTP/1.1 501 ", 0) == 0));
+  }
+  CHECK(f.call("GET", "/_hiccup/health").first == 200);
+}
+
+TEST_CASE("a non-UTF-8 byte in a provider request's query is journaled percent-encoded and the journal stays JSON") {
+  Fixture f;
+  f.create(deploy_scenario(), "t");
+  const std::string body = chat({user("Deploy.")}).dump();
+  const std::string answer = control_api_test::raw_exchange(
+      f.port, std::string("POST /s/t/v1/chat/completions?x=\xFF\xFE HTTP/1.1\r\nHost: x\r\nContent-Length: ") +
+                  std::to_string(body.size()) + "\r\n\r\n" + body);
+  CHECK(answer.rfind("HTTP/1.1 200 ", 0) == 0);
+  auto [status, j] = f.call("GET", "/_hiccup/sessions/t/journal");
+  REQUIRE(status == 200);
+  CHECK(j["journal"][0]["target"] == "/v1/chat/completions?x=%FF%FE");
+  CHECK(f.call("GET", "/_hiccup/sessions/t/verdict").first == 200);
+}
+
+TEST_CASE("a credential in a query string is journaled redacted") {
+  Fixture f;
+  f.create(deploy_scenario(), "t");
+  httplib::Client c = f.client();
+  auto r = c.Post("/s/t/v1/chat/completions?key=AIzaSECRET&api-version=1", chat({user("Deploy.")}).dump(), "application/json");
+  REQUIRE(r);
+  auto [status, j] = f.call("GET", "/_hiccup/sessions/t/journal");
+  REQUIRE(status == 200);
+  CHECK(j["journal"][0]["target"] == "/v1/chat/completions?key=REDACTED&api-version=1");
+  CHECK(j.dump().find("AIzaSECRET") == std::string::npos);
+}
+
+TEST_CASE("control API messages quoting input escape terminal control characters") {
+  Fixture f;
+  auto [status, j] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"id", "\x1B[31mred"}});
+  CHECK(status == 400);
+  const std::string message = j["error"]["problems"][0]["message"].get<std::string>();
+  CHECK(message.find('\x1B') == std::string::npos);
+  json scenario = deploy_scenario();
+  scenario["turns"][0]["attempts"][0]["fault"] = {{"kind", "\x1B]0;pwned\x07"}};
+  auto [status2, j2] = f.call("POST", "/_hiccup/sessions", {{"scenario", scenario}});
+  CHECK(status2 == 400);
+  const std::string fault_message = j2["error"]["problems"][0]["message"].get<std::string>();
+  CHECK(fault_message.rfind("unknown fault \"\\x1B]0;pwned\\x07\"", 0) == 0);
+  auto [status3, j3] = f.call("GET", "/_hiccup/sessions/\x1B[2J");
+  CHECK(status3 == 404);
+  CHECK(j3.dump().find("\\u001b") == std::string::npos);
+}
+
+TEST_CASE("health reports the server's internal errors") {
+  Fixture f;
+  std::uint64_t count = 3;
+  f.api.set_internal_errors([&count] { return count; });
+  auto [status, j] = f.call("GET", "/_hiccup/health");
+  CHECK(status == 200);
+  CHECK(j["internal_errors"] == 3);
+  f.api.set_internal_errors(nullptr);
 }

@@ -34,9 +34,6 @@ struct SessionOptions {
   int max_attempts = 0;
   /// Policy differences (an honest failure where docs/POLICY.md retries) fail the verdict too.
   bool strict = false;
-  /// The recovery design the client declares ("hold" or "continue"; "" for none): a run that
-  /// shows the other design fails `recovery-design` (harness/agents/judge.h).
-  std::string recovery;
   /// Journal entries (and recorded executions) kept in memory, >= 1; older ones are counted in a
   /// summary and the verdict is then judged over a window ("unknown"). 0 = the registry's default.
   std::size_t journal_window = 0;
@@ -44,6 +41,9 @@ struct SessionOptions {
   /// the window, the rest when the session is reset, deleted or the server stops). Needs a
   /// registry with a journal directory (`hiccup serve --session-journals DIR`).
   bool journal_file = false;
+  /// The recovery design the client declares ("hold" or "continue"; "" for none): a run that
+  /// shows the other design fails `recovery-design` (harness/agents/judge.h).
+  std::string recovery;
 };
 
 /// What a session no longer holds one by one: requests and executions that left its window.
