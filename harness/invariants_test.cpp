@@ -209,7 +209,7 @@ TEST_CASE("history-integrity: a kept cut turn may hold whole units only") {
   kept["parts"].insert(kept["parts"].begin(), json{{"text", "Deploy"}});  // a prefix of the delivered text
   f.journal[1].contents = json::array({user_prompt(), kept, responses(1)});
   f.run.final_history[1] = kept;
-  f.run.shown_output = "done";
+  f.run.shown_output = "Deploydone";  // the kept cut turn's text is shown, once
   CHECK(f.check().empty());
   kept["parts"][0]["text"] = "Deploying now";  // more than the server delivered
   f.journal[1].contents = json::array({user_prompt(), kept, responses(1)});
@@ -339,6 +339,7 @@ TEST_CASE("honest-outcome: success after a content-filter finish is named") {
   f.journal[2].delivered_text = "";
   f.run.final_text = "";
   f.run.shown_output = "";
+  f.run.final_history.erase(f.run.final_history.end() - 1);  // the filtered answer was never kept
   const auto vs = f.check();
   REQUIRE(names(vs) == std::vector<std::string>{"honest-outcome"});
   CHECK(vs[0].message.find("content-filter") != std::string::npos);

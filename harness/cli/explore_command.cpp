@@ -43,6 +43,9 @@ options (each at most once, unless marked repeatable):
   --defect NAME             switch a seeded defect on (repeatable; see `hiccup defects`)
   --provider NAME           play every case in this wire format: gemini, openai-chat,
                             openai-responses or anthropic (default: drawn per case from its seed)
+  --recovery DESIGN         every case under this recovery design: hold or continue (default: drawn
+                            per case, one in three continue; when every --defect has a site in one
+                            design only, that design)
   --transport KIND          memory (default for explore: in-process, fast) or http (127.0.0.1)
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
@@ -171,6 +174,7 @@ int explore_command(const Args& args) {
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
                in.value("--http-reruns", reruns_text) ||
                in.value("--progress-every", progress_text) ||
+               in.value("--recovery", options.recovery) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--transcripts")) {
       options.transcripts = true;
@@ -208,6 +212,9 @@ int explore_command(const Args& args) {
   }
   if (!jobs_text.empty()) {
     if (const auto jobs = in.number("--jobs", jobs_text, 1, 256, "1..256")) options.jobs = *jobs;
+  }
+  if (!options.recovery.empty() && options.recovery != "hold" && options.recovery != "continue") {
+    in.set_error("--recovery expects hold or continue, found \"" + options.recovery + "\"");
   }
   if (provider_given && !rut::codec_for(options.provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +

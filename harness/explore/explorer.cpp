@@ -100,6 +100,7 @@ std::string explore_command_line(const ExploreOptions& o) {
                     std::to_string(o.cases);
   for (const auto& d : o.defects) cmd += " --defect " + d;
   if (!o.provider.empty()) cmd += " --provider " + o.provider;
+  if (!o.recovery.empty()) cmd += " --recovery " + o.recovery;
   cmd += " --transport " + std::string(transport_name(o.transport));
   if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   if (!o.stop_at_first_failure) cmd += " --keep-going";
@@ -178,8 +179,26 @@ std::string case_name(std::uint64_t seed, int index) {
   return "explore-s" + std::to_string(seed) + "-c" + std::to_string(index);
 }
 
-rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider) {
-  return gen_scenario(case_name(seed, index), provider)(case_random(seed, index), kGenSize);
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider,
+                                       const std::string& recovery) {
+  return gen_scenario(case_name(seed, index), provider, recovery)(case_random(seed, index), kGenSize);
+}
+
+std::string effective_recovery(const ExploreOptions& options) {
+  if (!options.recovery.empty() || options.defects.empty()) return options.recovery;
+  std::string design;
+  for (const std::string& name : options.defects) {
+    const auto defect = rut::defect_from_name(name);
+    if (!defect) return "";
+    std::string_view d;
+    for (const auto& info : rut::defect_catalogue()) {
+      if (info.defect == *defect) d = info.design;
+    }
+    if (d.empty()) continue;  // a site in both designs: no constraint
+    if (!design.empty() && design != d) return "";
+    design = std::string(d);
+  }
+  return design;
 }
 
 Scenario with_oracle_expect(Scenario scenario) {
@@ -359,6 +378,7 @@ ScenarioSize size_of(const Scenario& scenario) {
 ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportListener* listener) {
   const Stopwatch stopwatch;
   ExploreOutcome out;
+  const std::string recovery = effective_recovery(options);
 
   RunOptions run_options;
   run_options.transport = options.transport;
@@ -421,10 +441,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   const std::size_t window = static_cast<std::size_t>(jobs) * 16;
   CasePipeline pipeline(indices.size(), jobs, window,
                         options.transport == TransportKind::kMemory ? window / 2 : 1,
-                        [&options, &indices, &case_options, &generating](std::size_t k, CaseSlot& slot) {
+                        [&options, &indices, &case_options, &generating, &recovery](std::size_t k, CaseSlot& slot) {
                           generating.acquire();
                           try {
-                            slot.root = generate_case(options.seed, indices[k], options.provider);
+                            slot.root = generate_case(options.seed, indices[k], options.provider, recovery);
                             slot.scenario = with_oracle_expect(slot.root->value());
                           } catch (...) {
                             generating.release();

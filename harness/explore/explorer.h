@@ -32,6 +32,10 @@ struct ExploreOptions {
   int cases = 100;                          ///< case indices 0 … cases-1 (before sharding)
   std::vector<std::string> defects;         ///< switched on for every case (RunOptions::extra_defects)
   std::string provider;                     ///< every case in this wire format; "" = drawn per case
+  /// Every case under this recovery design ("hold" or "continue"); "" = drawn per case, unless
+  /// every defect switched on has a site in one design only (rut::DefectInfo::design): then that
+  /// one (effective_recovery).
+  std::string recovery;
   TransportKind transport = TransportKind::kMemory;
   std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
   bool write_counterexample = true;
@@ -153,7 +157,12 @@ std::string case_name(std::uint64_t seed, int index);
 
 /// The generated scenario of a case (shrink tree root), expect not yet filled; `provider` fixes the
 /// wire format ("" = drawn from the case's seed).
-rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider = "");
+rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider = "",
+                                       const std::string& recovery = "");
+
+/// The design every case of `options` is drawn under: options.recovery when set, else the one
+/// design every defect of options.defects has its site in, else "" (drawn per case).
+std::string effective_recovery(const ExploreOptions& options);
 
 /// `scenario` with expect from the oracle.
 Scenario with_oracle_expect(Scenario scenario);

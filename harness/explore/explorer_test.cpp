@@ -81,6 +81,11 @@ TEST_CASE("generated scenarios stay inside the v1 space the issue asks for", "[e
     if (s.interrupt) {
       RC_ASSERT(s.session.size() <= 1u);
       RC_ASSERT(s.script.turns.size() <= 6u + s.session.size());
+    } else if (s.runtime.recovery) {
+      // under continue: no session, and as many plain answers after the script as it has turns
+      RC_ASSERT(s.session.empty());
+      RC_ASSERT(s.script.turns.size() <= 12u);
+      RC_ASSERT(s.script.turns.size() % 2 == 0u);
     } else {
       RC_ASSERT(s.session.size() <= 2u);
       RC_ASSERT(s.script.turns.size() <= 6u + 3u * s.session.size());

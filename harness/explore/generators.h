@@ -154,8 +154,10 @@ rc::Gen<std::optional<T>> gen_optional(rc::Gen<T> gen, int none, int some) {
 /// one case in eight, the provider's non-streaming endpoint; the recovery design: hold (unset) or,
 /// one case in three, continue, then one in two with a continuation prompt (docs/POLICY.md
 /// "Recovery designs").
-inline rc::Gen<RuntimeSettings> gen_runtime() {
-  return memo_gen(0, [&] {
+/// `recovery`: "" draws the design as above; "hold" or "continue" fixes it (an exploration of
+/// defects that have a site in one design only).
+inline rc::Gen<RuntimeSettings> gen_runtime(const std::string& recovery = "") {
+  return memo_gen(recovery, [&] {
     using Schedule = std::vector<double>;
     return rc::gen::apply(
         [](std::optional<int> max_attempts, std::optional<Schedule> backoff,
@@ -177,7 +179,9 @@ inline rc::Gen<RuntimeSettings> gen_runtime() {
                      1, 3),
         gen_optional(rc::gen::just(std::string(kFallbackModel)), 1, 1), gen_int(2, 10),
         gen_optional(rc::gen::just(false), 7, 1),
-        gen_optional(rc::gen::just(std::string("continue")), 2, 1),
+        recovery == "hold"       ? rc::gen::just(std::optional<std::string>())
+        : recovery == "continue" ? rc::gen::just(std::optional<std::string>("continue"))
+                                 : gen_optional(rc::gen::just(std::string("continue")), 2, 1),
         gen_optional(rc::gen::just(std::string(kContinuationPrompt)), 1, 1));
   });
 }
@@ -644,11 +648,12 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
 /// with a second session prompt or, one in two, without one (place_interrupt); without an
 /// interrupt, one case in four is a session of 2–3 prompts (place_session). `expect` is left
 /// empty: the oracle fills it.
-inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "") {
+/// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
+inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "") {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
       provider.empty() ? rc::gen::noShrink(gen_pick(providers())) : rc::gen::just(provider);
-  return rc::gen::mapcat(rc::gen::pair(gen_runtime(), provider_gen),
+  return rc::gen::mapcat(rc::gen::pair(gen_runtime(recovery), provider_gen),
                          [name](const std::pair<RuntimeSettings, std::string>& settings) {
     const RuntimeSettings& rt = settings.first;
     const std::string provider = settings.second;
