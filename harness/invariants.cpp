@@ -154,19 +154,18 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   std::map<std::pair<int, int>, std::vector<const rut::LedgerEntry*>> runs;  // (turn, position) → executions
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
-      out.push_back(make("at-most-once", tool_words(l.name, l.args) +
+      out.push_back(make("at-most-once", "a side effect the model never asked for: " + tool_words(l.name, l.args) +
                                              (l.request_seq < 0 ? " ran, but no request of the journal delivered its call"
                                                                 : " ran for request " + std::to_string(l.request_seq) +
-                                                                      ", which the server never saw") +
-                                             ": a side effect the model never asked for"));
+                                                                      ", which the server never saw")));
       continue;
     }
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
     if (delivered_call(e, l.call_index) == nullptr) {
       out.push_back(make("at-most-once",
-                         tool_words(l.name, l.args) + " ran, but " + where(e) + " never delivered its call " +
-                             std::to_string(l.call_index) +
-                             " whole (cut before its arguments ended): a command the model did not send ran",
+                         "a command the model did not send ran: " + tool_words(l.name, l.args) + " ran, but " + where(e) +
+                             " never delivered its call " + std::to_string(l.call_index) +
+                             " whole (cut before its arguments ended)",
                          &e));
     }
     runs[{e.turn, l.call_index}].push_back(&l);
@@ -256,16 +255,17 @@ void check_recorded_execution(const Evidence& ev, std::vector<Violation>& out) {
     if (next != nullptr) {
       if (history_records(next->contents, e.turn, *call)) continue;
       out.push_back(make("recorded-execution",
-                         tool_words(l.name, l.args) + " ran (call " + std::to_string(l.call_index) + " of " + where(e) +
-                             "), but the first request past that turn, " + where(*next) + ", does not carry that call with its "
-                             "result in model turn " + std::to_string(e.turn) + ": a side effect the model never hears of",
+                         "a side effect the model never hears of: " + tool_words(l.name, l.args) + " ran (call " +
+                             std::to_string(l.call_index) + " of " + where(e) + "), but the first request past that turn, " +
+                             where(*next) + ", does not carry that call with its result in model turn " +
+                             std::to_string(e.turn),
                          next));
     } else if (ev.run.final_history.is_array() && ev.run.error != "cancelled" && ev.cap_message.empty() &&
                !history_records(ev.run.final_history, e.turn, *call)) {
       out.push_back(make("recorded-execution",
-                         tool_words(l.name, l.args) + " ran (call " + std::to_string(l.call_index) + " of " + where(e) +
-                             "), but the runtime's final history does not carry that call with its result: a side "
-                             "effect the conversation never records",
+                         "a side effect the conversation never records: " + tool_words(l.name, l.args) + " ran (call " +
+                             std::to_string(l.call_index) + " of " + where(e) +
+                             "), but the runtime's final history does not carry that call with its result",
                          &e));
     }
   }
@@ -305,8 +305,8 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq != seq || l.call_index < first_cancelled_call) continue;
     out.push_back(make("no-execution-after-cancel",
-                       "tool \"" + l.name + "\" " + l.args.dump() + " (call " + std::to_string(l.call_index) + " of " +
-                           where(e) + ") ran after the user cancelled " +
+                       "a tool ran after the user said stop: tool \"" + l.name + "\" " + l.args.dump() + " (call " +
+                           std::to_string(l.call_index) + " of " + where(e) + ") ran after the user cancelled " +
                            (in.after_calls ? "once " + std::to_string(*in.after_calls) + " of its calls had run"
                                            : "after event " + std::to_string(*in.after_event)),
                        &e));
@@ -345,7 +345,7 @@ void check_final_history_orphans(const json& h, std::vector<Violation>& out) {
         if (same) used[r] = answered = true;
       }
       if (!answered) {
-        out.push_back(make("pairing", "the runtime's final history, content " + std::to_string(i) + ": call " +
+        out.push_back(make("pairing", "a resumed session is dead: the runtime's final history, content " + std::to_string(i) + ": call " +
                                           std::to_string(call) + " " + (by_id ? fc["id"].dump() + " " : std::string()) +
                                           "(\"" + fc.value("name", "") + "\") has no function response after the user "
                                           "cancelled (every call left without a result gets one synthetic "
@@ -400,7 +400,7 @@ void check_final_history_pairing(const Evidence& ev, std::vector<Violation>& out
       const std::string what = "function response " + (by_id ? fr["id"].dump() + " " : std::string()) + "(\"" +
                                fr.value("name", "") + "\") " + fr.value("response", json::object()).dump();
       out.push_back(make("pairing",
-                         "the runtime's final history, content " + std::to_string(i) + ": " + what +
+                         "a resumed session is dead: the runtime's final history, content " + std::to_string(i) + ": " + what +
                              (twice ? " answers a call of the model turn before it that already has a response"
                               : calls.empty() ? " follows no model turn with calls (content " + std::to_string(i) +
                                                     " comes after a " +
@@ -415,13 +415,13 @@ void check_final_history_pairing(const Evidence& ev, std::vector<Violation>& out
 void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
   for (const mock::JournalEntry& e : ev.journal) {
     if (!e.validated) {
-      out.push_back(make("pairing", "the API rejects " + where(e) + " (" + e.rejection +
-                                        "), and the same history is rejected on every later request: the session is dead",
+      out.push_back(make("pairing", "the session is dead: the API rejects " + where(e) + " (" + e.rejection +
+                                        "), and the same history is rejected on every later request",
                          &e));
     }
     for (const std::string& issue : e.issues) {
       if (issue.rfind("response-for-undelivered-call", 0) == 0) {
-        out.push_back(make("pairing", where(e) + " reports a tool result for a call the model never made (" + issue + ")", &e));
+        out.push_back(make("pairing", "a tool result for a call the model never made: " + where(e) + " (" + issue + ")", &e));
       }
     }
   }
@@ -451,7 +451,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
   for (const mock::JournalEntry& e : ev.journal) {
     for (const std::string& issue : e.issues) {
       if (issue.rfind("unscripted-request", 0) == 0) {
-        out.push_back(make("history-integrity", where(e) + ": " + issue, &e));
+        out.push_back(make("history-integrity", "a request for a turn the conversation never reached: " + where(e) + ": " + issue, &e));
       }
     }
     if (e.contents.is_array()) {
@@ -461,7 +461,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
                                 !contents[0]["parts"].empty() &&
                                 contents[0]["parts"][0].value("text", "") == ev.scenario.prompt;
       if (!prompt_first) {
-        out.push_back(make("history-integrity", where(e) + " does not start with the prompt as a user turn", &e));
+        out.push_back(make("history-integrity", "the user's prompt is lost: " + where(e) + " does not start with the prompt as a user turn", &e));
       }
       if (!ev.scenario.session.empty()) {
         // A session: the user turns that carry text are the prompts, in order, none skipped.
@@ -474,7 +474,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
           if (text.empty() || text == ev.scenario.runtime.continuation_prompt) continue;
           if (k >= prompts.size() || text != prompts[k]) {
             out.push_back(make("history-integrity",
-                               where(e) + " carries the user text " + json(text).dump() + " where " +
+                               "the user's prompts are out of order: " + where(e) + " carries the user text " + json(text).dump() + " where " +
                                    (k < prompts.size() ? "the session's prompt " + std::to_string(k) + " " +
                                                              json(prompts[k]).dump() + " belongs"
                                                        : std::string("no further prompt belongs")),
@@ -490,7 +490,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
         auto it = played.find(model_index);
         if (it == played.end()) {
           out.push_back(make("history-integrity",
-                             where(e) + " carries model turn " + std::to_string(model_index) +
+                             "a phantom turn: " + where(e) + " carries model turn " + std::to_string(model_index) +
                                  ", which the server never delivered (no attempt of that turn was played): a "
                                  "phantom turn, the model is told it said what it never said",
                              &e));
@@ -510,16 +510,17 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
                                   [&](const mock::DeliveredCall& d) { return d.name == c.first && d.args == c.second; });
             });
             out.push_back(make("history-integrity",
-                               where(e) + ": model turn " + std::to_string(model_index) + " is " + describe(seen) +
+                               std::string(half_call ? "the model is told it asked for a call the server never sent whole: "
+                                                     : "the model is told it said what it never said: ") +
+                                   where(e) + ": model turn " + std::to_string(model_index) + " is " + describe(seen) +
                                    ", which no attempt of that turn delivered (" +
                                    (closest->completed ? "request " + std::to_string(closest->index) +
                                                              " completed it as " + describe(from_delivery(*closest))
                                                        : "the last, request " + std::to_string(closest->index) +
                                                              ", was cut after " + describe(from_delivery(*closest))) +
                                    ")" +
-                                   (half_call ? ": it holds a call the server never sent whole, so the model is told "
-                                                "it asked for what it never asked for"
-                                              : ": duplicated, dropped or invented content the model is told it said"),
+                                   (half_call ? ": it holds a call the server never sent whole"
+                                              : ": duplicated, dropped or invented content"),
                                &e));
           }
         }
@@ -549,14 +550,14 @@ void check_no_rejected_request(const Evidence& ev, std::vector<Violation>& out) 
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
     if (!e.validated) {
-      out.push_back(make("no-rejected-request", "the runtime sent a request the API rejects as invalid, " + where(e) + ": " + e.rejection, &e));
+      out.push_back(make("no-rejected-request", "a request the API rejects as invalid: " + where(e) + ": " + e.rejection, &e));
     }
     if (e.response_status != 400 || !e.contents.is_array()) continue;
     for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
       // The same history with another body (other parameters or features) is a changed request.
       if (ev.journal[k].contents == e.contents && ev.journal[k].body_digest == e.body_digest) {
         out.push_back(make("no-rejected-request",
-                           where(ev.journal[k]) + " repeats " + where(e) + ", which was answered 400",
+                           "a rejected request sent again: " + where(ev.journal[k]) + " repeats " + where(e) + ", which was answered 400",
                            &ev.journal[k]));
         break;
       }
@@ -599,9 +600,10 @@ void check_gave_up_on_retryable(const Evidence& ev, const std::map<int, int>& pe
   const int used = it == per_turn.end() ? 0 : it->second;
   if (used >= ev.max_attempts) return;
   out.push_back(make("bounded-retries",
-                     "the run gave up on turn " + std::to_string(last->turn) + " after " + where(*last) + " " + how +
+                     "a turn a retry would have saved is lost: the run gave up on turn " + std::to_string(last->turn) +
+                         " after " + where(*last) + " " + how +
                          ", which the provider marks retryable, with " + std::to_string(ev.max_attempts - used) + " of " +
-                         std::to_string(ev.max_attempts) + " attempts left: the user loses a turn a retry would have saved",
+                         std::to_string(ev.max_attempts) + " attempts left",
                      last));
 }
 
@@ -616,7 +618,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
     if (e.turn < 0 || e.played == "rejected") continue;
     if (++per_turn[e.turn] > ev.max_attempts && reported.insert(e.turn).second) {
       out.push_back(make("bounded-retries",
-                         where(e) + " exceeds the budget of " + std::to_string(ev.max_attempts) +
+                         "retries beyond their budget: " + where(e) + " exceeds the budget of " + std::to_string(ev.max_attempts) +
                              " attempts for turn " + std::to_string(e.turn),
                          &e));
     }
@@ -628,7 +630,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
     for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
       if (ev.journal[k].turn == e.turn) {
         out.push_back(make("bounded-retries",
-                           where(ev.journal[k]) + " retries turn " + std::to_string(e.turn) + " after " +
+                           "a retry that cannot succeed: " + where(ev.journal[k]) + " retries turn " + std::to_string(e.turn) + " after " +
                                where(e) + " was answered " + std::to_string(e.response_status) +
                                ", which is not retryable",
                            &ev.journal[k]));
@@ -652,7 +654,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
           std::ostringstream msg;
           msg.setf(std::ios::fixed);
           msg.precision(0);
-          msg << where(next) << " retried " << gap_ms << " ms after " << where(e) << " ended, but the server asked for "
+          msg << "the provider's Retry-After was ignored: " << where(next) << " retried " << gap_ms << " ms after " << where(e) << " ended, but the server asked for "
               << *a->retry_after_s * 1000 << " ms (Retry-After / RetryInfo)";
           out.push_back(make("bounded-retries", msg.str(), &next));
         }
@@ -673,7 +675,7 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
     const double wait = event.value("wait_s", 0.0);
     if (wait + 1e-9 < *a->retry_after_s) {
       std::ostringstream msg;
-      msg << "the retry after " << where(e) << " waited " << wait << " s, but the server asked for "
+      msg << "the provider's Retry-After was ignored: the retry after " << where(e) << " waited " << wait << " s, but the server asked for "
           << *a->retry_after_s << " s (Retry-After / RetryInfo)";
       out.push_back(make("bounded-retries", msg.str(), &e));
     }
@@ -689,7 +691,7 @@ void check_no_unchanged_content_filter_retry(const Evidence& ev, std::vector<Vio
       const mock::JournalEntry& next = ev.journal[k];
       if (next.turn == e.turn && next.model == e.model && next.contents == e.contents) {
         out.push_back(make("no-unchanged-content-filter-retry",
-                           where(next) + " repeats " + where(e) + " unchanged (model \"" + e.model +
+                           "a refused request sent again unchanged: " + where(next) + " repeats " + where(e) + " unchanged (model \"" + e.model +
                                "\", same history) after its content-filter finish: the same request is filtered again",
                            &next));
         break;
@@ -737,7 +739,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     const mock::JournalEntry* next = next_model_request(ev, i);
     if (next != nullptr && next->turn == e.turn + 1) {
       out.push_back(make("honest-outcome",
-                         where(*next) + " goes on to turn " + std::to_string(next->turn) + " after " + where(e) +
+                         "a refusal treated as an answer: " + where(*next) + " goes on to turn " + std::to_string(next->turn) + " after " + where(e) +
                              " ended with a content-filter finish: the refused turn is kept and continued as if the "
                              "model had answered",
                          next));
@@ -751,7 +753,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
       if (e.played != "preflight" && e.played != "not-found") last = &e;
     }
     if (last == nullptr) {
-      out.push_back(make("honest-outcome", "the run reports success without any request"));
+      out.push_back(make("honest-outcome", "success reported without an answer: the run reports success without any request"));
     } else if (!last->completed) {
       const auto finish = delivered_finish(ev.scenario, *last);
       std::string why = "its stream never delivered a stop or max_tokens finish";
@@ -763,7 +765,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
                          last));
     }
     if (!ev.run.error.empty()) {
-      out.push_back(make("honest-outcome", "the run reports success and the error \"" + ev.run.error + "\""));
+      out.push_back(make("honest-outcome", "success and failure reported at once: the run reports success and the error \"" + ev.run.error + "\""));
     }
     return;
   }
@@ -771,7 +773,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
   static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
                                                 "invalid_request", "cancelled", "max_turns"};
   if (!kErrors.contains(ev.run.error)) {
-    out.push_back(make("honest-outcome", "the run failed without a clear error: \"" + ev.run.error + "\""));
+    out.push_back(make("honest-outcome", "the user is not told why the run failed: the run failed without a clear error: \"" + ev.run.error + "\""));
   }
 }
 
@@ -792,11 +794,11 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
     last_completed = &e;
   }
   if (ev.run.shown_output != expected) {
-    out.push_back(make("clean-output", "shown output should hold the kept turns' text, once: " +
+    out.push_back(make("clean-output", "the user is shown text the answer does not hold: shown output should hold the kept turns' text, once: " +
                                            json(expected).dump() + ", found " + json(ev.run.shown_output).dump()));
   }
   if (ev.run.completed && last_completed != nullptr && ev.run.final_text != last_completed->delivered_text) {
-    out.push_back(make("clean-output", "final text should be " + json(last_completed->delivered_text).dump() +
+    out.push_back(make("clean-output", "the user is shown the wrong answer: final text should be " + json(last_completed->delivered_text).dump() +
                                            " (" + where(*last_completed) + "), found " +
                                            json(ev.run.final_text).dump(),
                        last_completed));

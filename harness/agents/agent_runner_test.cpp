@@ -155,7 +155,7 @@ TEST_CASE("Retry-After is judged in real time: an agent that waits passes, one t
   const AgentCaseResult hasty = run_agent_scenario(load(kBusyThenAnswer), fake_agent("no-wait"), {});
   REQUIRE(hasty.harness_error.empty());
   REQUIRE(hasty.violated() == std::vector<std::string>{"bounded-retries"});
-  CHECK(hasty.violations[0].message.find("request 1 (turn 0, attempt 1) retried ") == 0);
+  CHECK(hasty.violations[0].message.find("the provider's Retry-After was ignored: request 1 (turn 0, attempt 1) retried ") == 0);
   CHECK(hasty.violations[0].message.find(" ms after request 0 (turn 0, attempt 0) ended, but the server asked for 1000 ms") !=
         std::string::npos);
 }
@@ -207,7 +207,7 @@ TEST_CASE("a content-filter finish: failing honestly passes, retrying the unchan
   CHECK(blind.violated() == std::vector<std::string>{"honest-outcome", "no-unchanged-content-filter-retry"});
   for (const auto& v : blind.violations) {
     if (v.invariant == "honest-outcome") {
-      CHECK(v.message == "the agent exited 0 and reports success, showing \"Written.\", but a correct client cannot "
+      CHECK(v.message == "success reported where the run failed: the agent exited 0 and reports success, showing \"Written.\", but a correct client cannot "
                          "complete this scenario (content_filter)");
     }
   }

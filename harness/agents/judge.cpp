@@ -295,7 +295,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json(*shown).dump();
-      result.violations.push_back({"clean-output", seen + ", but only completed attempts' text " + json(committed).dump() +
+      result.violations.push_back({"clean-output", "the user is shown text the answer does not hold: " + seen +
+                                                       ", but only completed attempts' text " + json(committed).dump() +
                                                        " should be shown"});
     }
   }
@@ -342,7 +343,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
         if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
       }
       result.violations.push_back(
-          {"honest-outcome", "the agent " + exit_text + " and reports success" +
+          {"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
                                  (shown.empty() ? std::string() : ", showing " + json(shown).dump()) +
                                  ", but a correct client cannot complete this scenario (" +
                                  (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});

@@ -277,16 +277,17 @@ std::string cell_text(const MatrixCell* c) {
     case CellStatus::kDifference: return join(c->violated, ", ") + " (policy difference)";
     case CellStatus::kKnown: {
       const std::string violated = join(c->violated, ", ");
-      if (c->pin && c->pin->flaky) return violated + " (known, flaky: passes in other runs)";
-      if (c->difference) return violated + " (known policy difference)";
+      if (c->pin && c->pin->flaky) return violated + design + " (known, flaky: passes in other runs)";
+      if (c->difference) return violated + design + " (known policy difference)";
       if (c->pin && c->violated != c->pin->violates) {
         return violated + " (known, in some runs; pinned " + join(c->pin->violates, ", ") + ")";
       }
       return violated + design + " (known)";
     }
-    case CellStatus::kFail: return "**" + join(c->violated, ", ") + "** (new)";
-    case CellStatus::kChanged: return "**" + join(c->violated, ", ") + "** (changed; pinned " + join(c->pin->violates, ", ") + ")";
-    case CellStatus::kFixed: return "**PASS** (pinned as failing " + join(c->pin->violates, ", ") + ")";
+    case CellStatus::kFail: return "**" + join(c->violated, ", ") + "**" + design + " (new)";
+    case CellStatus::kChanged:
+      return "**" + join(c->violated, ", ") + "**" + design + " (changed; pinned " + join(c->pin->violates, ", ") + ")";
+    case CellStatus::kFixed: return "**PASS**" + design + " (pinned as failing " + join(c->pin->violates, ", ") + ")";
     case CellStatus::kError: return "ERROR: " + c->detail;
     case CellStatus::kNotPlayed: break;
   }
