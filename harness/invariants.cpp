@@ -836,7 +836,7 @@ bool keeps_cut_turn(const json& contents, const mock::JournalEntry& cut) {
   const int m = model_content_index(contents, cut.turn);
   if (m < 0 || cut.completed) return false;
   const ModelTurn kept = from_content(contents[static_cast<std::size_t>(m)]);
-  return !kept.calls.empty() && kept_whole(kept, cut);
+  return (!kept.calls.empty() || !kept.text.empty()) && kept_whole(kept, cut);
 }
 
 std::string violation_location(const Violation& v) {

@@ -70,7 +70,7 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
 
 /// Whether `contents` (a request's history, the neutral view) keeps, as its `cut.turn`-th model
 /// turn, whole units of what the cut attempt `cut` delivered (a prefix of its text, and in order
-/// at least one call it delivered whole): the `continue` recovery design's kept turn.
+/// calls it delivered whole; at least one of them): the `continue` recovery design's kept turn.
 bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cut);
 
 /// Every `expect` field present in the scenario.

@@ -185,7 +185,8 @@ TEST_CASE("clean-output is judged from the recipe's shown text: a failed attempt
   REQUIRE(noisy.harness_error.empty());
   REQUIRE(noisy.violated() == std::vector<std::string>{"clean-output"});
   CHECK(noisy.violations[0].message ==
-        "the user is shown text the answer does not hold: the agent showed \"HelHello.\", but only completed attempts' text \"Hello.\" should be shown");
+        "the user is shown text the answer does not hold: the agent showed \"HelHello.\", but only the kept turns' text "
+        "\"Hello.\" should be shown (completed attempts, and a cut turn the next request kept)");
 }
 
 constexpr const char* kFiltered = R"({

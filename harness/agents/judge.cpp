@@ -68,6 +68,41 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
   return shown;
 }
 
+/// The text a user should see: per turn, what the conversation kept of it, in order. A completed
+/// attempt's text, or, for an attempt that was cut and whose turn the next request past it keeps
+/// (the `continue` design), the kept text when it is a prefix of what the attempt delivered.
+std::string kept_text(const mock::Journal& journal) {
+  std::string out;
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    if (e.completed) {
+      out += e.delivered_text;
+      continue;
+    }
+    if (e.turn < 0 || e.delivered_text.empty()) continue;
+    for (std::size_t k = i + 1; k < journal.size(); ++k) {
+      const mock::JournalEntry& n = journal[k];
+      if (n.turn == e.turn && n.completed) break;  // the turn was asked for again and answered
+      if (n.turn <= e.turn || !n.contents.is_array()) continue;
+      int model = 0;
+      for (const json& c : n.contents) {
+        if (!c.is_object() || c.value("role", "") != "model") continue;
+        if (model++ != e.turn) continue;
+        std::string text;
+        if (c.contains("parts") && c["parts"].is_array()) {
+          for (const json& part : c["parts"]) {
+            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
+          }
+        }
+        if (!text.empty() && e.delivered_text.compare(0, text.size(), text) == 0) out += text;
+        break;
+      }
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_model_request(const mock::JournalEntry& e) {
@@ -139,7 +174,10 @@ RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::ve
   };
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& cut = journal[i];
-    if (!is_model_request(cut) || cut.turn < 0 || cut.completed || cut.delivered_calls.empty()) continue;
+    if (!is_model_request(cut) || cut.turn < 0 || cut.completed ||
+        (cut.delivered_calls.empty() && cut.delivered_text.empty())) {
+      continue;
+    }
     const bool ran_early = std::any_of(executions.begin(), executions.end(), [&](const rut::LedgerEntry& l) {
       return l.request_seq == static_cast<int>(cut.index);
     });
@@ -176,7 +214,7 @@ const std::vector<BlackBoxCheck>& black_box_verdicts() {
       {"scenario-coverage", "the agent requested every turn a correct client reaches in the scenario (an agent that never contacts the server fails every scenario that scripts a turn)"},
       {"outcome-agreement", "where a correct client completes, the agent reports success (its exit code and output) and its output shows the final text"},
       {"liveness", "the agent exits within its timeout"},
-      {"recovery-design", "a control-API session that declares its recovery design (hold or continue) recovers that way when an attempt fails after delivering a call"},
+      {"recovery-design", "a control-API session that declares its recovery design (hold or continue) recovers that way when an attempt fails after delivering text or a call"},
   };
   return kVerdicts;
 }
@@ -287,19 +325,20 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     result.violations.push_back(std::move(v));
   }
   if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
-    std::string committed;
-    for (const mock::JournalEntry& e : journal) {
-      if (e.completed) committed += e.delivered_text;
-    }
+    const std::string committed = kept_text(journal);
     if (*shown != committed) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json(*shown).dump();
       result.violations.push_back({"clean-output", "the user is shown text the answer does not hold: " + seen +
-                                                       ", but only completed attempts' text " + json(committed).dump() +
-                                                       " should be shown"});
+                                                       ", but only the kept turns' text " + json(committed).dump() +
+                                                       " should be shown (completed attempts, and a cut turn the next "
+                                                       "request kept)"});
     }
   }
+  // The shown text joined across the output's lines: under `continue` a kept cut turn and its
+  // continuation show one answer in two messages.
+  const std::optional<std::string> shown_lines = shown_text(lines, recipe);
   const bool claimed_false_success = std::any_of(result.violations.begin(), result.violations.end(),
                                                  [](const Violation& v) { return v.invariant == "honest-outcome"; });
 
@@ -334,7 +373,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       std::string why = "the agent " + exit_text;
       if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
       result.violations.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
-    } else if (expect_completed && !shows(result.output, expect_text)) {
+    } else if (expect_completed && !shows(result.output, expect_text) &&
+               !(shown_lines && shows(*shown_lines, expect_text))) {
       result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
                                                             " does not show the final text " + json(expect_text).dump()});
     } else if (!expect_completed && run.completed && !claimed_false_success) {

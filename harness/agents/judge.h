@@ -66,7 +66,7 @@ struct AgentCaseResult {
   std::string scratch_dir;
   double wall_ms = 0;                       ///< whole case: server, agent, judging
   /// The recovery design the run showed (infer_recovery_design): "hold", "continue", "mixed", or
-  /// "" when no attempt failed after delivering a call; with the sentence that shows it.
+  /// "" when no attempt failed after delivering text or a call; with the sentence that shows it.
   std::string design;
   std::string design_evidence;
   /// The review transcript (transcript.h's shape) judge_agent_run builds: requests, executions,
@@ -78,14 +78,14 @@ struct AgentCaseResult {
   std::vector<std::string> violated() const;
 };
 
-/// How a run recovered when an attempt failed after it delivered a call whole, read from the
-/// journal and the executions only:
+/// How a run recovered when an attempt failed after it delivered text or a call whole, read from
+/// the journal and the executions only:
 /// - "hold": the failed attempt's calls did not run from it, and the turn was asked for again;
 /// - "continue": the next request kept the cut turn (whole units of what it delivered) and went on
 ///   to the next turn;
 /// - "mixed": neither (e.g. a call ran from the cut attempt, then the turn was asked for again:
 ///   gemini-cli's duplicate execution), or both designs in one run;
-/// - "" when no attempt failed after delivering a call whole.
+/// - "" when no attempt failed after delivering text or a call whole (or the run ended there).
 struct RecoveryDesign {
   std::string name;
   std::string evidence;  ///< one sentence naming the requests that showed it; "" with the name
