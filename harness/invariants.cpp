@@ -490,9 +490,9 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
         auto it = played.find(model_index);
         if (it == played.end()) {
           out.push_back(make("history-integrity",
-                             "a phantom turn: " + where(e) + " carries model turn " + std::to_string(model_index) +
-                                 ", which the server never delivered (no attempt of that turn was played): a "
-                                 "phantom turn, the model is told it said what it never said",
+                             "a phantom turn, the model is told it said what it never said: " + where(e) +
+                                 " carries model turn " + std::to_string(model_index) +
+                                 ", which the server never delivered (no attempt of that turn was played)",
                              &e));
         } else {
           const ModelTurn seen = from_content(content);

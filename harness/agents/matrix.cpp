@@ -110,6 +110,15 @@ KnownFailures known_failures_from_json(const json& j) {
             invalid(pat + "/harm", "expected a non-empty string: the harm a user suffers, in plain words");
           }
           kf.harm = pin["harm"].get<std::string>();
+        } else {
+          // A pin that accuses an invariant says what the user suffers; a policy difference
+          // (coverage, outcome, expect fields only) need not.
+          for (const InvariantInfo& i : invariant_catalogue()) {
+            if (std::find(kf.violates.begin(), kf.violates.end(), i.name) != kf.violates.end()) {
+              invalid(pat + "/harm", "missing: a pin that violates " + std::string(i.name) +
+                                         " says the harm a user suffers, in one plain sentence");
+            }
+          }
         }
         if (pin.contains("flaky")) {
           if (!pin["flaky"].is_boolean()) invalid(pat + "/flaky", "expected true or false");

@@ -27,7 +27,8 @@ TEST_CASE("known failures decode, sorted, and name what is wrong by JSON pointer
                    {"agents", {{"codex", {{"version", "0.171.0"},
                                           {"known_failures", {{"codex-reset-after-call",
                                                                {{"violates", {"pairing", "at-most-once"}},
-                                                                {"why", "runs the tool twice"}}}}}}}}}};
+                                                                {"why", "runs the tool twice"},
+                                                                {"harm", "the deploy runs twice"}}}}}}}}}};
   const KnownFailures k = known_failures_from_json(ok);
   REQUIRE(k.at("codex").known_failures.size() == 1);
   CHECK(k.at("codex").version == "0.171.0");
@@ -43,6 +44,14 @@ TEST_CASE("known failures decode, sorted, and name what is wrong by JSON pointer
   no_why["agents"]["codex"]["known_failures"]["codex-reset-after-call"].erase("why");
   CHECK(error_of(no_why) == "/agents/codex/known_failures/codex-reset-after-call/why: expected a non-empty string saying "
                             "what the agent does wrong");
+  CHECK(k.at("codex").known_failures.at("codex-reset-after-call").harm == "the deploy runs twice");
+  json no_harm = ok;
+  no_harm["agents"]["codex"]["known_failures"]["codex-reset-after-call"].erase("harm");
+  CHECK(error_of(no_harm) == "/agents/codex/known_failures/codex-reset-after-call/harm: missing: a pin that violates "
+                             "at-most-once says the harm a user suffers, in one plain sentence");
+  json difference = no_harm;  // a policy difference names no invariant: no harm needed
+  difference["agents"]["codex"]["known_failures"]["codex-reset-after-call"]["violates"] = {"outcome-agreement"};
+  CHECK(error_of(difference).empty());
   CHECK(error_of(json{{"schema", 2}, {"agents", json::object()}}) == "/schema: expected 1");
   CHECK(error_of(json{{"schema", 1}, {"agents", json::object()}, {"extra", 1}}) ==
         "/extra: unknown field (known: schema, description, agents)");
@@ -99,7 +108,7 @@ TEST_CASE("a cell is judged against its pin: pass, known, new, changed, fixed, e
 
 TEST_CASE("also_violates is read as sorted sets of invariant names and checked") {
   const json doc = json::parse(R"({"schema": 1, "agents": {"opencode": {"version": "1", "known_failures": {
-      "opencode-reset-after-call": {"violates": ["pairing"], "why": "w",
+      "opencode-reset-after-call": {"violates": ["pairing"], "why": "w", "harm": "h",
                                     "also_violates": [["pairing", "history-integrity"]]}}}}})");
   const KnownFailures k = known_failures_from_json(doc);
   CHECK(k.at("opencode").known_failures.at("opencode-reset-after-call").also_violates ==
