@@ -608,7 +608,9 @@ void check_gave_up_on_retryable(const Evidence& ev, const std::map<int, int>& pe
 }
 
 void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
-  if (!ev.cap_message.empty() && !ev.hung) out.push_back(make("bounded-retries", ev.cap_message));
+  if (!ev.cap_message.empty() && !ev.hung) {
+    out.push_back(make("bounded-retries", "the run never ended on its own: " + ev.cap_message));
+  }
   std::map<int, int> per_turn;
   std::set<int> reported;
   // A turn the user cancelled mid-stream is requested afresh by the next prompt: a new budget.

@@ -1289,9 +1289,12 @@ std::vector<std::string> collect_scenario_files(const std::vector<std::string>& 
       std::sort(found.begin(), found.end());
       std::sort(not_scenarios.begin(), not_scenarios.end());
       if (!not_scenarios.empty()) {
-        std::string line = path + ": skipped " + std::to_string(not_scenarios.size()) +
+        // File names come from the disk: escaped like every message that quotes input.
+        std::string line = mock::json_text::escape_input(path, 400) + ": skipped " + std::to_string(not_scenarios.size()) +
                            " JSON file(s) that are not scenario files (no \"turns\"):";
-        for (std::size_t k = 0; k < std::min<std::size_t>(3, not_scenarios.size()); ++k) line += " " + not_scenarios[k];
+        for (std::size_t k = 0; k < std::min<std::size_t>(3, not_scenarios.size()); ++k) {
+          line += " " + mock::json_text::escape_input(not_scenarios[k], 400);
+        }
         if (not_scenarios.size() > 3) line += " …";
         note(line);
       }

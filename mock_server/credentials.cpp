@@ -19,6 +19,32 @@ bool one_of(std::string_view name, const std::array<std::string_view, N>& names)
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(name, n); });
 }
 
+/// A query parameter's name as a server would read it: percent-decoded ("%6Bey" is "key"), '+' as
+/// a space, surrounding spaces and a trailing "[]" (PHP-style arrays: "key[]") dropped.
+std::string decoded_name(std::string_view raw) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string name;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '%' && i + 2 < raw.size() && hex(raw[i + 1]) >= 0 && hex(raw[i + 2]) >= 0) {
+      name += static_cast<char>(hex(raw[i + 1]) * 16 + hex(raw[i + 2]));
+      i += 2;
+    } else {
+      name += raw[i] == '+' ? ' ' : raw[i];
+    }
+  }
+  while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+  std::size_t start = 0;
+  while (start < name.size() && (name[start] == ' ' || name[start] == '\t')) ++start;
+  name.erase(0, start);
+  if (name.size() > 2 && name.compare(name.size() - 2, 2, "[]") == 0) name.resize(name.size() - 2);
+  return name;
+}
+
 }  // namespace
 
 bool is_credential_parameter(std::string_view name) {
@@ -50,7 +76,7 @@ std::string redact_target(std::string_view target) {
     if (!first) out += '&';
     first = false;
     const std::size_t eq = param.find('=');
-    if (eq != std::string_view::npos && eq + 1 < param.size() && is_credential_parameter(param.substr(0, eq))) {
+    if (eq != std::string_view::npos && eq + 1 < param.size() && is_credential_parameter(decoded_name(param.substr(0, eq)))) {
       out.append(param.substr(0, eq + 1));
       out += kRedacted;
     } else {

@@ -89,6 +89,10 @@ TEST_CASE("credentials in a query string are redacted and the rest of the target
   CHECK(mock::redact_target("/x?key=&alt=sse") == "/x?key=&alt=sse");
   CHECK(mock::redact_target("/x?monkey=1") == "/x?monkey=1");
   CHECK(mock::redact_target("/no/query") == "/no/query");
+  // Names as a server reads them: percent-decoded, + as a space, a trailing [] dropped.
+  CHECK(mock::redact_target("/x?%6Bey=S03&ke%79=S22&key[]=S23&key+=S24&%20key=S25&k%65y%5B%5D=S26") ==
+        "/x?%6Bey=REDACTED&ke%79=REDACTED&key[]=REDACTED&key+=REDACTED&%20key=REDACTED&k%65y%5B%5D=REDACTED");
+  CHECK(mock::redact_target("/x?%6Beys=1&k%=2") == "/x?%6Beys=1&k%=2");
 }
 
 TEST_CASE("credential headers are redacted, Authorization keeping its scheme") {

@@ -3,7 +3,8 @@
 and seeds 1-10 (memory transport). Prints a Markdown table: per defect, how many seeds caught it,
 the median case index of the first failure, and the shrunk counterexample's size (turns/attempts).
 With --provider NAME every case is played in that wire format (default: drawn per case).
-Usage: scripts/kill_matrix.py [--seeds N] [--provider NAME] [--hiccup build/hiccup]"""
+With --defect D (repeatable) only those rows are run.
+Usage: scripts/kill_matrix.py [--seeds N] [--provider NAME] [--defect D]... [--hiccup build/hiccup]"""
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 def main():
@@ -12,6 +13,7 @@ def main():
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--hiccup", default="build/hiccup")
     ap.add_argument("--provider", default="")
+    ap.add_argument("--defect", action="append", default=[], help="only this defect's row (repeatable)")
     args = ap.parse_args()
     defects = [line.split()[0] for line in subprocess.run([args.hiccup, "defects"], capture_output=True,
                                                           text=True, check=True).stdout.splitlines()]
@@ -21,6 +23,8 @@ def main():
     rows = [[d] for d in defects if d != "no-pairing-guard"] + [["keep-calls-on-retry", "no-pairing-guard"],
                                                                 ["double-result-after-cancel", "no-pairing-guard"],
                                                                 ["no-pairing-guard"]]
+    if args.defect:
+        rows = [[d] for d in args.defect]
     print("| defect(s) | caught (seeds) | median first failing case | shrunk size, turns/attempts (max) |")
     print("|---|---|---|---|")
     for combo in rows:

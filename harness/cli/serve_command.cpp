@@ -49,7 +49,8 @@ the format.
 
 Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
   POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?,
-                                             "journal_window"?}
+                                             "journal_window"?, "journal_file"?, "recovery"?
+                                             ("hold" | "continue": the design the client declares)}
                                             → 201 {"session": {"id", "path", "base_url", ...}};
                                             a scenario lint rejects → 400 with one problem per pointer
   GET    /_hiccup/sessions                  all sessions

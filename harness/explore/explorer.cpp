@@ -565,6 +565,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     auto shrink_under = [&](const RunOptions& opts, const CaseResult& start_result) {
       Shrunk out_shrunk;
       FailureJudge judge(opts, target);
+      judge.keep_recovery(recovery);
       rc::Shrinkable<Scenario> current = *slot.root;
       CaseResult current_result = start_result;
       bool progressed = true;

@@ -241,6 +241,7 @@ bool breaks_all(const std::vector<Violation>& violations, const std::set<std::st
 
 std::optional<CaseResult> FailureJudge::fails(const Scenario& candidate) {
   ++runs_;
+  if (!recovery_.empty() && candidate.runtime.recovery.value_or("hold") != recovery_) return std::nullopt;
   try {
     Scenario s = candidate;
     s.expect = oracle_expect(s);

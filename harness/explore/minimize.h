@@ -76,10 +76,14 @@ class FailureJudge {
   bool passes_without_defects(const Scenario& candidate) const;
   const std::set<std::string>& target() const { return target_; }
   int runs() const { return runs_; }
+  /// Only candidates under this recovery design ("hold" or "continue"; "" = any) still fail: an
+  /// exploration fixed to one design (ExploreOptions::recovery) keeps its counterexamples in it.
+  void keep_recovery(std::string recovery) { recovery_ = std::move(recovery); }
 
  private:
   RunOptions options_;
   std::set<std::string> target_;
+  std::string recovery_;
   int runs_ = 0;
 };
 

@@ -160,6 +160,7 @@ json ControlApi::session_json(const Session& s) const {
             {"provider", s.scenario().script.provider},
             {"max_attempts", s.max_attempts()},
             {"strict", s.options().strict},
+            {"recovery", s.options().recovery.empty() ? json(nullptr) : json(s.options().recovery)},
             {"journal_window", s.options().journal_window},
             {"journal_file", s.journal_path().empty() ? json(nullptr) : json(s.journal_path())},
             {"requests", s.engine()->journal_size()},
