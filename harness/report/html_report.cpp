@@ -328,6 +328,11 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
     }
   }
   if (!case_tags(c).empty()) o << "<div>tags: " << html_escape(join(case_tags(c), ", ")) << "</div>";
+  if (!str(c, "design").empty()) {  // a black box's recovery design (docs/POLICY.md, "Judging harms, not designs")
+    o << "<div class=\"design\">recovery design: <b>" << esc(c, "design") << "</b>";
+    if (!str(c, "design_evidence").empty()) o << " — " << esc(c, "design_evidence");
+    o << "</div>";
+  }
   std::string replay = str(c, "replay");
   if (!replay.empty()) {
     o << "<div class=\"replay\">replay: <code>" << html_escape(replay) << "</code><button class=\"copy\" type=\"button\">copy</button></div>";

@@ -68,7 +68,11 @@ class MarkdownListener final : public ReportListener {
     ++failing_;
     if (failing_ > kSummaryMdMaxCases) return;
     std::ostringstream m;
-    m << "**FAIL** " << md_code(c.name) << " (" << md_text(c.classname) << ")\n";
+    m << "**FAIL** " << md_code(c.name) << " (" << md_text(c.classname) << ")";
+    if (c.extra.contains("design") && c.extra["design"].is_string()) {  // a black box's recovery design
+      m << ", design " << md_text(c.extra["design"].get<std::string>());
+    }
+    m << "\n";
     int shown = 0;
     for (const Violation& v : c.violations) {
       if (shown++ == kSummaryMdMaxViolations) {
