@@ -374,6 +374,11 @@ class SummaryShape {
     if (!object(s, "", "the summary")) return;
     number_at(s, "", "passed");
     number_at(s, "", "failed");
+    if (s.contains("seed") && !s["seed"].is_number() && !s["seed"].is_string()) fail("/seed", "a number", s["seed"]);
+    if (s.contains("defects") && (!s["defects"].is_array() ||
+                                  !std::all_of(s["defects"].begin(), s["defects"].end(), [](const json& d) { return d.is_string(); }))) {
+      fail("/defects", "an array of defect names", s["defects"]);
+    }
     const std::string cases = at("", "cases");
     if (!s.contains("cases")) return;
     if (!array(s["cases"], cases)) return;
@@ -424,9 +429,21 @@ class SummaryShape {
     }
   }
 
+  // A field the renderer reads as text: absent is fine.
+  void string_at(const json& parent, const std::string& pointer, const char* key) {
+    if (parent.contains(key) && !parent[key].is_string()) fail(at(pointer, key), "a string", parent[key]);
+  }
   void one_case(const json& c, const std::string& p) {
     if (!object(c, p, "a case")) return;
     boolean_at(c, p, "passed");
+    string_at(c, p, "name");
+    string_at(c, p, "classname");
+    number_at(c, p, "wall_ms");
+    objects_at(c, p, "violations", "a violation", [&](const json& v, const std::string& vp) {
+      string_at(v, vp, "invariant");
+      string_at(v, vp, "message");
+      number_at(v, vp, "request");
+    });
     if (c.contains("transcript") && c["transcript"].is_object()) transcript(c["transcript"], at(p, "transcript"));
   }
   void transcript(const json& t, const std::string& p) {

@@ -405,6 +405,23 @@ class Checker:
             json.dump(s, f)
         p = self.hiccup_run(["report", d], 3)
         assert "summary.json: /cases/0/passed: expected true or false, found a string" in p.stderr, p.stderr
+        # Values the page shows as text or numbers, of another type (a newcomer's cases: exit 0 before).
+        pristine = json.dumps(self.load(d))
+        for pointer, value, expected in [(("cases", 0, "violations"), 5, "/cases/0/violations: expected an array, found number 5"),
+                                         (("cases", 0, "name"), None, "/cases/0/name: expected a string, found null"),
+                                         (("cases", 0, "wall_ms"), "fast", "/cases/0/wall_ms: expected a number, found a string"),
+                                         (("seed",), {"a": 1}, "/seed: expected a number, found an object"),
+                                         (("defects",), "abc", "/defects: expected an array of defect names, found a string")]:
+            bad = json.loads(pristine)
+            bad["cases"][0]["passed"] = False
+            target = bad
+            for key in pointer[:-1]:
+                target = target[key]
+            target[pointer[-1]] = value
+            with open(os.path.join(d, "summary.json"), "w") as f:
+                json.dump(bad, f)
+            p = self.hiccup_run(["report", d], 3)
+            assert "summary.json: " + expected in p.stderr, (expected, p.stderr)
         s["cases"][0]["passed"] = False
         s["cases"][0]["transcript"] = {"requests": [{"answer": {"events_delivered": "2"}}]}
         with open(os.path.join(d, "summary.json"), "w") as f:
