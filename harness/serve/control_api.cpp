@@ -3,6 +3,7 @@
 // parse_scenario, the code path of `hiccup lint`, so a session accepts exactly what lint accepts.
 #include "harness/serve/control_api.h"
 
+#include <cmath>
 #include <vector>
 
 #include "harness/scenario_io.h"
@@ -275,11 +276,13 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     }
     if (in.contains("journal_window")) {
       const json& w = in["journal_window"];
-      if (!w.is_number_integer() || w.get<long long>() < 1 || w.get<long long>() > kMaxJournalWindow) {
+      // A whole number, written as JSON writes it: 1000000 or 1e6 (a float that is whole).
+      const double v = w.is_number() ? w.get<double>() : 0;
+      if (!w.is_number() || v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxJournalWindow)) {
         problems.push_back(problem("/journal_window", "expected a whole number 1.." + std::to_string(kMaxJournalWindow) +
                                                           ", found " + w.dump()));
       } else {
-        options.journal_window = w.get<std::size_t>();
+        options.journal_window = static_cast<std::size_t>(v);
       }
     }
     if (in.contains("journal_file")) {

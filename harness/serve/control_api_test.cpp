@@ -551,6 +551,10 @@ TEST_CASE("a verdict over a session whose requests left its journal window is un
   f.create(deploy_scenario(), "whole");
   play_deploy(f, "whole", 1);
   CHECK(f.call("GET", "/_hiccup/sessions/whole/verdict").second["verdict"] == "pass");
+  auto [es, e6] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"journal_window", 1e6}});
+  CHECK(es == 201);  // 1e6 is a whole number as JSON writes it
+  CHECK(e6["session"]["journal_window"] == 1000000);
+  CHECK(f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"journal_window", 2.5}}).first == 400);
   auto [bs, bad] = f.call("POST", "/_hiccup/sessions", {{"scenario", deploy_scenario()}, {"journal_window", 0}});
   CHECK(bs == 400);
   CHECK(bad["error"]["problems"][0]["pointer"] == "/journal_window");
