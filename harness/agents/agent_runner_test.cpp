@@ -262,6 +262,12 @@ TEST_CASE("an agent of the continue design (a call run from the cut attempt, the
   CHECK(declared.violated() == std::vector<std::string>{"recovery-design"});
   judge_black_box(declared, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false, "continue");
   CHECK(declared.violations.empty());
+  // A ledger line of bytes that are not UTF-8 (the agent writes the ledger) is quoted, not thrown on.
+  declared.stray_ledger_lines = {"hiccup:\xFF\xFE"};
+  judge_black_box(declared, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false);
+  REQUIRE(declared.violated() == std::vector<std::string>{"at-most-once"});
+  CHECK(declared.violations[0].message.find("\"hiccup:\xEF\xBF\xBD\xEF\xBF\xBD\"") != std::string::npos);
+  CHECK_NOTHROW(nlohmann::json(declared.violations[0].message).dump());
 }
 
 TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {

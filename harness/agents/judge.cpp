@@ -26,12 +26,16 @@ std::vector<std::string> unjudged_expect_fields(const Expect& x) {
   return out;
 }
 
+/// `text` as a JSON string for a message. The agent's output and ledger are the agent's bytes:
+/// invalid UTF-8 is replaced (U+FFFD), never thrown on (type_error.316).
+std::string json_quoted(const std::string& text) { return json(text).dump(-1, ' ', false, json::error_handler_t::replace); }
+
 /// Whether `output` shows `text`: as is, or JSON-escaped (structured output such as stream-json).
 bool shows(const std::string& output, const std::string& text) {
   if (text.empty()) return true;
   if (output.find(text) != std::string::npos) return true;
-  const std::string quoted = json(text).dump();
-  return output.find(quoted.substr(1, quoted.size() - 2)) != std::string::npos;
+  const std::string escaped = json(text).dump();
+  return output.find(escaped.substr(1, escaped.size() - 2)) != std::string::npos;
 }
 
 /// The lines of a JSON-lines output that are JSON objects, parsed (other lines skipped).
@@ -282,7 +286,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   std::string marker;
   for (const std::string& m : recipe.failure_markers) {
     if (result.output.find(m) != std::string::npos) {
-      marker = json(m).dump();
+      marker = json_quoted(m);
       break;
     }
   }
@@ -294,7 +298,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (!marker.empty()) break;
     for (const auto& rule : recipe.failure_lines) {
       if (holds(j, rule)) {
-        marker = "a line with " + json(rule).dump();
+        marker = "a line with " + json(rule).dump(-1, ' ', false, json::error_handler_t::replace);
         break;
       }
     }
@@ -329,9 +333,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (*shown != committed) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
-                                              : "the agent showed " + json(*shown).dump();
+                                              : "the agent showed " + json_quoted(*shown);
       result.violations.push_back({"clean-output", "the user is shown text the answer does not hold: " + seen +
-                                                       ", but only the kept turns' text " + json(committed).dump() +
+                                                       ", but only the kept turns' text " + json_quoted(committed) +
                                                        " should be shown (completed attempts, and a cut turn the next "
                                                        "request kept)"});
     }
@@ -376,7 +380,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     } else if (expect_completed && !shows(result.output, expect_text) &&
                !(shown_lines && shows(*shown_lines, expect_text))) {
       result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
-                                                            " does not show the final text " + json(expect_text).dump()});
+                                                            " does not show the final text " + json_quoted(expect_text)});
     } else if (!expect_completed && run.completed && !claimed_false_success) {
       std::string shown;
       for (const mock::JournalEntry& e : journal) {
@@ -384,7 +388,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       }
       result.violations.push_back(
           {"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
-                                 (shown.empty() ? std::string() : ", showing " + json(shown).dump()) +
+                                 (shown.empty() ? std::string() : ", showing " + json_quoted(shown)) +
                                  ", but a correct client cannot complete this scenario (" +
                                  (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
     }
@@ -402,7 +406,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   if (!result.stray_ledger_lines.empty()) {
     result.violations.push_back({"at-most-once", "the ledger holds " + std::to_string(result.stray_ledger_lines.size()) +
                                                      " line(s) that are not hiccup tokens, first: " +
-                                                     json(result.stray_ledger_lines.front()).dump()});
+                                                     json_quoted(result.stray_ledger_lines.front())});
   }
   const RecoveryDesign design = infer_recovery_design(journal, executions);
   result.design = design.name;
