@@ -142,6 +142,19 @@ const mock::DeliveredCall* delivered_call(const mock::JournalEntry& e, int call_
 
 std::string tool_words(const std::string& name, const json& args) { return "tool \"" + name + "\" " + args.dump(); }
 
+/// Whether call `call_index` of the attempt entry `e` played is one its max_tokens finish cut
+/// (SCENARIO-FORMAT.md: a finish with after_fragment), and the entry reached that finish.
+bool cut_by_token_limit(const Scenario& s, const mock::JournalEntry& e, int call_index) {
+  const mock::Attempt* a = played_attempt(s, e);
+  if (a == nullptr) return false;
+  int k = 0;
+  for (std::size_t i = 0; i < a->events.size(); ++i) {
+    if (!std::holds_alternative<mock::CallEvent>(a->events[i])) continue;
+    if (k++ == call_index) return mock::cut_by_finish(a->events, i).has_value() && e.events_delivered > static_cast<int>(i) + 1;
+  }
+  return false;
+}
+
 /// at-most-once, by intended call. Identity: a call is its reply's turn (the number of model turns
 /// in the history of the request that delivered it) and its position among that reply's calls.
 /// Every attempt of one turn is the same reply asked for again, so the call at position k of a
@@ -161,7 +174,8 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
       continue;
     }
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
-    if (delivered_call(e, l.call_index) == nullptr) {
+    // A call the token limit cut that runs is honest-outcome's (the finish said the answer is cut).
+    if (delivered_call(e, l.call_index) == nullptr && !cut_by_token_limit(ev.scenario, e, l.call_index)) {
       out.push_back(make("at-most-once",
                          "a command the model did not send ran: " + tool_words(l.name, l.args) + " ran, but " + where(e) +
                              " never delivered its call " + std::to_string(l.call_index) +
@@ -732,6 +746,18 @@ std::optional<std::string> kept_cut_text(const Evidence& ev, std::size_t i) {
 }
 
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
+  // A max_tokens finish that cuts a call's arguments: that call is not the model's whole command.
+  for (const rut::LedgerEntry& l : ev.run.ledger) {
+    if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) continue;
+    const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(l.request_seq)];
+    if (cut_by_token_limit(ev.scenario, e, l.call_index)) {
+      out.push_back(make("honest-outcome",
+                         "a command the token limit cut ran: " + tool_words(l.name, l.args) + " ran, but " + where(e) +
+                             " ended with a max_tokens finish inside its call " + std::to_string(l.call_index) +
+                             "'s arguments: the model never finished writing it",
+                         &e));
+    }
+  }
   // A refusal is never continued past: the request after an attempt that ended with a
   // content-filter finish asks for the next turn, so the runtime kept the refused turn as an answer.
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
@@ -768,6 +794,20 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     }
     if (!ev.run.error.empty()) {
       out.push_back(make("honest-outcome", "success and failure reported at once: the run reports success and the error \"" + ev.run.error + "\""));
+    }
+    if (last != nullptr && last->completed && ev.reports_truncation) {
+      const auto finish = delivered_finish(ev.scenario, *last);
+      const bool cut = finish && *finish == mock::FinishReason::kMaxTokens;
+      if (cut && !ev.run.truncated) {
+        out.push_back(make("honest-outcome",
+                           "a truncated answer reported as whole: the last attempt, " + where(*last) +
+                               ", ended with a max_tokens finish (the token limit cut the answer), but the outcome does not say truncated",
+                           last));
+      } else if (!cut && ev.run.truncated) {
+        out.push_back(make("honest-outcome", "a whole answer reported as truncated: the outcome says truncated, but the last attempt, " +
+                                                 where(*last) + ", ended with a stop finish",
+                           last));
+      }
     }
     return;
   }
@@ -865,7 +905,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After; a failure the provider marks retryable (429, 5xx, 529, an in-stream error with one of them) is not given up while budget remains"},
-      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); the run ends with a clear outcome"},
+      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); an answer a max_tokens finish ended is reported as truncated, and a call whose arguments that finish cut never runs; the run ends with a clear outcome"},
       {"clean-output", "text shown to the user is the kept turns' text, once: completed attempts' text and, when the runtime keeps a cut turn (the continue design), the text it kept; no failed attempt's text glued in"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
       {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
@@ -906,6 +946,10 @@ std::vector<Violation> check_expect(const Evidence& ev) {
   if (x.final_text && *x.final_text != r.final_text) {
     out.push_back(make("expect.final_text", "expected final text " + json(*x.final_text).dump() + ", found " +
                                                 json(r.final_text).dump()));
+  }
+  if (x.truncated && r.completed && *x.truncated != r.truncated) {
+    out.push_back(make("expect.truncated", *x.truncated ? "expected the outcome to say the answer was truncated, it does not"
+                                                        : "expected a whole answer, the outcome says truncated"));
   }
   if (x.executions) {
     std::vector<std::pair<std::pair<std::string, json>, int>> seen;  // (name, args) → count, in order

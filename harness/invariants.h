@@ -53,6 +53,10 @@ struct Evidence {
   /// The cap was reached while the runtime waited on a silent stream (the runner's watchdog): a
   /// `liveness` violation instead of a `bounded-retries` one.
   bool hung = false;
+  /// The run's outcome can say it was truncated (RunResult::truncated; the reference runtime's
+  /// does). An external agent's exit code and output cannot: false for black boxes, where only
+  /// "a call the token limit cut never runs" is judged of truncation.
+  bool reports_truncation = true;
 };
 
 /// Slack in ms allowed when judging a real-time gap against Retry-After (clock and scheduling

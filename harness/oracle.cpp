@@ -16,6 +16,7 @@ struct AttemptOutcome {
   /// Delivered whole before the finish, or (a streamed attempt that failed) before the failure.
   std::vector<mock::CallEvent> calls;
   std::string text;                         ///< likewise, concatenated
+  bool truncated = false;                   ///< completes with a max_tokens finish
 };
 
 bool retryable_status(int status) {
@@ -70,12 +71,16 @@ AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, 
     if (const auto* t = std::get_if<mock::TextEvent>(&e)) {
       out.text += t->text;
     } else if (const auto* c = std::get_if<mock::CallEvent>(&e)) {
-      out.calls.push_back(*c);
+      // A call its max_tokens finish cuts is never delivered whole: dropped, never run.
+      if (!mock::cut_by_finish(a.events, i)) out.calls.push_back(*c);
     } else {
       switch (std::get<mock::FinishEvent>(e).reason) {
         case mock::FinishReason::kStop:
+          out.kind = AttemptOutcome::kComplete;
+          return out;
         case mock::FinishReason::kMaxTokens:
           out.kind = AttemptOutcome::kComplete;
+          out.truncated = true;
           return out;
         case mock::FinishReason::kContentFilter:
           out.kind = AttemptOutcome::kContentFilter;
@@ -185,6 +190,7 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
         }
         if (o.calls.empty()) {
           r.completed = true;
+          r.truncated = o.truncated;
           r.error.clear();
           return r;
         }
@@ -241,6 +247,7 @@ Expect oracle_expect(const Scenario& s) {
   e.outcome = r.completed ? "completed" : "failed";
   if (!r.completed) e.error = r.error;
   if (r.completed) e.final_text = r.final_text;
+  if (r.completed) e.truncated = r.truncated;
   e.executions = r.executions;
   e.requests = r.requests;
   e.waited_s = r.waited_s;
@@ -260,6 +267,7 @@ Scenario played_under(const Scenario& s, const std::string& recovery) {
   replace(x.outcome, before.outcome, after.outcome);
   replace(x.error, before.error, after.error);
   replace(x.final_text, before.final_text, after.final_text);
+  replace(x.truncated, before.truncated, after.truncated);
   replace(x.executions, before.executions, after.executions);
   replace(x.requests, before.requests, after.requests);
   replace(x.waited_s, before.waited_s, after.waited_s);

@@ -21,6 +21,8 @@ struct OracleResult {
   /// Text of the last committed turn (its text events up to the finish, concatenated); when the
   /// run completed this is the final turn's text; "" when no turn committed.
   std::string final_text;
+  /// Only when completed: the final turn ended with a max_tokens finish (a truncated answer).
+  bool truncated = false;
   /// Executed tool calls aggregated by (name, args) with counts, in first-execution order; `args`
   /// always set.
   std::vector<ExpectedExecution> executions;
@@ -58,7 +60,7 @@ inline constexpr int kReferenceMaxTurns = 32;
 [[nodiscard]] Scenario played_under(const Scenario& scenario, const std::string& recovery);
 
 /// predict() as an Expect with every field set: outcome, error (only when failed), final_text
-/// (only when completed), executions, requests, waited_s.
+/// and truncated (only when completed), executions, requests, waited_s.
 [[nodiscard]] Expect oracle_expect(const Scenario& scenario);
 
 }  // namespace harness

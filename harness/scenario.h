@@ -50,6 +50,9 @@ struct Expect {
   std::optional<std::vector<ExpectedExecution>> executions;
   std::optional<int> requests;
   std::optional<double> waited_s;
+  /// Only with outcome completed: whether the final answer was cut by the token limit (a
+  /// max_tokens finish); the run's outcome must say so. Last, so positional initialisers keep working.
+  std::optional<bool> truncated;
   bool operator==(const Expect&) const = default;
 };
 

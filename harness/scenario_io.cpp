@@ -518,7 +518,10 @@ class Validator {
 
   std::optional<mock::Event> event(const json& j, const std::string& p) {
     if (!is_object(j, p)) return std::nullopt;
-    only_keys(j, p, {"text", "call", "finish"});
+    only_keys(j, p, {"text", "call", "finish", "after_fragment"});
+    if (j.contains("after_fragment") && !j.contains("finish")) {
+      problem(at(p, "after_fragment"), "field \"after_fragment\" belongs to a finish event (a max_tokens finish that cuts the call before it)");
+    }
     int kinds = static_cast<int>(j.contains("text")) + static_cast<int>(j.contains("call")) +
                 static_cast<int>(j.contains("finish"));
     if (kinds != 1) {
@@ -540,7 +543,18 @@ class Validator {
                                      " (known: stop, max_tokens, content_filter, malformed_call)");
         return std::nullopt;
       }
-      return mock::FinishEvent{*reason};
+      mock::FinishEvent finish{*reason};
+      if (j.contains("after_fragment")) {
+        const auto v = integer(j["after_fragment"], at(p, "after_fragment"), 1, 10000);
+        if (!v) return std::nullopt;
+        if (*reason != mock::FinishReason::kMaxTokens) {
+          problem(at(p, "after_fragment"), "a finish inside a call's arguments is the token limit's: expected finish "
+                                           "\"max_tokens\", found " + quote(*s));
+          return std::nullopt;
+        }
+        finish.after_fragment = static_cast<int>(*v);
+      }
+      return finish;
     }
     const auto& c = j["call"];
     std::string cp = at(p, "call");
@@ -604,6 +618,26 @@ class Validator {
         if (auto e = event(ev[i], at(ep, i))) a.events.push_back(*e);
       }
     }
+    // A max_tokens finish with after_fragment cuts the call right before it, inside its arguments.
+    for (std::size_t i = 0; i < a.events.size(); ++i) {
+      const auto* f = std::get_if<mock::FinishEvent>(&a.events[i]);
+      if (f == nullptr || !f->after_fragment) continue;
+      const std::string fp = at(at(ep, i), "after_fragment");
+      const auto* call = i > 0 ? std::get_if<mock::CallEvent>(&a.events[i - 1]) : nullptr;
+      if (call == nullptr) {
+        problem(fp, "expected the event before this finish to be the call it cuts, found " +
+                        (i > 0 ? "a " + std::string(event_kind(a.events[i - 1])) + " event" : std::string("no event")));
+        continue;
+      }
+      // As many fragments as the formats that stream arguments send (fewer for a short text).
+      const std::size_t sent = mock::split_fragments(call->args.is_null() ? std::string("{}") : call->args.dump(),
+                                                     std::max(call->fragments, 1)).size();
+      if (static_cast<std::size_t>(*f->after_fragment) >= sent) {
+        problem(fp, "expected fewer than the " + std::to_string(sent) + " argument fragment(s) the call before it sends (events/" +
+                        std::to_string(i - 1) + "/call/fragments; at least 2 are needed to cut inside the arguments), found " +
+                        std::to_string(*f->after_fragment));
+      }
+    }
     if (j.contains("slice_bytes")) {
       if (auto v = integer(j["slice_bytes"], at(p, "slice_bytes"), 1, 1 << 30))
         a.slice_bytes = static_cast<int>(*v);
@@ -635,6 +669,10 @@ class Validator {
                     "expected event " + std::to_string(at_event) + " (after_event) to be a call, found " +
                         (at_event < a.events.size() ? "a " + std::string(event_kind(a.events[at_event])) + " event"
                                                     : std::string("no event")));
+          } else if (mock::cut_by_finish(a.events, at_event)) {
+            problem(at(fp, "after_fragment"),
+                    "expected a call its finish does not cut already: events/" + std::to_string(at_event + 1) +
+                        " (a max_tokens finish with after_fragment) cuts events/" + std::to_string(at_event));
           } else if (*frag >= std::max(call->fragments, 1)) {
             problem(at(fp, "after_fragment"),
                     "expected fewer than the call's " + std::to_string(std::max(call->fragments, 1)) +
@@ -699,7 +737,7 @@ class Validator {
 
   void expect(const json& j, const std::string& p, Expect& e) {
     if (!is_object(j, p)) return;
-    only_keys(j, p, {"outcome", "error", "final_text", "executions", "requests", "waited_s"});
+    only_keys(j, p, {"outcome", "error", "final_text", "truncated", "executions", "requests", "waited_s"});
     if (j.contains("outcome")) {
       if (auto s = string(j["outcome"], at(p, "outcome"))) {
         if (*s == "completed" || *s == "failed") e.outcome = *s;
@@ -719,6 +757,15 @@ class Validator {
       }
     }
     if (j.contains("final_text")) e.final_text = string(j["final_text"], at(p, "final_text"));
+    if (j.contains("truncated")) {
+      if (!j["truncated"].is_boolean()) {
+        problem(at(p, "truncated"), "expected a boolean, found " + type_of(j["truncated"]));
+      } else if (e.outcome && *e.outcome == "failed") {
+        problem(at(p, "truncated"), "a failed run has no answer to truncate: \"truncated\" needs outcome \"completed\"");
+      } else {
+        e.truncated = j["truncated"].get<bool>();
+      }
+    }
     if (j.contains("executions")) {
       const auto& xj = j["executions"];
       std::string xp = at(p, "executions");
@@ -844,6 +891,8 @@ class Validator {
         for (std::size_t e = 0; e < at.events.size(); ++e) {
           const auto* c = std::get_if<mock::CallEvent>(&at.events[e]);
           if (c != nullptr && c->fragments > 1) problem(p + "/events/" + std::to_string(e) + "/call/fragments", kWhy);
+          const auto* f = std::get_if<mock::FinishEvent>(&at.events[e]);
+          if (f != nullptr && f->after_fragment) problem(p + "/events/" + std::to_string(e) + "/after_fragment", kWhy);
         }
       }
     }
@@ -861,7 +910,8 @@ class Validator {
       const mock::Attempt& at = turn.attempts[a];
       bool calls = false;
       for (std::size_t e = 0; e < at.events.size(); ++e) {
-        if (std::holds_alternative<mock::CallEvent>(at.events[e])) calls = true;
+        // A call its max_tokens finish cuts is never delivered: no response is due for it.
+        if (std::holds_alternative<mock::CallEvent>(at.events[e]) && !mock::cut_by_finish(at.events, e)) calls = true;
         const auto* f = std::get_if<mock::FinishEvent>(&at.events[e]);
         if (f == nullptr) continue;
         const bool completes = f->reason == mock::FinishReason::kStop || f->reason == mock::FinishReason::kMaxTokens;
@@ -903,7 +953,9 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     if (c->fragments > 0) call["fragments"] = c->fragments;
     out["call"] = call;
   } else {
-    out["finish"] = std::string(mock::finish_name(std::get<mock::FinishEvent>(e).reason));
+    const auto& f = std::get<mock::FinishEvent>(e);
+    out["finish"] = std::string(mock::finish_name(f.reason));
+    if (f.after_fragment) out["after_fragment"] = *f.after_fragment;
   }
   return out;
 }
@@ -1154,6 +1206,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (e.outcome) expect["outcome"] = *e.outcome;
   if (e.error) expect["error"] = *e.error;
   if (e.final_text) expect["final_text"] = *e.final_text;
+  if (e.truncated) expect["truncated"] = *e.truncated;
   if (e.executions) {
     oj list = oj::array();
     for (const auto& x : *e.executions) {

@@ -37,7 +37,8 @@ json make_transcript(const Scenario& scenario, const rut::RunResult& run, const 
     requests.push_back(std::move(r));
   }
   return {{"scenario", scenario.name},
-          {"outcome", {{"completed", run.completed}, {"error", run.error}, {"final_text", run.final_text}}},
+          {"outcome", {{"completed", run.completed}, {"error", run.error}, {"final_text", run.final_text},
+                       {"truncated", run.truncated}}},
           {"shown_output", run.shown_output},
           {"requests", run.requests},
           {"waited_s", run.waited_s},
@@ -145,6 +146,7 @@ std::string transcript_digest(const Scenario& scenario, const rut::RunResult& ru
   h.key("completed", true) << run.completed;
   h.key("error").dump(run.error);
   h.key("final_text").dump(run.final_text);
+  h.key("truncated") << (run.truncated ? "true" : "false");
   h << '}';
   h.key("requests") << run.requests;
   h.key("scenario").dump(scenario.name);
@@ -318,7 +320,8 @@ json make_review_transcript(const Scenario& scenario, const rut::RunResult& run,
                   {"commits", commits},
                   {"errors", errors},
                   {"outcome", {{"completed", run.completed}, {"error", run.error},
-                               {"error_message", run.error_message}, {"final_text", run.final_text}}},
+                               {"error_message", run.error_message}, {"final_text", run.final_text},
+                               {"truncated", run.truncated}}},
                   {"requests", run.requests},
                   {"waited_s", run.waited_s}};
 

@@ -17,7 +17,7 @@
 
 namespace harness {
 
-/// The transcript as JSON: {scenario, outcome{completed,error,final_text}, shown_output, requests,
+/// The transcript as JSON: {scenario, outcome{completed,error,final_text,truncated}, shown_output, requests,
 /// waited_s, ledger[], events[], journal[{turn,attempt,script_attempt,played,fault,status,
 /// validated,completed}], final_history}.
 nlohmann::json make_transcript(const Scenario& scenario, const rut::RunResult& run,
@@ -42,7 +42,7 @@ inline constexpr int kReviewTranscriptVersion = 1;
 /// virtual_s, arrived_ms?, answered_ms?, sent{history_digest, contents, calls_answered[],
 /// function_responses[]}, answer{status, played, events_delivered, events_scripted, fault,
 /// ended, delivered_calls[], delivered_text, rejection?}, executed[], violations[]}],
-/// runtime{retries[], commits[], errors[], outcome{completed, error, error_message, final_text},
+/// runtime{retries[], commits[], errors[], outcome{completed, error, error_message, final_text, truncated},
 /// requests, waited_s}, executions[{name, args, call_id, call_index, request}],
 /// violations[{index, invariant, requests[]}]}. `sent_at_s` holds the virtual second each
 /// request was sent (send order = journal order for the reference runtime); empty for a black box,

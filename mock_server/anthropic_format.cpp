@@ -514,7 +514,15 @@ class AnthropicEncoder final : public StreamEncoder {
     }
     const auto reason = std::get<FinishEvent>(event).reason;
     if (reason == FinishReason::kMalformedCall) return {stream_error_event(kMalformedCallStatus)};
-    std::string s = sse("message_delta", [&](json_text::Writer& w) {
+    std::string s;
+    if (open_block_) {
+      // The token limit cut the tool_use block mid-input: the API still closes every block it
+      // started before message_delta (stop_reason max_tokens). With fine-grained tool streaming the
+      // partial input reaches the client (anthropic-sdk-python #794).
+      s += block_event("content_block_stop", *open_block_, [](json_text::Writer&) {});
+      open_block_.reset();
+    }
+    s += sse("message_delta", [&](json_text::Writer& w) {
       w.key("delta").begin_object()
           .member("stop_reason", stop_reason(reason, delivered_calls_))
           .member_null("stop_sequence")
@@ -523,6 +531,12 @@ class AnthropicEncoder final : public StreamEncoder {
     });
     s += sse("message_stop", [](json_text::Writer&) {});
     return {s};
+  }
+
+  void withhold_last_units(std::size_t units_sent) override {
+    // The tool_use block last encoded stays open: only a finish closes it (a stream-ending fault
+    // sends no more of it).
+    if (units_sent > 0) open_block_ = next_index_ - 1;
   }
 
   std::string error_event(int status) override { return stream_error_event(status); }
@@ -554,6 +568,7 @@ class AnthropicEncoder final : public StreamEncoder {
   ResponseContext ctx_;
   int next_index_ = 0;           // content block index of the next block
   bool delivered_calls_ = false; // a tool_use block was sent: stop → "tool_use"
+  std::optional<int> open_block_;  // a tool_use block whose end was withheld (withhold_last_units)
 };
 
 class AnthropicFormat final : public WireFormat {

@@ -41,13 +41,21 @@ struct CallEvent {
   bool operator==(const CallEvent&) const = default;
 };
 
-/// `{ "finish": "stop" }`: the terminal event.
+/// `{ "finish": "stop" }`: the terminal event. `after_fragment` (only with `max_tokens`): the
+/// token limit falls inside the call event right before this finish: that call's start and its
+/// first `after_fragment` argument fragments go out, then this finish; the call is never delivered
+/// whole (formats that send a call whole, Gemini, send nothing of it). SCENARIO-FORMAT.md.
 struct FinishEvent {
   FinishReason reason = FinishReason::kStop;
+  std::optional<int> after_fragment;
   bool operator==(const FinishEvent&) const = default;
 };
 
 using Event = std::variant<TextEvent, CallEvent, FinishEvent>;
+
+/// When event `i` of `events` is a call that the finish right after it cuts (a `max_tokens`
+/// finish with `after_fragment`): how many argument fragments of it go out. nullopt otherwise.
+std::optional<int> cut_by_finish(const std::vector<Event>& events, std::size_t i);
 
 /// One attempt: either `status` (an HTTP error before any stream, body in the provider's error
 /// envelope, optional Retry-After in seconds) or a stream of `events` (HTTP 200) with an optional

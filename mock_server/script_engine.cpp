@@ -315,6 +315,13 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
       const bool is_call = std::holds_alternative<CallEvent>(e);
       units = encoder->event_units(e, call_index);
       if (is_call) ++call_index;
+      if (const auto cut = cut_by_finish(a.events, static_cast<std::size_t>(i)); cut && units.size() >= 2) {
+        // The max_tokens finish after this call cuts it: its start and `cut` argument fragments go
+        // out, never its end (lint keeps faults out of such a call).
+        const std::size_t keep = std::min<std::size_t>(1 + static_cast<std::size_t>(*cut), units.size() - 1);
+        encoder->withhold_last_units(keep);
+        units.resize(keep);
+      }
       if (a.fault && i == at && is_call && units.size() >= 2) {
         if (auto frag = fault_after_fragment(*a.fault)) {
           split = std::min<std::size_t>(1 + static_cast<std::size_t>(*frag), units.size() - 1);
@@ -584,7 +591,8 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
     // A blocked non-streaming answer holds its finish but none of the parts before it.
     const bool delivered = static_cast<int>(i) < events && !rec.body_blocked;
     if (auto* c = std::get_if<CallEvent>(&ev)) {
-      if (delivered) e.delivered_calls.push_back({c->name, c->args, c->id, call_index});
+      // A call its max_tokens finish cuts is never delivered whole.
+      if (delivered && !cut_by_finish(attempt.events, i)) e.delivered_calls.push_back({c->name, c->args, c->id, call_index});
       ++call_index;
     } else if (auto* t = std::get_if<TextEvent>(&ev)) {
       if (delivered) e.delivered_text += t->text;

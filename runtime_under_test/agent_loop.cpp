@@ -115,10 +115,14 @@ RunResult run_session(const Config& settings, const std::vector<std::string>& pr
     }
     if (!outcome.completed) break;
   }
-  log.add({{"type", "outcome"}, {"completed", outcome.completed}, {"error", outcome.error}});
+  const bool truncated = outcome.completed && log.truncated;
+  nlohmann::json ended = {{"type", "outcome"}, {"completed", outcome.completed}, {"error", outcome.error}};
+  if (truncated) ended["truncated"] = true;
+  log.add(std::move(ended));
 
   RunResult result;
   result.completed = outcome.completed;
+  result.truncated = truncated;
   result.error = outcome.error;
   result.error_message = outcome.message;
   result.final_text = log.final_text;

@@ -51,6 +51,12 @@ class AnthropicDecoder final : public IStreamDecoder {
     }
     const int index = data.contains("index") && data["index"].is_number_integer()
                           ? data["index"].get<int>() : -1;
+    if (cut_ && (type == "content_block_start" || type == "message_stop" ||
+                 (type == "message_delta" && !delta_stop_reason(data, "max_tokens")))) {
+      // A tool_use input that does not parse is the token limit's cut only when the message ends
+      // there with stop_reason max_tokens; anything else makes it malformed (the SDK throws).
+      if (type != "message_stop" || stop_reason_ != "max_tokens") return malformed();
+    }
     if (type == "content_block_start") {
       static const json kNone;
       const auto cb_it = data.find("content_block");
@@ -96,9 +102,9 @@ class AnthropicDecoder final : public IStreamDecoder {
       } else {
         json args = parse_json(b.partial_json);
         if (!args.is_object()) {
-          // The tool_use input does not parse (the SDK throws here): a malformed call.
-          out.finish = FinishClass::kMalformedCall;
-          out.finish_reason = "tool_use input is not a JSON object";
+          // The input does not parse: cut by a max_tokens finish (stop_reason max_tokens follows,
+          // and the call is never whole), else a malformed call; decided by what comes next.
+          cut_ = std::move(b);
           return out;
         }
         call.args = std::move(args);
@@ -118,10 +124,14 @@ class AnthropicDecoder final : public IStreamDecoder {
   }
 
   std::optional<FunctionCall> repaired_open_call(std::string_view /*unterminated*/) const override {
-    // The last tool_use block started and not stopped, its arguments so far closed by
-    // repair_json (a frame the stream cut is not read: SSE drops an unterminated event).
-    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-      const Block& b = it->second;
+    // The tool_use block the token limit cut, else the last one started and not stopped, its
+    // arguments so far closed by repair_json (a frame the stream cut is not read: SSE drops an
+    // unterminated event).
+    std::vector<const Block*> open;
+    if (cut_) open.push_back(&*cut_);
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) open.push_back(&it->second);
+    for (const Block* bp : open) {
+      const Block& b = *bp;
       if (b.kind != Block::kToolUse) continue;
       auto args = b.streamed ? repair_json(b.partial_json) : std::optional<json>(b.input);
       if (!args || !args->is_object()) return std::nullopt;
@@ -143,7 +153,22 @@ class AnthropicDecoder final : public IStreamDecoder {
     std::string partial_json;     // input_json_delta pieces so far
     bool streamed = false;
   };
+  /// Whether `data` (a message_delta) sets stop_reason `reason`.
+  static bool delta_stop_reason(const json& data, std::string_view reason) {
+    auto d = data.find("delta");
+    if (d == data.end() || !d->is_object()) return false;
+    auto r = d->find("stop_reason");
+    return r != d->end() && r->is_string() && r->get_ref<const std::string&>() == reason;
+  }
+  DecodedChunk malformed() const {
+    DecodedChunk out;
+    out.finish = FinishClass::kMalformedCall;
+    out.finish_reason = "tool_use input is not a JSON object";
+    return out;
+  }
+
   std::map<int, Block> blocks_;
+  std::optional<Block> cut_;  // a stopped tool_use block whose input does not parse
   std::string stop_reason_;  // of the last message_delta; "" for none or null
 };
 

@@ -66,6 +66,8 @@ const std::vector<DefectInfo>& defect_catalogue() {
       {Defect::kShowCutTextTwice, "show-cut-text-twice",
        "a kept cut turn's text, already shown while it streamed, is shown again when the turn is kept",
        "", "", "continue"},
+      {Defect::kTruncationAsComplete, "truncation-as-complete",
+       "a max-tokens finish (MAX_TOKENS, length, response.incomplete max_output_tokens, max_tokens) is read as a normal stop: the outcome does not say the answer was truncated, and a call whose arguments the token limit cut is repaired and run (openai-agents-python users report the first; MiqroForge #1094 the second)"},
   };
   return catalogue;
 }

@@ -41,6 +41,8 @@ enum class Defect {
   kDropRanCall,            ///< continue: the kept cut turn leaves out its last call, which ran
   kContinuePastContentFilter,  ///< continue: a content-filter finish is kept and continued like a cut
   kShowCutTextTwice,       ///< continue: a kept cut turn's text is shown again when it is kept
+  kTruncationAsComplete,   ///< a max-tokens finish is read as a stop: no truncation reported, a cut
+                           ///< call repaired and run
 };
 
 struct DefectInfo {

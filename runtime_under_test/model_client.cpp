@@ -117,8 +117,24 @@ AttemptResult ModelClient::run(const HttpRequest& request,
     decided = true;
     switch (*chunk.finish) {
       case FinishClass::kStop:
+        result.ok = true;
+        break;
       case FinishClass::kMaxTokens:
         result.ok = true;
+        if (stream_) result.open_call = decoder->repaired_open_call(sse.unterminated_data());
+        if (defects_.contains(Defect::kTruncationAsComplete)) {
+          // defect: the token limit's finish is read as a stop: nothing says the answer is cut, and
+          // the call it cut is taken as delivered (its arguments repaired)
+          if (result.open_call) {
+            ModelPart p;
+            p.call = std::move(*result.open_call);
+            result.open_call.reset();
+            on_part(p);
+            result.parts.push_back(std::move(p));
+          }
+        } else {
+          result.truncated = true;
+        }
         break;
       case FinishClass::kContentFilter:
         if (defects_.contains(Defect::kContentFilterAsSuccess)) {

@@ -52,10 +52,14 @@ struct AttemptResult {
   /// The user cancelled (ModelClient::cancel from `on_part`): the runtime stopped reading; `ok`
   /// is false, `error` unset, `parts` ends with the part during which the cancel came.
   bool cancelled = false;
-  /// A streamed attempt that failed with a call's arguments still open (cut by the failure): that
-  /// call with its arguments repaired (IStreamDecoder::repaired_open_call), else nullopt. Never
-  /// delivered and never to be run or kept; only the keep-half-delivered-call defect reads it.
+  /// A streamed attempt that failed (or ended with a max-tokens finish) with a call's arguments
+  /// still open (cut): that call with its arguments repaired (IStreamDecoder::repaired_open_call),
+  /// else nullopt. Never delivered and never to be run or kept; only the keep-half-delivered-call
+  /// and truncation-as-complete defects read it.
   std::optional<FunctionCall> open_call;
+  /// The attempt ended with a max-tokens finish (the answer is truncated: POLICY.md "Truncation").
+  /// A call that finish cut is not among `parts`; `open_call` holds it repaired.
+  bool truncated = false;
 };
 
 /// Runs single attempts. Holds no per-attempt state between calls.

@@ -234,13 +234,20 @@ class ChatDecoder final : public IStreamDecoder {
     for (OpenCall* c : ready) {
       c->handed_out = true;
       if (auto args = complete_arguments(c->arguments)) out.parts.push_back(call_part(*c, std::move(*args)));
+      else if (finish_reason_ && *finish_reason_ == "length") cut_ = *c;  // the token limit cut it: never whole
       else invalid_arguments_ = true;
     }
     return out;
   }
 
   std::optional<FunctionCall> repaired_open_call(std::string_view unterminated) const override {
-    if (finish_reason_) return std::nullopt;  // every call was complete and handed out
+    if (finish_reason_) {
+      // Every call was complete and handed out, but one the token limit cut (`length`).
+      if (!cut_) return std::nullopt;
+      auto args = repair_json(cut_->arguments);
+      if (!args || !args->is_object()) return std::nullopt;
+      return call_part(*cut_, std::move(*args)).call;
+    }
     std::vector<OpenCall> calls = calls_;
     if (!unterminated.empty()) {
       // A chunk cut mid-frame may still carry the next argument piece: close it and read it.
@@ -262,6 +269,7 @@ class ChatDecoder final : public IStreamDecoder {
  private:
   std::vector<OpenCall> calls_;  // in start order
   std::optional<std::string> finish_reason_;
+  std::optional<OpenCall> cut_;  // a call whose arguments the `length` finish cut
   bool invalid_arguments_ = false;
 };
 

@@ -20,6 +20,7 @@ struct RunLog {
   std::string shown_output;            ///< text shown so far
   std::string final_text;              ///< text of the last committed turn
   bool interrupted = false;            ///< the user's interrupt has fired (once per run)
+  bool truncated = false;              ///< the last committed turn ended with a max-tokens finish
   void add(nlohmann::json event) { events.push_back(std::move(event)); }
 };
 

@@ -90,6 +90,9 @@ struct RunResult {
   std::string error;
   std::string error_message;     ///< human-readable, for reports
   std::string final_text;        ///< text of the last model turn as shown to the user
+  /// Only with `completed`: the last model turn ended with a max-tokens finish, so `final_text` is
+  /// a truncated answer (docs/POLICY.md "Truncation").
+  bool truncated = false;
   std::string shown_output;      ///< all text shown to the user during the run, in order
   std::vector<LedgerEntry> ledger;
   /// Runtime events in order, each a JSON object with "type" in: "request" {seq, turn, attempt,
@@ -99,7 +102,8 @@ struct RunResult {
   /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
   /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, cancelled_calls} (the user
   /// interrupted),
-  /// "outcome" {completed, error}.
+  /// "outcome" {completed, error, truncated?}; "finished" carries truncated (and dropped_call,
+  /// the name of a call the limit cut) after a max-tokens finish.
   std::vector<nlohmann::json> events;
   nlohmann::json final_history = nlohmann::json::array();  ///< history `contents` at the end
   int requests = 0;              ///< requests sent

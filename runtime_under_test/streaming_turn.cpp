@@ -91,8 +91,14 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
         result.parts = std::move(parts);
       }
       history_.commit_model_turn(result.parts);
-      log_.add({{"type", "finished"}, {"reason", result.finish_reason}, {"turn", turn},
-                {"attempt", attempt}});
+      log_.truncated = result.truncated;
+      json finished = {{"type", "finished"}, {"reason", result.finish_reason}, {"turn", turn}, {"attempt", attempt}};
+      if (result.truncated) {
+        // POLICY.md "Truncation": the answer is cut; a call the limit cut is dropped, never run.
+        finished["truncated"] = true;
+        if (result.open_call) finished["dropped_call"] = result.open_call->name;
+      }
+      log_.add(std::move(finished));
       log_.add({{"type", "commit"}, {"turn", turn}, {"seq", seq}});
       consumer.on_finished({result.finish_reason});
       return {true, "", "", std::nullopt};
@@ -176,6 +182,7 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
   }
   const double wait_s = filtered ? 0 : coordinator_.continuation_wait_s(result);
   history_.commit_model_turn(result.parts);
+  log_.truncated = false;
   log_.add({{"type", "keep"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
             {"error", error_code_name(code)}, {"wait_s", wait_s}});
   if (config_.defects.contains(Defect::kShowCutTextTwice)) {

@@ -321,7 +321,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
 
   result.violations.clear();
   if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
-  const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true};
+  const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true, /*hung=*/false,
+                          /*reports_truncation=*/false};
   for (Violation& v : check_invariants(evidence)) {
     if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
     // Its failure branch asks for a clear error code, which only the runtime's insides hold.
@@ -398,7 +399,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // would only echo it.
   for (Violation& v : cap_message.empty() ? check_expect(evidence) : std::vector<Violation>{}) {
     // outcome and final text are judged above, as outcome-agreement and honest-outcome.
-    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
+    // expect.truncated: an agent's exit code and output have no truncation flag to compare.
+    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text" || v.invariant == "expect.truncated") continue;
     if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
       result.violations.push_back(std::move(v));
     }
