@@ -723,27 +723,29 @@ void check_liveness(const Evidence& ev, std::vector<Violation>& out) {
 }
 
 /// The model request after journal entry `i` (a preflight or 404 is not one), or nullptr.
-const mock::JournalEntry* next_model_request(const Evidence& ev, std::size_t i) {
-  for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
-    const mock::JournalEntry& n = ev.journal[k];
+const mock::JournalEntry* next_model_request(const mock::Journal& journal, std::size_t i) {
+  for (std::size_t k = i + 1; k < journal.size(); ++k) {
+    const mock::JournalEntry& n = journal[k];
     if (n.turn >= 0 && n.played != "preflight" && n.played != "not-found") return &n;
   }
   return nullptr;
 }
+const mock::JournalEntry* next_model_request(const Evidence& ev, std::size_t i) { return next_model_request(ev.journal, i); }
 
-/// The text of the cut turn a runtime kept from failed attempt `e` (the continue design), or
-/// nullopt when it kept none: the model turn e.turn of the next request, when that request asks
-/// for the next turn, else of the final history when no request follows.
-std::optional<std::string> kept_cut_text(const Evidence& ev, std::size_t i) {
-  const mock::JournalEntry& e = ev.journal[i];
+}  // namespace
+
+std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const json& final_history) {
+  const mock::JournalEntry& e = journal[i];
   if (e.completed || e.turn < 0) return std::nullopt;
-  const mock::JournalEntry* next = next_model_request(ev, i);
-  const json* contents = next != nullptr ? &next->contents : &ev.run.final_history;
+  const mock::JournalEntry* next = next_model_request(journal, i);
+  const json* contents = next != nullptr ? &next->contents : &final_history;
   if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
   const int m = model_content_index(*contents, e.turn);
   if (m < 0) return std::nullopt;
   return content_text((*contents)[static_cast<std::size_t>(m)]);
 }
+
+namespace {
 
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
   // A max_tokens finish that cuts a call's arguments: that call is not the model's whole command.
@@ -829,7 +831,7 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
     if (static_cast<int>(i) == cancelled) continue;
     if (!e.completed) {
       // A cut turn the runtime kept (continue) is shown as kept, once.
-      if (const auto kept = kept_cut_text(ev, i)) expected += *kept;
+      if (const auto kept = kept_cut_text(ev.journal, i, ev.run.final_history)) expected += *kept;
       continue;
     }
     expected += e.delivered_text;

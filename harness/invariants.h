@@ -77,6 +77,13 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
 /// calls it delivered whole; at least one of them): the `continue` recovery design's kept turn.
 bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cut);
 
+/// The text of the cut turn a runtime kept from the failed attempt `journal[i]` (the `continue`
+/// design), or nullopt when it kept none: the text of model turn `journal[i].turn` in the next
+/// model request's history when that request asks for the next turn, else, when no request
+/// follows, in `final_history` (null for a black box, whose history is unknown). One definition for
+/// clean-output and the black-box judge's shown-text check.
+std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const nlohmann::json& final_history);
+
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);
 

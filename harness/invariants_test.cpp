@@ -345,6 +345,44 @@ TEST_CASE("honest-outcome: success after a content-filter finish is named") {
   CHECK(vs[0].message.find("content-filter") != std::string::npos);
 }
 
+TEST_CASE("honest-outcome: a max_tokens final answer is reported as truncated, and only then") {
+  Fixture f;
+  f.scenario.script.turns[1].attempts[0].events = {mock::TextEvent{"done"}, mock::FinishEvent{mock::FinishReason::kMaxTokens}};
+  auto vs = f.check();
+  REQUIRE(names(vs) == std::vector<std::string>{"honest-outcome"});
+  CHECK(vs[0].message.rfind("a truncated answer reported as whole", 0) == 0);
+  f.run.truncated = true;
+  CHECK(f.check().empty());
+  // A black box has no truncation flag to read.
+  f.run.truncated = false;
+  CHECK(check_invariants(Evidence{f.scenario, f.run, f.journal, 4, "", false, false, /*reports_truncation=*/false}).empty());
+  Fixture whole;
+  whole.run.truncated = true;
+  vs = whole.check();
+  REQUIRE(names(vs) == std::vector<std::string>{"honest-outcome"});
+  CHECK(vs[0].message.rfind("a whole answer reported as truncated", 0) == 0);
+}
+
+TEST_CASE("honest-outcome: a call whose arguments a max_tokens finish cut never runs") {
+  Fixture f;
+  // Turn 1 delivers the text, then the limit cuts a second shell call inside its arguments.
+  mock::FinishEvent cut{mock::FinishReason::kMaxTokens};
+  cut.after_fragment = 1;
+  f.scenario.script.turns[1].attempts[0].events = {mock::TextEvent{"done"},
+                                                   mock::CallEvent{"shell", {{"command", "rm -rf /tmp/x"}}, "", 3}, cut};
+  f.journal[2].events_delivered = 3;
+  f.run.truncated = true;
+  CHECK(f.check().empty());
+  f.run.ledger.push_back(rut::LedgerEntry{"shell", {{"command", "rm -rf /t"}}, 2, 0, ""});
+  const auto vs = f.check();
+  const auto n = names(vs);
+  REQUIRE(std::count(n.begin(), n.end(), "honest-outcome") == 1);
+  const auto it = std::find_if(vs.begin(), vs.end(), [](const Violation& v) { return v.invariant == "honest-outcome"; });
+  CHECK(it->message.rfind("a command the token limit cut ran: tool \"shell\"", 0) == 0);
+  // It is not reported again as at-most-once's "never sent whole".
+  CHECK(std::none_of(vs.begin(), vs.end(), [](const Violation& v) { return v.invariant == "at-most-once"; }));
+}
+
 TEST_CASE("honest-outcome: a failed run needs a clear error") {
   Fixture f;
   f.run.completed = false;

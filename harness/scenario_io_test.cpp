@@ -809,3 +809,53 @@ TEST_CASE("lint messages quoting the file escape terminal control characters") {
   // A key in the pointer is the file's too.
   CHECK(harness::format_problem({"f\x1B.json", "/a\x1B", "m\xC2\x9B"}) == "error: f\\x1B.json: /a\\x1B: m\\u009B");
 }
+
+TEST_CASE("lint: a max_tokens finish may cut the call before it inside its arguments, and nothing else") {
+  auto problems_of = [](const std::string& events, const std::string& extra = "", const std::string& stream = "true") {
+    const std::string text = R"({"schema":1,"name":"x","prompt":"p","runtime":{"stream":)" + stream +
+                             R"(},"turns":[{"attempts":[{"events":)" + events + "" + extra + R"(}]}]})";
+    return parse_scenario(text, "x.json").problems;
+  };
+  const std::string call3 = R"({"call":{"name":"f","args":{"a":"bcdef"},"fragments":3}})";
+  const auto ok = problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":2}])");
+  CHECK(ok.empty());
+  // Round trip: the field is written back.
+  const auto parsed = parse_scenario(R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[)" + call3 +
+                                         R"(,{"finish":"max_tokens","after_fragment":2}]}]}]})",
+                                     "x.json");
+  REQUIRE(parsed.problems.empty());
+  CHECK(scenario_to_json(*parsed.scenario).dump().find(R"({"finish":"max_tokens","after_fragment":2})") != std::string::npos);
+
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"stop","after_fragment":1}])"), "/turns/0/attempts/0/events/1/after_fragment",
+            "expected finish \"max_tokens\", found \"stop\""));
+  CHECK(has(problems_of(R"([{"text":"t"},{"finish":"max_tokens","after_fragment":1}])"),
+            "/turns/0/attempts/0/events/1/after_fragment", "expected the event before this finish to be the call it cuts, found a text event"));
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":3}])"),
+            "/turns/0/attempts/0/events/1/after_fragment", "expected fewer than the 3 argument fragment(s)"));
+  // A short argument text sends fewer fragments than asked: "{}" goes out in 2.
+  CHECK(has(problems_of(R"([{"call":{"name":"f","fragments":4}},{"finish":"max_tokens","after_fragment":2}])"),
+            "/turns/0/attempts/0/events/1/after_fragment", "expected fewer than the 2 argument fragment(s)"));
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":0}])"),
+            "/turns/0/attempts/0/events/1/after_fragment", ""));
+  CHECK(has(problems_of(R"([{"text":"t","after_fragment":1},{"finish":"stop"}])"), "/turns/0/attempts/0/events/0/after_fragment",
+            "belongs to a finish event"));
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":1}])", R"(,"fault":{"kind":"reset","after_event":0,"after_fragment":1})"),
+            "/turns/0/attempts/0/fault/after_fragment", "cuts events/0"));
+  CHECK(has(problems_of(R"([{"call":{"name":"f","args":{"a":"bcdef"}}},{"finish":"max_tokens","after_fragment":1}])", "", "false"),
+            "/turns/0/attempts/0/events/1/after_fragment", "has no meaning for non-streaming requests"));
+  // A cut call needs no answer: the last turn may end with it.
+  CHECK(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":1}])").empty());
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens"}])"), "/turns/0/attempts/0", "the last turn completes with function calls"));
+}
+
+TEST_CASE("expect.truncated is a boolean that needs a completed outcome") {
+  auto problems_of = [](const std::string& expect) {
+    return parse_scenario(R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[{"finish":"max_tokens"}]}]}],"expect":)" +
+                              expect + "}",
+                          "x.json")
+        .problems;
+  };
+  CHECK(problems_of(R"({"outcome":"completed","truncated":true})").empty());
+  CHECK(has(problems_of(R"({"truncated":"yes"})"), "/expect/truncated", "expected a boolean, found string"));
+  CHECK(has(problems_of(R"({"outcome":"failed","error":"content_filter","truncated":true})"), "/expect/truncated", "needs outcome \"completed\""));
+}

@@ -567,4 +567,38 @@ TEST_CASE("block indexes stay consistent for every fault at every position") {
   check_blocks(parsed_frames(play(kFaultEvents, std::nullopt)));
 }
 
+TEST_CASE("a max_tokens finish inside a call: partial input, the block closed, stop_reason max_tokens, the call not delivered") {
+  // POLICY.md "Truncation": fine-grained tool streaming sends the partial input, closes the block,
+  // then message_delta max_tokens (anthropic-sdk-python #794).
+  mock::FinishEvent finish{mock::FinishReason::kMaxTokens};
+  finish.after_fragment = 1;
+  const std::vector<mock::Event> events = {mock::TextEvent{"Looking."}, call("shell", {{"command", "ls -la /var/log"}}, "", 3), finish};
+  const auto frames = parsed_frames(play(events, std::nullopt));
+  check_blocks(frames);
+  std::string input;
+  std::vector<std::string> types;
+  for (const json& f : frames) {
+    types.push_back(f.value("type", ""));
+    if (f.value("type", "") == "content_block_delta" && f["delta"]["type"] == "input_json_delta") input += f["delta"]["partial_json"];
+  }
+  CHECK(input == mock::split_fragments(json{{"command", "ls -la /var/log"}}.dump(), 3)[0]);
+  REQUIRE(types.size() >= 3);
+  CHECK(types[types.size() - 3] == "content_block_stop");
+  CHECK(frames[frames.size() - 2]["delta"]["stop_reason"] == "max_tokens");
+  CHECK(types.back() == "message_stop");
+
+  mock::Script script;
+  script.provider = "anthropic";
+  mock::Attempt a;
+  a.events = events;
+  script.turns.push_back({{a}});
+  mock::ScriptEngine engine(script);
+  const mock::Plan plan = engine.respond({"POST", "/v1/messages", body_with(json::array({kUserGo}))});
+  engine.settle(0, mock::Delivery{static_cast<int>(plan.actions.size()), false, -1});
+  const mock::JournalEntry e = engine.journal().at(0);
+  CHECK(e.completed);
+  CHECK(e.delivered_text == "Looking.");
+  CHECK(e.delivered_calls.empty());
+}
+
 }  // namespace anthropic_format_test

@@ -256,12 +256,40 @@ TEST_CASE("anthropic stream: an error event is an in-stream error, ping is ignor
 }
 
 TEST_CASE("anthropic stream: a tool_use whose input does not parse ends the attempt as a malformed call") {
-  const Decoded d = decode_stream(
+  const std::string cut_block =
       ev("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_a","name":"a","input":{}}})") +
       ev("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"x\":"}})") +
-      ev("content_block_stop", R"({"type":"content_block_stop","index":0})"));
+      ev("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  // Decided by what follows the block: any stop_reason but max_tokens, or another block.
+  for (const std::string& next :
+       {ev("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":3}})"),
+        ev("content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})"),
+        ev("message_stop", R"({"type":"message_stop"})")}) {
+    const Decoded d = decode_stream(cut_block + next);
+    CHECK(calls_of(d.parts).empty());
+    CHECK(d.finish == FinishClass::kMalformedCall);
+  }
+}
+
+TEST_CASE("anthropic stream: a tool_use the max_tokens finish cut is dropped, the attempt ends as max tokens") {
+  // POLICY.md "Truncation": fine-grained tool streaming sends the partial input, closes the block,
+  // then stop_reason max_tokens.
+  std::unique_ptr<IStreamDecoder> dec;
+  const Decoded d = decode_stream(
+      ev("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})") +
+      ev("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Deploying."}})") +
+      ev("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+      ev("content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"deploy","input":{}}})") +
+      ev("content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"target\":\"pro"}})") +
+      ev("content_block_stop", R"({"type":"content_block_stop","index":1})") +
+      ev("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":9}})") +
+      ev("message_stop", R"({"type":"message_stop"})"), 0, &dec);
   CHECK(calls_of(d.parts).empty());
-  CHECK(d.finish == FinishClass::kMalformedCall);
+  CHECK(d.finish == FinishClass::kMaxTokens);
+  // The defect truncation-as-complete (and nothing else) reads it, repaired.
+  const auto cut = dec->repaired_open_call("");
+  REQUIRE(cut);
+  CHECK(*cut == FunctionCall{"deploy", {{"target", "pro"}}, "toolu_a"});
 }
 
 TEST_CASE("anthropic repaired_open_call: the started, unstopped tool_use with its arguments closed") {
@@ -282,8 +310,11 @@ TEST_CASE("anthropic repaired_open_call: the started, unstopped tool_use with it
   REQUIRE(call);
   CHECK(*call == FunctionCall{"deploy", {{"target", "stag"}}, "toolu_a"});
 
-  decode_stream(one_fragment + ev("content_block_stop", R"({"type":"content_block_stop","index":1})"), 0, &d);
-  CHECK_FALSE(d->repaired_open_call(""));
+  decode_stream(one_fragment +
+                    ev("content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"ing\"}"}})") +
+                    ev("content_block_stop", R"({"type":"content_block_stop","index":1})"),
+                0, &d);
+  CHECK_FALSE(d->repaired_open_call(""));  // stopped whole: not open
   CHECK_FALSE(codec().stream_decoder()->repaired_open_call(""));
 }
 

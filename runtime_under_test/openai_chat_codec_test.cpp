@@ -355,3 +355,32 @@ TEST_CASE("chat codec: error envelopes and Retry-After, retry-after-ms first") {
   CHECK(r.retry_after_s == 12);
   CHECK(r.message == "HTTP 429 requests: Rate limit reached for requests");
 }
+
+TEST_CASE("chat: a call the length finish cut is dropped; the attempt completes truncated, and only the defect runs it") {
+  // POLICY.md "Truncation". A call whose arguments do not parse at a `stop` finish stays malformed.
+  const std::string cut = chunk({{"content", "Deploying."}}) + call_start(0, "c0", "read") + call_piece(0, R"({"p":1})") +
+                          call_start(1, "c1", "deploy") + call_piece(1, R"({"target":"pro)");
+  const Decoded d = decode_stream(cut + chunk(json::object(), "length") + kDone);
+  CHECK(d.finish == FinishClass::kMaxTokens);
+  REQUIRE(d.parts.size() == 2);  // the text and the whole call, not the cut one
+  CHECK(d.parts[1].call->name == "read");
+  CHECK(decode_stream(cut + chunk(json::object(), "tool_calls") + kDone).finish == FinishClass::kMalformedCall);
+
+  const rut::AttemptResult r = run_once(OneShot(200, cut + chunk(json::object(), "length") + kDone));
+  CHECK(r.ok);
+  CHECK(r.truncated);
+  REQUIRE(r.open_call);
+  CHECK(r.open_call->args == json{{"target", "pro"}});
+  CHECK(r.parts.size() == 2);
+
+  rut::VirtualClock clock;
+  rut::DefectSet defects{rut::Defect::kTruncationAsComplete};
+  OneShot transport(200, cut + chunk(json::object(), "length") + kDone);
+  rut::ModelClient client(transport, clock, defects, 60, {"shell"}, &codec(), true);
+  const json contents = json::array({{{"role", "user"}, {"parts", json::array({{{"text", "go"}}})}}});
+  const rut::AttemptResult bad = client.run(client.make_request(contents, "gpt-4.1-mini"), [](const rut::ModelPart&) {});
+  CHECK(bad.ok);
+  CHECK_FALSE(bad.truncated);
+  REQUIRE(bad.parts.size() == 3);
+  CHECK(bad.parts[2].call->name == "deploy");
+}

@@ -73,35 +73,17 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
 }
 
 /// The text a user should see: per turn, what the conversation kept of it, in order. A completed
-/// attempt's text, or, for an attempt that was cut and whose turn the next request past it keeps
-/// (the `continue` design), the kept text when it is a prefix of what the attempt delivered.
+/// attempt's text, or, for an attempt that was cut and whose turn the next request keeps (the
+/// `continue` design; kept_cut_text), the kept text when it is a prefix of what the attempt delivered.
 std::string kept_text(const mock::Journal& journal) {
   std::string out;
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
     if (e.completed) {
       out += e.delivered_text;
-      continue;
-    }
-    if (e.turn < 0 || e.delivered_text.empty()) continue;
-    for (std::size_t k = i + 1; k < journal.size(); ++k) {
-      const mock::JournalEntry& n = journal[k];
-      if (n.turn == e.turn && n.completed) break;  // the turn was asked for again and answered
-      if (n.turn <= e.turn || !n.contents.is_array()) continue;
-      int model = 0;
-      for (const json& c : n.contents) {
-        if (!c.is_object() || c.value("role", "") != "model") continue;
-        if (model++ != e.turn) continue;
-        std::string text;
-        if (c.contains("parts") && c["parts"].is_array()) {
-          for (const json& part : c["parts"]) {
-            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
-          }
-        }
-        if (!text.empty() && e.delivered_text.compare(0, text.size(), text) == 0) out += text;
-        break;
-      }
-      break;
+    } else if (const auto kept = kept_cut_text(journal, i, nullptr);
+               kept && !kept->empty() && e.delivered_text.compare(0, kept->size(), *kept) == 0) {
+      out += *kept;
     }
   }
   return out;

@@ -219,7 +219,6 @@ int run_command(const Args& args) {
   if (!transport_from_name(transport, options.transport)) {
     in.set_error("--transport expects http or memory, found \"" + transport + "\"");
   }
-  if (paths.empty()) in.set_error("no PATH given");
   if (provider_given && !rut::codec_for(provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
                  provider + "\"");
@@ -227,6 +226,8 @@ int run_command(const Args& args) {
   if (!recovery.empty() && recovery != "hold" && recovery != "continue") {
     in.set_error("--recovery expects hold or continue, found \"" + recovery + "\"");
   }
+  // After the option values: `run --recovery FILE` took FILE as the design, which is the error to name.
+  if (paths.empty()) in.set_error("no PATH given");
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
   const bool black_box = !agent.empty() || !agent_cmd.empty();
   if (black_box && seed_given) in.set_error("--seed applies to the reference runtime, not to --agent/--agent-cmd");

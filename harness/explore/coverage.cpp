@@ -93,7 +93,10 @@ bool bounded_retries_pre(const CaseResult& r) {
 bool honest_outcome_pre(const CaseResult& r) {
   for (const JournalEntry& e : r.journal) {
     const auto finish = delivered_finish(r, e);
-    if (finish == mock::FinishReason::kContentFilter || finish == mock::FinishReason::kMalformedCall) return true;
+    if (finish == mock::FinishReason::kContentFilter || finish == mock::FinishReason::kMalformedCall ||
+        finish == mock::FinishReason::kMaxTokens) {
+      return true;
+    }
     if (e.played == "stream" && !e.completed && !finish && (e.fault.empty() || e.fault == "end")) return true;
   }
   return false;
@@ -184,7 +187,7 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
        "a retryable status came with Retry-After, or a turn used its whole attempt budget and its last attempt failed",
        &bounded_retries_pre},
       {"honest-outcome",
-       "a content-filter or malformed-call finish was delivered, or a stream ended cleanly without its terminal event",
+       "a content-filter, malformed-call or max_tokens finish was delivered, or a stream ended cleanly without its terminal event",
        &honest_outcome_pre},
       {"clean-output", "an attempt delivered text and then failed", &clean_output_pre},
       {"no-unchanged-content-filter-retry", "a content-filter finish was delivered", &content_filter_pre},

@@ -312,7 +312,10 @@ inline rc::Gen<int> gen_fragments() {
 
 /// A stream attempt with `finish` (nullopt = no terminal event) and a fault drawn by `fault_gen`
 /// over the event count (or no fault when `fault_gen` is nullopt). When the fault sits right before
-/// a call, it may cut that call after its start and `after_fragment` argument fragments.
+/// a call, it may cut that call after its start and `after_fragment` argument fragments. A
+/// max_tokens finish right after a call streamed in fragments may cut that call (its
+/// `after_fragment`, clamped by assign_call_args once the arguments are known), unless the fault
+/// already cuts it.
 template <typename FaultGen>
 rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock::FinishReason>> finish,
                                   FaultGen fault_gen) {
@@ -325,12 +328,13 @@ rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock:
         return rc::gen::apply(
             [events = std::make_shared<const std::vector<mock::Event>>(std::move(events))](
                 std::optional<mock::Fault> fault, std::optional<int> slice, int fragments,
-                std::optional<int> after_fragment) {
+                std::optional<int> after_fragment, std::optional<int> token_cut) {
               mock::Attempt a;
               a.events = *events;
               for (auto& e : a.events) {
                 if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = fragments;
               }
+              int fault_cuts = -1;  // the call event the fault cuts, if any
               if (fault && after_fragment) {
                 const int at = mock::fault_after_event(*fault, a.events.size());
                 if (at < static_cast<int>(a.events.size()) &&
@@ -339,13 +343,22 @@ rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock:
                     f.after_event = at;
                     f.after_fragment = std::min(*after_fragment, std::max(fragments, 1) - 1);
                   }, *fault);
+                  fault_cuts = at;
+                }
+              }
+              const std::size_t n = a.events.size();
+              if (token_cut && fragments >= 2 && n >= 2 && static_cast<int>(n) - 2 != fault_cuts &&
+                  std::holds_alternative<mock::CallEvent>(a.events[n - 2])) {
+                if (auto* f = std::get_if<mock::FinishEvent>(&a.events[n - 1]); f && f->reason == mock::FinishReason::kMaxTokens) {
+                  f->after_fragment = std::min(*token_cut, fragments - 1);
                 }
               }
               a.fault = std::move(fault);
               a.slice_bytes = slice;
               return a;
             },
-            fault_gen(n), gen_slice_bytes(), gen_fragments(), gen_optional(gen_int(0, 3), 1, 1));
+            fault_gen(n), gen_slice_bytes(), gen_fragments(), gen_optional(gen_int(0, 3), 1, 1),
+            gen_optional(gen_int(1, 3), 1, 1));
       });
 }
 
@@ -481,11 +494,21 @@ inline void assign_call_args(mock::Script& script) {
       for (auto& event : attempt.events) {
         if (auto* call = std::get_if<mock::CallEvent>(&event)) call->args = call_args(call->name, t, k++);
       }
+      // A max_tokens finish cuts inside the arguments: fewer fragments than the call sends.
+      for (std::size_t i = 1; i < attempt.events.size(); ++i) {
+        auto* f = std::get_if<mock::FinishEvent>(&attempt.events[i]);
+        const auto* call = std::get_if<mock::CallEvent>(&attempt.events[i - 1]);
+        if (f == nullptr || !f->after_fragment || call == nullptr) continue;
+        const int sent = static_cast<int>(mock::split_fragments(call->args.dump(), std::max(call->fragments, 1)).size());
+        if (sent < 2) f->after_fragment.reset();
+        else f->after_fragment = std::min(*f->after_fragment, sent - 1);
+      }
     }
   }
 }
 
-/// For a non-streaming case: no slicing, argument fragments, cuts between fragments or faults past
+/// For a non-streaming case: no slicing, argument fragments, cuts between fragments (by a fault or a
+/// max_tokens finish) or faults past
 /// the finish, which the answer (one body) cannot have and lint rejects. Drawn anyway, so the stream of random choices
 /// is the same for both kinds of case.
 inline void drop_streaming_only_fields(mock::Script& script) {
@@ -502,6 +525,7 @@ inline void drop_streaming_only_fields(mock::Script& script) {
       }
       for (mock::Event& e : a.events) {
         if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = 0;
+        if (auto* f = std::get_if<mock::FinishEvent>(&e)) f->after_fragment.reset();
       }
     }
   }

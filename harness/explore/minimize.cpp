@@ -104,6 +104,10 @@ std::vector<Edit> deletions(const Scenario& s) {
                              if (!f.after_event && after == n) f.after_fragment.reset();
                            }, *at.fault);
                          }
+                         // A max_tokens finish that cut the deleted call has no call to cut.
+                         if (e + 1 < at.events.size()) {
+                           if (auto* f = std::get_if<mock::FinishEvent>(&at.events[e + 1])) f->after_fragment.reset();
+                         }
                          at.events.erase(at.events.begin() + static_cast<long>(e));
                          auto& in = x.interrupt;
                          if (in && in->after_event && in->turn == static_cast<int>(t) &&
@@ -213,8 +217,15 @@ std::vector<Edit> simplifications(const Scenario& s) {
           }
         }
         if (const auto* fin = std::get_if<mock::FinishEvent>(&ev); fin && fin->reason == mock::FinishReason::kMaxTokens) {
+          if (fin->after_fragment) {
+            out.push_back({Edit::Kind::kSimplify, ep + "/after_fragment", "drop after_fragment", [t, a, e](Scenario& x) {
+                             std::get<mock::FinishEvent>(attempt_at(x, t, a).events[e]).after_fragment.reset();
+                           }});
+          }
           out.push_back({Edit::Kind::kSimplify, ep + "/finish", "max_tokens → stop", [t, a, e](Scenario& x) {
-                           std::get<mock::FinishEvent>(attempt_at(x, t, a).events[e]).reason = mock::FinishReason::kStop;
+                           auto& f = std::get<mock::FinishEvent>(attempt_at(x, t, a).events[e]);
+                           f.reason = mock::FinishReason::kStop;
+                           f.after_fragment.reset();  // only a max_tokens finish cuts a call
                          }});
         }
       }

@@ -277,6 +277,7 @@ void render_timeline(std::ostream& o, const json& t, const json& violations) {
     o << "<p>outcome: " << (outcome.value("completed", false) ? "completed" : "did not complete");
     if (!str(outcome, "error_message").empty()) o << " · error: " << esc(outcome, "error_message");
     if (!str(outcome, "final_text").empty()) o << " · final text: " << esc(outcome, "final_text");
+    if (outcome.value("truncated", false) == true) o << " · truncated (the answer ended at the token limit)";
     o << "</p>";
   }
 }
