@@ -356,7 +356,7 @@ TEST_CASE("chat codec: error envelopes and Retry-After, retry-after-ms first") {
   CHECK(r.message == "HTTP 429 requests: Rate limit reached for requests");
 }
 
-TEST_CASE("chat: a call the length finish cut is dropped; the attempt completes truncated, and only the defect runs it") {
+TEST_CASE("chat: a call the length finish cut is dropped, the attempt completes truncated, and only the defect runs it") {
   // POLICY.md "Truncation". A call whose arguments do not parse at a `stop` finish stays malformed.
   const std::string cut = chunk({{"content", "Deploying."}}) + call_start(0, "c0", "read") + call_piece(0, R"({"p":1})") +
                           call_start(1, "c1", "deploy") + call_piece(1, R"({"target":"pro)");
