@@ -114,6 +114,10 @@ std::string recovery_of(const Scenario& s) {
   return "hold";
 }
 
+std::string design_in_effect(const Scenario& s) {
+  return s.runtime.stream.value_or(true) ? recovery_of(s) : std::string("hold");
+}
+
 OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
   const int max_attempts = s.runtime.max_attempts.value_or(4);
   const std::vector<double> backoff =

@@ -50,6 +50,12 @@ inline constexpr int kReferenceMaxTurns = 32;
 /// The recovery design `scenario` plays: its `runtime.recovery`, else "hold".
 [[nodiscard]] std::string recovery_of(const Scenario& scenario);
 
+/// The design the reference runtime follows in `scenario`: recovery_of(), except that a
+/// non-streaming answer arrives whole, so `continue` with `runtime.stream: false` behaves as
+/// `hold` (no call can run before its answer completes; docs/POLICY.md "Recovery designs"). A
+/// defect bound to one design (DefectInfo::design) has a site exactly when this names it.
+[[nodiscard]] std::string design_in_effect(const Scenario& scenario);
+
 /// `scenario` as played under recovery design `recovery` ("hold" or "continue"; `hiccup run
 /// --recovery`, docs/POLICY.md "Recovery designs"). A scenario that pins its design
 /// (runtime.recovery set) or has a user interrupt (defined under hold only) is returned unchanged.

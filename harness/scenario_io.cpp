@@ -1014,6 +1014,11 @@ std::vector<LoadProblem> scenario_warnings(const Scenario& s) {
 
 std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
   std::vector<LoadProblem> out;
+  if (s.runtime.continuation_prompt && s.runtime.recovery == std::optional<std::string>("hold")) {
+    out.push_back({s.source_path, "/runtime/continuation_prompt",
+                   "a continuation prompt follows a kept cut turn, which the pinned \"hold\" design never keeps: it is "
+                   "never sent (pin \"continue\", or leave runtime.recovery unset for `hiccup run --recovery continue`)"});
+  }
   if (s.runtime.fallback_model) {
     const rut::ICodec* codec = rut::codec_for(s.script.provider);
     const std::string model = s.runtime.model ? *s.runtime.model : codec != nullptr ? codec->default_model() : "";

@@ -64,10 +64,12 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// `runtime.fallback_model` equal to the model the requests use (`runtime.model`, else the
 /// provider's default model): the retry after a content-filter finish would then be the unchanged
 /// request, which `no-unchanged-content-filter-retry` rightly fails. One problem per finding, with
-/// its pointer; the file stays valid.
+/// its pointer; the file stays valid. Also a `runtime.continuation_prompt` under a pinned `hold`
+/// design, which never sends it.
 [[nodiscard]] std::vector<LoadProblem> scenario_warnings(const Scenario& scenario);
 
-/// scenario_warnings without the timing ones: the fallback model equal to the model in use.
+/// scenario_warnings without the timing ones: the fallback model equal to the model in use, and a
+/// continuation prompt the pinned hold design never sends.
 [[nodiscard]] std::vector<LoadProblem> fallback_warnings(const Scenario& scenario);
 
 /// Reads `path` and parses it; an unreadable file, or one larger than kMaxScenarioBytes, gives one

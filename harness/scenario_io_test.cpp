@@ -759,6 +759,20 @@ TEST_CASE("a fallback model equal to the model in use is a warning with its poin
   CHECK(warnings[0].message.find("(the gemini default)") != std::string::npos);
 }
 
+TEST_CASE("a continuation prompt under a pinned hold design is a warning: it is never sent") {
+  harness::Scenario s;
+  s.source_path = "hold.json";
+  s.runtime.continuation_prompt = "Continue.";
+  CHECK(harness::scenario_warnings(s).empty());  // unpinned: `run --recovery continue` sends it
+  s.runtime.recovery = "continue";
+  CHECK(harness::scenario_warnings(s).empty());
+  s.runtime.recovery = "hold";
+  const auto warnings = harness::scenario_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].pointer == "/runtime/continuation_prompt");
+  CHECK(warnings[0].message.find("never sent") != std::string::npos);
+}
+
 TEST_CASE("a number beyond a double's range in a report or scenario names its pointer") {
   // nlohmann throws out_of_range.406 with no place; report and report merge let it escape (exit 5).
   std::string error;

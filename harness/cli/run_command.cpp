@@ -310,7 +310,16 @@ int run_command(const Args& args) {
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.add(make_html_listener(report_dir + "/report.html"));
-  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider});
+  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider, "", recovery});
+  for (const std::string& name : defects) {
+    // A defect bound to the other design changes nothing in the streamed scenarios of this run.
+    for (const rut::DefectInfo& info : rut::defect_catalogue()) {
+      if (info.name == name && !recovery.empty() && !info.design.empty() && info.design != recovery) {
+        std::cout << "note: --defect " << name << " bends the " << info.design << " design: under --recovery " << recovery
+                  << " it has no site in a streamed scenario that does not pin runtime.recovery (docs/POLICY.md \"Recovery designs\")\n";
+      }
+    }
+  }
 
   RunTotals totals;
   auto record = [&](const ReportCase& c) {
@@ -356,8 +365,9 @@ int run_command(const Args& args) {
                   << info->unreachable_why << ")\n";
         continue;
       }
-      if (info != rut::defect_catalogue().end() && !info->design.empty() && info->design != recovery_of(s)) {
+      if (info != rut::defect_catalogue().end() && !info->design.empty() && info->design != design_in_effect(s)) {
         std::cout << "SKIP " << s.name << " catches " << defect << ": no site under recovery " << recovery_of(s)
+                  << (recovery_of(s) != design_in_effect(s) ? " (which is hold with runtime.stream false: the answer arrives whole)" : "")
                   << " (the defect bends the " << info->design << " design)\n";
         continue;
       }

@@ -390,7 +390,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
 
   if (listener) {
     listener->run_starting(RunInfo{"explore", options.seed, std::string(transport_name(options.transport)),
-                                   options.defects, options.provider});
+                                   options.defects, options.provider, "", recovery});
   }
 
   int shard_total = 0;

@@ -125,7 +125,7 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
   std::set<int> statuses;
   std::set<std::string> finishes;
   bool retry_after = false, slice = false, fallback = false, cut_in_terminal = false, parallel = false;
-  bool non_streaming = false, fragments = false, in_arguments = false;
+  bool non_streaming = false, fragments = false, in_arguments = false, token_cut = false;
   std::set<std::string> providers;
   std::map<std::string, std::set<std::string>> interrupts;  // provider -> "after_event" / "after_calls"
   std::map<std::string, std::set<std::size_t>> sessions;     // provider -> prompts, without an interrupt
@@ -147,7 +147,10 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
         for (const auto& e : a.events) {
           calls += std::holds_alternative<mock::CallEvent>(e);
           if (const auto* c = std::get_if<mock::CallEvent>(&e)) fragments |= c->fragments >= 2;
-          if (const auto* f = std::get_if<mock::FinishEvent>(&e)) finishes.insert(std::string(mock::finish_name(f->reason)));
+          if (const auto* f = std::get_if<mock::FinishEvent>(&e)) {
+            finishes.insert(std::string(mock::finish_name(f->reason)));
+            token_cut |= f->after_fragment.has_value();  // a max_tokens finish inside a call's arguments
+          }
         }
         parallel |= calls >= 2;
         if (a.fault) {
@@ -173,6 +176,7 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
   CHECK(non_streaming);
   CHECK(fragments);
   CHECK(in_arguments);
+  CHECK(token_cut);
   CHECK(providers.size() == 4u);
   for (const std::string& p : providers) {
     INFO(p);

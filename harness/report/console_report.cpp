@@ -16,6 +16,7 @@ class ConsoleListener final : public ReportListener {
     else out_ << "agent " << info.agent << " (black box, real time)";
     out_ << ", transport " << info.transport;
     if (!info.provider.empty()) out_ << ", provider " << info.provider;
+    if (!info.recovery.empty()) out_ << ", recovery " << info.recovery;
     if (!info.defects.empty()) {
       out_ << ", defects";
       for (const auto& d : info.defects) out_ << ' ' << d;

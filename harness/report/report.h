@@ -36,6 +36,8 @@ struct RunInfo {
   /// The external agent's recipe name for a black-box run (`run --agent`, `matrix`); the seed
   /// means nothing there and is not shown. "" for the reference runtime.
   std::string agent;
+  /// The recovery design forced on every case (`--recovery`); "" = each case's own.
+  std::string recovery;
 };
 
 /// One test case of a report: a scenario of `run`, or a property of `explore`.

@@ -212,6 +212,8 @@ SessionVerdict Session::verdict() const {
     // a failure of its own, never a policy difference (docs/CONTROL-API.md).
     result.violations.insert(result.violations.end(), result.differences.begin(), result.differences.end());
     result.differences.clear();
+    // The judge read the missing outcome as a failed exit; say it once, as what it is.
+    std::erase_if(result.violations, [](const Violation& v) { return v.invariant == "outcome-agreement"; });
     result.violations.push_back({"outcome-agreement", "no outcome was recorded (POST /_hiccup/sessions/" + id_ +
                                                           "/outcome with \"completed\" or \"failed\")"});
   }
