@@ -310,7 +310,17 @@ int run_command(const Args& args) {
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.add(make_html_listener(report_dir + "/report.html"));
-  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider});
+  RunInfo info{"run", options.seed, std::string(transport_name(options.transport)), defects, provider};
+  info.scenarios = static_cast<int>(scenarios.size());
+  for (const Scenario& s : scenarios) {
+    if (!s.runtime.defects.empty()) ++info.scenarios_with_defects;
+    for (const std::string& d : s.runtime.defects) {
+      if (std::find(info.scenario_defects.begin(), info.scenario_defects.end(), d) == info.scenario_defects.end()) {
+        info.scenario_defects.push_back(d);
+      }
+    }
+  }
+  report.run_starting(info);
 
   RunTotals totals;
   auto record = [&](const ReportCase& c) {
@@ -320,7 +330,7 @@ int run_command(const Args& args) {
   };
   for (const Scenario& s : scenarios) {
     // A file that switches defects on itself (an explore counterexample does) fails without
-    // --defect; the header names only the --defect options.
+    // --defect; the header names them too, this note the file.
     if (!s.runtime.defects.empty()) {
       std::cout << "note: " << s.name << " switches on defect" << (s.runtime.defects.size() > 1 ? "s " : " ");
       for (std::size_t i = 0; i < s.runtime.defects.size(); ++i) std::cout << (i ? ", " : "") << s.runtime.defects[i];

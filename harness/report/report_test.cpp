@@ -309,6 +309,37 @@ TEST_CASE("the console ends with the N passed, N failed line") {
 namespace harness {
 namespace {
 
+std::string console_header(const RunInfo& info) {
+  std::ostringstream out;
+  make_console_listener(out)->run_starting(info);
+  return out.str();
+}
+
+TEST_CASE("the console header names the defects the scenario files switch on themselves, and whose they are") {
+  RunInfo info{"run", 1, "memory", {}, ""};
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory\n");
+  info.scenario_defects = {"keep-calls-on-retry"};
+  info.scenarios_with_defects = 1;
+  info.scenarios = 1;
+  CHECK(console_header(info) ==
+        "hiccup run: seed 1, transport memory, defects keep-calls-on-retry (runtime.defects of the scenario file)\n");
+  // --defect names one of them: each is named once, the files' own after the --defect ones.
+  info.defects = {"eager-execution", "keep-calls-on-retry"};
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory, defects eager-execution keep-calls-on-retry\n");
+  info.defects = {"eager-execution"};
+  info.scenario_defects = {"keep-calls-on-retry", "no-pairing-guard"};
+  info.scenarios = 5;
+  info.scenarios_with_defects = 2;
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory, defects eager-execution and keep-calls-on-retry "
+                                "no-pairing-guard (runtime.defects of 2 of 5 scenario files)\n");
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
 TEST_CASE("coverage counts of shards sum per name, and the invariants never exercised are recomputed from the sums") {
   nlohmann::json a = {{"cases", 2},
                       {"faults", {{"reset", 1}, {"end", 0}}},
