@@ -49,7 +49,10 @@ options (each at most once, unless marked repeatable):
   --seed N             the runtime's random seed (default 1)
   --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
                        name (harness/agents/recipes/NAME.json, e.g. gemini-cli) or recipe path;
-                       install agents with scripts/install_agents.sh
+                       install agents with scripts/install_agents.sh; hiccup finds them in
+                       $HICCUP_AGENT_CACHE when set (the script installs there too), else in
+                       .cache/npm/ of this source tree. A scenario named AGENT-… or tagged
+                       AGENT for other agents is skipped with a note (as `hiccup matrix` does)
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
                        HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
