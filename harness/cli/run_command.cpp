@@ -27,7 +27,9 @@ constexpr const char* kRunUsage = R"(usage: hiccup run PATH... [OPTIONS]
 Runs scenario files (or folders, searched recursively for scenario files: *.json with "turns";
 report directories, hidden folders and other JSON are skipped with a note) against the reference
 runtime, checks every invariant and every expect field, and writes reports (summary.md is also
-appended to $GITHUB_STEP_SUMMARY when that is set).
+appended to $GITHUB_STEP_SUMMARY when that is set). The scenario format, every field:
+docs/SCENARIO-FORMAT.md (JSON Schema: schema/scenario.schema.json); the invariants:
+docs/DESIGN.md; the policy the expect fields follow: docs/POLICY.md.
 
 options (each at most once, unless marked repeatable):
   --defect NAME        switch a seeded defect on for every scenario (repeatable; see `hiccup defects`)
@@ -78,7 +80,8 @@ exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
 
 constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...
 
-Validates scenario files (or folders, searched like `hiccup run` does) without running them: one
+Validates scenario files (or folders, searched like `hiccup run` does) without running them
+against the scenario format (docs/SCENARIO-FORMAT.md, every field and every cross-field rule): one
 line per problem,
 `error: FILE: /json/pointer: what was expected, what was found`. Warnings (the file stays
 valid): a stall that races the idle timeout over HTTP, and a run the reference runtime ends at
