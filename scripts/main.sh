@@ -26,8 +26,10 @@ for provider in gemini openai-chat openai-responses anthropic; do
   rc=$?
   if ((rc == 0)); then
     summary+=("suite as $provider: passed")
+  elif ((rc == 1)); then
+    unexpected "$rc" "suite as $provider: FAILED (reports/suite/$provider/summary.md)"
   else
-    unexpected "$rc" "suite as $provider: FAILED (exit $rc; reports/suite/$provider/summary.md)"
+    unexpected "$rc" "suite as $provider: ended with exit $rc (2 usage, 3 invalid input, 5 internal error)"
   fi
 done
 
@@ -44,11 +46,14 @@ done
 echo "== exploration over HTTP: 1000 generated cases, seed 1 (reports/explore) =="
 build/hiccup explore --transport http --cases 1000 --seed 1 --check-determinism --report-dir reports/explore "$@"
 rc=$?
+no_verdict="which is no verdict (2 usage, 3 invalid input, 4 determinism, 5 internal error)"
 if ((${#defects[@]} == 0)); then
   if ((rc == 0)); then
     summary+=("exploration: passed")
+  elif ((rc == 1)); then
+    unexpected "$rc" "exploration: FAILED (reports/explore/summary.md)"
   else
-    unexpected "$rc" "exploration: FAILED (exit $rc; reports/explore/summary.md)"
+    unexpected "$rc" "exploration: ended with exit $rc, $no_verdict"
   fi
 else
   what="exploration with defect${defects[1]+s} ${defects[*]}"
@@ -56,9 +61,9 @@ else
     found=$(ls reports/explore/counterexamples/*.json 2>/dev/null | head -n 1)
     summary+=("$what: failed, as expected: this failure is the expected catch, the defect was found and shrunk to ${found:-a counterexample in reports/explore/counterexamples/} (replay: build/hiccup run ${found:-FILE})")
   elif ((rc == 0)); then
-    unexpected 1 "$what: passed, NOT as expected: the defect survived 1000 cases (a harness bug: every defect must be caught)"
+    unexpected 1 "$what: passed, NOT as expected: the defect survived 1000 cases (README \"Exploration and the kill matrix\" says which defects every seed catches)"
   else
-    unexpected "$rc" "$what: ended with exit $rc, which is no verdict (2 usage, 3 invalid input, 4 determinism, 5 internal error)"
+    unexpected "$rc" "$what: ended with exit $rc, $no_verdict"
   fi
 fi
 
