@@ -2,12 +2,14 @@
 // routes here), reporting through the same listeners as reference-runtime runs.
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include "harness/agents/agent_runner.h"
 
 namespace harness::agents {
 
-int run_agent_command(const std::vector<Scenario>& scenarios, const std::string& agent,
+int run_agent_command(const std::vector<Scenario>& given, const std::string& agent,
                       const std::string& agent_cmd, AgentRunOptions options, const std::string& report_dir,
                       const std::string& provider_override) {
   Recipe recipe;
@@ -28,6 +30,21 @@ int run_agent_command(const std::vector<Scenario>& scenarios, const std::string&
     if (!agent_cmd.empty()) r.provider = s.script.provider;
     return r;
   };
+  // A scenario named or tagged for other agents is theirs alone, as in `hiccup matrix`: skipped
+  // with a note. --agent-cmd is no agent of its own and plays what it is given.
+  std::vector<Scenario> scenarios;
+  const std::set<std::string> agent_names = known_agent_names({recipe.name});
+  for (const Scenario& s : given) {
+    const std::optional<std::string> others = agent_cmd.empty() ? written_for_others(s, recipe.name, agent_names)
+                                                                : std::nullopt;
+    if (others) std::cerr << "note: " << s.source_path << ": skipped, " << *others << '\n';
+    else scenarios.push_back(s);
+  }
+  if (scenarios.empty()) {
+    std::cerr << "error: --agent " << recipe.name << ": no scenario to play: every one given is written for other "
+              << "agents (named AGENT-… or tagged AGENT; the notes above name them)\n";
+    return 3;
+  }
   bool playable = true;
   for (const Scenario& s : scenarios) {
     for (const std::string& p : check_agent_scenario(s, recipe_for(s))) {

@@ -110,6 +110,36 @@ std::vector<std::string> AgentCaseResult::violated() const {
   return {names.begin(), names.end()};
 }
 
+std::set<std::string> scenario_owners(const Scenario& scenario, const std::set<std::string>& agent_names) {
+  std::set<std::string> out;
+  for (const std::string& a : agent_names) {
+    if (scenario.name.rfind(a + "-", 0) == 0 ||
+        std::find(scenario.tags.begin(), scenario.tags.end(), a) != scenario.tags.end()) {
+      out.insert(a);
+    }
+  }
+  return out;
+}
+
+std::set<std::string> known_agent_names(const std::vector<std::string>& also) {
+  std::set<std::string> names;
+  for (const std::string& n : recipe_names(default_recipes_dir())) names.insert(n);
+  names.insert(also.begin(), also.end());
+  return names;
+}
+
+std::optional<std::string> written_for_others(const Scenario& scenario, const std::string& agent,
+                                              const std::set<std::string>& agent_names) {
+  const std::set<std::string> owners = scenario_owners(scenario, agent_names);
+  if (owners.empty() || owners.contains(agent)) return std::nullopt;
+  std::string who;
+  for (const std::string& o : owners) {
+    const bool named = scenario.name.rfind(o + "-", 0) == 0;
+    who += (who.empty() ? "" : ", ") + o + (named ? " (named " + o + "-…)" : " (tagged " + o + ")");
+  }
+  return "written for agent" + std::string(owners.size() > 1 ? "s " : " ") + who + ", not for " + agent;
+}
+
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe) {
   std::vector<std::string> problems;
   if (scenario.script.provider != recipe.provider) {
@@ -155,12 +185,15 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     return result;
   };
 
-  std::string binary;
-  if (!recipe.binary.empty()) {
-    binary = fs::path(recipe.binary).is_absolute() ? recipe.binary : repo_root() + "/" + recipe.binary;
+  const std::string binary = agent_binary(recipe);
+  if (!binary.empty()) {
     if (access(binary.c_str(), X_OK) != 0) {
+      // The install script reads the same variable: the command that installs where we look.
+      const char* cache = std::getenv("HICCUP_AGENT_CACHE");
+      const bool in_cache = recipe.binary.rfind(kAgentCachePrefix, 0) == 0 && cache != nullptr && *cache != '\0';
       result.harness_error = "agent " + recipe.name + " is not installed: " + binary +
                              " is missing or not executable; run " +
+                             (in_cache ? "HICCUP_AGENT_CACHE=" + shell_quote(cache) + " " : std::string()) +
                              (recipe.install_hint.empty() ? std::string("scripts/install_agents.sh") : recipe.install_hint);
       return finish();
     }

@@ -5,6 +5,8 @@
 // the exit code. Invariants that need the runtime's insides are reported as not applicable.
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,22 @@ struct AgentRunOptions {
   bool keep_scratch = false;   ///< keep the scratch folder (its path is in the result)
   bool strict = false;         ///< policy differences fail too (see AgentCaseResult::differences)
 };
+
+/// The agents a scenario was written for: each name of `agent_names` it is named for
+/// ("AGENT-…") or tagged with. A scenario written for some agents is theirs alone: another CLI,
+/// even one that speaks the same format, does not play it (`hiccup matrix` leaves its cell empty,
+/// `hiccup run --agent` skips it with a note). Empty: written for no agent in particular.
+std::set<std::string> scenario_owners(const Scenario& scenario, const std::set<std::string>& agent_names);
+
+/// The agent names scenario_owners looks for: the bundled recipes' (default_recipes_dir()) and
+/// `also` (the agents of this run, which may be recipes given by path).
+std::set<std::string> known_agent_names(const std::vector<std::string>& also = {});
+
+/// When `scenario` was written for other agents only (scenario_owners, not `agent` among them):
+/// the note saying so, e.g. "written for agent codex (named codex-…), not for gemini-cli"; else
+/// nullopt (the agent may play it, if check_agent_scenario finds no problem).
+std::optional<std::string> written_for_others(const Scenario& scenario, const std::string& agent,
+                                              const std::set<std::string>& agent_names);
 
 /// Problems that make `scenario` unplayable for `recipe`'s agent (lower-case messages, each
 /// naming a JSON pointer): a provider the agent does not speak, or a `{{ledger}}` placeholder
@@ -48,7 +66,9 @@ ReportCase to_report_case(const AgentCaseResult& result, const Recipe& recipe, s
 
 namespace harness::agents {
 
-/// `hiccup run --agent NAME | --agent-cmd COMMAND PATH...`: checks every scenario is playable,
+/// `hiccup run --agent NAME | --agent-cmd COMMAND PATH...`: skips (with a note on stderr) each
+/// scenario written for other agents (written_for_others; --agent only, as `hiccup matrix` does;
+/// exit 3 when that leaves none), checks every other scenario is playable,
 /// runs each against the agent, streams the console report and writes junit.xml, summary.json and
 /// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`.
 /// `provider_override` is `--provider` ("" when not given): it must be the agent's own format.

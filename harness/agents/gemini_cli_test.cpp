@@ -19,7 +19,7 @@ const std::string kSuite = std::string(HICCUP_SOURCE_DIR) + "/scenarios/agents/g
 
 Recipe gemini() {
   const Recipe r = load_recipe("gemini-cli", default_recipes_dir());
-  const std::string binary = repo_root() + "/" + r.binary;
+  const std::string binary = agent_binary(r);
   if (::access(binary.c_str(), X_OK) != 0) {
     FAIL("gemini-cli 0.61.0 is not installed at " << binary << ": run scripts/install_agents.sh gemini-cli "
          "(the ctest fixture agents.install.gemini-cli does this; see its output)");

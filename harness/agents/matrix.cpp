@@ -211,23 +211,16 @@ assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recip
   std::map<std::string, std::map<std::string, std::size_t>> chosen;
   // Agent names: the bundled recipes and the ones given. A scenario named or tagged for agents is
   // theirs alone (another CLI of the same format could play it, but it was written for them).
-  std::set<std::string> agent_names;
-  for (const std::string& n : recipe_names(default_recipes_dir())) agent_names.insert(n);
-  for (const Recipe& r : recipes) agent_names.insert(r.name);
-  auto owners = [&](const Scenario& s) {
-    std::set<std::string> out;
-    for (const std::string& a : agent_names) {
-      if (s.name.rfind(a + "-", 0) == 0 || std::find(s.tags.begin(), s.tags.end(), a) != s.tags.end()) out.insert(a);
-    }
-    return out;
-  };
+  std::vector<std::string> given;
+  for (const Recipe& r : recipes) given.push_back(r.name);
+  const std::set<std::string> agent_names = known_agent_names(given);
   for (const Recipe& recipe : recipes) {
     auto& mine = chosen[recipe.name];
     std::map<std::string, bool> own;  // row → the chosen scenario is the agent's own
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
       const Scenario& s = scenarios[i];
       if (!check_agent_scenario(s, recipe).empty()) continue;
-      if (const auto o = owners(s); !o.empty() && !o.contains(recipe.name)) continue;
+      if (written_for_others(s, recipe.name, agent_names)) continue;
       const std::string row = row_name(s.name, recipe.name);
       const bool is_own = row != s.name || std::find(s.tags.begin(), s.tags.end(), recipe.name) != s.tags.end();
       auto it = mine.find(row);

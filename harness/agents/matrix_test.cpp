@@ -184,6 +184,28 @@ TEST_CASE("scenarios are assigned to rows per agent by name prefix, format and s
   CHECK(j["cells"][1]["row"] == "tool-round-trip");
 }
 
+TEST_CASE("a scenario named or tagged for some agents is theirs alone: matrix and run --agent share the rule") {
+  const std::set<std::string> names = known_agent_names({"my-agent"});
+  CHECK(names.contains("gemini-cli"));
+  CHECK(names.contains("my-agent"));
+  Scenario s = scenario("qwen-code-tool-round-trip", "openai-chat", "bash");
+  CHECK(scenario_owners(s, names) == std::set<std::string>{"qwen-code"});
+  CHECK_FALSE(written_for_others(s, "qwen-code", names));
+  CHECK(written_for_others(s, "opencode", names) == "written for agent qwen-code (named qwen-code-…), not for opencode");
+  s.tags = {"opencode", "baseline"};
+  CHECK_FALSE(written_for_others(s, "opencode", names));
+  CHECK(written_for_others(s, "my-agent", names) ==
+        "written for agents opencode (tagged opencode), qwen-code (named qwen-code-…), not for my-agent");
+  s.name = "tool-round-trip";
+  s.tags = {"baseline"};
+  CHECK(scenario_owners(s, names).empty());
+  CHECK_FALSE(written_for_others(s, "codex", names));
+  // The matrix leaves the other agent's cell empty by the same rule.
+  const auto [rows, chosen] = assign_scenarios({scenario("qwen-code-tool-round-trip", "openai-chat", "bash")},
+                                               {recipe("opencode", "openai-chat", "bash")});
+  CHECK(rows.empty());
+}
+
 TEST_CASE("two scenarios of one row that an agent could both play, neither its own, are an error") {
   const std::vector<Scenario> s = {scenario("a-round-trip", "openai-chat", "bash"),
                                    scenario("b-round-trip", "openai-chat", "bash")};

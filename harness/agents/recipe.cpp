@@ -174,6 +174,23 @@ std::string repo_root() {
 
 std::string default_recipes_dir() { return repo_root() + "/harness/agents/recipes"; }
 
+std::string agent_cache_dir() {
+  // As scripts/install_agents.sh reads it: "${HICCUP_AGENT_CACHE:-$root/.cache/npm}".
+  if (const char* cache = std::getenv("HICCUP_AGENT_CACHE"); cache != nullptr && *cache != '\0') {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(cache, ec);
+    return ec ? std::string(cache) : absolute.string();
+  }
+  return repo_root() + "/.cache/npm";
+}
+
+std::string agent_binary(const Recipe& recipe) {
+  if (recipe.binary.empty() || fs::path(recipe.binary).is_absolute()) return recipe.binary;
+  const std::string_view prefix = kAgentCachePrefix;
+  if (recipe.binary.rfind(prefix, 0) == 0) return agent_cache_dir() + "/" + recipe.binary.substr(prefix.size());
+  return repo_root() + "/" + recipe.binary;
+}
+
 std::vector<std::string> recipe_names(const std::string& recipes_dir) {
   std::vector<std::string> names;
   std::error_code ec;

@@ -72,6 +72,19 @@ std::string default_recipes_dir();
 /// with the environment variable HICCUP_ROOT).
 std::string repo_root();
 
+/// The relative `binary` prefix of the pinned agents scripts/install_agents.sh installs.
+inline constexpr const char* kAgentCachePrefix = ".cache/npm/";
+
+/// The folder the pinned agents are installed in: $HICCUP_AGENT_CACHE when set and not empty (the
+/// variable scripts/install_agents.sh installs into; a relative path is relative to the current
+/// folder, as it is for the script), else REPO_ROOT/.cache/npm (repo_root()).
+std::string agent_cache_dir();
+
+/// The executable a recipe runs: an absolute `binary` as written; one under ".cache/npm/"
+/// (kAgentCachePrefix) in agent_cache_dir(); any other relative path under repo_root(). "" when
+/// the recipe has no binary (--agent-cmd).
+std::string agent_binary(const Recipe& recipe);
+
 /// Names of the recipes in `recipes_dir`, sorted.
 std::vector<std::string> recipe_names(const std::string& recipes_dir);
 

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "runtime_under_test/codec.h"
@@ -98,6 +100,62 @@ TEST_CASE("a recipe's output section is decoded and checked") {
   CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/stream\": expected \"stdout\" or \"stderr\", found \"stdin\"");
   j["output"] = {{"markers", nlohmann::json::array()}};
   CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/markers\": unknown field (known: stream, failure_markers, failure_lines, shown_text)");
+}
+
+}  // namespace
+}  // namespace harness::agents
+
+namespace harness::agents {
+namespace {
+
+/// Sets an environment variable for one scope, restoring what it was.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_CASE("a pinned agent is looked up in HICCUP_AGENT_CACHE when it is set, as install_agents.sh installs there") {
+  const Recipe r = load_recipe("gemini-cli", default_recipes_dir());
+  REQUIRE(r.binary == ".cache/npm/gemini-cli-0.61.0/node_modules/.bin/gemini");
+  {
+    const ScopedEnv unset("HICCUP_AGENT_CACHE", nullptr);
+    CHECK(agent_cache_dir() == repo_root() + "/.cache/npm");
+    CHECK(agent_binary(r) == repo_root() + "/.cache/npm/gemini-cli-0.61.0/node_modules/.bin/gemini");
+  }
+  {
+    const ScopedEnv empty("HICCUP_AGENT_CACHE", "");  // as the script's ${HICCUP_AGENT_CACHE:-…}: the default
+    CHECK(agent_binary(r) == repo_root() + "/.cache/npm/gemini-cli-0.61.0/node_modules/.bin/gemini");
+  }
+  {
+    const ScopedEnv shared("HICCUP_AGENT_CACHE", "/opt/agents");
+    CHECK(agent_cache_dir() == "/opt/agents");
+    CHECK(agent_binary(r) == "/opt/agents/gemini-cli-0.61.0/node_modules/.bin/gemini");
+  }
+  {
+    const ScopedEnv relative("HICCUP_AGENT_CACHE", "agents-cache");  // relative to the current folder
+    CHECK(agent_binary(r) ==
+          (std::filesystem::current_path() / "agents-cache/gemini-cli-0.61.0/node_modules/.bin/gemini").string());
+  }
+  // Binaries outside the cache keep their meaning whatever the variable says.
+  const ScopedEnv shared("HICCUP_AGENT_CACHE", "/opt/agents");
+  Recipe other = r;
+  other.binary = "tools/my-agent";
+  CHECK(agent_binary(other) == repo_root() + "/tools/my-agent");
+  other.binary = "/usr/bin/my-agent";
+  CHECK(agent_binary(other) == "/usr/bin/my-agent");
+  CHECK(agent_binary(command_recipe("true")).empty());
 }
 
 }  // namespace

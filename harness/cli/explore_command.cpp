@@ -30,8 +30,8 @@ by a second session prompt), and in one case in four of the others a session of 
 predicts each with the oracle (an independent model of docs/POLICY.md), runs it against the
 reference runtime and checks every invariant. The first failure
 is shrunk, minimized to a 1-minimal case (no single turn, attempt, event, fault, slicing,
-interrupt or session prompt can go) and written to REPORT_DIR/counterexamples/NAME.json, replayable
-with `hiccup run`; over http, a failure the in-memory transport reproduces is shrunk in memory and
+interrupt or session prompt can go) and written to REPORT_DIR/counterexamples/NAME.json, a scenario
+file (docs/SCENARIO-FORMAT.md) replayable with `hiccup run`; over http, a failure the in-memory transport reproduces is shrunk in memory and
 its counterexample must then fail over http too (else it is shrunk over http). At the end it
 prints its coverage (per fault kind, finish, status, provider, fault position, and per invariant
 the cases where its precondition held; docs/COVERAGE.md) and warns about every invariant never

@@ -28,6 +28,8 @@ commands:
   invariants         list the invariants every run is checked against
 
 `hiccup COMMAND --help` explains each command; `hiccup --version` prints the version.
+Scenario files: docs/SCENARIO-FORMAT.md; the design and the invariants: docs/DESIGN.md; the wire
+formats: docs/WIRE-FORMATS.md (in the source tree).
 exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
             4 determinism mismatch (a case explore re-ran gave another digest), 5 internal error (a bug in hiccup)
 )";

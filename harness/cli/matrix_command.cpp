@@ -25,7 +25,8 @@ constexpr const char* kMatrixUsage = R"usage(usage: hiccup matrix --agent NAME[,
 Runs each agent CLI (by recipe, as `hiccup run --agent` does, black box and real time) on every
 scenario under PATH it can play: the scenario's provider is the agent's wire format and its
 ledger placeholder sits in the agent's shell tool. A scenario named AGENT-ROW (e.g.
-codex-reset-after-call) takes row ROW, so each CLI's own scenario of one fault shares a row.
+codex-reset-after-call) takes row ROW, so each CLI's own scenario of one fault shares a row;
+a scenario named or tagged for some agents is theirs alone (another CLI leaves its cell empty).
 Each cell is PASS, or the violated invariants; a cell pinned in the known-failures file must fail
 with exactly the pinned invariants, or exactly one of the pin's also_violates sets (other
 runs of a racy CLI); a CLI update that fixes or changes it is reported.
@@ -33,6 +34,8 @@ runs of a racy CLI); a CLI update that fixes or changes it is reported.
 options (each at most once, unless marked repeatable):
   --agent NAME[,NAME...]  agents by recipe name (harness/agents/recipes/NAME.json) or path;
                           repeatable; install them with scripts/install_agents.sh
+                          (found in $HICCUP_AGENT_CACHE when set, as the script installs
+                          there, else in .cache/npm/ of this source tree)
   --known-failures FILE   pinned known failures (default: harness/agents/known-failures.json)
   --jobs N                cases run at once (default 1; each has its own server and scratch)
   --agent-timeout S       wall-clock limit per run in seconds (default: each recipe's)

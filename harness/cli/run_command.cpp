@@ -27,7 +27,9 @@ constexpr const char* kRunUsage = R"(usage: hiccup run PATH... [OPTIONS]
 Runs scenario files (or folders, searched recursively for scenario files: *.json with "turns";
 report directories, hidden folders and other JSON are skipped with a note) against the reference
 runtime, checks every invariant and every expect field, and writes reports (summary.md is also
-appended to $GITHUB_STEP_SUMMARY when that is set).
+appended to $GITHUB_STEP_SUMMARY when that is set). The scenario format, every field:
+docs/SCENARIO-FORMAT.md (JSON Schema: schema/scenario.schema.json); the invariants:
+docs/DESIGN.md; the policy the expect fields follow: docs/POLICY.md.
 
 options (each at most once, unless marked repeatable):
   --defect NAME        switch a seeded defect on for every scenario (repeatable; see `hiccup defects`)
@@ -49,7 +51,10 @@ options (each at most once, unless marked repeatable):
   --seed N             the runtime's random seed (default 1)
   --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
                        name (harness/agents/recipes/NAME.json, e.g. gemini-cli) or recipe path;
-                       install agents with scripts/install_agents.sh
+                       install agents with scripts/install_agents.sh; hiccup finds them in
+                       $HICCUP_AGENT_CACHE when set (the script installs there too), else in
+                       .cache/npm/ of this source tree. A scenario named AGENT-… or tagged
+                       AGENT for other agents is skipped with a note (as `hiccup matrix` does)
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
                        HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
@@ -75,7 +80,8 @@ exit codes: 0 all passed, 1 some verdict failed, 2 usage error, 3 invalid input,
 
 constexpr const char* kLintUsage = R"(usage: hiccup lint PATH...
 
-Validates scenario files (or folders, searched like `hiccup run` does) without running them: one
+Validates scenario files (or folders, searched like `hiccup run` does) without running them
+against the scenario format (docs/SCENARIO-FORMAT.md, every field and every cross-field rule): one
 line per problem,
 `error: FILE: /json/pointer: what was expected, what was found`. Warnings (the file stays
 valid): a stall that races the idle timeout over HTTP, and a run the reference runtime ends at
@@ -310,12 +316,23 @@ int run_command(const Args& args) {
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.add(make_html_listener(report_dir + "/report.html"));
-  report.run_starting(RunInfo{"run", options.seed, std::string(transport_name(options.transport)), defects, provider, "", recovery});
+  RunInfo info{"run", options.seed, std::string(transport_name(options.transport)), defects, provider};
+  info.recovery = recovery;
+  info.scenarios = static_cast<int>(scenarios.size());
+  for (const Scenario& s : scenarios) {
+    if (!s.runtime.defects.empty()) ++info.scenarios_with_defects;
+    for (const std::string& d : s.runtime.defects) {
+      if (std::find(info.scenario_defects.begin(), info.scenario_defects.end(), d) == info.scenario_defects.end()) {
+        info.scenario_defects.push_back(d);
+      }
+    }
+  }
+  report.run_starting(info);
   for (const std::string& name : defects) {
     // A defect bound to the other design changes nothing in the streamed scenarios of this run.
-    for (const rut::DefectInfo& info : rut::defect_catalogue()) {
-      if (info.name == name && !recovery.empty() && !info.design.empty() && info.design != recovery) {
-        std::cout << "note: --defect " << name << " bends the " << info.design << " design: under --recovery " << recovery
+    for (const rut::DefectInfo& d : rut::defect_catalogue()) {
+      if (d.name == name && !recovery.empty() && !d.design.empty() && d.design != recovery) {
+        std::cout << "note: --defect " << name << " bends the " << d.design << " design: under --recovery " << recovery
                   << " it has no site in a streamed scenario that does not pin runtime.recovery (docs/POLICY.md \"Recovery designs\")\n";
       }
     }
@@ -329,7 +346,7 @@ int run_command(const Args& args) {
   };
   for (const Scenario& s : scenarios) {
     // A file that switches defects on itself (an explore counterexample does) fails without
-    // --defect; the header names only the --defect options.
+    // --defect; the header names them too, this note the file.
     if (!s.runtime.defects.empty()) {
       std::cout << "note: " << s.name << " switches on defect" << (s.runtime.defects.size() > 1 ? "s " : " ");
       for (std::size_t i = 0; i < s.runtime.defects.size(); ++i) std::cout << (i ? ", " : "") << s.runtime.defects[i];

@@ -44,8 +44,9 @@ Point a client at it, e.g.
   OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 (openai SDKs, codex)   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
   a session: OPENAI_BASE_URL=http://127.0.0.1:PORT/s/ID/v1, ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/ID
 A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
-Requests are matched to the script by turn index and attempt index (../shared/SCENARIO-FORMAT.md), whatever
-the format.
+Requests are matched to the script by turn index and attempt index, whatever the format
+(docs/SCENARIO-FORMAT.md "Matching requests to the script"; each format's bytes, errors and ids:
+docs/WIRE-FORMATS.md).
 
 Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
   POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?,

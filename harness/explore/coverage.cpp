@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "harness/invariants.h"
+#include "harness/report/coverage_counts.h"
 #include "mock_server/faults.h"
 
 namespace harness::explore {
@@ -278,75 +279,17 @@ std::vector<std::string> Coverage::unexercised() const {
   return out;
 }
 
-namespace {
-
-std::string warning_line(std::string_view invariant, std::string_view holds_when) {
-  return "invariant " + std::string(invariant) + " was never exercised: in no case " + std::string(holds_when);
-}
-
-}  // namespace
-
 std::vector<std::string> Coverage::warnings() const {
   std::vector<std::string> out;
   for (const auto& p : invariant_preconditions()) {
     if (count("invariant", std::string(p.invariant)) > 0) continue;
-    out.push_back(warning_line(p.invariant, p.holds_when));
-  }
-  return out;
-}
-
-nlohmann::json merge_coverage_json(const std::vector<nlohmann::json>& parts) {
-  nlohmann::json out;
-  for (const auto& part : parts) {
-    if (!part.is_object()) continue;
-    if (out.is_null()) {
-      out = part;
-      continue;
-    }
-    out["cases"] = out.value("cases", 0) + part.value("cases", 0);
-    for (const char* group : {"faults", "finishes", "statuses", "providers", "positions", "sessions"}) {
-      if (!part.contains(group) || !part[group].is_object()) continue;
-      for (const auto& [name, n] : part[group].items()) {
-        out[group][name] = out[group].value(name, 0) + (n.is_number_integer() ? n.get<int>() : 0);
-      }
-    }
-    if (part.contains("invariants") && part["invariants"].is_object()) {
-      for (const auto& [name, entry] : part["invariants"].items()) {
-        auto& mine = out["invariants"][name];
-        if (!mine.is_object()) mine = entry;
-        else mine["cases"] = mine.value("cases", 0) + entry.value("cases", 0);
-      }
-    }
-  }
-  if (out.is_null()) return out;
-  nlohmann::json unexercised = nlohmann::json::array();
-  if (out.contains("invariants") && out["invariants"].is_object()) {
-    // Catalogue order first, then any name this build does not know (a newer shard's).
-    std::vector<std::string> names;
-    for (const auto& p : invariant_preconditions()) names.emplace_back(p.invariant);
-    for (const auto& [name, entry] : out["invariants"].items()) {
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-    for (const auto& name : names) {
-      if (out["invariants"].contains(name) && out["invariants"][name].value("cases", 0) == 0) unexercised.push_back(name);
-    }
-  }
-  out["unexercised"] = unexercised;
-  return out;
-}
-
-std::vector<std::string> coverage_warnings(const nlohmann::json& coverage) {
-  std::vector<std::string> out;
-  if (!coverage.is_object() || !coverage.contains("unexercised")) return out;
-  for (const auto& name : coverage["unexercised"]) {
-    const auto& entry = coverage["invariants"][name.get<std::string>()];
-    out.push_back(warning_line(name.get<std::string>(), entry.value("precondition", "")));
+    out.push_back(coverage_warning_line(p.invariant, p.holds_when));
   }
   return out;
 }
 
 nlohmann::json Coverage::to_json() const {
-  auto group = [this](const char* g) {
+  auto group = [this](const std::string& g) {
     nlohmann::json j = nlohmann::json::object();
     auto it = counts_.find(g);
     if (it != counts_.end()) {
@@ -359,10 +302,11 @@ nlohmann::json Coverage::to_json() const {
     invariants[std::string(p.invariant)] = {{"cases", count("invariant", std::string(p.invariant))},
                                             {"precondition", std::string(p.holds_when)}};
   }
-  return {{"cases", cases_},       {"faults", group("fault")},       {"finishes", group("finish")},
-          {"statuses", group("status")}, {"providers", group("provider")}, {"positions", group("position")},
-          {"sessions", group("session")},
-          {"invariants", invariants}, {"unexercised", unexercised()}};
+  nlohmann::json out = {{"cases", cases_}};
+  for (const auto& [name, key] : coverage_count_groups()) out[std::string(key)] = group(std::string(name));
+  out["invariants"] = invariants;
+  out["unexercised"] = unexercised();
+  return out;
 }
 
 void Coverage::print(std::ostream& out) const {

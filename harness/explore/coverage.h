@@ -68,7 +68,8 @@ class Coverage {
   /// PRECONDITION".
   std::vector<std::string> warnings() const;
   /// {"cases", "faults": {kind: n}, "finishes", "statuses", "providers", "positions", "sessions",
-  ///  "invariants": {name: {"cases": n, "precondition": text}}, "unexercised": [names]}.
+  ///  "invariants": {name: {"cases": n, "precondition": text}}, "unexercised": [names]}: the shape
+  ///  of report/coverage_counts.h, which sums the coverage of shards (merge_coverage_json).
   nlohmann::json to_json() const;
   /// The console table printed at the end of `hiccup explore`.
   void print(std::ostream& out) const;
@@ -78,12 +79,5 @@ class Coverage {
   std::map<std::string, std::map<std::string, int>> counts_;  ///< group → name → cases
   std::map<std::string, std::vector<std::string>> order_;     ///< group → names listed first, in order
 };
-
-/// Sums coverage objects (Coverage::to_json of shards of one run) into the whole run's: counts per
-/// name added, `unexercised` recomputed. Non-objects are skipped; none at all gives null.
-nlohmann::json merge_coverage_json(const std::vector<nlohmann::json>& parts);
-
-/// Coverage::warnings for a coverage object (as merge_coverage_json returns).
-std::vector<std::string> coverage_warnings(const nlohmann::json& coverage);
 
 }  // namespace harness::explore

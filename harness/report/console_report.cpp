@@ -1,5 +1,6 @@
 // The console listener: streams one line per case, indented violation lines, and the closing
 // `N passed, N failed` line that CI log readers look for.
+#include <algorithm>
 #include <iomanip>
 
 #include "harness/report/report.h"
@@ -20,6 +21,19 @@ class ConsoleListener final : public ReportListener {
     if (!info.defects.empty()) {
       out_ << ", defects";
       for (const auto& d : info.defects) out_ << ' ' << d;
+    }
+    // The files' own defects (a replayed counterexample fails without --defect): named, and whose.
+    std::vector<std::string> own;
+    for (const auto& d : info.scenario_defects) {
+      if (std::find(info.defects.begin(), info.defects.end(), d) == info.defects.end()) own.push_back(d);
+    }
+    if (!own.empty()) {
+      out_ << (info.defects.empty() ? ", defects" : " and");
+      for (const auto& d : own) out_ << ' ' << d;
+      out_ << " (runtime.defects of ";
+      if (info.scenarios <= 1) out_ << "the scenario file";
+      else out_ << info.scenarios_with_defects << " of " << info.scenarios << " scenario files";
+      out_ << ')';
     }
     out_ << '\n';
   }

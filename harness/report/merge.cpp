@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "harness/explore/coverage.h"
+#include "harness/report/coverage_counts.h"
 #include "harness/report/report.h"
 #include "harness/transcript.h"
 
@@ -525,10 +525,10 @@ MergedReport merge_shard_reports(const std::vector<ShardReport>& input, const st
   // Coverage counts cases: the whole run's are the shards' sums, and so are its warnings.
   std::vector<json> coverages;
   for (const ShardReport* s : shards) coverages.push_back(s->summary.value("coverage", json()));
-  const json coverage = explore::merge_coverage_json(coverages);
+  const json coverage = merge_coverage_json(coverages);
   if (!coverage.is_null()) {
     summary["coverage"] = coverage;
-    summary["warnings"] = explore::coverage_warnings(coverage);
+    summary["warnings"] = coverage_warnings(coverage);
   }
   if (any_explored) {
     std::stable_sort(explored.begin(), explored.end(),

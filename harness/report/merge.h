@@ -50,7 +50,7 @@ struct MergedReport {
 ///
 /// The result is the unsharded run's report: per property (explore's report cases) it passed when
 /// every shard's passed; `cases_run`, `determinism_checked` and `exercised` are summed, and so is
-/// `coverage` (explore/coverage.h merge_coverage_json, with `warnings` from the sums); a failing property keeps
+/// `coverage` (report/coverage_counts.h merge_coverage_json, with `warnings` from the sums); a failing property keeps
 /// the failure with the lowest case index (its violations, transcript, sizes, counterexample path
 /// rewritten to OUT/counterexamples/ and its replay line with it); `determinism` keeps every shard's
 /// violations. `digest` is recomputed over all shards' case digests in index order, so it equals

@@ -36,6 +36,13 @@ struct RunInfo {
   /// The external agent's recipe name for a black-box run (`run --agent`, `matrix`); the seed
   /// means nothing there and is not shown. "" for the reference runtime.
   std::string agent;
+  /// Defects the scenario files switch on themselves (`runtime.defects`: a replayed explore
+  /// counterexample does), each once, in the order the files name them; `scenarios_with_defects`
+  /// of the run's `scenarios` name any. The console header shows them beside `defects`. (Last,
+  /// so positional initialisers keep working.)
+  std::vector<std::string> scenario_defects;
+  int scenarios_with_defects = 0;
+  int scenarios = 0;
   /// The recovery design forced on every case (`--recovery`); "" = each case's own.
   std::string recovery;
 };

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "harness/report/coverage_counts.h"
 #include "harness/report/merge.h"
 #include "harness/report/report.h"
 #include "harness/transcript.h"
@@ -300,6 +301,71 @@ TEST_CASE("the console ends with the N passed, N failed line") {
   const std::string s = out.str();
   CHECK(s.find("FAIL midstream-reset-after-call") != std::string::npos);
   CHECK(s.substr(s.rfind('\n', s.size() - 2) + 1) == "1 passed, 1 failed\n");
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+std::string console_header(const RunInfo& info) {
+  std::ostringstream out;
+  make_console_listener(out)->run_starting(info);
+  return out.str();
+}
+
+TEST_CASE("the console header names the defects the scenario files switch on themselves, and whose they are") {
+  RunInfo info{"run", 1, "memory", {}, ""};
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory\n");
+  info.scenario_defects = {"keep-calls-on-retry"};
+  info.scenarios_with_defects = 1;
+  info.scenarios = 1;
+  CHECK(console_header(info) ==
+        "hiccup run: seed 1, transport memory, defects keep-calls-on-retry (runtime.defects of the scenario file)\n");
+  // --defect names one of them: each is named once, the files' own after the --defect ones.
+  info.defects = {"eager-execution", "keep-calls-on-retry"};
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory, defects eager-execution keep-calls-on-retry\n");
+  info.defects = {"eager-execution"};
+  info.scenario_defects = {"keep-calls-on-retry", "no-pairing-guard"};
+  info.scenarios = 5;
+  info.scenarios_with_defects = 2;
+  CHECK(console_header(info) == "hiccup run: seed 1, transport memory, defects eager-execution and keep-calls-on-retry "
+                                "no-pairing-guard (runtime.defects of 2 of 5 scenario files)\n");
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+TEST_CASE("coverage counts of shards sum per name, and the invariants never exercised are recomputed from the sums") {
+  nlohmann::json a = {{"cases", 2},
+                      {"faults", {{"reset", 1}, {"end", 0}}},
+                      {"providers", {{"gemini", 2}}},
+                      {"sessions", nlohmann::json::object()},
+                      {"invariants", {{"pairing", {{"cases", 0}, {"precondition", "a request carried function responses"}}},
+                                      {"at-most-once", {{"cases", 0}, {"precondition", "p0"}}}}}};
+  nlohmann::json b = {{"cases", 3},
+                      {"faults", {{"reset", 2}, {"end", 1}}},
+                      {"providers", {{"anthropic", 3}}},
+                      {"sessions", {{"2 prompts", 1}}},
+                      {"invariants", {{"pairing", {{"cases", 0}, {"precondition", "a request carried function responses"}}},
+                                      {"at-most-once", {{"cases", 4}, {"precondition", "p0"}}},
+                                      {"from-a-newer-build", {{"cases", 0}, {"precondition", "p9"}}}}}};
+  const nlohmann::json sum = merge_coverage_json({a, nullptr, b});
+  CHECK(sum["cases"] == 5);
+  CHECK(sum["faults"] == nlohmann::json({{"reset", 3}, {"end", 1}}));
+  CHECK(sum["providers"] == nlohmann::json({{"gemini", 2}, {"anthropic", 3}}));
+  CHECK(sum["sessions"] == nlohmann::json({{"2 prompts", 1}}));
+  CHECK(sum["invariants"]["at-most-once"]["cases"] == 4);
+  // Catalogue order, then names this build does not know.
+  CHECK(sum["unexercised"] == nlohmann::json({"pairing", "from-a-newer-build"}));
+  CHECK(coverage_warnings(sum) ==
+        std::vector<std::string>{"invariant pairing was never exercised: in no case a request carried function responses",
+                                 "invariant from-a-newer-build was never exercised: in no case p9"});
+  CHECK(merge_coverage_json({nullptr, "not an object"}).is_null());
 }
 
 }  // namespace

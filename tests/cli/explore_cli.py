@@ -3,7 +3,7 @@
 pipe as they are written (a run killed by a CI timeout leaves its log), progress lines on a stderr
 that is not a terminal, an agent that dies with the run that a signal stops, --max-shrinks 0 keeping the
 failing case as generated, and a counterexample found with a seeded defect that says so, in its
-description and when `hiccup run` replays it. One check per ctest entry:
+description and when `hiccup run` replays it (its header names the defect). One check per ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
@@ -150,10 +150,15 @@ class Checker:
         p = self.hiccup_run(["run", path, "--transport", "memory", "--report-dir", self.dir("defect-run")], 1)
         note = f"note: {ce['name']} switches on defect keep-calls-on-retry itself (runtime.defects of {path})"
         assert note in p.stdout, p.stdout
-        # The header names the --defect options, the note the file's own; with --defect both.
+        # The header names the defects the run switches on, the file's own among them, and whose.
+        header = p.stdout.splitlines()[0]
+        assert header == ("hiccup run: seed 1, transport memory, defects keep-calls-on-retry "
+                          "(runtime.defects of the scenario file)"), header
+        # With --defect naming it too, once.
         p = self.hiccup_run(["run", path, "--transport", "memory", "--defect", "keep-calls-on-retry",
                              "--report-dir", self.dir("defect-run-2")], 1)
-        assert note in p.stdout and "defects keep-calls-on-retry" in p.stdout.splitlines()[0], p.stdout
+        assert note in p.stdout, p.stdout
+        assert p.stdout.splitlines()[0] == "hiccup run: seed 1, transport memory, defects keep-calls-on-retry", p.stdout
 
 
 def main():
