@@ -23,6 +23,7 @@ std::vector<std::string> unjudged_expect_fields(const Expect& x) {
   if (x.error) out.push_back("expect.error");
   if (x.requests) out.push_back("expect.requests");
   if (x.waited_s) out.push_back("expect.waited_s");
+  if (x.truncated) out.push_back("expect.truncated");
   return out;
 }
 
@@ -211,6 +212,7 @@ const std::vector<BlackBoxCheck>& not_applicable_checks() {
       {"expect.error", "the error code (retries_exhausted, content_filter, ...) lives inside the runtime; the exit code only says success or failure"},
       {"expect.requests", "the count follows the scenario's runtime budget and schedule, which an agent does not use; scenario-coverage and bounded-retries judge its requests"},
       {"expect.waited_s", "virtual backoff of the reference runtime; an agent's real gaps are judged against Retry-After instead"},
+      {"expect.truncated", "an agent's exit code and output carry no truncation flag; a call the token limit cut that runs is judged (honest-outcome)"},
   };
   return kNa;
 }
@@ -381,8 +383,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // would only echo it.
   for (Violation& v : cap_message.empty() ? check_expect(evidence) : std::vector<Violation>{}) {
     // outcome and final text are judged above, as outcome-agreement and honest-outcome.
-    // expect.truncated: an agent's exit code and output have no truncation flag to compare.
-    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text" || v.invariant == "expect.truncated") continue;
+    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
     if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
       result.violations.push_back(std::move(v));
     }
