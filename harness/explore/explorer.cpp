@@ -389,8 +389,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   run_options.keep_transcript = false;  // digests only; review transcripts come from run and journal
 
   if (listener) {
-    listener->run_starting(RunInfo{"explore", options.seed, std::string(transport_name(options.transport)),
-                                   options.defects, options.provider, "", recovery});
+    RunInfo info{"explore", options.seed, std::string(transport_name(options.transport)), options.defects,
+                 options.provider};
+    info.recovery = recovery;
+    listener->run_starting(info);
   }
 
   int shard_total = 0;
