@@ -190,9 +190,6 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
         if (o.calls.empty() && prompts_left > 0) {
           --prompts_left;  // the session's next prompt follows over the same history
           run_turns = 0;
-          // An empty answer leaves no model content (POLICY.md "Turns and history"): the next
-          // prompt's request has as many model turns, so it asks for this turn again.
-          again = o.text.empty();
           break;
         }
         if (o.calls.empty()) {

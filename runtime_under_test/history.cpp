@@ -10,10 +10,6 @@ void History::add_user_text(const std::string& text) {
 }
 
 void History::commit_model_turn(const std::vector<ModelPart>& parts) {
-  // An answer with no parts leaves no model content: every provider rejects an empty one in a
-  // later request (Gemini "contents.parts must not be empty", Anthropic "all messages must have
-  // non-empty content"), which a session's next prompt would send.
-  if (parts.empty()) return;
   json out = json::array();
   for (const ModelPart& p : parts) out.push_back(part_to_json(p));
   contents_.push_back({{"role", "model"}, {"parts", out}});

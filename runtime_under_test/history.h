@@ -15,8 +15,7 @@ class History {
  public:
   /// Appends `{role:"user", parts:[{text}]}`.
   void add_user_text(const std::string& text);
-  /// Appends the completed attempt's model content, parts in delivered order; nothing for no parts
-  /// (providers reject an empty model content; POLICY.md "Turns and history").
+  /// Appends the completed attempt's model content, parts in delivered order.
   void commit_model_turn(const std::vector<ModelPart>& parts);
   /// Appends one user content holding `responses` (functionResponse parts); none when empty.
   void add_function_responses(const std::vector<nlohmann::json>& responses);
