@@ -3,8 +3,9 @@
 and seeds 1-10 (memory transport). Prints a Markdown table: per defect, how many seeds caught it,
 the median case index of the first failure, and the shrunk counterexample's size (turns/attempts).
 With --provider NAME every case is played in that wire format (default: drawn per case).
-With --defect D (repeatable) only those rows are run.
-Usage: scripts/kill_matrix.py [--seeds N] [--provider NAME] [--defect D]... [--hiccup build/hiccup]"""
+With --defect D (repeatable) only those rows are run. With --recovery DESIGN every case plays that
+recovery design (hold or continue; default: drawn per case, or the defect's own design).
+Usage: scripts/kill_matrix.py [--seeds N] [--provider NAME] [--recovery DESIGN] [--defect D]... [--hiccup build/hiccup]"""
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 def main():
@@ -13,6 +14,7 @@ def main():
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--hiccup", default="build/hiccup")
     ap.add_argument("--provider", default="")
+    ap.add_argument("--recovery", default="", choices=["", "hold", "continue"])
     ap.add_argument("--defect", action="append", default=[], help="only this defect's row (repeatable)")
     args = ap.parse_args()
     defects = [line.split()[0] for line in subprocess.run([args.hiccup, "defects"], capture_output=True,
@@ -36,6 +38,8 @@ def main():
                     cmd += ["--defect", d]
                 if args.provider:
                     cmd += ["--provider", args.provider]
+                if args.recovery:
+                    cmd += ["--recovery", args.recovery]
                 rc = subprocess.run(cmd, capture_output=True, text=True).returncode
                 if rc != 1:
                     continue
