@@ -866,6 +866,7 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
     // reading inside the event's frames leaves it partly delivered.
     const mock::Attempt* a = played_attempt(scenario, e);
     if (a == nullptr || a->status || at >= static_cast<int>(a->events.size())) return -1;
+    if (mock::cut_by_finish(a->events, static_cast<std::size_t>(at))) return -1;  // a call the limit cut never arrives
     if (a->fault && mock::fault_after_event(*a->fault, a->events.size()) <= at) {
       const auto* stall = std::get_if<mock::StallFault>(&*a->fault);
       if (stall == nullptr || stall->seconds >= scenario.runtime.idle_timeout_s.value_or(60)) return -1;

@@ -97,6 +97,7 @@ AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, 
 /// (a stall shorter than the idle timeout only delays) does not come before it.
 bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s) {
   if (a.status || e < 0 || e >= static_cast<int>(a.events.size())) return false;
+  if (mock::cut_by_finish(a.events, static_cast<std::size_t>(e))) return false;  // never delivered whole
   for (int i = 0; i < e; ++i) {
     if (std::holds_alternative<mock::FinishEvent>(a.events[i])) return false;
   }

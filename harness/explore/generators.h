@@ -347,7 +347,13 @@ rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock:
                 }
               }
               const std::size_t n = a.events.size();
-              if (token_cut && fragments >= 2 && n >= 2 && static_cast<int>(n) - 2 != fault_cuts &&
+              // The answer keeps a text or a whole call: a turn whose only part the limit cut would
+              // commit an empty model content, which a session's next prompt cannot send
+              // (scenarios/README.md "session").
+              const bool keeps_a_part = n >= 2 && std::count_if(a.events.begin(), a.events.end() - 2, [](const mock::Event& e) {
+                                          return !std::holds_alternative<mock::FinishEvent>(e);
+                                        }) > 0;
+              if (token_cut && fragments >= 2 && keeps_a_part && static_cast<int>(n) - 2 != fault_cuts &&
                   std::holds_alternative<mock::CallEvent>(a.events[n - 2])) {
                 if (auto* f = std::get_if<mock::FinishEvent>(&a.events[n - 1]); f && f->reason == mock::FinishReason::kMaxTokens) {
                   f->after_fragment = std::min(*token_cut, fragments - 1);
@@ -646,6 +652,8 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
                !std::holds_alternative<mock::FinishEvent>(at.events[static_cast<std::size_t>(n)])) {
           ++n;
         }
+        // A call its max_tokens finish cuts never reaches the runtime: no point to cancel after.
+        if (n > 0 && mock::cut_by_finish(at.events, static_cast<std::size_t>(n - 1))) --n;
         if (n == 0) continue;
         streams.push_back({static_cast<int>(t), static_cast<int>(a)});
         points.push_back(n);
