@@ -482,21 +482,28 @@ class AnthropicEncoder final : public StreamEncoder {
 
   std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
     if (auto* t = std::get_if<TextEvent>(&event)) {
-      const int index = next_index_++;
-      std::string s = block_event("content_block_start", index, [](json_text::Writer& w) {
-        w.key("content_block").begin_object().member("type", "text").member("text", "").end_object();
-      });
-      s += block_event("content_block_delta", index, [t](json_text::Writer& w) {
+      // A run of text events is one text block, as the API streams a run of text: the first
+      // opens it, each is one text_delta. A call or a finish closes it (close_text); a fault, or
+      // the in-stream error of a malformed-call finish, ends the stream inside it, with no
+      // content_block_stop, as a live overload does.
+      std::string s;
+      if (open_text_ < 0) {
+        open_text_ = next_index_++;
+        s = block_event("content_block_start", open_text_, [](json_text::Writer& w) {
+          w.key("content_block").begin_object().member("type", "text").member("text", "").end_object();
+        });
+      }
+      s += block_event("content_block_delta", open_text_, [t](json_text::Writer& w) {
         w.key("delta").begin_object().member("type", "text_delta").member("text", t->text).end_object();
       });
-      s += block_event("content_block_stop", index, [](json_text::Writer&) {});
       return {s};
     }
     if (auto* c = std::get_if<CallEvent>(&event)) {
+      std::string start = close_text();
       const int index = next_index_++;
       delivered_calls_ = true;
       std::vector<std::string> units;
-      units.push_back(block_event("content_block_start", index, [c](json_text::Writer& w) {
+      units.push_back(start + block_event("content_block_start", index, [c](json_text::Writer& w) {
         w.key("content_block").begin_object()
             .member("type", "tool_use")
             .member("id", c->id)
@@ -514,7 +521,7 @@ class AnthropicEncoder final : public StreamEncoder {
     }
     const auto reason = std::get<FinishEvent>(event).reason;
     if (reason == FinishReason::kMalformedCall) return {stream_error_event(kMalformedCallStatus)};
-    std::string s;
+    std::string s = close_text();
     if (open_block_) {
       // The token limit cut the tool_use block mid-input: the API still closes every block it
       // started before message_delta (stop_reason max_tokens). With fine-grained tool streaming the
@@ -565,8 +572,17 @@ class AnthropicEncoder final : public StreamEncoder {
     });
   }
 
+  /// The content_block_stop of the open text block ("" when none is open); the block is closed.
+  std::string close_text() {
+    if (open_text_ < 0) return "";
+    std::string s = block_event("content_block_stop", open_text_, [](json_text::Writer&) {});
+    open_text_ = -1;
+    return s;
+  }
+
   ResponseContext ctx_;
   int next_index_ = 0;           // content block index of the next block
+  int open_text_ = -1;           // index of the text block a run of text keeps open, -1 for none
   bool delivered_calls_ = false; // a tool_use block was sent: stop → "tool_use"
   std::optional<int> open_block_;  // a tool_use block whose end was withheld (withhold_last_units)
 };
@@ -605,12 +621,17 @@ class AnthropicFormat final : public WireFormat {
     ojson content = ojson::array();
     bool calls = false;
     std::optional<FinishReason> finish;
+    bool text_run = false;  // the last block is the text block of the current run of text
     for (const Event& e : events) {
       if (auto* t = std::get_if<TextEvent>(&e)) {
-        content.push_back(text_block(t->text));
+        // One text block per run of text, as the streamed answer has.
+        if (text_run) content.back()["text"].get_ref<std::string&>() += t->text;
+        else content.push_back(text_block(t->text));
+        text_run = true;
       } else if (auto* c = std::get_if<CallEvent>(&e)) {
         content.push_back(tool_use_block(*c, args_object(*c)));
         calls = true;
+        text_run = false;
       } else {
         finish = std::get<FinishEvent>(e).reason;
         break;

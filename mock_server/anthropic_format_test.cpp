@@ -107,8 +107,10 @@ TEST_CASE("a call is start, F input_json_delta fragments and stop, on its own bl
   REQUIRE(text.size() == 1);
   const auto first = enc->event_units(call("deploy", args, "toolu_x", 3), 0);
   REQUIRE(first.size() == 5);
-  CHECK(data_of(first.front())[0] ==
-        json::parse(R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"deploy","input":{}}})"));
+  // The call's start unit first closes the text block the text left open.
+  CHECK(data_of(first.front()) ==
+        std::vector<json>{json{{"type", "content_block_stop"}, {"index", 0}},
+                          json::parse(R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_x","name":"deploy","input":{}}})")});
   std::string partial;
   for (std::size_t u = 1; u + 1 < first.size(); ++u) {
     const auto d = data_of(first[u]);
@@ -127,6 +129,65 @@ TEST_CASE("a call is start, F input_json_delta fragments and stop, on its own bl
   CHECK(data_of(second[1])[0]["delta"]["partial_json"] == "{}");
   CHECK(data_of(second[0])[0]["index"] == 2);
   CHECK(data_of(join(enc->event_units(mock::TextEvent{"b"}, 0)))[0]["index"] == 3);
+}
+
+TEST_CASE("a run of text events is one text block: deltas, closed at a call or the finish") {
+  // The live API streams a run of text as many text_delta events of one block (issue 41): a block
+  // per text event made langchain-anthropic return a list of blocks instead of a string.
+  auto enc = fmt().stream_encoder(kCtx);
+  (void)enc->open();
+  std::vector<json> frames;
+  auto add = [&](const std::vector<std::string>& units) {
+    for (json& f : data_of(join(units))) frames.push_back(std::move(f));
+  };
+  add(enc->event_units(mock::TextEvent{"Look"}, 0));
+  add(enc->event_units(mock::TextEvent{"ing."}, 0));
+  add(enc->event_units(call("shell", {{"command", "ls"}}, "toolu_x"), 0));
+  add(enc->event_units(mock::TextEvent{"Do"}, 0));
+  add(enc->event_units(mock::TextEvent{"ne."}, 0));
+  add(enc->event_units(mock::FinishEvent{mock::FinishReason::kStop}, 0));
+  std::vector<std::string> seen;
+  for (const json& f : frames) {
+    std::string what = f["type"].get<std::string>();
+    if (f.contains("index")) what += " " + std::to_string(f["index"].get<int>());
+    if (f.contains("delta") && f["delta"].contains("text")) what += " " + f["delta"]["text"].get<std::string>();
+    seen.push_back(what);
+  }
+  CHECK(seen == std::vector<std::string>{
+                    "content_block_start 0", "content_block_delta 0 Look", "content_block_delta 0 ing.",
+                    "content_block_stop 0", "content_block_start 1", "content_block_delta 1",
+                    "content_block_stop 1", "content_block_start 2", "content_block_delta 2 Do",
+                    "content_block_delta 2 ne.", "content_block_stop 2", "message_delta", "message_stop"});
+  // Each text event is still one unit: its delta (the first of a run also opens the block).
+  auto enc2 = fmt().stream_encoder(kCtx);
+  (void)enc2->open();
+  CHECK(enc2->event_units(mock::TextEvent{"a"}, 0).size() == 1);
+  const auto second = enc2->event_units(mock::TextEvent{"b"}, 0);
+  REQUIRE(second.size() == 1);
+  CHECK(data_of(second[0]) == std::vector<json>{json::parse(
+                                   R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}})")});
+}
+
+TEST_CASE("a fault after a text event falls inside its open text block, as a live overload does") {
+  const std::vector<mock::Event> events = {mock::TextEvent{"Hel"}, mock::TextEvent{"lo"},
+                                           mock::FinishEvent{mock::FinishReason::kStop}};
+  for (int kind : {0, 1, 2, 4}) {  // disconnect, reset, end, error_event
+    INFO("fault kind " << kind);
+    const auto plan = mock::testing::play_attempt("anthropic", "/v1/messages", body_with(json::array({kUserGo})),
+                                                  events, mock::testing::fault_of(kind, 2, std::nullopt, 529));
+    const auto frames = parsed_frames(played_bytes(plan));
+    int stops = 0, starts = 0;
+    std::string text;
+    for (const json& f : frames) {
+      stops += f["type"] == "content_block_stop";
+      starts += f["type"] == "content_block_start";
+      if (f["type"] == "content_block_delta") text += f["delta"]["text"].get<std::string>();
+    }
+    CHECK(starts == 1);
+    CHECK(stops == 0);
+    CHECK(text == "Hello");
+    if (kind == 4) CHECK(frames.back() == json::parse(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"));
+  }
 }
 
 TEST_CASE("every stop_reason: end_turn, tool_use after a call, max_tokens, refusal") {
@@ -495,6 +556,17 @@ TEST_CASE("the non-streaming answer is one Message: blocks, stop_reason and usag
             ["stop_reason"] == "max_tokens");
   CHECK(fmt().unary_body({mock::FinishEvent{mock::FinishReason::kMalformedCall}}, kCtx) ==
         R"({"type":"error","error":{"type":"api_error","message":"Internal server error"}})");
+}
+
+TEST_CASE("the non-streaming answer holds one text block per run of text") {
+  const std::vector<mock::Event> events = {mock::TextEvent{"Run"}, mock::TextEvent{"ning."},
+                                           call("shell", {{"command", "ls"}}, "toolu_hiccup_3_0"),
+                                           mock::TextEvent{"A"}, mock::TextEvent{"nd"}, mock::FinishEvent{}};
+  const json m = json::parse(fmt().unary_body(events, kCtx));
+  CHECK(m["content"] == json::parse(R"([{"type":"text","text":"Running."},
+      {"type":"tool_use","id":"toolu_hiccup_3_0","name":"shell","input":{"command":"ls"}},
+      {"type":"text","text":"And"}])"));
+  CHECK(m["usage"]["output_tokens"] == 3);
 }
 
 // ---- Streams played through the script engine, with every fault at every position -------------

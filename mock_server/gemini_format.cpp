@@ -206,11 +206,16 @@ std::string stream_error_chunk(int status) {
 ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx) {
   ojson parts = ojson::array();
   std::optional<FinishReason> finish;
+  bool text_run = false;  // the last part is the text part of the current run of text
   for (const auto& e : events) {
     if (auto* f = std::get_if<FinishEvent>(&e)) {
       if (!finish) finish = f->reason;
+    } else if (auto* t = std::get_if<TextEvent>(&e); t && text_run) {
+      // One text part per run of text (a stream sends each in a chunk of its own, as live).
+      parts.back()["text"].get_ref<std::string&>() += t->text;
     } else {
       parts.push_back(part_for(e));
+      text_run = t != nullptr;
     }
   }
   ojson cand = ojson::object();

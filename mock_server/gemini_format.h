@@ -78,7 +78,8 @@ std::string malformed_frame();
 std::string stream_error_chunk(int status);
 
 /// The non-streaming generateContent body: one GenerateContentResponse whose single candidate
-/// holds all parts of `events` in order and the finishReason of the first finish (if any); a
+/// holds all parts of `events` in order (a run of text events as one text part) and the
+/// finishReason of the first finish (if any); a
 /// SAFETY finish gives a blocked candidate with no content (the parts before it are dropped), as
 /// does any other non-STOP/MAX_TOKENS finish with no parts.
 nlohmann::ordered_json merged_response(const std::vector<Event>& events, const FrameContext& ctx);

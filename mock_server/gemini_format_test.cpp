@@ -98,6 +98,18 @@ TEST_CASE("the non-streaming body merges all parts into one candidate") {
   CHECK(late["candidates"][0]["finishReason"] == "SAFETY");
 }
 
+TEST_CASE("the non-streaming body holds one text part per run of text") {
+  // A stream sends each text part in its own chunk, as the live API does; a generateContent answer
+  // holds the run as one part (issue 41).
+  const auto r = json::parse(g::merged_response({mock::TextEvent{"Run"}, mock::TextEvent{"ning."},
+                                                 mock::CallEvent{"t", json::object(), ""}, mock::TextEvent{"A"},
+                                                 mock::TextEvent{"nd"}, mock::FinishEvent{}},
+                                                kCtx)
+                                 .dump());
+  CHECK(r["candidates"][0]["content"]["parts"] ==
+        json::parse(R"([{"text":"Running."},{"functionCall":{"name":"t","args":{}}},{"text":"And"}])"));
+}
+
 TEST_CASE("request targets name the model and the method") {
   auto t = g::parse_target("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse");
   REQUIRE(t);

@@ -184,22 +184,28 @@ class Encoder final : public StreamEncoder {
     last_call_unit_frames_.clear();
     if (auto* f = std::get_if<FinishEvent>(&event)) {
       const Ending e = ending_for(f->reason);
-      return {frame(e.event, [&](json_text::Writer& w) {
+      // A finish completes the open message item first; a failed response (malformed_call) ends
+      // with it open, as a live failure does.
+      std::string s = f->reason == FinishReason::kMalformedCall ? std::string() : close_text();
+      s += frame(e.event, [&](json_text::Writer& w) {
         w.key("response");
         write_response(w, ctx_, e.status, output_, e.error, e.incomplete_details);
-      })};
+      });
+      return {s};
     }
+    if (auto* t = std::get_if<TextEvent>(&event)) return {text_unit(*t)};
+    int closed_frames = 0;
+    std::string start = close_text(&closed_frames);  // numbered before the call's frames
     const int oi = next_output_index_++;
-    if (auto* t = std::get_if<TextEvent>(&event)) return {text_unit(*t, oi)};
     const auto& call = std::get<CallEvent>(event);
     const std::string id = item_id_for_call(ctx_.journal_index, call_index);
     const std::string args = arguments_text(call);
     std::vector<std::string> units;
-    units.push_back(frame("response.output_item.added", [&](json_text::Writer& w) {
+    units.push_back(start + frame("response.output_item.added", [&](json_text::Writer& w) {
       w.member("output_index", oi).key("item");
       write_function_call_item(w, id, "in_progress", "", call);
     }));
-    last_call_unit_frames_.push_back(1);
+    last_call_unit_frames_.push_back(1 + closed_frames);
     for (const std::string& piece : split_fragments(args, std::max(call.fragments, 1))) {
       units.push_back(frame("response.function_call_arguments.delta", [&](json_text::Writer& w) {
         w.member("item_id", id).member("output_index", oi).member("delta", piece);
@@ -273,44 +279,71 @@ class Encoder final : public StreamEncoder {
     return out;
   }
 
-  std::string text_unit(const TextEvent& t, int oi) {
-    const std::string id = message_id(ctx_.journal_index, oi);
+  /// One text event: a delta of the open message item, opening it (output_item.added,
+  /// content_part.added) when none is: a run of text events is one message item with one
+  /// output_text part, as the API streams a run of text. A call or a finish completes it
+  /// (close_text); a fault ends the stream inside it, with no output_item.done, as a live overload
+  /// does.
+  std::string text_unit(const TextEvent& t) {
     std::string s;
-    s += frame("response.output_item.added", [&](json_text::Writer& w) {
-      w.member("output_index", oi).key("item");
-      write_message_item(w, id, "in_progress", nullptr);
-    });
-    s += frame("response.content_part.added", [&](json_text::Writer& w) {
-      w.member("item_id", id).member("output_index", oi).member("content_index", 0).key("part");
-      write_output_text_part(w, "");
-    });
+    if (open_text_index_ < 0) {
+      open_text_index_ = next_output_index_++;
+      open_text_id_ = message_id(ctx_.journal_index, open_text_index_);
+      open_text_.clear();
+      s += frame("response.output_item.added", [&](json_text::Writer& w) {
+        w.member("output_index", open_text_index_).key("item");
+        write_message_item(w, open_text_id_, "in_progress", nullptr);
+      });
+      s += frame("response.content_part.added", [&](json_text::Writer& w) {
+        w.member("item_id", open_text_id_).member("output_index", open_text_index_).member("content_index", 0).key("part");
+        write_output_text_part(w, "");
+      });
+    }
     s += frame("response.output_text.delta", [&](json_text::Writer& w) {
-      w.member("item_id", id).member("output_index", oi).member("content_index", 0).member("delta", t.text)
-          .key("logprobs").begin_array().end_array();
+      w.member("item_id", open_text_id_).member("output_index", open_text_index_).member("content_index", 0)
+          .member("delta", t.text).key("logprobs").begin_array().end_array();
     });
+    open_text_ += t.text;
+    return s;
+  }
+
+  /// The frames that complete the open message item with the run's whole text
+  /// (output_text.done, content_part.done, output_item.done; their count in `*frames`), which
+  /// joins the output; "" when no item is open.
+  std::string close_text(int* frames = nullptr) {
+    if (frames) *frames = 0;
+    if (open_text_index_ < 0) return "";
+    const int oi = open_text_index_;
+    const std::string& id = open_text_id_;
+    std::string s;
     s += frame("response.output_text.done", [&](json_text::Writer& w) {
-      w.member("item_id", id).member("output_index", oi).member("content_index", 0).member("text", t.text)
+      w.member("item_id", id).member("output_index", oi).member("content_index", 0).member("text", open_text_)
           .key("logprobs").begin_array().end_array();
     });
     s += frame("response.content_part.done", [&](json_text::Writer& w) {
       w.member("item_id", id).member("output_index", oi).member("content_index", 0).key("part");
-      write_output_text_part(w, t.text);
+      write_output_text_part(w, open_text_);
     });
     std::string item;
     {
       json_text::Writer w(item);
-      write_message_item(w, id, "completed", &t.text);
+      write_message_item(w, id, "completed", &open_text_);
     }
     s += frame("response.output_item.done",
                [&](json_text::Writer& w) { w.member("output_index", oi).member_raw("item", item); });
     output_.push_back(std::move(item));
+    open_text_index_ = -1;
+    if (frames) *frames = 3;
     return s;
   }
 
   ResponseContext ctx_;
   int seq_ = 0;
   int next_output_index_ = 0;
-  std::vector<std::string> output_;  // JSON texts of the completed items of every event encoded
+  int open_text_index_ = -1;     // output_index of the message item a run of text keeps open, -1 for none
+  std::string open_text_id_;     // its item id
+  std::string open_text_;        // its text so far
+  std::vector<std::string> output_;  // JSON texts of the items completed so far
   std::vector<int> last_call_unit_frames_;  // frames per unit of the call last encoded
 };
 
@@ -735,17 +768,30 @@ class Format final : public WireFormat {
     std::vector<std::string> output;
     std::optional<FinishReason> finish;
     int call_index = 0;
+    // One message item per run of text, as the streamed answer has.
+    std::optional<std::string> run;
+    auto end_run = [&] {
+      if (!run) return;
+      output.push_back(*completed_item(TextEvent{std::move(*run)}, ctx.journal_index, static_cast<int>(output.size()), 0));
+      run.reset();
+    };
     for (const Event& e : events) {
       if (auto* f = std::get_if<FinishEvent>(&e)) {
         finish = f->reason;
         break;
       }
-      const bool is_call = std::holds_alternative<CallEvent>(e);
+      if (auto* t = std::get_if<TextEvent>(&e)) {
+        if (!run) run.emplace();
+        *run += t->text;
+        continue;
+      }
+      end_run();
       if (auto item = completed_item(e, ctx.journal_index, static_cast<int>(output.size()), call_index)) {
         output.push_back(std::move(*item));
       }
-      if (is_call) ++call_index;
+      ++call_index;
     }
+    end_run();
     if (!finish) {
       // No finish was scripted: the response never got past in_progress.
       return response_text(ctx, "in_progress", output);

@@ -10,9 +10,10 @@ namespace mock::openai_responses {
 
 /// The OpenAI Responses WireFormat (`POST /v1/responses`).
 ///
-/// Streams: `response.created` + `response.in_progress` open the response; a text event is one
-/// message item (`output_item.added`, `content_part.added`, `output_text.delta`,
-/// `output_text.done`, `content_part.done`, `output_item.done`); a call is a `function_call` item
+/// Streams: `response.created` + `response.in_progress` open the response; a run of text events is
+/// one message item (`output_item.added`, `content_part.added`, then one `output_text.delta` per
+/// text event), completed (`output_text.done`, `content_part.done`, `output_item.done`) at the next
+/// call or the finish and left open by a fault, as live; a call is a `function_call` item
 /// whose arguments stream as `function_call_arguments.delta` fragments. Every data object carries
 /// `type` and a `sequence_number` counting from 0 across the response (a fault inside a call skips
 /// the numbers of the frames it withholds).

@@ -119,6 +119,67 @@ TEST_CASE("responses: a text, call and stop stream has these exact bytes") {
   CHECK(got == expected);
 }
 
+TEST_CASE("responses: a run of text events is one message item, closed at a call or the finish") {
+  // The live API streams a run of text as output_text deltas of one message item (issue 41): an
+  // item per text event made openai-agents and codex, which read the last message item, report
+  // only the last fragment.
+  const auto p = pairs(stream({mock::TextEvent{"Look"}, mock::TextEvent{"ing."}, call("shell", json::object(), "c1"),
+                               mock::TextEvent{"Do"}, mock::TextEvent{"ne."}, mock::FinishEvent{mock::FinishReason::kStop}}));
+  std::vector<std::string> seen;
+  for (const Pair& f : p) {
+    std::string what = f.event;
+    if (f.data.contains("output_index")) what += " " + std::to_string(f.data["output_index"].get<int>());
+    if (f.data.contains("delta")) what += " " + f.data["delta"].get<std::string>();
+    if (f.data.contains("text")) what += " = " + f.data["text"].get<std::string>();
+    seen.push_back(what);
+  }
+  CHECK(seen == std::vector<std::string>{
+                    "response.created", "response.in_progress",
+                    "response.output_item.added 0", "response.content_part.added 0",
+                    "response.output_text.delta 0 Look", "response.output_text.delta 0 ing.",
+                    "response.output_text.done 0 = Looking.", "response.content_part.done 0",
+                    "response.output_item.done 0",
+                    "response.output_item.added 1", "response.function_call_arguments.delta 1 {}",
+                    "response.function_call_arguments.done 1", "response.output_item.done 1",
+                    "response.output_item.added 2", "response.content_part.added 2",
+                    "response.output_text.delta 2 Do", "response.output_text.delta 2 ne.",
+                    "response.output_text.done 2 = Done.", "response.content_part.done 2",
+                    "response.output_item.done 2", "response.completed"});
+  for (std::size_t i = 0; i < p.size(); ++i) CHECK(p[i].data["sequence_number"] == i);
+  CHECK(p[8].data["item"]["content"][0]["text"] == "Looking.");
+  CHECK(p[8].data["item"]["id"] == "msg_hiccup_3_0");
+  const json& output = p.back().data["response"]["output"];
+  REQUIRE(output.size() == 3);
+  CHECK(output[0]["content"][0]["text"] == "Looking.");
+  CHECK(output[1]["type"] == "function_call");
+  CHECK(output[2]["content"][0]["text"] == "Done.");
+  CHECK(output[2]["id"] == "msg_hiccup_3_2");
+}
+
+TEST_CASE("responses: a fault after a text event falls inside its open message item") {
+  const std::vector<mock::Event> events = {mock::TextEvent{"Hel"}, mock::TextEvent{"lo"},
+                                           mock::FinishEvent{mock::FinishReason::kStop}};
+  for (int kind : {0, 1, 2, 4}) {  // disconnect, reset, end, error_event
+    INFO("fault kind " << kind);
+    const auto plan = mock::testing::play_attempt("openai-responses", "/v1/responses",
+                                                  R"({"model":"m","input":"go","stream":true})", events,
+                                                  mock::testing::fault_of(kind, 2, std::nullopt));
+    const auto frames = parsed_frames(played_bytes(plan));
+    std::string text;
+    int added = 0;
+    for (const json& f : frames) {
+      CHECK(f["type"] != "response.output_text.done");
+      CHECK(f["type"] != "response.content_part.done");
+      CHECK(f["type"] != "response.output_item.done");
+      added += f["type"] == "response.output_item.added";
+      if (f["type"] == "response.output_text.delta") text += f["delta"].get<std::string>();
+      if (f["type"] == "response.failed") CHECK(f["response"]["output"] == json::array());
+    }
+    CHECK(added == 1);
+    CHECK(text == "Hello");
+  }
+}
+
 TEST_CASE("responses: a call is start, F argument fragments and done, and output_index counts items") {
   auto enc = fmt().stream_encoder(kCtx);
   (void)enc->open();
@@ -126,10 +187,17 @@ TEST_CASE("responses: a call is start, F argument fragments and done, and output
   const json args = {{"command", "./deploy.sh staging"}, {"force", true}};
   const auto units = enc->event_units(call("shell", args, "c1", 3), 0);
   REQUIRE(units.size() == 5);
-  CHECK(pairs(units[0]).at(0).event == "response.output_item.added");
-  CHECK(pairs(units[0]).at(0).data["output_index"] == 1);
-  CHECK(pairs(units[0]).at(0).data["item"]["arguments"] == "");
-  CHECK(pairs(units[0]).at(0).data["item"]["status"] == "in_progress");
+  // The call's start unit first completes the message item the text left open.
+  const auto start = pairs(units[0]);
+  REQUIRE(start.size() == 4);
+  CHECK(start[0].event == "response.output_text.done");
+  CHECK(start[1].event == "response.content_part.done");
+  CHECK(start[2].event == "response.output_item.done");
+  CHECK(start[2].data["output_index"] == 0);
+  CHECK(start[3].event == "response.output_item.added");
+  CHECK(start[3].data["output_index"] == 1);
+  CHECK(start[3].data["item"]["arguments"] == "");
+  CHECK(start[3].data["item"]["status"] == "in_progress");
   std::string streamed;
   for (int f = 1; f <= 3; ++f) {
     const auto p = pairs(units[static_cast<std::size_t>(f)]);
@@ -204,7 +272,7 @@ TEST_CASE("responses: the in-stream error is response.failed, rate_limit_exceede
   const auto after_text = pairs(enc->error_event(503));
   REQUIRE(after_text.size() == 1);
   CHECK(after_text[0].event == "response.failed");
-  CHECK(after_text[0].data["sequence_number"] == 8);  // 0-1 open, 2-7 text
+  CHECK(after_text[0].data["sequence_number"] == 5);  // 0-1 open, 2-4 the text's open item
   const json& r = after_text[0].data["response"];
   CHECK(r["status"] == "failed");
   CHECK(r["error"]["code"] == "server_error");
@@ -212,11 +280,10 @@ TEST_CASE("responses: the in-stream error is response.failed, rate_limit_exceede
         "An error occurred while processing your request. You can retry your request, or contact us "
         "through our help center at help.openai.com if the error persists. Please include the request "
         "ID req_hiccup_3 in your message.");
-  REQUIRE(r["output"].size() == 1);  // the completed text item
-  CHECK(r["output"][0]["type"] == "message");
-  CHECK(r["output"][0]["status"] == "completed");
+  CHECK(r["output"] == json::array());  // the text's message item was never completed
 
-  // After a delivered call: the next number, and the call's item with the text's.
+  // After a delivered call: the next number, and the call's item with the text's, which the call
+  // completed.
   auto enc2 = fmt().stream_encoder(kCtx);
   (void)enc2->open();
   (void)enc2->event_units(mock::TextEvent{"a"}, 0);
@@ -471,6 +538,20 @@ TEST_CASE("responses: the non-streaming body is the response object with its sta
   CHECK(filtered["output"] == json::array());
 }
 
+TEST_CASE("responses: the non-streaming body holds one message item per run of text") {
+  const json body = json::parse(fmt().unary_body({mock::TextEvent{"Run"}, mock::TextEvent{"ning."},
+                                                  call("shell", {{"c", 1}}, "call_hiccup_3_0"), mock::TextEvent{"A"},
+                                                  mock::TextEvent{"nd"}, mock::FinishEvent{}},
+                                                 kCtx));
+  REQUIRE(body["output"].size() == 3);
+  CHECK(body["output"][0]["id"] == "msg_hiccup_3_0");
+  CHECK(body["output"][0]["content"] ==
+        json::parse(R"([{"type":"output_text","annotations":[],"logprobs":[],"text":"Running."}])"));
+  CHECK(body["output"][1]["type"] == "function_call");
+  CHECK(body["output"][2]["id"] == "msg_hiccup_3_2");
+  CHECK(body["output"][2]["content"][0]["text"] == "And");
+}
+
 TEST_CASE("responses: the format serves POST /v1/responses and names calls call_…") {
   CHECK(fmt().name() == "openai-responses");
   CHECK(fmt().paths() == std::vector<std::string>{"POST /v1/responses"});
@@ -523,14 +604,13 @@ void check_stream(const std::string& bytes, bool allow_gap_before_failed) {
 
 }  // namespace
 
-TEST_CASE("responses: an error event after a delivered text takes the next number and reports the text") {
+TEST_CASE("responses: an error event after a delivered text takes the next number and leaves the text's item open") {
   // The reviewer's case: `fault: {kind: error_event, after_event: 1}` after a text event.
   const auto frames = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{1, 503, std::nullopt}));
-  REQUIRE(frames.size() == 9);  // 2 open, 6 text, failed
-  CHECK(frames[8]["type"] == "response.failed");
-  CHECK(frames[8]["sequence_number"] == 8);
-  REQUIRE(frames[8]["response"]["output"].size() == 1);
-  CHECK(frames[8]["response"]["output"][0]["type"] == "message");
+  REQUIRE(frames.size() == 6);  // 2 open, 3 the text's open item, failed
+  CHECK(frames[5]["type"] == "response.failed");
+  CHECK(frames[5]["sequence_number"] == 5);
+  CHECK(frames[5]["response"]["output"] == json::array());
   // After a call: the call's item is reported too.
   const auto after_call = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{2, 503, std::nullopt}));
   const json& failed = after_call.back();

@@ -281,6 +281,59 @@ TEST_CASE("settle derives delivered events, calls, text and completion from the 
   CHECK_FALSE(e.completed);
 }
 
+TEST_CASE("text inside one open text block or item counts as delivered per text event, as its bytes arrive") {
+  // Anthropic and Responses keep one text block / message item open across a run of text events
+  // (issue 41); the journal still counts each text event delivered once its delta frame is
+  // written, whether the block is later closed or a fault leaves it open.
+  struct Provider {
+    std::string name, target, body, delta_type, delta_key;
+  };
+  const std::vector<Provider> providers = {
+      {"anthropic", "/v1/messages",
+       R"({"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+       "content_block_delta", "text"},
+      {"openai-responses", "/v1/responses", R"({"model":"gpt-x","input":"hi","stream":true})",
+       "response.output_text.delta", "delta"}};
+  const std::vector<mock::Event> events = {mock::TextEvent{"Dep"}, mock::TextEvent{"loy"}, mock::TextEvent{"ing."},
+                                           kStop};
+  for (const Provider& pr : providers) {
+    const std::vector<std::pair<std::optional<mock::Fault>, std::string>> cases = {
+        {std::nullopt, "Deploying."}, {mock::DisconnectFault{2}, "Deploy"}, {mock::ErrorEventFault{1, 503}, "Dep"}};
+    for (const auto& [fault, delivered] : cases) {
+      INFO(pr.name << (fault ? std::string(" fault ") + std::string(mock::fault_name(*fault)) : std::string()));
+      Attempt a = stream(events, fault);
+      a.slice_bytes = 23;
+      mock::Script script = script_of({{a}});
+      script.provider = pr.name;
+      mock::ScriptEngine engine(script);
+      const Plan p = engine.respond({"POST", pr.target, pr.body});
+      std::string written;
+      for (std::size_t done = 0; done <= p.actions.size(); ++done) {
+        if (done > 0) {
+          if (auto* w = std::get_if<WriteAction>(&p.actions[done - 1])) written += w->bytes;
+        }
+        engine.settle(p.journal_index, {static_cast<int>(done), false});
+        // The text of every delta frame received whole.
+        std::string text;
+        std::size_t at = 0;
+        for (std::size_t end; (end = written.find("\n\n", at)) != std::string::npos; at = end + 2) {
+          const std::string frame = written.substr(at, end - at);
+          const std::size_t d = frame.find("data: ");
+          if (d == std::string::npos) continue;
+          const json j = json::parse(frame.substr(d + 6), nullptr, false);
+          if (j.is_object() && j.value("type", "") == pr.delta_type) {
+            const json& src = pr.name == "anthropic" ? j["delta"] : j;
+            text += src[pr.delta_key].get<std::string>();
+          }
+        }
+        INFO("after " << done << " of " << p.actions.size() << " actions");
+        CHECK(engine.journal()[0].delivered_text == text);
+      }
+      CHECK(engine.journal()[0].delivered_text == delivered);
+    }
+  }
+}
+
 TEST_CASE("events after the first finish and faults after it change nothing") {
   mock::ScriptEngine engine(
       script_of({{stream({kText, kStop, mock::TextEvent{"Extra."}}, mock::MalformedFault{3})}}));

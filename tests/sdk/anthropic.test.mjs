@@ -75,6 +75,29 @@ test('text: a streamed reply arrives intact', T, async () => {
   assert.equal(r.journal[0].completed, true);
 });
 
+// A run of text events is one text block, as the API streams it (issue 41): a reader of the
+// Message's content blocks (langchain-anthropic returns a string for one text block, a list for
+// several) gets the whole text in one block.
+test('text: a run of text is one text block, in finalMessage() and in messages.create', T, async () => {
+  const events = [...textPieces.map((t) => ({ text: t })), { finish: 'stop' }];
+  const r = await withServer(sc('anthropic-text-block', turn({ events })), async (url) => client(url).messages.stream(params).finalMessage());
+  assert.equal(r.error, undefined, describeError(r.error));
+  assert.deepEqual(r.result.content.map((b) => [b.type, b.text]), [['text', fullText]]);
+  const u = await withServer(sc('anthropic-text-block-unary', turn({ events })), async (url) => client(url).messages.create(params));
+  assert.equal(u.error, undefined, describeError(u.error));
+  assert.deepEqual(u.result.content.map((b) => [b.type, b.text]), [['text', fullText]]);
+});
+
+test('text: an error event after text falls inside the open text block (no content_block_stop)', T, async () => {
+  const r = await expectError(sc('anthropic-text-block-error', turn({ events: [...textPieces.map((t) => ({ text: t })), { finish: 'stop' }],
+                                                                      fault: { kind: 'error_event', after_event: 2, status: 529 } })),
+                              (url) => stream(url));
+  assert.ok(r.error instanceof APIError, describeError(r.error));
+  assert.equal(r.error.partial.text, textPieces[0] + textPieces[1]);
+  assert.deepEqual(r.error.partial.types.filter((t) => t.startsWith('content_block')),
+                   ['content_block_start', 'content_block_delta', 'content_block_delta']);
+});
+
 test('tool call: args in 3 input_json_delta fragments arrive exactly as scripted', T, async () => {
   const r = await withServer(sc('anthropic-call', callTurn(), answerTurn), (url) => stream(url));
   assert.equal(r.error, undefined, describeError(r.error));

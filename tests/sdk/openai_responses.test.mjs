@@ -85,6 +85,22 @@ test('text: a streamed reply arrives intact', T, async () => {
   assert.equal(r.journal[0].completed, true);
 });
 
+// A run of text events is one message item, as the API streams it (issue 41): a reader of the last
+// message item (openai-agents' final output, codex's last agent message) gets the whole text.
+test('text: a run of text is one message item, in finalResponse() and in responses.create', T, async () => {
+  const events = [...textPieces.map((t) => ({ text: t })), { finish: 'stop' }];
+  const lastMessageText = (resp) => resp.output.filter((o) => o.type === 'message').at(-1)
+    .content.filter((c) => c.type === 'output_text').map((c) => c.text).join('');
+  const r = await withServer(sc('responses-text-item', turn({ events })), async (url) => client(url).responses.stream(params).finalResponse());
+  assert.equal(r.error, undefined, describeError(r.error));
+  assert.equal(r.result.output.length, 1, JSON.stringify(r.result.output));
+  assert.equal(lastMessageText(r.result), fullText);
+  const u = await withServer(sc('responses-text-item-unary', turn({ events })), async (url) => client(url).responses.create(params));
+  assert.equal(u.error, undefined, describeError(u.error));
+  assert.equal(u.result.output.length, 1, JSON.stringify(u.result.output));
+  assert.equal(lastMessageText(u.result), fullText);
+});
+
 test('tool call: args in 3 function_call_arguments.delta events arrive exactly as scripted', T, async () => {
   const r = await withServer(sc('responses-call', callTurn(), answerTurn), (url) => stream(url));
   assert.equal(r.error, undefined, describeError(r.error));
