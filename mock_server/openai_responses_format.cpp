@@ -240,22 +240,37 @@ class Encoder final : public StreamEncoder {
     // The engine encodes only events something of which goes out: an event a stream-ending fault
     // replaces is never encoded, and a call cut inside its fragments is trimmed back by
     // withhold_last_units. So the error takes the next sequence number and reports every output
-    // item completed so far.
-    // Mid-stream failures arrive as `response.failed`: codex acts on no other event, and maps
-    // `rate_limit_exceeded` to a retry (parsing "try again in …") and anything else to a
-    // retryable stream error (codex-rs/codex-api/src/sse/responses.rs).
-    const ojson error =
-        status == 429
-            ? error_object("rate_limit_exceeded", "Rate limit reached for requests. Please try again later.")
-            : error_object("server_error",
-                           "An error occurred while processing your request. You can retry your request, "
-                           "or contact us through our help center at help.openai.com if the error "
-                           "persists. Please include the request ID req_hiccup_" +
-                               std::to_string(ctx_.journal_index) + " in your message.");
-    return frame("response.failed", [&](json_text::Writer& w) {
-      w.key("response");
-      write_response(w, ctx_, "failed", output_, error);
+    // item completed so far (a message item the fault left open is not).
+    // As live: `event: error` with the error nested under `error` (`type`, `code`, `message`,
+    // `param`), then `response.failed`, each numbered in turn. A recorded live stream
+    // (SwiftedMind/SwiftAgent, Tests/SwiftAgentTests/OpenAI/OpenAIStreamingErrorHandling.swift,
+    // gpt-5-2025-08-07): `{"type":"error","sequence_number":2,"error":{"type":"insufficient_quota",
+    // "code":"insufficient_quota","message":…,"param":null}}` then `response.failed` number 3; the
+    // same shape with server_error in Soju06/codex-lb#429. The openai SDKs throw on the first
+    // (openai-node's stream iterator throws APIError for any event whose data has `error`); codex
+    // ignores it and acts on `response.failed`, mapping `rate_limit_exceeded` to a retry (parsing
+    // "try again in …") and anything else to a retryable stream error
+    // (codex-rs/codex-api/src/sse/responses.rs).
+    const std::string_view code = status == 429 ? "rate_limit_exceeded" : "server_error";
+    const std::string message =
+        status == 429 ? std::string("Rate limit reached for requests. Please try again later.")
+                      : "An error occurred while processing your request. You can retry your request, "
+                        "or contact us through our help center at help.openai.com if the error "
+                        "persists. Please include the request ID req_hiccup_" +
+                            std::to_string(ctx_.journal_index) + " in your message.";
+    std::string s = frame("error", [&](json_text::Writer& w) {
+      w.key("error").begin_object()
+          .member("type", code)
+          .member("code", code)
+          .member("message", message)
+          .member_null("param")
+          .end_object();
     });
+    s += frame("response.failed", [&](json_text::Writer& w) {
+      w.key("response");
+      write_response(w, ctx_, "failed", output_, error_object(code, message));
+    });
+    return s;
   }
 
   std::string malformed_frame() override {

@@ -22,9 +22,11 @@ namespace mock::openai_responses {
 /// openai-node `Response.IncompleteDetails`); malformed_call → `response.failed` with error
 /// `server_error` "The model produced invalid content. …" (OpenAI's message for a model output it
 /// cannot parse; the Responses API has no dedicated finish for it).
-/// In-stream errors: `response.failed` with `error.code` `rate_limit_exceeded` (429) or
-/// `server_error` (any other status); codex reads only `response.failed`
-/// (codex-rs/codex-api/src/sse/responses.rs), and `ResponseError.code` lists both codes.
+/// In-stream errors: `event: error` (`{"type":"error","sequence_number":N,"error":{"type","code",
+/// "message","param":null}}`, as live; the openai SDKs throw on it), then `response.failed` (N+1)
+/// with `error.code` `rate_limit_exceeded` (429) or `server_error` (any other status); codex reads
+/// only `response.failed` (codex-rs/codex-api/src/sse/responses.rs), and `ResponseError.code` lists
+/// both codes.
 const WireFormat& format();
 
 }  // namespace mock::openai_responses

@@ -265,43 +265,62 @@ TEST_CASE("responses: each finish ends the response its own way, output holding 
                          "seeing this error persistently."}});
 }
 
-TEST_CASE("responses: the in-stream error is response.failed, rate_limit_exceeded for 429, server_error otherwise") {
+TEST_CASE("responses: the in-stream error is an error event, then response.failed, numbered in turn") {
+  // As live: `event: error` with the error nested under `error` (type, code, message, param), then
+  // `response.failed`, each with the next sequence number. A recorded live stream
+  // (SwiftedMind/SwiftAgent Tests/SwiftAgentTests/OpenAI/OpenAIStreamingErrorHandling.swift,
+  // gpt-5-2025-08-07) shows `{"type":"error","sequence_number":2,"error":{"type":"insufficient_quota",
+  // "code":"insufficient_quota","message":…,"param":null}}` then `response.failed` number 3; a
+  // server_error one is in Soju06/codex-lb#429. openai-node throws on the first (its stream
+  // iterator throws APIError for any event whose data has `error`), codex acts on the second.
   // The engine encodes only what goes out: the error follows every event encoded before it.
   auto enc = fmt().stream_encoder(kCtx);
   std::string s = enc->open() + join(enc->event_units(mock::TextEvent{"a"}, 0));
-  const auto after_text = pairs(enc->error_event(503));
-  REQUIRE(after_text.size() == 1);
-  CHECK(after_text[0].event == "response.failed");
-  CHECK(after_text[0].data["sequence_number"] == 5);  // 0-1 open, 2-4 the text's open item
-  const json& r = after_text[0].data["response"];
+  const std::string bytes = enc->error_event(503);
+  const std::string message =
+      "An error occurred while processing your request. You can retry your request, or contact us "
+      "through our help center at help.openai.com if the error persists. Please include the request "
+      "ID req_hiccup_3 in your message.";
+  CHECK(bytes.substr(0, bytes.find("\n\n") + 2) ==
+        "event: error\n"
+        R"(data: {"type":"error","sequence_number":5,"error":{"type":"server_error","code":"server_error","message":")" +
+            message + R"(","param":null}})" "\n\n");
+  const auto after_text = pairs(bytes);
+  REQUIRE(after_text.size() == 2);
+  CHECK(after_text[0].event == "error");
+  CHECK(after_text[1].event == "response.failed");
+  CHECK(after_text[1].data["sequence_number"] == 6);  // 0-1 open, 2-4 the text's open item, 5 error
+  const json& r = after_text[1].data["response"];
   CHECK(r["status"] == "failed");
-  CHECK(r["error"]["code"] == "server_error");
-  CHECK(r["error"]["message"] ==
-        "An error occurred while processing your request. You can retry your request, or contact us "
-        "through our help center at help.openai.com if the error persists. Please include the request "
-        "ID req_hiccup_3 in your message.");
+  CHECK(r["error"] == json{{"code", "server_error"}, {"message", message}});
   CHECK(r["output"] == json::array());  // the text's message item was never completed
 
-  // After a delivered call: the next number, and the call's item with the text's, which the call
-  // completed.
+  // After a delivered call: the next numbers, and the call's item with the text's, which the call
+  // completed; 429 is rate_limit_exceeded in both events.
   auto enc2 = fmt().stream_encoder(kCtx);
   (void)enc2->open();
   (void)enc2->event_units(mock::TextEvent{"a"}, 0);
   (void)enc2->event_units(call("shell", json::object(), "c1"), 0);
   const auto q = pairs(enc2->error_event(429));
-  CHECK(q.at(0).data["sequence_number"] == 12);  // 0-1 open, 2-7 text, 8-11 the call
-  REQUIRE(q.at(0).data["response"]["output"].size() == 2);
-  CHECK(q.at(0).data["response"]["output"][1]["type"] == "function_call");
-  CHECK(q.at(0).data["response"]["output"][1]["call_id"] == "c1");
-  CHECK(q.at(0).data["response"]["error"]["code"] == "rate_limit_exceeded");
+  REQUIRE(q.size() == 2);
+  CHECK(q[0].data == json::parse(R"({"type":"error","sequence_number":12,"error":{"type":"rate_limit_exceeded",
+      "code":"rate_limit_exceeded","message":"Rate limit reached for requests. Please try again later.","param":null}})"));
+  CHECK(q[1].data["sequence_number"] == 13);  // 0-1 open, 2-4 text, 5-11 its completion and the call, 12 error
+  REQUIRE(q[1].data["response"]["output"].size() == 2);
+  CHECK(q[1].data["response"]["output"][1]["type"] == "function_call");
+  CHECK(q[1].data["response"]["output"][1]["call_id"] == "c1");
+  CHECK(q[1].data["response"]["error"]["code"] == "rate_limit_exceeded");
 
   // Before any event.
   auto enc3 = fmt().stream_encoder(kCtx);
   (void)enc3->open();
   const auto r3 = pairs(enc3->error_event(529));
-  CHECK(r3.at(0).data["sequence_number"] == 2);
-  CHECK(r3.at(0).data["response"]["output"] == json::array());
-  CHECK(r3.at(0).data["response"]["error"]["code"] == "server_error");
+  REQUIRE(r3.size() == 2);
+  CHECK(r3[0].data["sequence_number"] == 2);
+  CHECK(r3[0].data["error"]["code"] == "server_error");
+  CHECK(r3[1].data["sequence_number"] == 3);
+  CHECK(r3[1].data["response"]["output"] == json::array());
+  CHECK(r3[1].data["response"]["error"]["code"] == "server_error");
 }
 
 TEST_CASE("responses: the malformed frame has valid SSE framing and unparsable JSON") {
@@ -595,6 +614,11 @@ void check_stream(const std::string& bytes, bool allow_gap_before_failed) {
       CHECK(f["sequence_number"] == static_cast<int>(i));
     }
     if (f["type"] == "response.output_item.done") done_items.push_back(f["item"]);
+    if (f["type"] == "error") {
+      // The in-stream error comes right before response.failed, the last frame.
+      CHECK(i + 2 == frames.size());
+      CHECK(frames.back()["type"] == "response.failed");
+    }
     if (f["type"] == "response.failed") {
       CHECK(i + 1 == frames.size());
       if (!allow_gap_before_failed) CHECK(f["response"]["output"] == done_items);
@@ -607,10 +631,12 @@ void check_stream(const std::string& bytes, bool allow_gap_before_failed) {
 TEST_CASE("responses: an error event after a delivered text takes the next number and leaves the text's item open") {
   // The reviewer's case: `fault: {kind: error_event, after_event: 1}` after a text event.
   const auto frames = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{1, 503, std::nullopt}));
-  REQUIRE(frames.size() == 6);  // 2 open, 3 the text's open item, failed
-  CHECK(frames[5]["type"] == "response.failed");
+  REQUIRE(frames.size() == 7);  // 2 open, 3 the text's open item, error, failed
+  CHECK(frames[5]["type"] == "error");
   CHECK(frames[5]["sequence_number"] == 5);
-  CHECK(frames[5]["response"]["output"] == json::array());
+  CHECK(frames[6]["type"] == "response.failed");
+  CHECK(frames[6]["sequence_number"] == 6);
+  CHECK(frames[6]["response"]["output"] == json::array());
   // After a call: the call's item is reported too.
   const auto after_call = parsed_frames(play(kFaultEvents, mock::ErrorEventFault{2, 503, std::nullopt}));
   const json& failed = after_call.back();

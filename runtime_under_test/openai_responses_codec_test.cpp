@@ -243,6 +243,29 @@ TEST_CASE("responses codec: every ending maps to its finish class or a stream er
         "server_error: nested");
 }
 
+TEST_CASE("responses codec: an error event and then response.failed are one stream error, the first") {
+  // The live in-stream failure: an open message item's delta, `error` (nested error object), then
+  // `response.failed`. The attempt fails once, at the error event, with the text delivered before it.
+  const std::string open_item =
+      pair("response.output_item.added",
+           {{"output_index", 0}, {"item", {{"id", "msg_1"}, {"type", "message"}, {"status", "in_progress"}, {"content", json::array()}, {"role", "assistant"}}}}) +
+      pair("response.content_part.added",
+           {{"item_id", "msg_1"}, {"output_index", 0}, {"content_index", 0}, {"part", {{"type", "output_text"}, {"text", ""}}}}) +
+      pair("response.output_text.delta", {{"item_id", "msg_1"}, {"output_index", 0}, {"content_index", 0}, {"delta", "partial "}});
+  const std::string error = pair(
+      "error", {{"sequence_number", 5},
+                {"error", {{"type", "server_error"}, {"code", "server_error"}, {"message", "An error occurred."}, {"param", nullptr}}}});
+  const std::string failed = ending("response.failed", {{"status", "failed"}, {"error", {{"code", "server_error"}, {"message", "An error occurred."}}}});
+  for (std::size_t step : {std::size_t{0}, std::size_t{7}}) {
+    const Decoded d = decode_stream(open_item + error + failed, step);
+    REQUIRE(d.parts.size() == 1);
+    CHECK(d.parts[0].text == "partial ");
+    CHECK(d.stream_error == "server_error: An error occurred.");
+    CHECK(d.frames == 4);  // decided at the error event: response.failed is never read
+    CHECK_FALSE(d.finish);
+  }
+}
+
 TEST_CASE("responses codec: a stream without its terminal event reports no finish") {
   const std::string bytes = full_stream();
   const Decoded d = decode_stream(bytes.substr(0, bytes.size() - kCompleted.size()), 11);

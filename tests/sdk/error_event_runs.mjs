@@ -2,9 +2,9 @@
 // The in-stream error measured through each official SDK (issue 12): an `error_event` right after
 // a text event, streaming, N runs per provider (default 100), each against its own `hiccup serve`.
 // Counts how many runs give the SDK's proper API error (genai ApiError, openai APIError,
-// anthropic APIError; for Responses the `response.failed` event, which the SDK yields rather than
-// throws) and how many a JSON/parse error instead, plus every distinct outcome string of
-// conformance.mjs.
+// anthropic APIError; for Responses the APIError the SDK throws at the `error` event that comes
+// before `response.failed`, as live) and how many a JSON/parse error instead, plus every distinct
+// outcome string of conformance.mjs.
 //
 //   node tests/sdk/error_event_runs.mjs [--runs N] [--only PROVIDER[,PROVIDER]] [--status S]
 //                                       [--concurrency K] [--json]
@@ -26,7 +26,7 @@ const STATUS = { gemini: 503, 'openai-chat': 503, 'openai-responses': 503, anthr
 
 function classify(outcome) {
   if (/^text "Hel", then throws (ApiError|APIError)\b/.test(outcome)) return 'proper API error';
-  if (/^text "Hel", response\.failed\b/.test(outcome)) return 'proper API error';  // Responses: the failed event
+  if (/^text "Hel", response\.failed\b/.test(outcome)) return 'proper API error';  // a failed event alone (hiccup before issue 41)
   if (/SyntaxError|Incomplete JSON|JSON/.test(outcome)) return 'JSON/parse error';
   if (/ends|returns/.test(outcome) && !/throws/.test(outcome)) return 'no error (silent end)';
   return 'other';

@@ -191,27 +191,38 @@ test('HTTP 429 with maxRetries 1: the SDK waits the retry-after delay, then succ
   assert.ok(r.ms >= 1500, `retried after ${r.ms.toFixed(0)} ms, expected about 2000 (retry-after-ms / retry-after)`);
 });
 
-// The SDK does not throw for a failed response: it yields `response.failed` (status "failed", an
-// error object) as an ordinary event, and the ResponseStream helper resolves finalResponse() with
-// status "failed". A client must check the terminal event; `response.completed` must never come.
-test('error_event 503 mid-stream: the stream yields response.failed (no throw, no response.completed)', T, async () => {
-  const r = await withServer(sc('responses-error-event', turn({ events: [{ text: 'partial ' }, { text: 'never' }, { finish: 'stop' }],
-                                                                fault: { kind: 'error_event', after_event: 1, status: 503 } })),
-                             (url) => stream(url));
-  assert.equal(r.error, undefined, describeError(r.error));
-  assert.equal(r.result.text, 'partial ');
-  assert.ok(!r.result.types.includes('response.completed'), `events: ${r.result.types}`);
-  assert.equal(r.result.terminal?.type, 'response.failed', `events: ${r.result.types}`);
-  assert.equal(r.result.terminal.response.status, 'failed');
-  assert.ok(r.result.terminal.response.error?.message, `response.error: ${JSON.stringify(r.result.terminal.response.error)}`);
+// As the live API does, an in-stream failure is `event: error` (the error nested under `error`)
+// then `response.failed`. The SDK's stream iterator throws APIError on the first (any event whose
+// data has `error`), so the text before it is all the caller gets and response.completed never comes.
+test('error_event 503 mid-stream: the iterator throws APIError at the error event, before response.failed', T, async () => {
+  const r = await expectError(sc('responses-error-event', turn({ events: [{ text: 'partial ' }, { text: 'never' }, { finish: 'stop' }],
+                                                                 fault: { kind: 'error_event', after_event: 1, status: 503 } })),
+                              (url) => stream(url));
+  assert.ok(r.error instanceof APIError, describeError(r.error));
+  assert.equal(r.error.status, undefined);
+  assert.equal(r.error.type, 'server_error');
+  assert.equal(r.error.code, 'server_error');
+  assert.match(r.error.message, /An error occurred while processing your request/);
+  assert.equal(r.error.partial.text, 'partial ');
+  assert.ok(!r.error.partial.types.includes('response.completed'), `events: ${r.error.partial.types}`);
+  assert.equal(r.error.partial.terminal, null, 'the iterator throws before response.failed');
+  assert.deepEqual(r.error.partial.seq, r.error.partial.seq.map((_, i) => i));
 });
 
-test('error_event 503 mid-stream: the ResponseStream helper resolves with status failed', T, async () => {
-  const r = await withServer(sc('responses-error-event-helper', turn({ events: [{ text: 'partial ' }, { finish: 'stop' }],
-                                                                       fault: { kind: 'error_event', after_event: 1, status: 503 } })),
-                             async (url) => client(url).responses.stream(params).finalResponse());
-  assert.equal(r.error, undefined, describeError(r.error));
-  assert.equal(r.result.status, 'failed');
+test('error_event 429 mid-stream: the error event says rate_limit_exceeded', T, async () => {
+  const r = await expectError(sc('responses-error-event-429', turn({ events: [{ text: 'partial ' }, { finish: 'stop' }],
+                                                                     fault: { kind: 'error_event', after_event: 1, status: 429 } })),
+                              (url) => stream(url));
+  assert.ok(r.error instanceof APIError, describeError(r.error));
+  assert.equal(r.error.code, 'rate_limit_exceeded');
+});
+
+test('error_event 503 mid-stream: the ResponseStream helper rejects finalResponse() with the APIError', T, async () => {
+  const r = await expectError(sc('responses-error-event-helper', turn({ events: [{ text: 'partial ' }, { finish: 'stop' }],
+                                                                        fault: { kind: 'error_event', after_event: 1, status: 503 } })),
+                              async (url) => client(url).responses.stream(params).finalResponse());
+  assert.ok(r.error instanceof APIError, describeError(r.error));
+  assert.equal(r.error.code, 'server_error');
 });
 
 test('end without response.completed after a call: the raw iterator ends silently, no terminal event', T, async () => {
