@@ -49,10 +49,11 @@ constexpr std::pair<std::string_view, std::string_view> kCalls[] = {
   std::abort();
 }
 
-/// A body the server sends: valid UTF-8 always, and JSON when its type says so.
-void check_body(std::string_view content_type, std::string_view body) {
+/// A body the server sends: valid UTF-8 always, and JSON when its type says so (with or without a
+/// charset) or when it is an error envelope (Gemini's errors to a stream are text/event-stream).
+void check_body(std::string_view content_type, std::string_view body, bool error_envelope = false) {
   if (!mock::json_text::is_utf8(body)) fail("an answer body is not valid UTF-8", body);
-  if (content_type == "application/json" && !body.empty() &&
+  if ((content_type.rfind("application/json", 0) == 0 || error_envelope) && !body.empty() &&
       nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false).is_discarded()) {
     fail("an application/json answer is not JSON", body);
   }
@@ -82,10 +83,10 @@ void handle(World& w, mock::HttpRequest& request) {
   const mock::Dispatch d = mock::dispatch_request(w.api, request, 0);
   if (d.internal_error) fail("a request's handling threw", d.error);
   if (!d.engine) {
-    check_body(d.direct.content_type, d.direct.body);
+    check_body(d.direct.content_type, d.direct.body, d.direct.content_type == "text/event-stream" && d.direct.status >= 400);
     return;
   }
-  check_body(d.plan.content_type, d.plan.body);
+  check_body(d.plan.content_type, d.plan.body, d.plan.content_type == "text/event-stream" && d.plan.status >= 400);
   for (const auto& action : d.plan.actions) {
     if (const auto* write = std::get_if<mock::WriteAction>(&action)) {
       if (!mock::json_text::is_utf8(write->bytes)) fail("a stream write is not valid UTF-8", write->bytes);

@@ -89,8 +89,19 @@ std::vector<std::string> corpus() {
   std::ifstream golden(fs::path(HICCUP_SOURCE_DIR) / "mock_server/testdata/encoder_bytes.txt", std::ios::binary);
   std::string line;
   while (std::getline(golden, line)) {
-    if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
-    else if (!line.empty() && (line[0] == '{' || line[0] == '[')) out.push_back(line);
+    if (line.rfind("data: ", 0) == 0) {
+      out.push_back(line.substr(6));
+    } else if (line == "{") {
+      // A pretty-printed body (Gemini's error envelope): its lines up to the closing brace.
+      std::string body = line + "\n";
+      while (std::getline(golden, line)) {
+        body += line + "\n";
+        if (line == "}") break;
+      }
+      out.push_back(body);
+    } else if (!line.empty() && (line[0] == '{' || line[0] == '[')) {
+      out.push_back(line);
+    }
   }
   return out;
 }

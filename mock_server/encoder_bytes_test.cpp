@@ -115,6 +115,12 @@ std::string encode_all(const mock::WireFormat& fmt) {
     if (st.malformed) out << "-- malformed\n" << enc->malformed_frame();
     out << "-- unary\n" << fmt.unary_body(all, st.ctx) << "\n";
   }
+  for (std::string target : fmt.paths()) {  // e.g. "POST /v1/messages[?beta=true]"
+    target = target.substr(target.find(' ') + 1);
+    if (const auto at = target.find("{model}"); at != std::string::npos) target.replace(at, 7, "m");
+    if (const auto at = target.find('['); at != std::string::npos) target.erase(at);
+    out << "=== " << fmt.name() << " error_content_type " << target << "\n" << fmt.error_content_type(target) << "\n";
+  }
   for (int status : {400, 429, 500, 503, 529}) {
     for (std::optional<double> retry : {std::optional<double>(), std::optional<double>(2.5)}) {
       const mock::ErrorAnswer a = fmt.error_answer(status, fmt.default_message(status), retry);

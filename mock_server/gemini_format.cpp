@@ -126,7 +126,12 @@ ojson error_envelope(int status, std::string_view message, std::optional<double>
 }
 
 std::string error_body(int status, std::string_view message, std::optional<double> retry_after_s) {
-  return error_envelope(status, message, retry_after_s).dump();
+  return error_envelope(status, message, retry_after_s).dump(2) + "\n";
+}
+
+std::string_view error_content_type(std::string_view target) {
+  const auto t = parse_target(target);
+  return t && t->streaming ? "text/event-stream" : "application/json; charset=UTF-8";
 }
 
 std::string response_id(std::size_t journal_index) {
@@ -200,7 +205,7 @@ std::string event_frame(const Event& event, const FrameContext& ctx) {
 std::string malformed_frame() { return "data: {\"candidates\":[{\r\n\r\n"; }
 
 std::string stream_error_chunk(int status) {
-  return error_body(status, default_message(status)) + "\n";
+  return error_envelope(status, default_message(status), std::nullopt).dump() + "\n";
 }
 
 ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx) {
@@ -293,6 +298,10 @@ class GeminiFormat final : public WireFormat {
   ErrorAnswer error_answer(int status, std::string_view message,
                            std::optional<double> retry_after_s) const override {
     return {error_body(status, message, retry_after_s), {}};
+  }
+
+  std::string error_content_type(std::string_view target) const override {
+    return std::string(gemini::error_content_type(target));
   }
 
   std::string call_id(std::size_t, int) const override { return ""; }

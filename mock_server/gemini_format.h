@@ -43,9 +43,25 @@ std::string retry_delay(double seconds);
 nlohmann::ordered_json error_envelope(int status, std::string_view message,
                                       std::optional<double> retry_after_s = std::nullopt);
 
-/// error_envelope(...) serialised on one line: the HTTP body of an error answer.
+/// The HTTP body of an error answer: error_envelope(...) pretty-printed as Google's front end
+/// writes it, two-space indent, `": "` after keys, and a final newline:
+/// "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": …,\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n".
+/// Sources: a recorded live 404 of streamGenerateContent (googleapis/js-genai
+/// test/system/recordings/Chats_Tests_sendMessage_Send_message_stream_with_error.json: its
+/// Content-Length, 858, is this layout of its body exactly), the bodies users quote
+/// (gemini-cli #2020 and #15745 through @google/genai; google/generative-ai-docs#236 from curl).
 std::string error_body(int status, std::string_view message,
                        std::optional<double> retry_after_s = std::nullopt);
+
+/// The `Content-Type` of an error answer to a request for `target`: "text/event-stream" for
+/// streamGenerateContent (the live 404 recording above: the error keeps the stream's type), so
+/// @google/genai's throwErrorIfNotOK (src/_api_client.ts) reads the body as text and its ApiError
+/// message wraps the pretty text, `{"error":{"message":"{\n  \"error\": …","code":503,
+/// "status":"Service Unavailable"}}`, as gemini-cli users see it (#2020, #15745);
+/// "application/json; charset=UTF-8" for generateContent and anything else (the type js-genai's
+/// own tests expect of a generateContent answer, test/system/node/client_test.ts; the SDK parses
+/// it: js-genai #1840 quotes `ApiError: {"error":{"code":429,…}}`).
+std::string_view error_content_type(std::string_view target);
 
 /// Deterministic `responseId` for the response to journal entry `journal_index`.
 std::string response_id(std::size_t journal_index);
@@ -73,8 +89,8 @@ std::string event_frame(const Event& event, const FrameContext& ctx);
 /// An undecodable frame with valid SSE framing: `data: {"candidates":[{` + "\r\n\r\n".
 std::string malformed_frame();
 
-/// The in-stream error the official SDK recognises: a bare `{"error":{…}}` object + "\n"
-/// (not a data: line), written as its own chunk.
+/// The in-stream error the official SDK recognises: a bare `{"error":{…}}` object on one line +
+/// "\n" (not a data: line), written as its own chunk.
 std::string stream_error_chunk(int status);
 
 /// The non-streaming generateContent body: one GenerateContentResponse whose single candidate

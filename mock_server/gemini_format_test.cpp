@@ -51,7 +51,7 @@ TEST_CASE("frames have no event or id lines and exactly one data line") {
 }
 
 TEST_CASE("the error envelope uses Google status names") {
-  CHECK(g::error_body(503, g::default_message(503)) ==
+  CHECK(g::error_envelope(503, g::default_message(503)).dump() ==
         R"({"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}})");
   CHECK(g::status_name(400) == "INVALID_ARGUMENT");
   CHECK(g::status_name(401) == "UNAUTHENTICATED");
@@ -64,9 +64,30 @@ TEST_CASE("the error envelope uses Google status names") {
   CHECK(g::status_name(529) == "UNAVAILABLE");
 }
 
+TEST_CASE("an error answer's body is the envelope pretty-printed as Google writes it, under the method's content type") {
+  // gemini_format.h, error_body and error_content_type, name the recorded sources.
+  CHECK(g::error_body(503, g::default_message(503)) ==
+        "{\n"
+        "  \"error\": {\n"
+        "    \"code\": 503,\n"
+        "    \"message\": \"The model is overloaded. Please try again later.\",\n"
+        "    \"status\": \"UNAVAILABLE\"\n"
+        "  }\n"
+        "}\n");
+  CHECK(json::parse(g::error_body(400, "b\u00e4d \"x\"")) == g::error_envelope(400, "b\u00e4d \"x\""));
+  CHECK(g::error_content_type("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse") == "text/event-stream");
+  CHECK(g::error_content_type("/v1beta/models/gemini-2.5-pro:generateContent") == "application/json; charset=UTF-8");
+  CHECK(g::error_content_type("/v1beta/unknown") == "application/json; charset=UTF-8");
+  CHECK(g::format().error_content_type("/v1beta/models/m:streamGenerateContent?alt=sse") == "text/event-stream");
+}
+
 TEST_CASE("retry_after_s becomes a RetryInfo retryDelay in the body") {
-  CHECK(g::error_body(429, "quota", 30.0) ==
+  CHECK(g::error_envelope(429, "quota", 30.0).dump() ==
         R"({"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"30s"}]}})");
+  CHECK(g::error_body(429, "quota", 30.0) ==
+        "{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"quota\",\n    \"status\": \"RESOURCE_EXHAUSTED\",\n"
+        "    \"details\": [\n      {\n        \"@type\": \"type.googleapis.com/google.rpc.RetryInfo\",\n"
+        "        \"retryDelay\": \"30s\"\n      }\n    ]\n  }\n}\n");
   CHECK(g::retry_delay(1.5) == "1.5s");
   CHECK(g::retry_delay(0) == "0s");
   CHECK(g::retry_delay(60) == "60s");

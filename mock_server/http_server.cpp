@@ -339,19 +339,23 @@ DirectAnswer refusal_answer(int status, const std::string& message, std::string_
   }
   const std::string_view path = target.substr(0, target.find('?'));
   const WireFormat* format = nullptr;
+  std::string_view format_target = target;  // the target from the format's path on (a session prefix left out)
   for (std::size_t at = 0; at != std::string_view::npos && format == nullptr && !path.empty(); at = path.find('/', at + 1)) {
     format = format_for_path(path.substr(at));
+    if (format) format_target = target.substr(at);
   }
   if (format == nullptr && !path.empty() && path.rfind("/_hiccup", 0) != 0) {
     const Route route = router.route("HEAD", std::string(target), "");  // HEAD: no side effect
     if (route.engine) format = wire_format(route.engine->script().provider);
   }
   std::string body;
+  std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   if (format) {
     ErrorAnswer answer = format->error_answer(status, message, retry_after_s);
     body = std::move(answer.body);
     headers = std::move(answer.headers);
+    content_type = format->error_content_type(format_target);
   } else {
     body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump();
   }
@@ -363,7 +367,7 @@ DirectAnswer refusal_answer(int status, const std::string& message, std::string_
   if (retry_after_s && !has_retry_after) {
     headers.emplace_back("Retry-After", std::to_string(static_cast<long long>(*retry_after_s)));
   }
-  return DirectAnswer{status, "application/json", std::move(body), std::move(headers)};
+  return DirectAnswer{status, std::move(content_type), std::move(body), std::move(headers)};
 }
 
 /// A last answer when even the envelope could not be built.

@@ -156,7 +156,13 @@ TEST_CASE("a status attempt is answered with the Gemini error envelope over HTTP
   REQUIRE(res);
   CHECK(res->status == 503);
   CHECK(res->body == g::error_body(503, g::default_message(503), 2.0));
-  CHECK(res->get_header_value("Content-Type") == "application/json");
+  // As Google's front end answers streamGenerateContent?alt=sse: the pretty-printed envelope under
+  // the stream's content type (gemini_format.h, error_body).
+  CHECK(res->get_header_value("Content-Type") == "text/event-stream");
+  CHECK(res->body ==
+        "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded. Please try again later.\",\n"
+        "    \"status\": \"UNAVAILABLE\",\n    \"details\": [\n      {\n        \"@type\": \"type.googleapis.com/google.rpc.RetryInfo\",\n"
+        "        \"retryDelay\": \"2s\"\n      }\n    ]\n  }\n}\n");
   auto nf = cli.Post("/v1/unknown/endpoint", "{}", "application/json");
   REQUIRE(nf);
   CHECK(nf->status == 404);
@@ -314,6 +320,8 @@ TEST_CASE("generateContent with an error_event answers the status in the provide
   REQUIRE(res);
   CHECK(res->status == 429);
   CHECK(json::parse(res->body)["error"]["status"] == "RESOURCE_EXHAUSTED");
+  CHECK(res->get_header_value("Content-Type") == "application/json; charset=UTF-8");
+  CHECK(res->body.rfind("{\n  \"error\": {\n    \"code\": 429,\n", 0) == 0);
   CHECK(settled(engine, 0).fault == "error_event");
 }
 

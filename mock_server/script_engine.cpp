@@ -192,6 +192,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     if (fallback == nullptr) fallback = wire_formats().front();
     entry.played = "not-found";
     plan.status = 404;
+    plan.content_type = fallback->error_content_type(request.target);
     ErrorAnswer answer = fallback->error_answer(404, fallback->default_message(404), std::nullopt);
     plan.body = std::move(answer.body);
     plan.headers = std::move(answer.headers);
@@ -205,6 +206,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
                       std::to_string(kMaxJsonDepth) + " levels";
     ErrorAnswer answer = format->error_answer(400, entry.rejection, std::nullopt);
     plan.status = 400;
+    plan.content_type = format->error_content_type(request.target);
     plan.body = std::move(answer.body);
     plan.headers = std::move(answer.headers);
     return plan;
@@ -218,6 +220,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   auto answer_error = [&](int status, std::string_view message, std::optional<double> retry_after_s) {
     ErrorAnswer answer = format->error_answer(status, message, retry_after_s);
     plan.status = status;
+    plan.content_type = format->error_content_type(request.target);
     plan.body = std::move(answer.body);
     plan.headers = std::move(answer.headers);
   };
@@ -430,6 +433,7 @@ Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const 
         // An error answer: its envelope's headers (e.g. Anthropic's x-should-retry), and nothing
         // of the events delivered.
         plan.headers = format.error_answer(plan.status, format.default_message(plan.status), std::nullopt).headers;
+        plan.content_type = format.error_content_type(entry.target);
         record.body_blocked = true;
       } else {
         record.body_blocked = !format.malformed_call_answer_keeps_parts();
@@ -455,6 +459,7 @@ Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const 
     entry.played = "status";
     ErrorAnswer err = format.error_answer(e->status, format.default_message(e->status), std::nullopt);
     plan.status = e->status;
+    plan.content_type = format.error_content_type(entry.target);
     plan.body = std::move(err.body);
     plan.headers = std::move(err.headers);
   } else if (auto* s = std::get_if<StallFault>(&f)) {

@@ -150,6 +150,36 @@ TEST_CASE("a request past the last turn gets a 500 envelope and an unscripted-re
   CHECK(e.attempt == -1);
 }
 
+TEST_CASE("a Gemini error answer is pretty-printed JSON, under text/event-stream for a stream and JSON with charset otherwise") {
+  // Google's front end pretty-prints the envelope (two-space indent, a final newline) and answers
+  // streamGenerateContent?alt=sse with `Content-Type: text/event-stream`, generateContent with
+  // `application/json; charset=UTF-8` (gemini_format.h, error_body). @google/genai reads the
+  // first as text, so its ApiError message wraps the pretty text (gemini-cli #2020, #15745).
+  const std::string pretty =
+      "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded. Please try again later.\",\n"
+      "    \"status\": \"UNAVAILABLE\"\n  }\n}\n";
+  for (const bool streaming : {true, false}) {
+    INFO((streaming ? "streamGenerateContent" : "generateContent"));
+    mock::ScriptEngine engine(script_of({{status(503)}}));
+    const Plan p = engine.respond(post(json::array({kUser}), streaming ? kStream : kUnary));
+    CHECK(p.status == 503);
+    CHECK(p.body == pretty);
+    CHECK(p.content_type == (streaming ? "text/event-stream" : "application/json; charset=UTF-8"));
+  }
+  // A rejected request and an unscripted turn are answered the same way.
+  mock::ScriptEngine engine(script_of({{stream({kStop})}}));
+  const Plan bad = engine.respond({"POST", kStream, "{not json"});
+  CHECK(bad.status == 400);
+  CHECK(bad.content_type == "text/event-stream");
+  CHECK(bad.body.rfind("{\n  \"error\": {\n    \"code\": 400,\n", 0) == 0);
+  // The other formats keep their compact envelope under application/json.
+  mock::ScriptEngine anthropic(script_of({{status(529)}}));
+  const Plan a = anthropic.respond({"POST", "/v1/messages",
+                                    R"({"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]})"});
+  CHECK(a.content_type == "application/json");
+  CHECK(a.body == R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})");
+}
+
 TEST_CASE("a fault-free stream is one write holding every frame") {
   const Plan p = play(std::nullopt);
   CHECK(p.status == 200);

@@ -151,6 +151,14 @@ class WireFormat {
   virtual ErrorAnswer error_answer(int status, std::string_view message,
                                    std::optional<double> retry_after_s) const = 0;
 
+  /// The `Content-Type` of an error answer (error_answer's body) to a request for `target` (path
+  /// and query): "application/json" unless the provider sends another (Gemini: "text/event-stream"
+  /// on its streaming method, "application/json; charset=UTF-8" otherwise; gemini_format.h).
+  virtual std::string error_content_type(std::string_view target) const {
+    (void)target;
+    return "application/json";
+  }
+
   /// The deterministic provider id of call `call_index` in the response to `journal_index`
   /// (`call_…`, `toolu_…`); "" when the provider sends none by default (Gemini).
   virtual std::string call_id(std::size_t journal_index, int call_index) const = 0;

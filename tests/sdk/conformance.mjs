@@ -268,7 +268,8 @@ async function retryNote(provider, err, client) {
   if (provider === 'gemini') {
     let delay;
     try {
-      const body = JSON.parse(err.message);
+      const outer = JSON.parse(err.message);
+      const body = genaiWrapped(outer) ?? outer;
       delay = body?.error?.details?.find((d) => String(d['@type']).endsWith('google.rpc.RetryInfo'))?.retryDelay;
     } catch { /* not a JSON envelope */ }
     // genai retries only with httpOptions.retryOptions, on these statuses, on its own backoff.
@@ -299,6 +300,20 @@ function genaiBody(err) {
 }
 
 /**
+ * The envelope a genai ApiError's body wraps as text: when the answer was not application/json
+ * (Google's errors to a stream are text/event-stream), the SDK makes
+ * `{"error":{"message":TEXT,"code":…,"status":STATUS TEXT}}` of it; TEXT is then the envelope.
+ */
+function genaiWrapped(body) {
+  const text = body?.error?.message;
+  if (typeof text !== 'string' || !text.trimStart().startsWith('{')) return null;
+  try {
+    const inner = JSON.parse(text);
+    return inner && typeof inner.error === 'object' ? inner : null;
+  } catch { return null; }
+}
+
+/**
  * The error as a stable phrase. API errors: class, status, the API's error type / code / status
  * name, and (for in-stream errors, which have no HTTP status of their own) the message. Other
  * errors: class, message, the innermost cause and the low-level codes of the cause chain.
@@ -324,6 +339,9 @@ function errorPhrase(err) {
     }
     if (name === 'ApiError') {
       if (type) parts.push(type);                                      // Google's status name, e.g. UNAVAILABLE
+      // The SDK read a non-JSON answer as text: its status text above, Google's status name inside.
+      const inner = genaiWrapped(genaiBody(err));
+      if (inner) parts.push(`(the body as text: ${inner.error?.status ?? 'an envelope'})`);
     } else {
       const tc = [type && `type ${type}`, code && `code ${code}`].filter(Boolean).join(', ');
       if (tc) parts.push(`(${tc})`);

@@ -101,18 +101,46 @@ test('disconnect after the call: the stream iterator throws (undici "other side 
   assert.ok(causeCodes(r.error).includes('UND_ERR_SOCKET'), `expected UND_ERR_SOCKET in the cause chain: ${describeError(r.error)}`);
 });
 
-test('HTTP 503: ApiError status 503 UNAVAILABLE', T, async () => {
+// Google answers an error status on streamGenerateContent?alt=sse with the envelope pretty-printed
+// under `Content-Type: text/event-stream` (a recorded live 404: js-genai
+// test/system/recordings/Chats_Tests_sendMessage_Send_message_stream_with_error.json), so the SDK's
+// throwErrorIfNotOK takes its non-JSON branch and the ApiError message wraps the pretty text:
+// `{"error":{"message":"{\n  \"error\": {…}\n}\n","code":503,"status":"Service Unavailable"}}`, as
+// users of gemini-cli see it (gemini-cli #2020, #15745). generateContent answers
+// `application/json; charset=UTF-8`, which the SDK parses (js-genai #1840).
+/** The envelope inside a streaming ApiError: the message's wrapper and the pretty text it holds. */
+function wrapped(err) {
+  const outer = JSON.parse(err.message);
+  assert.equal(typeof outer.error.message, 'string', err.message);
+  assert.ok(outer.error.message.startsWith('{\n  "error": {\n    "code": '), `not Google's pretty-printed text: ${err.message}`);
+  return { outer, inner: JSON.parse(outer.error.message) };
+}
+
+test('HTTP 503 streaming: ApiError 503 whose message wraps the pretty-printed envelope, as live', T, async () => {
   const r = await expectError(sc('genai-503', turn({ status: 503 })), (url) => stream(url));
   assert.ok(r.error instanceof ApiError, describeError(r.error));
   assert.equal(r.error.status, 503);
-  assert.equal(JSON.parse(r.error.message).error.status, 'UNAVAILABLE');
+  const { outer, inner } = wrapped(r.error);
+  assert.deepEqual([outer.error.code, outer.error.status], [503, 'Service Unavailable']);
+  assert.equal(inner.error.status, 'UNAVAILABLE');
+  assert.equal(inner.error.message, 'The model is overloaded. Please try again later.');
+});
+
+test('HTTP 503 non-streaming: ApiError 503 whose message is the parsed envelope', T, async () => {
+  const r = await expectError(sc('genai-503-unary', turn({ status: 503 })),
+                              async (url) => client(url).models.generateContent({ model: MODEL, contents: 'hello' }));
+  assert.ok(r.error instanceof ApiError, describeError(r.error));
+  assert.equal(r.error.status, 503);
+  assert.deepEqual(JSON.parse(r.error.message),
+                   { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } });
 });
 
 test('HTTP 429 with retry_after_s: ApiError 429 carrying RetryInfo.retryDelay "2s"', T, async () => {
   const r = await expectError(sc('genai-429', turn({ status: 429, retry_after_s: 2 })), (url) => stream(url));
   assert.ok(r.error instanceof ApiError, describeError(r.error));
   assert.equal(r.error.status, 429);
-  const body = JSON.parse(r.error.message);
+  const { outer, inner: body } = wrapped(r.error);
+  assert.equal(outer.error.status, 'Too Many Requests');
   assert.equal(body.error.status, 'RESOURCE_EXHAUSTED');
   const info = body.error.details.find((d) => d['@type'] === 'type.googleapis.com/google.rpc.RetryInfo');
   assert.equal(info?.retryDelay, '2s');
