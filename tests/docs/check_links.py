@@ -49,10 +49,11 @@ def markdown_files(root):
     return sorted(found)
 
 
-def prose_lines(text):
-    """(line number, line) outside fenced code blocks, with inline code spans blanked."""
+def unfenced(lines):
+    """(index, line) of `lines` outside fenced code blocks (``` or ~~~, closed by a fence of the
+    same character at least as long)."""
     fence = None
-    for n, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(lines):
         m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
@@ -61,7 +62,13 @@ def prose_lines(text):
         if m:
             fence = m.group(1)
             continue
-        yield n, re.sub(r"(`+)(?:(?!\1).)*?\1", lambda c: " " * len(c.group(0)), line)
+        yield i, line
+
+
+def prose_lines(text):
+    """(line number, line) outside fenced code blocks, with inline code spans blanked."""
+    for i, line in unfenced(text.splitlines()):
+        yield i + 1, re.sub(r"(`+)(?:(?!\1).)*?\1", lambda c: " " * len(c.group(0)), line)
 
 
 def slug(heading):
@@ -79,16 +86,7 @@ def anchors(path, cache={}):
             text = f.read()
         seen, out = {}, set()
         lines = text.splitlines()
-        fence = None
-        for i, line in enumerate(lines):
-            m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
-            if fence:
-                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                    fence = None
-                continue
-            if m:
-                fence = m.group(1)
-                continue
+        for i, line in unfenced(lines):
             out.update(a for a in HTML_ANCHOR.findall(line))
             h = HEADING.match(line)
             title = h.group(2) if h else None
