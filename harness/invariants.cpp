@@ -950,7 +950,10 @@ std::vector<Violation> check_expect(const Evidence& ev) {
     out.push_back(make("expect.final_text", "expected final text " + json(*x.final_text).dump() + ", found " +
                                                 json(r.final_text).dump()));
   }
-  if (x.truncated && r.completed && *x.truncated != r.truncated) {
+  if (x.truncated && !r.completed) {
+    out.push_back(make("expect.truncated", std::string("expected ") + (*x.truncated ? "a truncated" : "a whole") +
+                                               " answer, the run failed (" + r.error + ")"));
+  } else if (x.truncated && *x.truncated != r.truncated) {
     out.push_back(make("expect.truncated", *x.truncated ? "expected the outcome to say the answer was truncated, it does not"
                                                         : "expected a whole answer, the outcome says truncated"));
   }

@@ -363,6 +363,17 @@ TEST_CASE("honest-outcome: a max_tokens final answer is reported as truncated, a
   CHECK(vs[0].message.rfind("a whole answer reported as truncated", 0) == 0);
 }
 
+TEST_CASE("expect.truncated is judged when the run failed too") {
+  Fixture f;
+  f.scenario.expect.truncated = true;
+  f.run.completed = false;
+  f.run.error = "non_retryable";
+  const auto vs = check_expect(Evidence{f.scenario, f.run, f.journal, 4, ""});
+  REQUIRE(vs.size() == 1u);
+  CHECK(vs[0].invariant == "expect.truncated");
+  CHECK(vs[0].message == "expected a truncated answer, the run failed (non_retryable)");
+}
+
 TEST_CASE("honest-outcome: a call whose arguments a max_tokens finish cut never runs") {
   Fixture f;
   // Turn 1 delivers the text, then the limit cuts a second shell call inside its arguments.

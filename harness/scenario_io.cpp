@@ -633,9 +633,25 @@ class Validator {
       const std::size_t sent = mock::split_fragments(call->args.is_null() ? std::string("{}") : call->args.dump(),
                                                      std::max(call->fragments, 1)).size();
       if (static_cast<std::size_t>(*f->after_fragment) >= sent) {
+        const std::string args_text = call->args.is_null() ? std::string("{}") : call->args.dump();
         problem(fp, "expected fewer than the " + std::to_string(sent) + " argument fragment(s) the call before it sends (events/" +
-                        std::to_string(i - 1) + "/call/fragments; at least 2 are needed to cut inside the arguments), found " +
-                        std::to_string(*f->after_fragment));
+                        std::to_string(i - 1) + "/call/fragments is " +
+                        (call->fragments > 0 ? std::to_string(call->fragments) : std::string("unset, default 1")) +
+                        (sent < static_cast<std::size_t>(std::max(call->fragments, 1))
+                             ? ", but its arguments' JSON text has only " + std::to_string(args_text.size()) + " bytes"
+                             : std::string()) +
+                        "; at least 2 fragments are needed to cut inside the arguments), found " + std::to_string(*f->after_fragment));
+      }
+      // A fault between the cut call and its finish: "after event i-1" would claim the call whole.
+      if (const auto* fault = j.contains("fault") ? &j["fault"] : nullptr; fault != nullptr && fault->is_object()) {
+        const auto ae = fault->find("after_event");
+        if (ae != fault->end() && ae->is_number_integer() && ae->get<long long>() == static_cast<long long>(i)) {
+          problem(at(p, "fault") + "/after_event",
+                  "expected a fault outside the call events/" + std::to_string(i - 1) + " that the max_tokens finish events/" +
+                      std::to_string(i) + " cuts (after_event " + std::to_string(i) +
+                      " would come after that call whole); to cut it earlier use after_event " + std::to_string(i - 1) +
+                      " with after_fragment");
+        }
       }
     }
     if (j.contains("slice_bytes")) {

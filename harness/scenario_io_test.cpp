@@ -857,6 +857,10 @@ TEST_CASE("lint: a max_tokens finish may cut the call before it inside its argum
             "/turns/0/attempts/0/fault/after_fragment", "cuts events/0"));
   CHECK(has(problems_of(R"([{"call":{"name":"f","args":{"a":"bcdef"}}},{"finish":"max_tokens","after_fragment":1}])", "", "false"),
             "/turns/0/attempts/0/events/1/after_fragment", "has no meaning for non-streaming requests"));
+  CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":1}])", R"(,"fault":{"kind":"disconnect","after_event":1})"),
+            "/turns/0/attempts/0/fault/after_event", "would come after that call whole"));
+  CHECK(has(problems_of(R"([{"call":{"name":"f","fragments":4}},{"finish":"max_tokens","after_fragment":2}])"),
+            "/turns/0/attempts/0/events/1/after_fragment", "its arguments' JSON text has only 2 bytes"));
   // A cut call needs no answer: the last turn may end with it.
   CHECK(problems_of("[" + call3 + R"(,{"finish":"max_tokens","after_fragment":1}])").empty());
   CHECK(has(problems_of("[" + call3 + R"(,{"finish":"max_tokens"}])"), "/turns/0/attempts/0", "the last turn completes with function calls"));

@@ -353,7 +353,10 @@ rc::Gen<mock::Attempt> gen_stream(std::size_t calls, rc::Gen<std::optional<mock:
               const bool keeps_a_part = n >= 2 && std::count_if(a.events.begin(), a.events.end() - 2, [](const mock::Event& e) {
                                           return !std::holds_alternative<mock::FinishEvent>(e);
                                         }) > 0;
-              if (token_cut && fragments >= 2 && keeps_a_part && static_cast<int>(n) - 2 != fault_cuts &&
+              // Nor a fault between the cut call and its finish (lint: it would claim the call whole).
+              const bool fault_before_finish =
+                  fault && mock::fault_after_event(*fault, n) == static_cast<int>(n) - 1;  // `fault`: a.fault is set below
+              if (token_cut && fragments >= 2 && keeps_a_part && !fault_before_finish && static_cast<int>(n) - 2 != fault_cuts &&
                   std::holds_alternative<mock::CallEvent>(a.events[n - 2])) {
                 if (auto* f = std::get_if<mock::FinishEvent>(&a.events[n - 1]); f && f->reason == mock::FinishReason::kMaxTokens) {
                   f->after_fragment = std::min(*token_cut, fragments - 1);
