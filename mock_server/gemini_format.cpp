@@ -126,7 +126,7 @@ ojson error_envelope(int status, std::string_view message, std::optional<double>
 }
 
 std::string error_body(int status, std::string_view message, std::optional<double> retry_after_s) {
-  return error_envelope(status, message, retry_after_s).dump(2) + "\n";
+  return error_envelope(status, message, retry_after_s).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string_view error_content_type(std::string_view target) {
