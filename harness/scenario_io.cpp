@@ -559,7 +559,7 @@ class Validator {
     const auto& c = j["call"];
     std::string cp = at(p, "call");
     if (!is_object(c, cp)) return std::nullopt;
-    only_keys(c, cp, {"name", "args", "id", "fragments"});
+    only_keys(c, cp, {"name", "args", "id", "fragments", "reuse_id"});
     mock::CallEvent call;
     bool ok = true;
     if (!c.contains("name")) {
@@ -579,6 +579,19 @@ class Validator {
     if (c.contains("fragments")) {
       if (auto v = integer(c["fragments"], at(cp, "fragments"), 1, 10000)) call.fragments = static_cast<int>(*v);
       else ok = false;
+    }
+    if (c.contains("reuse_id")) {
+      if (!c["reuse_id"].is_boolean()) {
+        problem(at(cp, "reuse_id"), "expected a boolean, found " + type_of(c["reuse_id"]));
+        ok = false;
+      } else {
+        call.reuse_id = c["reuse_id"].get<bool>();
+        if (call.reuse_id && call.id.empty()) {
+          problem(at(cp, "reuse_id"), "needs the \"id\" it repeats (the id of an earlier call of this attempt or of an "
+                                      "earlier turn)");
+          ok = false;
+        }
+      }
     }
     if (!ok) return std::nullopt;
     return call;
@@ -702,15 +715,44 @@ class Validator {
         }
       }
     }
-    // The server sends a scripted id as written: two calls of one attempt may not share one.
-    std::set<std::string> ids;
-    for (std::size_t i = 0; i < a.events.size(); ++i) {
-      const auto* call = std::get_if<mock::CallEvent>(&a.events[i]);
-      if (call == nullptr || call->id.empty()) continue;
-      if (!ids.insert(call->id).second) {
-        problem(at(at(at(ep, i), "call"), "id"),
-                "expected an id no other call of this attempt has, found " + mock::json_text::quote_input(call->id) + " again");
+  }
+
+  /// The server sends a scripted id as written. A call whose id repeats the id of an earlier call
+  /// of its attempt, or of a call of an earlier turn, is a provider misbehaving (SCENARIO-FORMAT.md
+  /// "Call ids"): only on purpose, marked `reuse_id`; unmarked it is a mistake. A `reuse_id` call
+  /// must repeat one. Attempts of one turn are the same answer asked for again: they may share ids.
+  void call_ids(const std::vector<mock::Turn>& turns) {
+    std::set<std::string> earlier_turns;  // ids the calls of the turns before this one have
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      std::set<std::string> this_turn;
+      for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+        const mock::Attempt& at_a = turns[t].attempts[a];
+        std::set<std::string> this_attempt;
+        for (std::size_t i = 0; i < at_a.events.size(); ++i) {
+          const auto* call = std::get_if<mock::CallEvent>(&at_a.events[i]);
+          if (call == nullptr || call->id.empty()) continue;
+          const std::string cp = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" +
+                                 std::to_string(i) + "/call";
+          const bool in_attempt = this_attempt.contains(call->id);
+          const bool in_earlier_turn = earlier_turns.contains(call->id);
+          if (call->reuse_id && !in_attempt && !in_earlier_turn) {
+            problem(cp + "/reuse_id", "no earlier call has the id " + mock::json_text::quote_input(call->id) +
+                                          " (an earlier call of this attempt, or a call of an earlier turn): nothing "
+                                          "is reused; drop \"reuse_id\" or give the call the id it repeats");
+          } else if (!call->reuse_id && in_attempt) {
+            problem(cp + "/id", "expected an id no other call of this attempt has, found " +
+                                    mock::json_text::quote_input(call->id) +
+                                    " again (a provider that repeats an id on purpose: mark the call \"reuse_id\": true)");
+          } else if (!call->reuse_id && in_earlier_turn) {
+            problem(cp + "/id", "expected an id no call of an earlier turn has, found " +
+                                    mock::json_text::quote_input(call->id) +
+                                    " again (a provider that reuses an id on purpose: mark the call \"reuse_id\": true)");
+          }
+          this_attempt.insert(call->id);
+          this_turn.insert(call->id);
+        }
       }
+      earlier_turns.insert(this_turn.begin(), this_turn.end());
     }
   }
 
@@ -871,6 +913,7 @@ class Validator {
       problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
                                         "arrives as one body); cancel while its calls run with after_calls");
     }
+    call_ids(s.script.turns);
     if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
     if (s.runtime.stream == false) streaming_only_fields(s.script.turns);
     const bool provider_known = std::none_of(problems.begin(), problems.end(),
@@ -967,6 +1010,7 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     call["args"] = to_ordered(c->args);
     if (!c->id.empty()) call["id"] = c->id;
     if (c->fragments > 0) call["fragments"] = c->fragments;
+    if (c->reuse_id) call["reuse_id"] = true;
     out["call"] = call;
   } else {
     const auto& f = std::get<mock::FinishEvent>(e);

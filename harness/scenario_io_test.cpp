@@ -313,7 +313,14 @@ TEST_CASE("round trip: parse(write(s)) == s for every fault kind and finish reas
   turn.attempts.push_back(empty);
   mock::Turn answer;
   answer.attempts = {mock::Attempt{std::nullopt, std::nullopt, {mock::FinishEvent{}}, std::nullopt, std::nullopt}};
-  s.script.turns = {turn, turn, answer};
+  // The second turn's calls reuse the first turn's id on purpose (reuse_id).
+  mock::Turn again = turn;
+  for (auto& a : again.attempts) {
+    for (auto& e : a.events) {
+      if (auto* c = std::get_if<mock::CallEvent>(&e); c && !c->id.empty()) c->reuse_id = true;
+    }
+  }
+  s.script.turns = {turn, again, answer};
   s.expect.outcome = "failed";
   s.expect.error = "retries_exhausted";
   s.expect.final_text = "";
@@ -580,6 +587,49 @@ TEST_CASE("after_fragment must cut a call inside its fragments, and calls of one
             "/turns/0/attempts/0/fault/after_fragment", "expected fewer than the call's 3 fragment(s)"));
   CHECK(has(problems_of(R"({"events":[{"call":{"name":"f","id":"c1"}},{"call":{"name":"g","id":"c1"}},{"finish":"stop"}]})"),
             "/turns/0/attempts/0/events/1/call/id", "found \"c1\" again"));
+}
+
+TEST_CASE("lint: a repeated call id is a provider fault only when marked reuse_id, and reuse_id must repeat one") {
+  // turns: [turn 0 with `first`, turn 1 with `second`, an answer]
+  auto problems_of = [](const std::string& first, const std::string& second) {
+    const std::string text = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[)" + first +
+                             R"(,{"finish":"stop"}]}]},{"attempts":[{"events":[)" + second +
+                             R"(,{"finish":"stop"}]}]},{"attempts":[{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+    return parse_scenario(text, "x.json").problems;
+  };
+  const std::string a = R"({"call":{"name":"f","id":"c1"}})";
+  const std::string b = R"({"call":{"name":"g","id":"c2"}})";
+  const std::string reuse = R"({"call":{"name":"g","id":"c1","reuse_id":true}})";
+  // Within one attempt: unmarked is a mistake, marked is the fault.
+  CHECK(has(problems_of(a + "," + R"({"call":{"name":"g","id":"c1"}})", b), "/turns/0/attempts/0/events/1/call/id",
+            "found \"c1\" again (a provider that repeats an id on purpose: mark the call \"reuse_id\": true)"));
+  CHECK(problems_of(a + "," + reuse, b).empty());
+  // From an earlier turn: likewise.
+  CHECK(has(problems_of(a, R"({"call":{"name":"g","id":"c1"}})"), "/turns/1/attempts/0/events/0/call/id",
+            "expected an id no call of an earlier turn has, found \"c1\" again"));
+  CHECK(problems_of(a, reuse).empty());
+  // reuse_id must repeat an id, and needs one.
+  CHECK(has(problems_of(b, reuse), "/turns/1/attempts/0/events/0/call/reuse_id", "no earlier call has the id \"c1\""));
+  CHECK(has(problems_of(a, R"({"call":{"name":"g","reuse_id":true}})"), "/turns/1/attempts/0/events/0/call/reuse_id",
+            "needs the \"id\" it repeats"));
+  CHECK(has(problems_of(a, R"({"call":{"name":"g","id":"c1","reuse_id":1}})"), "/turns/1/attempts/0/events/0/call/reuse_id",
+            "expected a boolean, found integer 1"));
+  // A later turn's id is not an earlier one's, and attempts of one turn may share ids (the same answer again).
+  CHECK(has(problems_of(b, R"({"call":{"name":"g","id":"c1","reuse_id":true}},{"call":{"name":"f","id":"c1"}})"),
+            "/turns/1/attempts/0/events/1/call/id", "found \"c1\" again"));
+  const std::string retried = R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[)"
+                              R"({"events":[{"call":{"name":"f","id":"c1"}}],"fault":{"kind":"reset"}},)"
+                              R"({"events":[{"call":{"name":"f","id":"c1"}},{"finish":"stop"}]}]},)"
+                              R"({"attempts":[{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+  CHECK(parse_scenario(retried, "x.json").problems.empty());
+  // reuse_id round-trips and is written only when set.
+  auto r = parse_scenario(R"({"schema":1,"name":"x","prompt":"p","turns":[{"attempts":[{"events":[)" + a + "," + reuse +
+                              R"(,{"finish":"stop"}]}]},{"attempts":[{"events":[{"text":"t"},{"finish":"stop"}]}]}]})",
+                          "x.json");
+  REQUIRE(r.problems.empty());
+  const std::string text = harness::write_scenario(*r.scenario);
+  CHECK(text.find("\"reuse_id\": true") != std::string::npos);
+  CHECK(text.find("reuse_id") == text.rfind("reuse_id"));
 }
 
 TEST_CASE("lint: slicing, argument fragments and cuts between fragments are errors on a non-streaming scenario") {

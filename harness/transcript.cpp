@@ -244,6 +244,7 @@ json request_answer(const mock::JournalEntry& e, const mock::Attempt* attempt) {
   for (const auto& c : e.delivered_calls) {
     json call = {{"name", c.name}, {"args", c.args}, {"call_index", c.call_index}};
     if (!c.id.empty()) call["id"] = c.id;
+    if (c.reuse_id) call["reuse_id"] = true;  // the provider repeated an id on purpose
     calls.push_back(std::move(call));
   }
   json a = {{"status", e.response_status},

@@ -8,6 +8,7 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
   for (const auto& c : e.delivered_calls) {
     nlohmann::json call = {{"name", c.name}, {"args", c.args}, {"call_index", c.call_index}};
     if (!c.id.empty()) call["id"] = c.id;
+    if (c.reuse_id) call["reuse_id"] = true;
     calls.push_back(std::move(call));
   }
   nlohmann::json j = {

@@ -19,6 +19,9 @@ struct DeliveredCall {
   nlohmann::json args = nlohmann::json::object();
   std::string id;      ///< as sent; empty when none was sent
   int call_index = 0;  ///< position among the attempt's calls, from 0
+  /// The provider's misbehaviour the script asked for (`reuse_id`): `id` repeats the id of an
+  /// earlier call of this attempt or of an earlier turn (SCENARIO-FORMAT.md "Call ids").
+  bool reuse_id = false;
   bool operator==(const DeliveredCall&) const = default;
 };
 

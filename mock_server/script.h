@@ -29,15 +29,19 @@ struct TextEvent {
   bool operator==(const TextEvent&) const = default;
 };
 
-/// `{ "call": { "name", "args", "id"?, "fragments"? } }`: one complete function call. `args` is a
-/// JSON object. `id` empty means "the format's default" (Gemini sends none; the others get a
-/// deterministic id from the server). `fragments` = how many argument fragments formats that
+/// `{ "call": { "name", "args", "id"?, "fragments"?, "reuse_id"? } }`: one complete function call.
+/// `args` is a JSON object. `id` empty means "the format's default" (Gemini sends none; the others
+/// get a deterministic id from the server). `fragments` = how many argument fragments formats that
 /// stream arguments send (0 = the default, one fragment); Gemini always sends a call whole.
+/// `reuse_id`: the provider misbehaves on purpose: `id` repeats the id of an earlier call of the
+/// same attempt or of an earlier turn (SCENARIO-FORMAT.md "Call ids"; without it lint refuses a
+/// repeated id). The server sends the id as scripted either way; the journal marks the call.
 struct CallEvent {
   std::string name;
   nlohmann::json args = nlohmann::json::object();
   std::string id;
   int fragments = 0;
+  bool reuse_id = false;
   bool operator==(const CallEvent&) const = default;
 };
 

@@ -518,6 +518,17 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
           matched = used[k] = true;
         }
       }
+      // A client may give a call an id of its own in history (one the provider sent twice needs a
+      // new one: POLICY.md "Call ids"): the response then answers the call of that id in the
+      // model content before it, which must be one that was delivered (by name and arguments).
+      const HistoryContent* model = i > 0 && summary[i - 1].role == "model" ? &summary[i - 1] : nullptr;
+      for (std::size_t h = 0; model != nullptr && !matched && !r.id.empty() && h < model->calls.size(); ++h) {
+        const HistoryCall& kept = model->calls[h];
+        if (kept.id != r.id) continue;
+        for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
+          if (!used[k] && calls[k]->name == kept.name && calls[k]->args == kept.args) matched = used[k] = true;
+        }
+      }
       if (!matched) {
         std::string what = "contents[" + std::to_string(i) + "] function response \"" + r.name +
                            "\"" + (r.id.empty() ? "" : " (id \"" + r.id + "\")");
@@ -597,7 +608,9 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
     const bool delivered = static_cast<int>(i) < events && !rec.body_blocked;
     if (auto* c = std::get_if<CallEvent>(&ev)) {
       // A call its max_tokens finish cuts is never delivered whole.
-      if (delivered && !cut_by_finish(attempt.events, i)) e.delivered_calls.push_back({c->name, c->args, c->id, call_index});
+      if (delivered && !cut_by_finish(attempt.events, i)) {
+        e.delivered_calls.push_back({c->name, c->args, c->id, call_index, c->reuse_id});
+      }
       ++call_index;
     } else if (auto* t = std::get_if<TextEvent>(&ev)) {
       if (delivered) e.delivered_text += t->text;

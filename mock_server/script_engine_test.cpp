@@ -455,6 +455,37 @@ TEST_CASE("function responses with ids must match delivered call ids") {
   CHECK(j[2].issues[0].find("\"c2\"") != std::string::npos);
 }
 
+TEST_CASE("a response may answer a delivered call under the id the client gave it in history, and the journal marks a reused id") {
+  // The provider sends two calls with one id (reuse_id); the client keeps both, the second under
+  // an id of its own (POLICY.md "Call ids").
+  mock::CallEvent first{"shell", json{{"command", "make"}}, "c1"};
+  mock::CallEvent second{"shell", json{{"command", "make test"}}, "c1", 0, true};
+  mock::ScriptEngine engine(script_of({{stream({first, second, kStop})}, {stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {3, false});
+  auto j = engine.journal();
+  REQUIRE(j[0].delivered_calls.size() == 2);
+  CHECK_FALSE(j[0].delivered_calls[0].reuse_id);
+  CHECK(j[0].delivered_calls[1].reuse_id);
+  CHECK(mock::journal_entry_to_json(j[0])["delivered_calls"][1]["reuse_id"] == true);
+  auto history = [](const std::string& second_id, const std::string& second_command) {
+    json h = json::array({kUser});
+    json model = json::parse(R"({"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"make"},"id":"c1"}}]})");
+    model["parts"].push_back({{"functionCall", {{"name", "shell"}, {"args", {{"command", second_command}}}, {"id", second_id}}}});
+    json user = json::parse(R"({"role":"user","parts":[{"functionResponse":{"name":"shell","id":"c1","response":{}}}]})");
+    user["parts"].push_back({{"functionResponse", {{"name", "shell"}, {"id", second_id}, {"response", json::object()}}}});
+    h.push_back(model);
+    h.push_back(user);
+    return h;
+  };
+  engine.respond(post(history("c1_dup1", "make test")));
+  engine.respond(post(history("c1_dup1", "rm -rf /")));  // a call of its own under that id: never delivered
+  j = engine.journal();
+  CHECK(j[1].issues.empty());
+  REQUIRE(j[2].issues.size() == 1);
+  CHECK(j[2].issues[0].find("(id \"c1_dup1\") answers no call") != std::string::npos);
+}
+
 TEST_CASE("a malformed body gets a 400 envelope and the engine keeps serving the script") {
   mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
   const Plan bad = engine.respond({"POST", kStream, "{oops"});
