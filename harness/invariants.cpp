@@ -155,15 +155,59 @@ bool cut_by_token_limit(const Scenario& s, const mock::JournalEntry& e, int call
   return false;
 }
 
+/// The intended call (turn, position) of each delivered call that replays an earlier one
+/// (docs/POLICY.md "Call ids"): the same non-empty id, name and arguments as an earlier call of its
+/// attempt, or as a call of the attempt an earlier turn kept (the last one of that turn the server
+/// streamed before it: the completed one, or the cut one a continue runtime kept). A replay is that
+/// earlier call asked for again, so it has its identity. Keyed by (request, call index).
+using Identity = std::pair<int, int>;
+struct Replay {
+  Identity of;                       ///< the intended call it replays
+  const mock::JournalEntry* original = nullptr;  ///< the request that delivered that call
+  int original_call = 0;
+};
+std::map<std::pair<std::size_t, int>, Replay> replays_in(const mock::Journal& journal) {
+  std::map<std::pair<std::size_t, int>, Replay> out;
+  std::map<int, const mock::JournalEntry*> kept;  // turn → the last entry that streamed it, so far
+  auto identity = [&](const mock::JournalEntry& e, int call) {
+    auto it = out.find({e.index, call});
+    return it == out.end() ? Replay{{e.turn, call}, &e, call} : it->second;
+  };
+  auto same = [](const mock::DeliveredCall& a, const mock::DeliveredCall& b) {
+    return a.id == b.id && a.name == b.name && a.args == b.args;
+  };
+  for (const mock::JournalEntry& e : journal) {
+    if (e.turn < 0 || !e.settled || e.played != "stream") continue;
+    for (std::size_t k = 0; k < e.delivered_calls.size(); ++k) {
+      const mock::DeliveredCall& c = e.delivered_calls[k];
+      if (c.id.empty()) continue;
+      std::optional<Replay> found;
+      for (std::size_t j = 0; j < k && !found; ++j) {
+        if (same(e.delivered_calls[j], c)) found = identity(e, e.delivered_calls[j].call_index);
+      }
+      for (auto it = kept.begin(); it != kept.end() && it->first < e.turn && !found; ++it) {
+        for (const mock::DeliveredCall& d : it->second->delivered_calls) {
+          if (!found && same(d, c)) found = identity(*it->second, d.call_index);
+        }
+      }
+      if (found) out[{e.index, c.call_index}] = *found;
+    }
+    kept[e.turn] = &e;
+  }
+  return out;
+}
+
 /// at-most-once, by intended call. Identity: a call is its reply's turn (the number of model turns
 /// in the history of the request that delivered it) and its position among that reply's calls.
 /// Every attempt of one turn is the same reply asked for again, so the call at position k of a
 /// failed attempt and the call at position k of its retry are one intended call, whatever their
 /// provider ids (which differ per attempt). A call kept from a cut turn and answered (the
 /// `continue` design) moves the conversation to the next turn, so a call the model sends there is
-/// a new intention. Also a harm: a call that ran although the server never sent it whole (its
-/// arguments were cut): a command the model did not send.
+/// a new intention. A replay (the provider sent the same id, name and arguments again: replays_in)
+/// is the call it replays. Also a harm: a call that ran although the server never sent it whole
+/// (its arguments were cut): a command the model did not send.
 void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
+  const auto replays = replays_in(ev.journal);
   std::map<std::pair<int, int>, std::vector<const rut::LedgerEntry*>> runs;  // (turn, position) → executions
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
@@ -182,26 +226,37 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
                              " whole (cut before its arguments ended)",
                          &e));
     }
-    runs[{e.turn, l.call_index}].push_back(&l);
+    const auto replay = replays.find({e.index, l.call_index});
+    runs[replay == replays.end() ? Identity{e.turn, l.call_index} : replay->second.of].push_back(&l);
   }
   for (const auto& [key, ls] : runs) {
     if (ls.size() <= 1) continue;
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(ls.back()->request_seq)];
     std::set<int> seqs;
     std::set<std::string> shapes;
+    std::string replayed;  // the executions that replayed the call, "call J of request R"
+    std::string replayed_id;
     for (const rut::LedgerEntry* l : ls) {
       seqs.insert(l->request_seq);
       shapes.insert(tool_words(l->name, l->args));
+      const auto replay = replays.find({static_cast<std::size_t>(l->request_seq), l->call_index});
+      if (replay == replays.end()) continue;
+      replayed += (replayed.empty() ? "" : ", ") + std::string("call ") + std::to_string(l->call_index) + " of request " +
+                  std::to_string(l->request_seq);
+      replayed_id = delivered_call(ev.journal[static_cast<std::size_t>(l->request_seq)], l->call_index)->id;
     }
     std::string from = seqs.size() == 1 ? "request " : "requests ";
     for (int seq : seqs) from += (seq == *seqs.begin() ? "" : ", ") + std::to_string(seq);
     const std::string what = shapes.size() == 1 ? *shapes.begin() : "tool \"" + ls.front()->name + "\"";
+    const std::string why =
+        replayed.empty() ? " (attempts of one turn are one reply asked for again, so their call " +
+                               std::to_string(key.second) + " is one call)"
+                         : ": " + replayed + " replayed it (the same id " + json(replayed_id).dump() +
+                               ", name and arguments), and a replay is answered, not run again";
     out.push_back(make("at-most-once",
                        what + " ran " + std::to_string(ls.size()) + " times for one intended call: call " +
                            std::to_string(key.second) + " of turn " + std::to_string(key.first) +
-                           ", delivered by " + from +
-                           " (attempts of one turn are one reply asked for again, so their call " +
-                           std::to_string(key.second) + " is one call)",
+                           ", delivered by " + from + why,
                        &e));
   }
 }
@@ -444,10 +499,22 @@ void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
 
 /// Whether `seen` (a model turn in a request's history) keeps what attempt `a` delivered: exactly
 /// its delivery when it completed; when it was cut (the `continue` design keeps the cut turn), whole
-/// units only: a prefix of its delivered text and, in order, calls it delivered whole.
-bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a) {
+/// units only: a prefix of its delivered text and, in order, calls it delivered whole. `replays`
+/// (replays_in) may be left out of a completed delivery: a runtime that records a replayed call
+/// once keeps the conversation the model had (docs/POLICY.md "Call ids").
+bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a,
+                const std::map<std::pair<std::size_t, int>, Replay>* replays = nullptr) {
   const ModelTurn delivered = from_delivery(a);
-  if (a.completed) return seen == delivered;
+  if (a.completed && seen == delivered) return true;
+  if (a.completed && replays != nullptr) {
+    ModelTurn once = delivered;
+    once.calls.clear();
+    for (const mock::DeliveredCall& c : a.delivered_calls) {
+      if (!replays->contains({a.index, c.call_index})) once.calls.emplace_back(c.name, c.args);
+    }
+    return seen == once;
+  }
+  if (a.completed) return false;
   if (delivered.text.compare(0, seen.text.size(), seen.text) != 0 || seen.text.size() > delivered.text.size()) {
     return false;
   }
@@ -461,6 +528,7 @@ bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a) {
 }
 
 void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
+  const auto replays = replays_in(ev.journal);
   std::map<int, std::vector<const mock::JournalEntry*>> played;  // turn → its attempts so far, in order
   for (const mock::JournalEntry& e : ev.journal) {
     for (const std::string& issue : e.issues) {
@@ -512,7 +580,7 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
           const ModelTurn seen = from_content(content);
           bool kept_as_delivered = false;
           for (const mock::JournalEntry* a : it->second) {
-            kept_as_delivered = kept_as_delivered || kept_whole(seen, *a);
+            kept_as_delivered = kept_as_delivered || kept_whole(seen, *a, &replays);
           }
           if (!kept_as_delivered) {
             const mock::JournalEntry* closest = it->second.back();

@@ -506,5 +506,115 @@ TEST_CASE("bounded-retries in real time: a retry sooner than Retry-After is name
   for (const auto& v : check_invariants(late)) CHECK(v.invariant != "bounded-retries");
 }
 
+/// The provider sends call `first` and then `second` with `first`'s id "c1" (reuse_id): in one
+/// answer (`same_turn`), or `second` in the next turn. The runtime answers and, per `ledger`, runs
+/// them; `kept` is what the history holds of the answer with `second` (ids as the runtime gives
+/// them). A last turn says "done".
+struct IdFixture {
+  Scenario scenario;
+  rut::RunResult run;
+  mock::Journal journal;
+  IdFixture(const json& first_args, const json& second_args, bool same_turn) {
+    scenario.name = "ids";
+    scenario.prompt = "go";
+    const mock::CallEvent first{"shell", first_args, "c1"};
+    const mock::CallEvent second{"shell", second_args, "c1", 0, true};
+    mock::Attempt done;
+    done.events = {mock::TextEvent{"done"}, mock::FinishEvent{}};
+    const mock::DeliveredCall d1{"shell", first_args, "c1", 0};
+    json call1 = {{"functionCall", {{"name", "shell"}, {"args", first_args}, {"id", "c1"}}}};
+    json call2 = {{"functionCall", {{"name", "shell"}, {"args", second_args}, {"id", "c1_dup1"}}}};
+    json answer1 = {{"functionResponse", {{"name", "shell"}, {"id", "c1"}, {"response", {{"output", "shell: ok"}}}}}};
+    json answer2 = {{"functionResponse", {{"name", "shell"}, {"id", "c1_dup1"}, {"response", {{"output", "shell: ok"}}}}}};
+    json h = json::array({user_prompt()});
+    if (same_turn) {
+      mock::Attempt a;
+      a.events = {first, second, mock::FinishEvent{}};
+      scenario.script.turns = {mock::Turn{{a}}, mock::Turn{{done}}};
+      journal.push_back(entry(0, 0, 0, h, true));
+      journal[0].events_delivered = 3;
+      journal[0].delivered_calls = {d1, mock::DeliveredCall{"shell", second_args, "c1", 1, true}};
+      h.push_back({{"role", "model"}, {"parts", json::array({call1, call2})}});
+      h.push_back({{"role", "user"}, {"parts", json::array({answer1, answer2})}});
+    } else {
+      mock::Attempt a, b;
+      a.events = {first, mock::FinishEvent{}};
+      b.events = {second, mock::FinishEvent{}};
+      scenario.script.turns = {mock::Turn{{a}}, mock::Turn{{b}}, mock::Turn{{done}}};
+      journal.push_back(entry(0, 0, 0, h, true));
+      journal[0].events_delivered = 2;
+      journal[0].delivered_calls = {d1};
+      h.push_back({{"role", "model"}, {"parts", json::array({call1})}});
+      h.push_back({{"role", "user"}, {"parts", json::array({answer1})}});
+      journal.push_back(entry(1, 1, 0, h, true));
+      journal[1].events_delivered = 2;
+      journal[1].delivered_calls = {mock::DeliveredCall{"shell", second_args, "c1", 0, true}};
+      h.push_back({{"role", "model"}, {"parts", json::array({call2})}});
+      h.push_back({{"role", "user"}, {"parts", json::array({answer2})}});
+    }
+    journal.push_back(entry(journal.size(), same_turn ? 1 : 2, 0, h, true));
+    journal.back().events_delivered = 2;
+    journal.back().delivered_text = "done";
+    run.completed = true;
+    run.final_text = "done";
+    run.shown_output = "done";
+    run.requests = static_cast<int>(journal.size());
+    run.ledger = {rut::LedgerEntry{"shell", first_args, 0, 0, "c1"},
+                  rut::LedgerEntry{"shell", second_args, same_turn ? 0 : 1, same_turn ? 1 : 0, "c1_dup1"}};
+    h.push_back({{"role", "model"}, {"parts", json::array({{{"text", "done"}}})}});
+    run.final_history = h;
+  }
+  std::vector<Violation> check() const { return check_invariants(Evidence{scenario, run, journal}); }
+};
+
+const json kLs = {{"command", "ls"}};
+const json kCat = {{"command", "cat README.md"}};
+
+TEST_CASE("at-most-once: a replayed call (same id, name and arguments) that runs again ran twice, in one answer or from an earlier turn") {
+  for (const bool same_turn : {true, false}) {
+    IdFixture f(kLs, kLs, same_turn);
+    const auto vs = f.check();
+    INFO((same_turn ? "in one answer" : "from an earlier turn"));
+    REQUIRE(names(vs) == std::vector<std::string>{"at-most-once"});
+    CHECK(vs[0].message == std::string("tool \"shell\" {\"command\":\"ls\"} ran 2 times for one intended call: call 0 of turn 0, "
+                                       "delivered by ") +
+                               (same_turn ? "request 0: call 1 of request 0" : "requests 0, 1: call 0 of request 1") +
+                               " replayed it (the same id \"c1\", name and arguments), and a replay is answered, not run again");
+    // Answered without running again: no violation.
+    f.run.ledger.pop_back();
+    CHECK(f.check().empty());
+  }
+}
+
+TEST_CASE("two different calls with one id are two calls: both run, and a history that drops one is named") {
+  for (const bool same_turn : {true, false}) {
+    IdFixture f(kLs, kCat, same_turn);
+    INFO((same_turn ? "in one answer" : "from an earlier turn"));
+    CHECK(f.check().empty());
+    if (!same_turn) continue;
+    // Keyed by id: the history keeps one call of the two (and one answer).
+    for (auto& e : f.journal) {
+      if (e.turn != 1) continue;
+      e.contents[1]["parts"].erase(1);
+      e.contents[2]["parts"].erase(1);
+    }
+    f.run.ledger.pop_back();
+    const auto vs = f.check();
+    REQUIRE(names(vs) == std::vector<std::string>{"history-integrity"});
+    CHECK(vs[0].message.find("duplicated, dropped or invented content") != std::string::npos);
+  }
+}
+
+TEST_CASE("history-integrity: a history that records a replayed call once keeps the conversation the model had") {
+  IdFixture f(kLs, kLs, true);
+  f.run.ledger.pop_back();
+  for (auto& e : f.journal) {
+    if (e.turn != 1) continue;
+    e.contents[1]["parts"].erase(1);
+    e.contents[2]["parts"].erase(1);
+  }
+  CHECK(f.check().empty());
+}
+
 }  // namespace
 }  // namespace harness

@@ -141,6 +141,32 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
     if (it != r.executions.end()) ++it->count;
     else r.executions.push_back({c.name, c.args, 1});
   };
+  // POLICY.md "Call ids": a call that repeats an earlier call whole (its scripted id, name and
+  // arguments; a call without a scripted id gets a unique one from the server) is a replay,
+  // answered and never run. Earlier: the calls of the turns the conversation kept, then the calls
+  // before it in its own answer.
+  std::vector<mock::CallEvent> kept_calls;
+  auto replays = [&](const std::vector<mock::CallEvent>& calls) {
+    std::vector<bool> out(calls.size(), false);
+    auto same = [](const mock::CallEvent& a, const mock::CallEvent& b) {
+      return a.id == b.id && a.name == b.name && a.args == b.args;
+    };
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (calls[k].id.empty()) continue;
+      out[k] = std::any_of(kept_calls.begin(), kept_calls.end(), [&](const auto& c) { return same(c, calls[k]); }) ||
+               std::any_of(calls.begin(), calls.begin() + static_cast<long>(k), [&](const auto& c) { return same(c, calls[k]); });
+    }
+    return out;
+  };
+  // Runs the first `n` of a committed turn's calls (all when n < 0), replays excepted, and keeps
+  // every call of the turn in the conversation.
+  auto run_calls = [&](const std::vector<mock::CallEvent>& calls, int n = -1) {
+    const std::vector<bool> replay = replays(calls);
+    for (std::size_t k = 0; k < calls.size() && (n < 0 || static_cast<int>(k) < n); ++k) {
+      if (!replay[k]) record(calls[k]);
+    }
+    kept_calls.insert(kept_calls.end(), calls.begin(), calls.end());
+  };
   auto fail = [&](std::string error) {
     r.completed = false;
     r.error = std::move(error);
@@ -202,11 +228,11 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
         if (interrupt_pending && s.interrupt->after_calls && s.interrupt->turn == static_cast<int>(t) &&
             *s.interrupt->after_calls < static_cast<int>(o.calls.size())) {
           // cancelled while the tools run: the first after_calls calls ran, the others never start
-          for (int i = 0; i < *s.interrupt->after_calls; ++i) record(o.calls[i]);
+          run_calls(o.calls, *s.interrupt->after_calls);
           if (!cancelled()) return fail("cancelled");
           break;
         }
-        for (const auto& c : o.calls) record(c);
+        run_calls(o.calls);
         // The runtime's turn cap: its calls ran, and no request for the next turn follows.
         if (max_turns && ++run_turns >= *max_turns) return fail("max_turns");
         break;  // next turn
@@ -214,14 +240,14 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
       if (keep_cut && o.kind == AttemptOutcome::kContentFilter && !o.calls.empty()) {
         // a refused turn is kept only to record the calls that ran; never continued past
         r.final_text = o.text;
-        for (const auto& c : o.calls) record(c);
+        run_calls(o.calls);
         return fail("content_filter");
       }
       if (keep_cut && o.kind == AttemptOutcome::kRetryable &&
           (!o.calls.empty() || (!o.text.empty() && continuation_prompt))) {
         // the cut turn is kept: the next request is the next turn, after the wait a retry would take
         r.final_text = o.text;
-        for (const auto& c : o.calls) record(c);
+        run_calls(o.calls);
         const double step = backoff.empty() ? 0 : backoff[std::min<std::size_t>(used - 1, backoff.size() - 1)];
         r.waited_s += std::max(step, o.retry_after_s);
         break;  // next turn

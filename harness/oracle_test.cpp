@@ -208,6 +208,36 @@ TEST_CASE("oracle: executions aggregate by name and args in first-execution orde
   CHECK(e.final_text == "done");
 }
 
+TEST_CASE("oracle: a replayed call (same id, name and arguments) is answered and not run again; a new call under a used id runs") {
+  auto with_id = [](std::string name, nlohmann::json args, std::string id, bool reuse = false) {
+    return mock::Event(mock::CallEvent{std::move(name), std::move(args), std::move(id), 0, reuse});
+  };
+  const nlohmann::json staging = {{"target", "staging"}};
+  const nlohmann::json prod = {{"target", "prod"}};
+  // In one answer: a replay, then a collision.
+  auto one = predict(scenario({{stream({with_id("deploy", staging, "c1"), with_id("deploy", staging, "c1", true),
+                                        with_id("deploy", prod, "c1", true), finish()})},
+                               {stream({text("ok"), finish()})}}));
+  CHECK(one.completed);
+  CHECK(one.requests == 2);
+  CHECK(one.executions == std::vector<harness::ExpectedExecution>{{"deploy", staging, 1}, {"deploy", prod, 1}});
+  // From an earlier turn: the replay is answered (the run goes on), not run.
+  auto later = predict(scenario({{stream({with_id("deploy", staging, "c1"), finish()})},
+                                 {stream({with_id("deploy", staging, "c1", true), finish()})},
+                                 {stream({text("ok"), finish()})}}));
+  CHECK(later.requests == 3);
+  CHECK(later.executions == std::vector<harness::ExpectedExecution>{{"deploy", staging, 1}});
+  // The same call without ids (or with the server's own ids) in two turns is two calls.
+  auto twice = predict(scenario({{stream({call("deploy", staging), finish()})}, {stream({call("deploy", staging), finish()})},
+                                 {stream({text("ok"), finish()})}}));
+  CHECK(twice.executions == std::vector<harness::ExpectedExecution>{{"deploy", staging, 2}});
+  // A call of a failed attempt never entered the conversation: the retry's call is not its replay.
+  auto retried = predict(scenario({{stream({with_id("deploy", staging, "c1")}, mock::ResetFault{1, 200}),
+                                    stream({with_id("deploy", staging, "c1"), finish()})},
+                                   {stream({text("ok"), finish()})}}));
+  CHECK(retried.executions == std::vector<harness::ExpectedExecution>{{"deploy", staging, 1}});
+}
+
 TEST_CASE("oracle: oracle_expect omits error when completed and final_text when failed") {
   auto e = oracle_expect(scenario({{status(503)}}));
   CHECK(e.outcome == "failed");

@@ -213,4 +213,48 @@ TEST_CASE("events record requests with turn and attempt, and the run is determin
   CHECK(a.result.waited_s == 40);
 }
 
+TEST_CASE("a replayed call is answered with the earlier result and not run again, in either consumer and design") {
+  auto kind = GENERATE(ConsumerKind::kHeadless, ConsumerKind::kSubagent);
+  auto recovery = GENERATE(Recovery::kHold, Recovery::kContinue);
+  Config c = with_consumer(kind);
+  c.recovery = recovery;
+  const json staging = {{"target", "staging"}};
+  // Turn 0: deploy (id d1), replayed in the same answer; turn 1: replayed again; then an answer.
+  auto r = run(c, {{stream({call_frame("deploy", staging, "d1"), call_frame("deploy", staging, "d1"), finish_frame()})},
+                   {stream({text_frame("Checking. "), call_frame("deploy", staging, "d1"), finish_frame()})},
+                   {text_turn("Deployed once.")}});
+  CHECK(r.result.completed);
+  REQUIRE(r.result.ledger.size() == 1);
+  CHECK(r.result.ledger[0].call_id == "d1");
+  const json h = r.transport.contents(2);
+  REQUIRE(h.size() == 5);
+  CHECK(h[1]["parts"][0]["functionCall"]["id"] == "d1");
+  CHECK(h[1]["parts"][1]["functionCall"]["id"] == "d1_dup1");
+  CHECK(h[3]["parts"][1]["functionCall"]["id"] == "d1_dup2");
+  // Every call answered once, the replays with the result the deploy gave.
+  CHECK(h[2]["parts"][1]["functionResponse"]["id"] == "d1_dup1");
+  CHECK(h[2]["parts"][1]["functionResponse"]["response"] == json{{"output", "deploy: ok"}});
+  CHECK(h[4]["parts"][0]["functionResponse"]["id"] == "d1_dup2");
+  int replays = 0;
+  for (const json& e : r.result.events) replays += e.value("type", "") == "tool_call" && e.contains("replay_of");
+  CHECK(replays == 2);
+}
+
+TEST_CASE("a replay of a call the user cancelled is answered as cancelled, not run") {
+  Config c;
+  c.interrupt = UserInterrupt{0, 0, std::nullopt, 0};
+  const json staging = {{"target", "staging"}};
+  FakeTransport transport({{stream({call_frame("deploy", staging, "d1"), finish_frame()})},
+                           {stream({call_frame("deploy", staging, "d1"), finish_frame()})},
+                           {text_turn("ok")}});
+  VirtualClock clock;
+  SplitMix64 random(7);
+  const RunResult result = run_session(c, {"deploy", "go on"}, clock, random, transport);
+  CHECK(result.completed);
+  CHECK(result.ledger.empty());
+  const json h = transport.contents(2);
+  REQUIRE(h.size() == 6);  // prompt, call, its cancelled result, next prompt, the replay, its answer
+  CHECK(h[5]["parts"][0]["functionResponse"]["response"] == json{{"error", "cancelled by the user"}});
+}
+
 }  // namespace rut

@@ -43,6 +43,8 @@ enum class Defect {
   kShowCutTextTwice,       ///< continue: a kept cut turn's text is shown again when it is kept
   kTruncationAsComplete,   ///< a max-tokens finish is read as a stop: no truncation reported, a cut
                            ///< call repaired and run
+  kCollapseCallsById,      ///< calls are keyed by their provider id: a call whose id an earlier
+                           ///< call of the conversation has is taken for it, never runs
 };
 
 struct DefectInfo {

@@ -30,7 +30,7 @@ std::vector<std::vector<FakeResponse>> call_cut_then_retry() {
 }  // namespace
 
 TEST_CASE("defect catalogue names round-trip and cover every defect") {
-  CHECK(defect_catalogue().size() == 28);
+  CHECK(defect_catalogue().size() == 29);
   for (const DefectInfo& info : defect_catalogue()) {
     CHECK(defect_from_name(info.name) == info.defect);
     CHECK(defect_name(info.defect) == info.name);
@@ -173,6 +173,31 @@ TEST_CASE("no-idle-timeout sends requests without an idle limit") {
   auto bad = run({Defect::kNoIdleTimeout}, turns);
   REQUIRE(bad.transport.requests.size() == 1);
   CHECK(bad.transport.requests[0].idle_timeout_s == kNoIdleLimit);
+}
+
+TEST_CASE("collapse-calls-by-id: a second call under one id never runs and is answered with the first one's result") {
+  // One answer, two different calls with the id c1; then an answer.
+  auto turns = [] {
+    return std::vector<std::vector<FakeResponse>>{
+        {stream({call_frame("shell", {{"command", "make"}}, "c1"), call_frame("shell", {{"command", "make test"}}, "c1"),
+                 finish_frame()})},
+        {text_turn("done")}};
+  };
+  auto good = run({}, turns());
+  auto bad = run({Defect::kCollapseCallsById}, turns());
+  REQUIRE(good.result.ledger.size() == 2);
+  CHECK(good.result.ledger[1].args == json{{"command", "make test"}});
+  CHECK(good.result.ledger[1].call_id == "c1_dup1");
+  // Both keep the two calls in history under ids of their own, each answered.
+  for (const FakeRun* r : {&good, &bad}) {
+    const json h = r->transport.contents(1);
+    REQUIRE(h[1]["parts"].size() == 2);
+    CHECK(h[1]["parts"][1]["functionCall"]["id"] == "c1_dup1");
+    CHECK(h[2]["parts"][1]["functionResponse"]["id"] == "c1_dup1");
+    CHECK(r->result.completed);
+  }
+  REQUIRE(bad.result.ledger.size() == 1);
+  CHECK(bad.result.ledger[0].args == json{{"command", "make"}});
 }
 
 }  // namespace rut::defects_test

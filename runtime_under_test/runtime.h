@@ -77,7 +77,9 @@ struct LedgerEntry {
   nlohmann::json args = nlohmann::json::object();
   int request_seq = 0;   ///< which request (0-based, in send order) delivered the call
   int call_index = 0;    ///< the call's position among that attempt's calls
-  std::string call_id;   ///< id as delivered, or the runtime's own when none was sent
+  /// The id history gives the call: as delivered unless another call of the conversation has it
+  /// (docs/POLICY.md "Call ids"), or the runtime's own "call-SEQ-INDEX" when none was sent.
+  std::string call_id;
   bool operator==(const LedgerEntry&) const = default;
 };
 

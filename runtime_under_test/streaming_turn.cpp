@@ -28,6 +28,7 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
 
     int call_index = 0;
     int part_index = 0;
+    history_.call_ids().begin_attempt();
     const std::optional<UserInterrupt>& cut = config_.interrupt;
     const bool cancel_here = cut && cut->after_event && !log_.interrupted && cut->turn == turn &&
                              cut->attempt == attempt;
@@ -38,15 +39,7 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
                   {"attempt", attempt}});
         consumer.on_content({*part.text, seq, attempt});
       } else if (part.call) {
-        log_.add({{"type", "tool_call"},
-                  {"name", part.call->name},
-                  {"args", part.call->args},
-                  {"id", part.call->id ? json(*part.call->id) : json(nullptr)},
-                  {"seq", seq},
-                  {"call_index", call_index},
-                  {"turn", turn},
-                  {"attempt", attempt}});
-        consumer.on_tool_call_request({PendingCall{*part.call, seq, call_index, false}, attempt, read_past_cancel});
+        consumer.on_tool_call_request({admit(*part.call, seq, call_index, turn, attempt), attempt, read_past_cancel});
         ++call_index;
       }
       if (cancel_here && part_index == *cut->after_event) {
@@ -79,6 +72,7 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     }
 
     if (result.ok) {
+      history_.give_history_ids(result.parts);
       if (!failed_calls.empty() && config_.defects.contains(Defect::kDuplicateCallIds)) {
         // defect: the failed attempt's calls stay in the turn, and the retry's calls take their
         // ids by position, so the committed turn repeats an id
@@ -144,10 +138,7 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
     // runs and is kept with the turn
     ModelPart p;
     p.call = *result.open_call;
-    log_.add({{"type", "tool_call"}, {"name", p.call->name}, {"args", p.call->args},
-              {"id", p.call->id ? json(*p.call->id) : json(nullptr)}, {"seq", seq},
-              {"call_index", call_index}, {"turn", turn}, {"attempt", attempt}});
-    consumer.on_tool_call_request({PendingCall{*p.call, seq, call_index, false}, attempt, false});
+    consumer.on_tool_call_request({admit(*p.call, seq, call_index, turn, attempt), attempt, false});
     ++call_index;
     result.parts.push_back(std::move(p));
   }
@@ -181,6 +172,7 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
     finished.calls_kept = calls - 1;
   }
   const double wait_s = filtered ? 0 : coordinator_.continuation_wait_s(result);
+  history_.give_history_ids(result.parts);
   history_.commit_model_turn(result.parts);
   log_.truncated = false;
   log_.add({{"type", "keep"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
@@ -197,6 +189,27 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
   if (wait_s > 0) clock_.sleep_s(wait_s);
   log_.waited_s += wait_s;
   return true;
+}
+
+PendingCall StreamingTurn::admit(const FunctionCall& delivered, int seq, int call_index, int turn, int attempt) {
+  const AdmittedCall& admitted = history_.call_ids().admit(delivered, config_.defects);
+  json event = {{"type", "tool_call"},
+                {"name", delivered.name},
+                {"args", delivered.args},
+                {"id", delivered.id ? json(*delivered.id) : json(nullptr)},
+                {"seq", seq},
+                {"call_index", call_index},
+                {"turn", turn},
+                {"attempt", attempt}};
+  // Only when they say something: a call's id history changed, or a replay it answers.
+  if (admitted.history_id && admitted.history_id != delivered.id) event["history_id"] = *admitted.history_id;
+  if (admitted.replay_of) event["replay_of"] = *admitted.replay_of;
+  log_.add(std::move(event));
+  PendingCall pending{delivered, seq, call_index, false};
+  pending.call.id = admitted.history_id;
+  pending.replay_of = admitted.replay_of;
+  if (admitted.replay_of) pending.replay_response = history_.response_to(*admitted.replay_of);
+  return pending;
 }
 
 }  // namespace rut

@@ -12,6 +12,7 @@ std::string own_call_id(const PendingCall& call) {
 }
 
 void ToolScheduler::on_streamed_call(PendingCall& call, bool after_cancel) {
+  if (call.replay_of) return;  // a replay is answered, never run
   if (recovery_ == Recovery::kContinue) {
     if (!call.executed) execute(call);  // the continue design: a whole call runs at once
     return;
@@ -25,17 +26,30 @@ std::vector<json> ToolScheduler::run_committed(std::vector<PendingCall>& calls) 
   interrupted_ = limit && *limit < static_cast<int>(calls.size());
   std::vector<json> responses;
   std::vector<json> cancelled;
+  // A replay's answer: the response of the call it replays (of an earlier turn, or this batch's).
+  auto replay_answer = [&](const PendingCall& c) -> json {
+    if (c.replay_response) return *c.replay_response;
+    for (const json& r : responses) {
+      const json& fr = r["functionResponse"];
+      if (fr.contains("id") && fr["id"] == *c.replay_of) return fr["response"];
+    }
+    return {{"output", c.call.name + ": ok"}};
+  };
   for (std::size_t i = 0; i < calls.size(); ++i) {
     PendingCall& c = calls[i];
     if (interrupted_ && static_cast<int>(i) >= *limit) {
       if (defects_.contains(Defect::kExecuteAfterCancel)) {
         // defect: the cancel does not stop the queue; a call that had not started still runs
-        if (!c.executed) execute(c);
+        if (!c.executed && !c.replay_of) execute(c);
         responses.push_back(function_response_json(c.call, {{"output", c.call.name + ": ok"}}));
         continue;
       }
       if (defects_.contains(Defect::kOrphanCallAfterCancel)) continue;  // defect: no result at all
       cancelled.push_back(function_response_json(c.call, {{"error", "cancelled by the user"}}));
+      continue;
+    }
+    if (c.replay_of) {
+      responses.push_back(function_response_json(c.call, replay_answer(c)));
       continue;
     }
     if (!c.executed) execute(c);

@@ -17,10 +17,17 @@ namespace rut {
 
 /// A call seen in the stream, with where it came from.
 struct PendingCall {
-  FunctionCall call;
+  FunctionCall call;       ///< as history keeps it: its id is the conversation's (call_ids.h)
   int request_seq = 0;     ///< the request whose attempt delivered it
   int call_index = 0;      ///< position among that attempt's calls
-  bool executed = false;   ///< already executed (only under the eager-execution defect)
+  bool executed = false;   ///< already executed (under continue, or the eager-execution defect)
+  /// A replay of an earlier call (the same id, name and arguments; docs/POLICY.md "Call ids"):
+  /// that call's history id. Never run; answered with that call's result.
+  std::optional<std::string> replay_of;
+  /// The result a replay of a call of an earlier turn is answered with (history's response to it);
+  /// nullopt for a replay of a call of the same turn, answered with that call's response of the
+  /// same batch.
+  std::optional<nlohmann::json> replay_response;
 };
 
 /// The runtime's own id for a call delivered without one: "call-SEQ-INDEX".
@@ -38,9 +45,10 @@ class ToolScheduler {
   void on_streamed_call(PendingCall& call, bool after_cancel = false);
 
   /// Executes `calls` (a committed turn's, in call order), skipping any already executed, and
-  /// returns one functionResponse part per call, in order. After cancel_after(k) the user
-  /// cancels once k calls have run (docs/POLICY.md "Cancellation"): calls k.. do not start and
-  /// each gets one synthetic response `{"error": "cancelled by the user"}`.
+  /// returns one functionResponse part per call, in order. A replay (PendingCall::replay_of) is
+  /// never run: it is answered with the result of the call it replays. After cancel_after(k) the
+  /// user cancels once k calls have run (docs/POLICY.md "Cancellation"): calls k.. do not start
+  /// and each gets one synthetic response `{"error": "cancelled by the user"}`.
   [[nodiscard]] std::vector<nlohmann::json> run_committed(std::vector<PendingCall>& calls);
 
   /// The next run_committed is interrupted once `calls_run` of its calls have run.
