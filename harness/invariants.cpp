@@ -970,7 +970,7 @@ json violation_to_json(const Violation& v) {
 
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
-      {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call; and no call runs that the server never sent whole"},
+      {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call, and a call the provider replays (the same id, name and arguments) is the call it replays; and no call runs that the server never sent whole"},
       {"recorded-execution", "every call that ran appears, with its result, in the first request whose history reaches past its turn (or in the final history when none follows): no side effect the model never hears of"},
       {"pairing", "every request passes the provider's own validation (its exact 400s), every function response answers a call some attempt of its turn delivered whole, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
       {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},

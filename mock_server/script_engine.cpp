@@ -505,30 +505,28 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
       for (const DeliveredCall& c : evicted_delivered_[static_cast<std::size_t>(turn)]) calls.push_back(&c);
     }
     std::vector<bool> used(calls.size(), false);
+    const HistoryContent* model = i > 0 && summary[i - 1].role == "model" ? &summary[i - 1] : nullptr;
     for (std::size_t j = 0; j < c.responses.size(); ++j) {
       const auto& r = c.responses[j];
       bool matched = false;
-      for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
-        // By id; by name when the call was delivered without one: clients invent an id for such a
-        // call and echo it back (gemini-cli does; WIRE-FORMATS.md "Gemini"). A call delivered by
-        // two attempts is a candidate twice; whether one call may have two responses is the
-        // provider's own validation, within the request.
-        const DeliveredCall& call = *calls[k];
-        if (!used[k] && (call.id.empty() ? call.name == r.name : !r.id.empty() && call.id == r.id)) {
-          matched = used[k] = true;
+      auto take = [&](const auto& fits) {
+        for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
+          if (!used[k] && fits(*calls[k])) matched = used[k] = true;
         }
-      }
+      };
+      // By id. A call delivered by two attempts is a candidate twice; whether one call may have
+      // two responses is the provider's own validation, within the request.
+      if (!r.id.empty()) take([&](const DeliveredCall& call) { return call.id == r.id; });
       // A client may give a call an id of its own in history (one the provider sent twice needs a
       // new one: POLICY.md "Call ids"): the response then answers the call of that id in the
       // model content before it, which must be one that was delivered (by name and arguments).
-      const HistoryContent* model = i > 0 && summary[i - 1].role == "model" ? &summary[i - 1] : nullptr;
       for (std::size_t h = 0; model != nullptr && !matched && !r.id.empty() && h < model->calls.size(); ++h) {
         const HistoryCall& kept = model->calls[h];
-        if (kept.id != r.id) continue;
-        for (std::size_t k = 0; k < calls.size() && !matched; ++k) {
-          if (!used[k] && calls[k]->name == kept.name && calls[k]->args == kept.args) matched = used[k] = true;
-        }
+        if (kept.id == r.id) take([&](const DeliveredCall& call) { return call.name == kept.name && call.args == kept.args; });
       }
+      // By name when the call was delivered without an id: clients invent one for such a call and
+      // echo it back (gemini-cli does; WIRE-FORMATS.md "Gemini").
+      if (!matched) take([&](const DeliveredCall& call) { return call.id.empty() && call.name == r.name; });
       if (!matched) {
         std::string what = "contents[" + std::to_string(i) + "] function response \"" + r.name +
                            "\"" + (r.id.empty() ? "" : " (id \"" + r.id + "\")");

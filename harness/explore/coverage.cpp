@@ -171,7 +171,12 @@ void add_once(std::vector<std::string>& v, const std::string& name) {
   if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
 }
 
-const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "session", "invariant"};
+const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "session", "id", "invariant"};
+
+/// call_id_kinds() of a call whose id the provider repeated: delivered call `k` of `e`, which the
+/// journal marks reuse_id. The call it repeats is the earlier one of its answer with that id, else
+/// the last call with that id an earlier request delivered.
+void add_id_kinds(const CaseResult& r, const JournalEntry& e, std::size_t k, std::vector<std::string>& out);
 
 }  // namespace
 
@@ -200,6 +205,33 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
   return table;
 }
 
+const std::vector<std::string_view>& call_id_kinds() {
+  static const std::vector<std::string_view> names = {"in one answer", "from an earlier turn", "replay", "collision"};
+  return names;
+}
+
+namespace {
+
+void add_id_kinds(const CaseResult& r, const JournalEntry& e, std::size_t k, std::vector<std::string>& out) {
+  const mock::DeliveredCall& c = e.delivered_calls[k];
+  const mock::DeliveredCall* repeated = nullptr;
+  for (std::size_t j = 0; j < k; ++j) {
+    if (e.delivered_calls[j].id == c.id) repeated = &e.delivered_calls[j];
+  }
+  const bool in_answer = repeated != nullptr;
+  for (const JournalEntry& earlier : r.journal) {
+    if (in_answer || earlier.index >= e.index || earlier.turn >= e.turn) continue;
+    for (const mock::DeliveredCall& d : earlier.delivered_calls) {
+      if (d.id == c.id) repeated = &d;
+    }
+  }
+  if (repeated == nullptr) return;
+  add_once(out, in_answer ? "in one answer" : "from an earlier turn");
+  add_once(out, repeated->name == c.name && repeated->args == c.args ? "replay" : "collision");
+}
+
+}  // namespace
+
 const std::vector<std::string_view>& fault_positions() {
   static const std::vector<std::string_view> names = {"before any event", "after a call", "inside arguments",
                                                       "in the last turn"};
@@ -214,6 +246,9 @@ CaseCoverage case_coverage(const CaseResult& r) {
   }
   const std::size_t turns = r.scenario.script.turns.size();
   for (const JournalEntry& e : r.journal) {
+    for (std::size_t k = 0; k < e.delivered_calls.size(); ++k) {
+      if (e.delivered_calls[k].reuse_id) add_id_kinds(r, e, k, c.ids);
+    }
     if (e.response_status >= 400) add_once(c.statuses, std::to_string(e.response_status));
     if (auto finish = delivered_finish(r, e)) add_once(c.finishes, std::string(mock::finish_name(*finish)));
     if (e.fault.empty()) continue;
@@ -247,6 +282,7 @@ Coverage::Coverage() {
   }
   for (auto p : fault_positions()) order_["position"].emplace_back(p);
   for (const char* p : {"1 prompt", "2 prompts", "3 prompts"}) order_["session"].emplace_back(p);
+  for (auto k : call_id_kinds()) order_["id"].emplace_back(k);
   for (const auto& p : invariant_preconditions()) order_["invariant"].emplace_back(p.invariant);
   for (const char* g : kGroups) {
     for (const auto& name : order_[g]) counts_[g][name] = 0;
@@ -260,6 +296,7 @@ void Coverage::add(const CaseCoverage& c) {
   for (const auto& n : c.statuses) ++counts_["status"][n];
   for (const auto& n : c.positions) ++counts_["position"][n];
   for (const auto& n : c.invariants) ++counts_["invariant"][n];
+  for (const auto& n : c.ids) ++counts_["id"][n];
   ++counts_["provider"][c.provider];
   if (!c.session.empty()) ++counts_["session"][c.session];
 }
@@ -335,6 +372,7 @@ void Coverage::print(std::ostream& out) const {
   line("providers:", "provider");
   line("positions:", "position");
   line("sessions:", "session");
+  line("call ids:", "id");
   out << "  invariants (cases where the precondition held):\n";
   for (const auto& p : invariant_preconditions()) {
     out << "    " << std::left << std::setw(34) << p.invariant << std::right << std::setw(7)

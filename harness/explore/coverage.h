@@ -46,7 +46,14 @@ struct CaseCoverage {
   /// "N prompt(s)": how many of the session's prompts its requests carried ("" when no request was
   /// sent)
   std::string session;
+  /// Of call_id_kinds(): how a call whose id the provider repeated (reuse_id) reached the client
+  std::vector<std::string> ids;
 };
+
+/// A provider's repeated call ids counted: "in one answer" (an earlier call of the same answer has
+/// the id), "from an earlier turn" (only a call of an earlier turn has it), "replay" (the call
+/// repeats that call's name and arguments too), "collision" (it does not).
+const std::vector<std::string_view>& call_id_kinds();
 
 /// What `result`'s run exercised.
 CaseCoverage case_coverage(const CaseResult& result);

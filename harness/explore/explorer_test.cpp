@@ -130,8 +130,38 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
   std::map<std::string, std::set<std::string>> interrupts;  // provider -> "after_event" / "after_calls"
   std::map<std::string, std::set<std::size_t>> sessions;     // provider -> prompts, without an interrupt
   std::set<std::string> cancel_ends_session;                 // providers with an interrupt and no next prompt
+  // provider -> "in one answer" / "from an earlier turn", each "replay" / "collision" (a repeated call id)
+  std::map<std::string, std::set<std::string>> reused_ids;
   for (int i = 0; i < 2000; ++i) {
     const harness::Scenario s = hx::generate_case(3, i).value();
+    std::vector<std::vector<mock::CallEvent>> turn_calls;  // per turn, the calls of its attempts
+    for (const auto& turn : s.script.turns) {
+      turn_calls.emplace_back();
+      for (const auto& a : turn.attempts) {
+        std::vector<mock::CallEvent> seen;
+        for (const auto& e : a.events) {
+          const auto* c = std::get_if<mock::CallEvent>(&e);
+          if (c == nullptr) continue;
+          if (c->reuse_id) {
+            bool in_answer = false, replay = false;
+            for (const auto& x : seen) {
+              if (x.id != c->id) continue;
+              in_answer = true;
+              replay |= x.name == c->name && x.args == c->args;
+            }
+            for (std::size_t t = 0; !in_answer && t + 1 < turn_calls.size(); ++t) {
+              for (const auto& x : turn_calls[t]) {
+                if (x.id == c->id) replay |= x.name == c->name && x.args == c->args;
+              }
+            }
+            reused_ids[s.script.provider].insert(std::string(in_answer ? "in one answer" : "from an earlier turn") + ", " +
+                                                 (replay ? "replay" : "collision"));
+          }
+          seen.push_back(*c);
+        }
+        turn_calls.back().insert(turn_calls.back().end(), seen.begin(), seen.end());
+      }
+    }
     fallback |= s.runtime.fallback_model.has_value();
     non_streaming |= s.runtime.stream == std::optional<bool>(false);
     providers.insert(s.script.provider);
@@ -183,6 +213,9 @@ TEST_CASE("the generator reaches every fault kind, status, finish reason and set
     CHECK(interrupts[p].size() == 2u);  // both kinds of user interrupt, in every provider
     CHECK(sessions[p] == std::set<std::size_t>{1, 2, 3});  // sessions of 2 and 3 prompts without one
     CHECK(cancel_ends_session.contains(p));  // and a cancel that ends the session
+    // a provider that repeats a call id, in one answer and from an earlier turn, replaying the call or not
+    CHECK(reused_ids[p] == std::set<std::string>{"in one answer, replay", "in one answer, collision",
+                                                 "from an earlier turn, replay", "from an earlier turn, collision"});
   }
 }
 

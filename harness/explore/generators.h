@@ -677,12 +677,96 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
   turns.push_back(mock::Turn{{answer}});
 }
 
+/// Provider misbehaviour with call ids (docs/POLICY.md "Call ids"): one call repeats the id of an
+/// earlier call, of its own answer or of an earlier turn, and with it the call's name and arguments
+/// (a replay, answered and never run again) or not (a collision: a new call under a used id).
+/// `pick` selects the pair of calls among those the script offers (place_call_ids).
+struct IdDraw {
+  bool earlier_turn = false;
+  bool replay = false;
+  int pick = 0;
+};
+
+/// One case in four draws a repeated call id.
+inline rc::Gen<std::optional<IdDraw>> gen_id_draw() {
+  return memo_gen(0, [&] {
+    return gen_optional(rc::gen::apply([](int turn, int replay, int pick) { return IdDraw{turn != 0, replay != 0, pick}; },
+                                       gen_int(0, 1), gen_int(0, 1), gen_int(0, 63)),
+                        3, 1);
+  });
+}
+
+/// The id generated cases give the calls whose id a provider repeats: no pattern the mock's own
+/// ids (call_J_C, call_hiccup_J_C, toolu_hiccup_J_C) can produce.
+inline constexpr const char* kReusedCallId = "tool_call_1";
+
+/// Places `draw` on `s` (its calls named and their arguments assigned): the pair's earlier call
+/// gets kReusedCallId in every attempt of its turn, the later one the same id marked `reuse_id`
+/// and, for a replay, the earlier call's name and arguments. A pair in one answer is two calls of
+/// one turn (every stream attempt of a turn has the same calls); across turns, a call of an
+/// earlier turn and one of a later turn. When the script offers no pair of the drawn kind, the
+/// other kind is used; when it offers none, nothing changes.
+inline void place_call_ids(Scenario& s, const IdDraw& draw) {
+  auto& turns = s.script.turns;
+  auto calls_of = [&](std::size_t t) {
+    int most = 0;
+    for (const mock::Attempt& a : turns[t].attempts) {
+      int n = 0;
+      for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
+      most = std::max(most, n);
+    }
+    return most;
+  };
+  struct Pair {
+    std::size_t first_turn;
+    int first;
+    std::size_t second_turn;
+    int second;
+  };
+  std::vector<Pair> in_answer, across;
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    const int n = calls_of(t);
+    for (int j = 0; j < n; ++j) {
+      for (int k = j + 1; k < n; ++k) in_answer.push_back({t, j, t, k});
+      for (std::size_t u = t + 1; u < turns.size(); ++u) {
+        for (int k = 0; k < calls_of(u); ++k) across.push_back({t, j, u, k});
+      }
+    }
+  }
+  const std::vector<Pair>& pairs = (draw.earlier_turn ? across : in_answer).empty() ? (draw.earlier_turn ? in_answer : across)
+                                                                                   : (draw.earlier_turn ? across : in_answer);
+  if (pairs.empty()) return;
+  const Pair& p = pairs[static_cast<std::size_t>(draw.pick) % pairs.size()];
+  // The call at position `k` of every attempt of turn `t`.
+  auto each_call = [&](std::size_t t, int k, const auto& f) {
+    for (mock::Attempt& a : turns[t].attempts) {
+      int i = 0;
+      for (mock::Event& e : a.events) {
+        if (auto* c = std::get_if<mock::CallEvent>(&e); c && i++ == k) f(*c);
+      }
+    }
+  };
+  std::optional<mock::CallEvent> first;
+  each_call(p.first_turn, p.first, [&](mock::CallEvent& c) {
+    c.id = kReusedCallId;
+    if (!first) first = c;
+  });
+  each_call(p.second_turn, p.second, [&](mock::CallEvent& c) {
+    c.id = kReusedCallId;
+    c.reuse_id = true;
+    if (draw.replay && first) {
+      c.name = first->name;
+      c.args = first->args;
+    }
+  });
+}
+
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
 /// attempt so the run goes on; the last streams none), and in one case in three a user interrupt
 /// with a second session prompt or, one in two, without one (place_interrupt); without an
-/// interrupt, one case in four is a session of 2–3 prompts (place_session). `expect` is left
-/// empty: the oracle fills it.
+/// interrupt, one case in four is a session of 2–3 prompts (place_session); in one case in four a
+/// provider repeats a call id (place_call_ids). `expect` is left empty: the oracle fills it.
 /// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "") {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
@@ -696,10 +780,11 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
         rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
-                       gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider)),
+                       gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider),
+                       gen_id_draw()),
         [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider)](
             std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
-                       std::optional<std::vector<std::vector<mock::Turn>>>> p) {
+                       std::optional<std::vector<std::vector<mock::Turn>>>, std::optional<IdDraw>> p) {
           const auto& [name, rt, provider] = *head;
           Scenario s;
           s.name = name;
@@ -721,6 +806,7 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
             assign_call_args(s.script);  // the further prompts' turns
             if (rt.stream == false) drop_streaming_only_fields(s.script);
           }
+          if (std::get<4>(p)) place_call_ids(s, *std::get<4>(p));
           if (rt.recovery) {
             // Under continue each turn may keep a cut turn once and move on: as many plain answers
             // after the script as it has turns, so no case runs past its script.

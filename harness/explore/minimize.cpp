@@ -207,7 +207,9 @@ std::vector<Edit> simplifications(const Scenario& s) {
           }
           if (!call->id.empty()) {
             out.push_back({Edit::Kind::kSimplify, ep + "/call/id", "drop id", [t, a, e](Scenario& x) {
-                             std::get<mock::CallEvent>(attempt_at(x, t, a).events[e]).id.clear();
+                             auto& c = std::get<mock::CallEvent>(attempt_at(x, t, a).events[e]);
+                             c.id.clear();
+                             c.reuse_id = false;  // no id, nothing reused
                            }});
           }
           if (call->fragments != 0) {

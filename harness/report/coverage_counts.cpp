@@ -10,7 +10,8 @@ namespace harness {
 const std::vector<std::pair<std::string_view, std::string_view>>& coverage_count_groups() {
   static const std::vector<std::pair<std::string_view, std::string_view>> groups = {
       {"fault", "faults"},       {"finish", "finishes"},   {"status", "statuses"},
-      {"provider", "providers"}, {"position", "positions"}, {"session", "sessions"}};
+      {"provider", "providers"}, {"position", "positions"}, {"session", "sessions"},
+      {"id", "ids"}};
   return groups;
 }
 

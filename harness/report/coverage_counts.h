@@ -15,7 +15,7 @@ namespace harness {
 
 /// The groups of name → cases counts, in summary.json order: (the explorer's group name, its
 /// summary.json key): fault/faults, finish/finishes, status/statuses, provider/providers,
-/// position/positions, session/sessions. The invariants ("invariants": {name: {"cases",
+/// position/positions, session/sessions, id/ids. The invariants ("invariants": {name: {"cases",
 /// "precondition"}}) and "unexercised" (names, catalogue order) come after them.
 const std::vector<std::pair<std::string_view, std::string_view>>& coverage_count_groups();
 
