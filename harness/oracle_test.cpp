@@ -208,7 +208,7 @@ TEST_CASE("oracle: executions aggregate by name and args in first-execution orde
   CHECK(e.final_text == "done");
 }
 
-TEST_CASE("oracle: a replayed call (same id, name and arguments) is answered and not run again; a new call under a used id runs") {
+TEST_CASE("oracle: a replayed call (same id, name and arguments) is answered and not run again, a new call under a used id runs") {
   auto with_id = [](std::string name, nlohmann::json args, std::string id, bool reuse = false) {
     return mock::Event(mock::CallEvent{std::move(name), std::move(args), std::move(id), 0, reuse});
   };
