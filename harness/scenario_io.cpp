@@ -1,6 +1,7 @@
-// Scenario loader and writer: two-phase validation of SCENARIO-FORMAT.md (shape of every field, then
-// cross-field rules such as a fault's after_event against its attempt's events), pointer-precise
-// problems, and the stable-order writer.
+// Scenario loader and writer: validation of SCENARIO-FORMAT.md in two phases and a third (the shape
+// of every field, then cross-field rules such as a fault's after_event against its attempt's events,
+// then the statuses the scenario's provider sends), pointer-precise problems, and the stable-order
+// writer.
 #include "harness/scenario_io.h"
 
 #include "mock_server/json_text.h"
@@ -219,16 +220,24 @@ std::string known_defects() {
   return out;
 }
 
-/// Collects problems for one document; every check takes the value and its pointer.
-class Validator {
+// Validation in three concerns, in the order a document is read (DocumentReader): the shape of
+// every field on its own (ShapeReader: its type, its range, its known sub-fields), the rules
+// between fields (CrossFieldRules: a fault's after_event against its attempt's events, an
+// interrupt against the turns, ids across calls, what a non-streaming answer cannot hold, …) and
+// what the scenario's provider sends (provider_rules). A cross-field rule reads values whose
+// shape is already known; each rule about an attempt runs as soon as that attempt is read, so the
+// problems come in document order.
+
+/// The problems of one document, in the order they are found, each with the file and a pointer.
+struct Problems {
+  std::string file;
+  std::vector<LoadProblem> list;
+};
+
+/// What the three concerns share: reporting a problem, and building JSON pointers.
+class Checks {
  public:
-  explicit Validator(std::string file) : file_(std::move(file)) {}
-
-  std::vector<LoadProblem> problems;
-
-  void problem(const std::string& pointer, std::string message) {
-    problems.push_back({file_, pointer, std::move(message)});
-  }
+  explicit Checks(Problems& problems) : problems_(problems) {}
 
   static std::string at(const std::string& base, std::string_view key) {
     return base + "/" + pointer_escape(key);
@@ -236,6 +245,24 @@ class Validator {
   static std::string at(const std::string& base, std::size_t index) {
     return base + "/" + std::to_string(index);
   }
+
+ protected:
+  void problem(const std::string& pointer, std::string message) {
+    problems_.list.push_back({problems_.file, pointer, std::move(message)});
+  }
+
+ private:
+  Problems& problems_;
+};
+
+// ---- phase 1: the shape of every field ----------------------------------------------------------
+
+/// Reads each field of a scenario into its value, checking the field on its own: its type, its
+/// range, the keys it may hold (a field that needs another of its own object, as reuse_id needs id,
+/// included). Never relates two fields of the document (CrossFieldRules does).
+class ShapeReader : public Checks {
+ public:
+  using Checks::Checks;
 
   /// Reports keys of `obj` not in `allowed`.
   void only_keys(const json& obj, const std::string& pointer,
@@ -350,6 +377,56 @@ class Validator {
 
   // ---- sections -------------------------------------------------------------------------------
 
+  /// The top-level fields before the script and the settings: unknown keys, `$schema`, `schema`,
+  /// `name`, `description`, `tags`, `catches`, `provider`, `prompt`. False when `root` is not an
+  /// object (nothing more can be read).
+  bool header(const json& root, Scenario& s) {
+    if (!root.is_object()) {
+      problem("", "expected a scenario object at the top level, found " + type_of(root));
+      return false;
+    }
+    only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
+                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "expect"});
+    if (root.contains("$schema")) {
+      if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
+    }
+    if (!root.contains("schema")) {
+      problem("", "missing required field \"schema\" in the top-level object (expected 1)");
+    } else if (!root["schema"].is_number_integer() || root["schema"].get<long long>() != 1) {
+      problem("/schema", "expected schema 1, found " + type_of(root["schema"]));
+    }
+    if (!root.contains("name")) {
+      problem("", "missing required field \"name\" in the top-level object");
+    } else if (auto n = string(root["name"], "/name")) {
+      if (valid_name(*n)) s.name = *n;
+      else problem("/name", "expected a name matching [a-z0-9][a-z0-9-]*, found " + quote(*n));
+    }
+    if (root.contains("description")) {
+      if (auto d = string(root["description"], "/description")) s.description = *d;
+    }
+    if (root.contains("tags")) {
+      if (auto t = string_array(root["tags"], "/tags")) s.tags = *t;
+    }
+    if (root.contains("catches")) s.catches = defect_names(root["catches"], "/catches");
+    if (root.contains("provider")) {
+      if (auto pv = string(root["provider"], "/provider")) {
+        if (*pv == "gemini" || *pv == "openai-chat" || *pv == "openai-responses" || *pv == "anthropic") {
+          s.script.provider = *pv;
+        } else {
+          problem("/provider", "unknown provider " + quote(*pv) +
+                                   " (known: gemini, openai-chat, openai-responses, anthropic)");
+        }
+      }
+    }
+    if (!root.contains("prompt")) {
+      problem("", "missing required field \"prompt\" in the top-level object");
+    } else if (auto pr = string(root["prompt"], "/prompt")) {
+      if (pr->empty()) problem("/prompt", kEmptyPrompt);
+      s.prompt = *pr;
+    }
+    return true;
+  }
+
   /// A user message without text is no prompt: Gemini and Anthropic answer it with 400, and the
   /// history the runtime sends no longer holds the prompt where history-integrity looks for it.
   static constexpr const char* kEmptyPrompt =
@@ -417,57 +494,6 @@ class Validator {
       else ok = false;
     }
     if (ok) out = in;
-  }
-
-  /// The interrupt must point at something the script can reach: a scripted turn; with
-  /// after_event a text or call event of a streamed attempt of it; with after_calls a count below
-  /// the calls of at least one of its attempts (else every call has run and nothing is cancelled).
-  void interrupt_target(const Interrupt& in, const std::vector<mock::Turn>& turns) {
-    const std::string p = "/interrupt";
-    if (in.turn >= static_cast<int>(turns.size())) {
-      problem(p + "/turn", "turn " + std::to_string(in.turn) + " is not scripted (the script has " +
-                               std::to_string(turns.size()) + " turns)");
-      return;
-    }
-    const mock::Turn& turn = turns[in.turn];
-    if (in.after_event) {
-      if (*in.attempt >= static_cast<int>(turn.attempts.size())) {
-        problem(p + "/attempt", "attempt " + std::to_string(*in.attempt) + " is not scripted (turn " +
-                                    std::to_string(in.turn) + " has " + std::to_string(turn.attempts.size()) +
-                                    " attempts)");
-        return;
-      }
-      const mock::Attempt& a = turn.attempts[*in.attempt];
-      const int e = *in.after_event;
-      if (a.status) {
-        problem(p + "/attempt", "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) +
-                                    " answers with HTTP status " + std::to_string(*a.status) +
-                                    ": no event streams, so there is nothing to cancel after; expected an attempt "
-                                    "with events");
-      } else if (e >= static_cast<int>(a.events.size()) ||
-                 std::holds_alternative<mock::FinishEvent>(a.events[e])) {
-        problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
-                                        "/attempts/" + std::to_string(*in.attempt) +
-                                        " (a cancel after the finish is after_calls on a committed turn)");
-      }
-      return;
-    }
-    int most = 0;
-    for (const mock::Attempt& a : turn.attempts) {
-      int n = 0;
-      for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
-      most = std::max(most, n);
-    }
-    if (most == 0) {
-      problem(p + "/after_calls", "turn " + std::to_string(in.turn) +
-                                      " has no call in any attempt, so there is nothing to cancel while tools run "
-                                      "(cancel while the answer streams with attempt and after_event)");
-    } else if (*in.after_calls >= most) {
-      problem(p + "/after_calls", "expected an integer in 0.." + std::to_string(most - 1) + " (turn " +
-                                      std::to_string(in.turn) + "'s attempts have at most " + std::to_string(most) +
-                                      " call(s)), found " + std::to_string(*in.after_calls) +
-                                      ": after every call has run there is nothing to cancel");
-    }
   }
 
   void runtime(const json& j, const std::string& p, RuntimeSettings& rt) {
@@ -597,18 +623,51 @@ class Validator {
     return call;
   }
 
-  void attempt(const json& j, const std::string& p, mock::Attempt& a) {
-    if (!is_object(j, p)) return;
+  /// `turns`, required: a non-empty array. nullptr when there is nothing to read in it.
+  const json* turns(const json& root) {
+    if (!root.contains("turns")) {
+      problem("", "missing required field \"turns\" in the top-level object");
+      return nullptr;
+    }
+    const json& j = root["turns"];
+    if (!is_array(j, "/turns")) return nullptr;
+    if (j.empty()) {
+      problem("/turns", "expected a non-empty array of turns, found an empty array");
+      return nullptr;
+    }
+    return &j;
+  }
+
+  /// A turn `{"attempts": [...]}`: its attempts array when it has one (empty or not), else nullptr.
+  const json* turn_attempts(const json& tj, const std::string& tp) {
+    if (!is_object(tj, tp)) return nullptr;
+    only_keys(tj, tp, {"attempts"});
+    if (!tj.contains("attempts")) {
+      problem(tp, "missing required field \"attempts\"");
+      return nullptr;
+    }
+    const auto& aj = tj["attempts"];
+    std::string ap = at(tp, "attempts");
+    if (!is_array(aj, ap)) return nullptr;
+    if (aj.empty()) problem(ap, "expected a non-empty array of attempts, found an empty array");
+    return &aj;
+  }
+
+  /// An attempt's kind: an HTTP status (read whole here: `status`, `retry_after_s`, and no stream
+  /// field), or a stream. True for a stream attempt, whose `events`, `slice_bytes` and `fault` are
+  /// read next (events, slice_bytes, fault).
+  bool stream_attempt(const json& j, const std::string& p, mock::Attempt& a) {
+    if (!is_object(j, p)) return false;
     only_keys(j, p, {"status", "retry_after_s", "events", "fault", "slice_bytes"});
     bool has_status = j.contains("status");
     bool has_events = j.contains("events");
     if (has_status && has_events) {
       problem(p, "expected either \"status\" or \"events\", found both");
-      return;
+      return false;
     }
     if (!has_status && !has_events) {
       problem(p, "expected either \"status\" or \"events\", found neither");
-      return;
+      return false;
     }
     if (has_status) {
       if (auto v = integer(j["status"], at(p, "status"), 400, 599)) a.status = static_cast<int>(*v);
@@ -619,11 +678,16 @@ class Validator {
           problem(at(p, key), std::string("field \"") + key +
                                   "\" needs a stream attempt (\"events\"), found \"status\"");
       }
-      return;
+      return false;
     }
     if (j.contains("retry_after_s"))
       problem(at(p, "retry_after_s"),
               "field \"retry_after_s\" needs a status attempt (\"status\"), found \"events\"");
+    return true;
+  }
+
+  /// A stream attempt's `events`, each read on its own.
+  void events(const json& j, const std::string& p, mock::Attempt& a) {
     const auto& ev = j["events"];
     std::string ep = at(p, "events");
     if (is_array(ev, ep)) {
@@ -631,166 +695,31 @@ class Validator {
         if (auto e = event(ev[i], at(ep, i))) a.events.push_back(*e);
       }
     }
-    // A max_tokens finish with after_fragment cuts the call right before it, inside its arguments.
-    for (std::size_t i = 0; i < a.events.size(); ++i) {
-      const auto* f = std::get_if<mock::FinishEvent>(&a.events[i]);
-      if (f == nullptr || !f->after_fragment) continue;
-      const std::string fp = at(at(ep, i), "after_fragment");
-      const auto* call = i > 0 ? std::get_if<mock::CallEvent>(&a.events[i - 1]) : nullptr;
-      if (call == nullptr) {
-        problem(fp, "expected the event before this finish to be the call it cuts, found " +
-                        (i > 0 ? "a " + std::string(event_kind(a.events[i - 1])) + " event" : std::string("no event")));
-        continue;
-      }
-      // As many fragments as the formats that stream arguments send (fewer for a short text).
-      const std::size_t sent = mock::split_fragments(call->args.is_null() ? std::string("{}") : call->args.dump(),
-                                                     std::max(call->fragments, 1)).size();
-      if (static_cast<std::size_t>(*f->after_fragment) >= sent) {
-        const std::string args_text = call->args.is_null() ? std::string("{}") : call->args.dump();
-        problem(fp, "expected fewer than the " + std::to_string(sent) + " argument fragment(s) the call before it sends (events/" +
-                        std::to_string(i - 1) + "/call/fragments is " +
-                        (call->fragments > 0 ? std::to_string(call->fragments) : std::string("unset, default 1")) +
-                        (sent < static_cast<std::size_t>(std::max(call->fragments, 1))
-                             ? ", but its arguments' JSON text has only " + std::to_string(args_text.size()) + " bytes"
-                             : std::string()) +
-                        "; at least 2 fragments are needed to cut inside the arguments), found " + std::to_string(*f->after_fragment));
-      }
-      // A fault between the cut call and its finish: "after event i-1" would claim the call whole.
-      if (const auto* fault = j.contains("fault") ? &j["fault"] : nullptr; fault != nullptr && fault->is_object()) {
-        const auto ae = fault->find("after_event");
-        if (ae != fault->end() && ae->is_number_integer() && ae->get<long long>() == static_cast<long long>(i)) {
-          problem(at(p, "fault") + "/after_event",
-                  "expected a fault outside the call events/" + std::to_string(i - 1) + " that the max_tokens finish events/" +
-                      std::to_string(i) + " cuts (after_event " + std::to_string(i) +
-                      " would come after that call whole); to cut it earlier use after_event " + std::to_string(i - 1) +
-                      " with after_fragment");
-        }
-      }
-    }
+  }
+
+  /// A stream attempt's optional `slice_bytes`.
+  void slice_bytes(const json& j, const std::string& p, mock::Attempt& a) {
     if (j.contains("slice_bytes")) {
       if (auto v = integer(j["slice_bytes"], at(p, "slice_bytes"), 1, 1 << 30))
         a.slice_bytes = static_cast<int>(*v);
     }
-    if (j.contains("fault")) {
-      std::string fp = at(p, "fault");
-      std::vector<mock::DecodeProblem> decode;
-      std::optional<mock::Fault> fault;
-      try {
-        fault = mock::fault_from_json(j["fault"], fp, decode);
-      } catch (const std::exception& e) {
-        decode.push_back({fp, std::string("cannot decode fault: ") + e.what()});
-      }
-      for (auto& d : decode) problem(d.pointer, d.message);
-      if (fault && decode.empty()) {
-        auto after = std::visit([](const auto& f) { return f.after_event; }, *fault);
-        std::size_t count = ev.is_array() ? ev.size() : 0;
-        if (after && (*after < 0 || static_cast<std::size_t>(*after) > count)) {
-          problem(at(fp, "after_event"), "expected an integer in 0.." + std::to_string(count) +
-                                             " (the attempt's event count), found integer " +
-                                             std::to_string(*after));
-        } else if (auto frag = mock::fault_after_fragment(*fault)) {
-          // The fault cuts a call: the event after_event names must be one, with more fragments
-          // than go out before the fault (else the whole call is sent and nothing is cut).
-          const std::size_t at_event = static_cast<std::size_t>(after.value_or(0));
-          const auto* call = at_event < a.events.size() ? std::get_if<mock::CallEvent>(&a.events[at_event]) : nullptr;
-          if (call == nullptr) {
-            problem(at(fp, "after_fragment"),
-                    "expected event " + std::to_string(at_event) + " (after_event) to be a call, found " +
-                        (at_event < a.events.size() ? "a " + std::string(event_kind(a.events[at_event])) + " event"
-                                                    : std::string("no event")));
-          } else if (mock::cut_by_finish(a.events, at_event)) {
-            problem(at(fp, "after_fragment"),
-                    "expected a call its finish does not cut already: events/" + std::to_string(at_event + 1) +
-                        " (a max_tokens finish with after_fragment) cuts events/" + std::to_string(at_event));
-          } else if (*frag >= std::max(call->fragments, 1)) {
-            problem(at(fp, "after_fragment"),
-                    "expected fewer than the call's " + std::to_string(std::max(call->fragments, 1)) +
-                        " fragment(s) (events/" + std::to_string(at_event) + "/call/fragments), found " +
-                        std::to_string(*frag));
-          } else {
-            a.fault = fault;
-          }
-        } else {
-          a.fault = fault;
-        }
-      }
-    }
   }
 
-  /// The server sends a scripted id as written. A call whose id repeats the id of an earlier call
-  /// of its attempt, or of a call of an earlier turn, is a provider misbehaving (SCENARIO-FORMAT.md
-  /// "Call ids"): only on purpose, marked `reuse_id`; unmarked it is a mistake. A `reuse_id` call
-  /// must repeat one. Attempts of one turn are the same answer asked for again: they may share ids.
-  void call_ids(const std::vector<mock::Turn>& turns) {
-    std::set<std::string> earlier_turns;  // ids the calls of the turns before this one have
-    for (std::size_t t = 0; t < turns.size(); ++t) {
-      std::set<std::string> this_turn;
-      for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
-        const mock::Attempt& at_a = turns[t].attempts[a];
-        std::set<std::string> this_attempt;
-        for (std::size_t i = 0; i < at_a.events.size(); ++i) {
-          const auto* call = std::get_if<mock::CallEvent>(&at_a.events[i]);
-          if (call == nullptr || call->id.empty()) continue;
-          const std::string cp = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" +
-                                 std::to_string(i) + "/call";
-          const bool in_attempt = this_attempt.contains(call->id);
-          const bool in_earlier_turn = earlier_turns.contains(call->id);
-          if (call->reuse_id && !in_attempt && !in_earlier_turn) {
-            problem(cp + "/reuse_id", "no earlier call has the id " + mock::json_text::quote_input(call->id) +
-                                          " (an earlier call of this attempt, or a call of an earlier turn): nothing "
-                                          "is reused; drop \"reuse_id\" or give the call the id it repeats");
-          } else if (!call->reuse_id && in_attempt) {
-            problem(cp + "/id", "expected an id no other call of this attempt has, found " +
-                                    mock::json_text::quote_input(call->id) +
-                                    " again (a provider that repeats an id on purpose: mark the call \"reuse_id\": true)");
-          } else if (!call->reuse_id && in_earlier_turn) {
-            problem(cp + "/id", "expected an id no call of an earlier turn has, found " +
-                                    mock::json_text::quote_input(call->id) +
-                                    " again (a provider that reuses an id on purpose: mark the call \"reuse_id\": true)");
-          }
-          this_attempt.insert(call->id);
-          this_turn.insert(call->id);
-        }
-      }
-      earlier_turns.insert(this_turn.begin(), this_turn.end());
+  /// A stream attempt's optional `fault`, decoded in two phases by the fault catalogue (its kind,
+  /// then its fields): the fault when it decoded without a problem.
+  std::optional<mock::Fault> fault(const json& j, const std::string& p) {
+    if (!j.contains("fault")) return std::nullopt;
+    std::string fp = at(p, "fault");
+    std::vector<mock::DecodeProblem> decode;
+    std::optional<mock::Fault> fault;
+    try {
+      fault = mock::fault_from_json(j["fault"], fp, decode);
+    } catch (const std::exception& e) {
+      decode.push_back({fp, std::string("cannot decode fault: ") + e.what()});
     }
-  }
-
-  static std::string_view event_kind(const mock::Event& e) {
-    if (std::holds_alternative<mock::TextEvent>(e)) return "text";
-    if (std::holds_alternative<mock::CallEvent>(e)) return "call";
-    return "finish";
-  }
-
-  void turns(const json& j, const std::string& p, std::vector<mock::Turn>& out) {
-    if (!is_array(j, p)) return;
-    if (j.empty()) {
-      problem(p, "expected a non-empty array of turns, found an empty array");
-      return;
-    }
-    for (std::size_t t = 0; t < j.size(); ++t) {
-      std::string tp = at(p, t);
-      const auto& tj = j[t];
-      mock::Turn turn;
-      if (is_object(tj, tp)) {
-        only_keys(tj, tp, {"attempts"});
-        if (!tj.contains("attempts")) {
-          problem(tp, "missing required field \"attempts\"");
-        } else {
-          const auto& aj = tj["attempts"];
-          std::string ap = at(tp, "attempts");
-          if (is_array(aj, ap)) {
-            if (aj.empty()) problem(ap, "expected a non-empty array of attempts, found an empty array");
-            for (std::size_t i = 0; i < aj.size(); ++i) {
-              mock::Attempt a;
-              attempt(aj[i], at(ap, i), a);
-              turn.attempts.push_back(std::move(a));
-            }
-          }
-        }
-      }
-      out.push_back(std::move(turn));
-    }
+    for (auto& d : decode) problem(d.pointer, d.message);
+    if (!decode.empty()) return std::nullopt;
+    return fault;
   }
 
   void expect(const json& j, const std::string& p, Expect& e) {
@@ -853,58 +782,197 @@ class Validator {
     if (j.contains("waited_s")) e.waited_s = number(j["waited_s"], at(p, "waited_s"), 0, false);
   }
 
-  void document(const json& root, Scenario& s) {
-    if (!root.is_object()) {
-      problem("", "expected a scenario object at the top level, found " + type_of(root));
-      return;
-    }
-    only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "expect"});
-    if (root.contains("$schema")) {
-      if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
-    }
-    if (!root.contains("schema")) {
-      problem("", "missing required field \"schema\" in the top-level object (expected 1)");
-    } else if (!root["schema"].is_number_integer() || root["schema"].get<long long>() != 1) {
-      problem("/schema", "expected schema 1, found " + type_of(root["schema"]));
-    }
-    if (!root.contains("name")) {
-      problem("", "missing required field \"name\" in the top-level object");
-    } else if (auto n = string(root["name"], "/name")) {
-      if (valid_name(*n)) s.name = *n;
-      else problem("/name", "expected a name matching [a-z0-9][a-z0-9-]*, found " + quote(*n));
-    }
-    if (root.contains("description")) {
-      if (auto d = string(root["description"], "/description")) s.description = *d;
-    }
-    if (root.contains("tags")) {
-      if (auto t = string_array(root["tags"], "/tags")) s.tags = *t;
-    }
-    if (root.contains("catches")) s.catches = defect_names(root["catches"], "/catches");
-    if (root.contains("provider")) {
-      if (auto pv = string(root["provider"], "/provider")) {
-        if (*pv == "gemini" || *pv == "openai-chat" || *pv == "openai-responses" || *pv == "anthropic") {
-          s.script.provider = *pv;
-        } else {
-          problem("/provider", "unknown provider " + quote(*pv) +
-                                   " (known: gemini, openai-chat, openai-responses, anthropic)");
+  void max_virtual_s(const json& root, Scenario& s) {
+    if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
+  }
+};
+
+// ---- phase 2: rules between fields --------------------------------------------------------------
+
+/// Rules that relate fields of a scenario whose fields each have their shape: within an attempt
+/// (a cut against the call it cuts, a fault against the events), across the script (call ids, the
+/// last turn, what a non-streaming answer cannot hold) and between the interrupt, the turns and
+/// the runtime settings.
+class CrossFieldRules : public Checks {
+ public:
+  using Checks::Checks;
+
+  static std::string_view event_kind(const mock::Event& e) {
+    if (std::holds_alternative<mock::TextEvent>(e)) return "text";
+    if (std::holds_alternative<mock::CallEvent>(e)) return "call";
+    return "finish";
+  }
+
+  /// A max_tokens finish with after_fragment cuts the call right before it, inside its arguments:
+  /// that event must be a call that sends more fragments than the cut lets out, and the attempt's
+  /// fault (`fault`, its JSON, or null; pointer `fp`) may not sit between the two. `ep`: the
+  /// pointer of the attempt's events.
+  void finish_cuts(const mock::Attempt& a, const std::string& ep, const json* fault, const std::string& fp) {
+    for (std::size_t i = 0; i < a.events.size(); ++i) {
+      const auto* f = std::get_if<mock::FinishEvent>(&a.events[i]);
+      if (f == nullptr || !f->after_fragment) continue;
+      const std::string cp = at(at(ep, i), "after_fragment");
+      const auto* call = i > 0 ? std::get_if<mock::CallEvent>(&a.events[i - 1]) : nullptr;
+      if (call == nullptr) {
+        problem(cp, "expected the event before this finish to be the call it cuts, found " +
+                        (i > 0 ? "a " + std::string(event_kind(a.events[i - 1])) + " event" : std::string("no event")));
+        continue;
+      }
+      // As many fragments as the formats that stream arguments send (fewer for a short text).
+      const std::size_t sent = mock::split_fragments(call->args.is_null() ? std::string("{}") : call->args.dump(),
+                                                     std::max(call->fragments, 1)).size();
+      if (static_cast<std::size_t>(*f->after_fragment) >= sent) {
+        const std::string args_text = call->args.is_null() ? std::string("{}") : call->args.dump();
+        problem(cp, "expected fewer than the " + std::to_string(sent) + " argument fragment(s) the call before it sends (events/" +
+                        std::to_string(i - 1) + "/call/fragments is " +
+                        (call->fragments > 0 ? std::to_string(call->fragments) : std::string("unset, default 1")) +
+                        (sent < static_cast<std::size_t>(std::max(call->fragments, 1))
+                             ? ", but its arguments' JSON text has only " + std::to_string(args_text.size()) + " bytes"
+                             : std::string()) +
+                        "; at least 2 fragments are needed to cut inside the arguments), found " + std::to_string(*f->after_fragment));
+      }
+      // A fault between the cut call and its finish: "after event i-1" would claim the call whole.
+      if (fault != nullptr && fault->is_object()) {
+        const auto ae = fault->find("after_event");
+        if (ae != fault->end() && ae->is_number_integer() && ae->get<long long>() == static_cast<long long>(i)) {
+          problem(fp + "/after_event",
+                  "expected a fault outside the call events/" + std::to_string(i - 1) + " that the max_tokens finish events/" +
+                      std::to_string(i) + " cuts (after_event " + std::to_string(i) +
+                      " would come after that call whole); to cut it earlier use after_event " + std::to_string(i - 1) +
+                      " with after_fragment");
         }
       }
     }
-    if (!root.contains("prompt")) {
-      problem("", "missing required field \"prompt\" in the top-level object");
-    } else if (auto pr = string(root["prompt"], "/prompt")) {
-      if (pr->empty()) problem("/prompt", kEmptyPrompt);
-      s.prompt = *pr;
+  }
+
+  /// Places a decoded `fault` (pointer `fp`) on stream attempt `a`, whose JSON holds `count` events:
+  /// its after_event within them and, with after_fragment, the call it cuts. `a.fault` is set only
+  /// when the fault holds to these rules (the rules after it read no fault that broke one).
+  void place_fault(const mock::Fault& fault, std::size_t count, const std::string& fp, mock::Attempt& a) {
+    auto after = std::visit([](const auto& f) { return f.after_event; }, fault);
+    if (after && (*after < 0 || static_cast<std::size_t>(*after) > count)) {
+      problem(at(fp, "after_event"), "expected an integer in 0.." + std::to_string(count) +
+                                         " (the attempt's event count), found integer " +
+                                         std::to_string(*after));
+    } else if (auto frag = mock::fault_after_fragment(fault)) {
+      // The fault cuts a call: the event after_event names must be one, with more fragments
+      // than go out before the fault (else the whole call is sent and nothing is cut).
+      const std::size_t at_event = static_cast<std::size_t>(after.value_or(0));
+      const auto* call = at_event < a.events.size() ? std::get_if<mock::CallEvent>(&a.events[at_event]) : nullptr;
+      if (call == nullptr) {
+        problem(at(fp, "after_fragment"),
+                "expected event " + std::to_string(at_event) + " (after_event) to be a call, found " +
+                    (at_event < a.events.size() ? "a " + std::string(event_kind(a.events[at_event])) + " event"
+                                                : std::string("no event")));
+      } else if (mock::cut_by_finish(a.events, at_event)) {
+        problem(at(fp, "after_fragment"),
+                "expected a call its finish does not cut already: events/" + std::to_string(at_event + 1) +
+                    " (a max_tokens finish with after_fragment) cuts events/" + std::to_string(at_event));
+      } else if (*frag >= std::max(call->fragments, 1)) {
+        problem(at(fp, "after_fragment"),
+                "expected fewer than the call's " + std::to_string(std::max(call->fragments, 1)) +
+                    " fragment(s) (events/" + std::to_string(at_event) + "/call/fragments), found " +
+                    std::to_string(*frag));
+      } else {
+        a.fault = fault;
+      }
+    } else {
+      a.fault = fault;
     }
-    if (root.contains("session")) session(root["session"], "/session", s.session);
-    if (root.contains("runtime")) runtime(root["runtime"], "/runtime", s.runtime);
-    if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
-    if (!root.contains("turns")) problem("", "missing required field \"turns\" in the top-level object");
-    else turns(root["turns"], "/turns", s.script.turns);
-    if (root.contains("expect")) expect(root["expect"], "/expect", s.expect);
-    if (root.contains("interrupt")) interrupt(root["interrupt"], "/interrupt", s.interrupt);
-    if (s.interrupt) interrupt_target(*s.interrupt, s.script.turns);
+  }
+
+  /// The server sends a scripted id as written. A call whose id repeats the id of an earlier call
+  /// of its attempt, or of a call of an earlier turn, is a provider misbehaving (SCENARIO-FORMAT.md
+  /// "Call ids"): only on purpose, marked `reuse_id`; unmarked it is a mistake. A `reuse_id` call
+  /// must repeat one. Attempts of one turn are the same answer asked for again: they may share ids.
+  void call_ids(const std::vector<mock::Turn>& turns) {
+    std::set<std::string> earlier_turns;  // ids the calls of the turns before this one have
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      std::set<std::string> this_turn;
+      for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+        const mock::Attempt& at_a = turns[t].attempts[a];
+        std::set<std::string> this_attempt;
+        for (std::size_t i = 0; i < at_a.events.size(); ++i) {
+          const auto* call = std::get_if<mock::CallEvent>(&at_a.events[i]);
+          if (call == nullptr || call->id.empty()) continue;
+          const std::string cp = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" +
+                                 std::to_string(i) + "/call";
+          const bool in_attempt = this_attempt.contains(call->id);
+          const bool in_earlier_turn = earlier_turns.contains(call->id);
+          if (call->reuse_id && !in_attempt && !in_earlier_turn) {
+            problem(cp + "/reuse_id", "no earlier call has the id " + mock::json_text::quote_input(call->id) +
+                                          " (an earlier call of this attempt, or a call of an earlier turn): nothing "
+                                          "is reused; drop \"reuse_id\" or give the call the id it repeats");
+          } else if (!call->reuse_id && in_attempt) {
+            problem(cp + "/id", "expected an id no other call of this attempt has, found " +
+                                    mock::json_text::quote_input(call->id) +
+                                    " again (a provider that repeats an id on purpose: mark the call \"reuse_id\": true)");
+          } else if (!call->reuse_id && in_earlier_turn) {
+            problem(cp + "/id", "expected an id no call of an earlier turn has, found " +
+                                    mock::json_text::quote_input(call->id) +
+                                    " again (a provider that reuses an id on purpose: mark the call \"reuse_id\": true)");
+          }
+          this_attempt.insert(call->id);
+          this_turn.insert(call->id);
+        }
+      }
+      earlier_turns.insert(this_turn.begin(), this_turn.end());
+    }
+  }
+
+  /// The interrupt must point at something the script can reach: a scripted turn; with
+  /// after_event a text or call event of a streamed attempt of it; with after_calls a count below
+  /// the calls of at least one of its attempts (else every call has run and nothing is cancelled).
+  void interrupt_target(const Interrupt& in, const std::vector<mock::Turn>& turns) {
+    const std::string p = "/interrupt";
+    if (in.turn >= static_cast<int>(turns.size())) {
+      problem(p + "/turn", "turn " + std::to_string(in.turn) + " is not scripted (the script has " +
+                               std::to_string(turns.size()) + " turns)");
+      return;
+    }
+    const mock::Turn& turn = turns[in.turn];
+    if (in.after_event) {
+      if (*in.attempt >= static_cast<int>(turn.attempts.size())) {
+        problem(p + "/attempt", "attempt " + std::to_string(*in.attempt) + " is not scripted (turn " +
+                                    std::to_string(in.turn) + " has " + std::to_string(turn.attempts.size()) +
+                                    " attempts)");
+        return;
+      }
+      const mock::Attempt& a = turn.attempts[*in.attempt];
+      const int e = *in.after_event;
+      if (a.status) {
+        problem(p + "/attempt", "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) +
+                                    " answers with HTTP status " + std::to_string(*a.status) +
+                                    ": no event streams, so there is nothing to cancel after; expected an attempt "
+                                    "with events");
+      } else if (e >= static_cast<int>(a.events.size()) ||
+                 std::holds_alternative<mock::FinishEvent>(a.events[e])) {
+        problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
+                                        "/attempts/" + std::to_string(*in.attempt) +
+                                        " (a cancel after the finish is after_calls on a committed turn)");
+      }
+      return;
+    }
+    int most = 0;
+    for (const mock::Attempt& a : turn.attempts) {
+      int n = 0;
+      for (const mock::Event& e : a.events) n += std::holds_alternative<mock::CallEvent>(e) ? 1 : 0;
+      most = std::max(most, n);
+    }
+    if (most == 0) {
+      problem(p + "/after_calls", "turn " + std::to_string(in.turn) +
+                                      " has no call in any attempt, so there is nothing to cancel while tools run "
+                                      "(cancel while the answer streams with attempt and after_event)");
+    } else if (*in.after_calls >= most) {
+      problem(p + "/after_calls", "expected an integer in 0.." + std::to_string(most - 1) + " (turn " +
+                                      std::to_string(in.turn) + "'s attempts have at most " + std::to_string(most) +
+                                      " call(s)), found " + std::to_string(*in.after_calls) +
+                                      ": after every call has run there is nothing to cancel");
+    }
+  }
+
+  /// An interrupt is defined under hold only, and one while the answer streams needs a stream.
+  void interrupt_design(const Scenario& s) {
     if (s.interrupt && s.runtime.recovery == "continue") {
       problem("/runtime/recovery", "\"continue\" with an \"interrupt\" is not defined yet (docs/POLICY.md \"Recovery "
                                    "designs\"): a scenario with an interrupt plays under hold");
@@ -912,14 +980,6 @@ class Validator {
     if (s.interrupt && s.interrupt->after_event && s.runtime.stream == false) {
       problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
                                         "arrives as one body); cancel while its calls run with after_calls");
-    }
-    call_ids(s.script.turns);
-    if (!s.script.turns.empty()) last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
-    if (s.runtime.stream == false) streaming_only_fields(s.script.turns);
-    const bool provider_known = std::none_of(problems.begin(), problems.end(),
-                                             [](const LoadProblem& p) { return p.pointer == "/provider"; });
-    if (provider_known) {
-      for (LoadProblem& p : status_problems(s, s.script.provider, file_)) problems.push_back(std::move(p));
     }
   }
 
@@ -986,8 +1046,82 @@ class Validator {
     }
   }
 
+};
+
+// ---- phase 3: what the provider sends -----------------------------------------------------------
+
+/// The statuses of the scenario's own provider (status_problems), once its provider is known (a
+/// provider that is not a known format is already a problem at "/provider").
+void provider_rules(const Scenario& s, Problems& problems) {
+  const bool provider_known = std::none_of(problems.list.begin(), problems.list.end(),
+                                           [](const LoadProblem& p) { return p.pointer == "/provider"; });
+  if (!provider_known) return;
+  for (LoadProblem& p : status_problems(s, s.script.provider, problems.file)) problems.list.push_back(std::move(p));
+}
+
+// ---- one document ---------------------------------------------------------------------------------
+
+/// Reads one document in its order: each field's shape (ShapeReader), the rules between the fields
+/// of each attempt as soon as it is read and those across the document once all is read
+/// (CrossFieldRules), then the provider's (provider_rules).
+class DocumentReader {
+ public:
+  explicit DocumentReader(std::string file) : problems_{std::move(file), {}}, shape_(problems_), rules_(problems_) {}
+
+  void read(const json& root, Scenario& s) {
+    if (!shape_.header(root, s)) return;
+    if (root.contains("session")) shape_.session(root["session"], "/session", s.session);
+    if (root.contains("runtime")) shape_.runtime(root["runtime"], "/runtime", s.runtime);
+    shape_.max_virtual_s(root, s);
+    if (const json* turns_json = shape_.turns(root)) turns(*turns_json, "/turns", s.script.turns);
+    if (root.contains("expect")) shape_.expect(root["expect"], "/expect", s.expect);
+    if (root.contains("interrupt")) shape_.interrupt(root["interrupt"], "/interrupt", s.interrupt);
+    if (s.interrupt) rules_.interrupt_target(*s.interrupt, s.script.turns);
+    rules_.interrupt_design(s);
+    rules_.call_ids(s.script.turns);
+    if (!s.script.turns.empty()) rules_.last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
+    if (s.runtime.stream == false) rules_.streaming_only_fields(s.script.turns);
+    provider_rules(s, problems_);
+  }
+
+  /// Reports a problem the reading itself met (an internal error).
+  void problem(const std::string& pointer, std::string message) {
+    problems_.list.push_back({problems_.file, pointer, std::move(message)});
+  }
+  std::vector<LoadProblem>& problems() { return problems_.list; }
+
  private:
-  std::string file_;
+  /// The turns (a non-empty array), each attempt read as it comes.
+  void turns(const json& j, const std::string& p, std::vector<mock::Turn>& out) {
+    for (std::size_t t = 0; t < j.size(); ++t) {
+      const std::string tp = Checks::at(p, t);
+      mock::Turn turn;
+      if (const json* aj = shape_.turn_attempts(j[t], tp)) {
+        const std::string ap = Checks::at(tp, "attempts");
+        for (std::size_t i = 0; i < aj->size(); ++i) {
+          mock::Attempt a;
+          attempt((*aj)[i], Checks::at(ap, i), a);
+          turn.attempts.push_back(std::move(a));
+        }
+      }
+      out.push_back(std::move(turn));
+    }
+  }
+
+  void attempt(const json& j, const std::string& p, mock::Attempt& a) {
+    if (!shape_.stream_attempt(j, p, a)) return;
+    shape_.events(j, p, a);
+    rules_.finish_cuts(a, Checks::at(p, "events"), j.contains("fault") ? &j["fault"] : nullptr, Checks::at(p, "fault"));
+    shape_.slice_bytes(j, p, a);
+    if (auto fault = shape_.fault(j, p)) {
+      const json& ev = j["events"];
+      rules_.place_fault(*fault, ev.is_array() ? ev.size() : 0, Checks::at(p, "fault"), a);
+    }
+  }
+
+  Problems problems_;
+  ShapeReader shape_;
+  CrossFieldRules rules_;
 };
 
 /// Integral values print as integers (10, not 10.0).
@@ -1149,13 +1283,13 @@ LoadResult parse_scenario(std::string_view text, const std::string& file) {
     return result;
   }
   Scenario s;
-  Validator v(file);
+  DocumentReader reader(file);
   try {
-    v.document(root, s);
+    reader.read(root, s);
   } catch (const std::exception& e) {
-    v.problem("", std::string("internal loader error: ") + e.what());
+    reader.problem("", std::string("internal loader error: ") + e.what());
   }
-  result.problems = std::move(v.problems);
+  result.problems = std::move(reader.problems());
   if (result.problems.empty()) {
     s.source_path = file;
     result.scenario = std::move(s);
