@@ -4,11 +4,12 @@
 # kill matrices, agents, sdk, browser, ...). Then, each in its own clang build directory and only
 # when asked:
 #   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
-#     under ASan + UBSan (build-asan/, all labels but agents, sdk and browser) and the HTTP and
-#     concurrency tests under TSan (build-tsan/), the repetition-heavy entries (soak, kill
+#     under ASan + UBSan (build-asan/, all labels but agents, sdk, browser, reports, docs and
+#     examples) and the HTTP and concurrency tests under TSan (build-tsan/, beside the fuzz phase
+#     when there is one), the repetition-heavy entries (soak, kill
 #     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
-#   - FUZZ_SECONDS=N (CI: 30): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
+#   - FUZZ_SECONDS=N (CI: 15): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
 #     time, ASan + UBSan with coverage (build-fuzz/).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
@@ -20,11 +21,12 @@
 #   scripts/test.sh [CTEST_ARGS...]        e.g. SANITIZE=1 FUZZ_SECONDS=30 scripts/test.sh -LE agents
 set -euo pipefail
 cd "$(dirname "$0")/.."
-phase() {  # NAME COMMAND...: runs COMMAND, then prints how long it took
-  local name=$1 start=$SECONDS
+phase() {  # NAME COMMAND...: runs COMMAND, then prints how long it took; returns COMMAND's status
+  local name=$1 start=$SECONDS rc=0
   shift
-  "$@"
+  "$@" || rc=$?
   echo "test.sh: $name took $((SECONDS - start)) s"
+  return "$rc"
 }
 case "${SANITIZE:-0}" in
   0 | "") sanitizers=() ;;
@@ -117,12 +119,37 @@ phase "setup and build" scripts/setup.sh
 # about half their wall time waiting on the CLIs' real-time retries and timeouts (qwen-code and
 # opencode side by side: 193 s wall, 209 CPU s). CTEST_JOBS sets another number.
 phase ctest bash -c 'cd build && ctest --output-on-failure -j"${CTEST_JOBS:-3}" --timeout 600 "$@"' ctest "$@"
+# With fuzzing too, the TSan ctest runs beside the fuzz phase, its output in build-logs/tsan-ctest.log
+# (printed when both are done): it spends most of its wall time waiting on real-time I/O timeouts
+# and leaves a core idle that the fuzz tree's build and the fuzzers use (stop 45: CI had gone past
+# 25 minutes). A failure of either fails the script once both have ended.
+tsan_beside=""
+tsan_pid=""
 for mode in "${sanitizers[@]}"; do
   case "$mode" in
     asan) phase "asan+ubsan build (the rest) and ctest" after_tree asan scripts/sanitize.sh asan ;;
-    tsan) phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan ;;
+    tsan)
+      if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
+        tsan_beside=$logs/tsan-ctest.log
+        phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan >"$tsan_beside" 2>&1 &
+        tsan_pid=$!
+        trap 'trap "" PIPE; [ -z "$tsan_pid" ] || kill "$tsan_pid" 2>/dev/null || true; [ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
+        echo "test.sh: the tsan ctest runs beside the fuzz phase (output: $tsan_beside)"
+      else
+        phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan
+      fi ;;
   esac
 done
+fuzz_rc=0
 if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" after_tree fuzz scripts/fuzz.sh "${FUZZ_SECONDS}"
+  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" after_tree fuzz scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
 fi
+if [ -n "$tsan_pid" ]; then
+  tsan_rc=0
+  wait "$tsan_pid" || tsan_rc=$?
+  tsan_pid=""
+  echo "test.sh: the tsan ctest's output ($tsan_beside):"
+  cat "$tsan_beside"
+  [ "$tsan_rc" = 0 ] || { echo "test.sh: the tsan ctest failed (exit $tsan_rc)" >&2; exit "$tsan_rc"; }
+fi
+[ "$fuzz_rc" = 0 ] || exit "$fuzz_rc"
