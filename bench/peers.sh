@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/peers.sh: `hiccup serve` side by side with its peers — WireMock (npm `wiremock`, request
-# journal off), mockttp and Node's own http module — each serving the same 6-frame Gemini stream
+# bench/peers.sh: `hiccup serve` side by side with its peers — WireMock (npm `wiremock`), mockttp
+# and Node's own http module — and with a ceiling, each serving the same 6-frame Gemini stream
 # (1,418 bytes) to wrk from Debian over 16 keep-alive connections, plus hiccup at 64 and 256
 # connections, with "Connection: close" on every request (a new connection per answer: the
 # yardstick for the FIN, cut and RST rows) and with a fault on every request (malformed frame, FIN,
@@ -8,6 +8,19 @@
 # (taskset); each measurement is WARMUP seconds thrown away, then DURATION seconds measured.
 # Prints one table: req/s, p99, server CPU µs per request (utime + stime of the server process from
 # /proc, all threads), RSS at the end, wrk's socket errors, and hiccup's req/s ÷ each row's.
+# Each peer runs in its best documented configuration for serving one fixed answer (stop 45; the
+# table's first runs gave WireMock a body file read per request and request logging, and mockttp
+# its default traffic recording):
+#   - WireMock: the stream inline in the stub ("body", not "bodyFileName": no file read per
+#     request), --no-request-journal (no request kept) and --disable-request-logging (no request
+#     and response written to the notifier: "useful when performance testing", wiremock.org
+#     "Running as a Standalone Process");
+#   - mockttp: getLocal({recordTraffic: false}) (MockttpOptions.recordTraffic: no request kept for
+#     getSeenRequests) and debug off (its default);
+#   - Node: one res.write per SSE frame, no framework.
+# The ceiling (bench/ceiling_server.cpp, target hiccup_ceiling, built here when missing): one
+# thread, epoll, each request read only to its end and answered with the same prebuilt bytes, so
+# the table shows how close hiccup comes to what this machine can do.
 # A benchmark, not a test: never run in CI. The machine's load is printed before and after.
 #
 # usage: bench/peers.sh            (env: DURATION=10 WARMUP=3 HICCUP_BIN=build/hiccup
@@ -39,6 +52,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 [ -x "$HICCUP_BIN" ] || { echo "peers: $HICCUP_BIN not found; build first (scripts/setup.sh)" >&2; exit 1; }
+CEILING_BIN=${CEILING_BIN:-$(dirname "$HICCUP_BIN")/hiccup_ceiling}
+if [ ! -x "$CEILING_BIN" ]; then
+  echo "peers: building hiccup_ceiling" >&2
+  cmake --build "$(dirname "$CEILING_BIN")" --target hiccup_ceiling >&2
+fi
 
 peers=$root/.cache/peers
 mkdir -p "$peers"
@@ -167,18 +185,18 @@ measure "hiccup, 503 on every request" "$pid" $port 16
 stop_hiccup
 
 mkdir -p "$work/wiremock/mappings" "$work/wiremock/__files"
-cp "$work/stream.sse" "$work/wiremock/__files/stream.sse"
-cat >"$work/wiremock/mappings/stream.json" <<'EOF'
-{"request": {"method": "ANY", "urlPattern": ".*"},
- "response": {"status": 200, "headers": {"Content-Type": "text/event-stream"}, "bodyFileName": "stream.sse"}}
-EOF
+python3 -c 'import json, sys
+body = open(sys.argv[1], encoding="utf-8").read()
+json.dump({"request": {"method": "ANY", "urlPattern": ".*"},
+           "response": {"status": 200, "headers": {"Content-Type": "text/event-stream"}, "body": body}},
+          open(sys.argv[2], "w"))' "$work/stream.sse" "$work/wiremock/mappings/stream.json"
 wiremock_version=$(basename "$wiremock_jar" .jar | sed 's/wiremock-standalone-//')
 taskset -c "$SERVER_CPU" java -jar "$wiremock_jar" --port $port --root-dir "$work/wiremock" --no-request-journal \
-  --disable-banner >"$work/wiremock.log" 2>&1 &
+  --disable-request-logging --disable-banner >"$work/wiremock.log" 2>&1 &
 pid=$!
 servers+=($pid)
 wait_ready $port
-WARMUP=$((WARMUP < 10 ? 10 : WARMUP)) measure "WireMock $wiremock_version, journal off" "$pid" $port 16  # JIT warm-up
+WARMUP=$((WARMUP < 10 ? 10 : WARMUP)) measure "WireMock $wiremock_version, inline body, journal and logging off" "$pid" $port 16  # JIT warm-up
 kill "$pid"; wait "$pid" 2>/dev/null || true
 port=$((port + 1))
 
@@ -187,7 +205,7 @@ NODE_PATH=$peers/node_modules taskset -c "$SERVER_CPU" node bench/peers/mockttp_
 pid=$!
 servers+=($pid)
 wait_ready $port
-measure "mockttp $mockttp_version" "$pid" $port 16
+measure "mockttp $mockttp_version, recordTraffic off" "$pid" $port 16
 kill "$pid"; wait "$pid" 2>/dev/null || true
 port=$((port + 1))
 
@@ -196,6 +214,14 @@ pid=$!
 servers+=($pid)
 wait_ready $port
 measure "Node $(node --version) http, 6 writes" "$pid" $port 16
+kill "$pid"; wait "$pid" 2>/dev/null || true
+port=$((port + 1))
+
+taskset -c "$SERVER_CPU" "$CEILING_BIN" $port "$work/stream.sse" >/dev/null 2>&1 &
+pid=$!
+servers+=($pid)
+wait_ready $port
+measure "ceiling: epoll, one prebuilt answer (bench/ceiling_server.cpp)" "$pid" $port 16
 kill "$pid"; wait "$pid" 2>/dev/null || true
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -1203,6 +1203,50 @@ std::vector<LoadProblem> timing_warnings(const Scenario& s) {
 std::vector<LoadProblem> scenario_warnings(const Scenario& s) {
   std::vector<LoadProblem> out = timing_warnings(s);
   for (LoadProblem& p : fallback_warnings(s)) out.push_back(std::move(p));
+  for (LoadProblem& p : unplayed_warnings(s)) out.push_back(std::move(p));
+  return out;
+}
+
+std::vector<LoadProblem> unplayed_warnings(const Scenario& s) {
+  std::vector<LoadProblem> out;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    const auto& attempts = s.script.turns[t].attempts;
+    const std::string tp = "/turns/" + std::to_string(t) + "/attempts/";
+    std::optional<std::size_t> whole;  // the first attempt that answers the turn whole
+    mock::FinishReason whole_reason = mock::FinishReason::kStop;
+    for (std::size_t a = 0; a < attempts.size(); ++a) {
+      const mock::Attempt& at = attempts[a];
+      std::optional<std::size_t> finish;
+      bool delivers = false;
+      for (std::size_t e = 0; e < at.events.size(); ++e) {
+        const auto* f = std::get_if<mock::FinishEvent>(&at.events[e]);
+        if (f != nullptr) {
+          finish = e;
+          break;
+        }
+        if (const auto* text = std::get_if<mock::TextEvent>(&at.events[e])) delivers = delivers || !text->text.empty();
+        else delivers = true;  // a call
+      }
+      if (whole || at.status || at.fault || !finish || !delivers) continue;
+      const auto& f = std::get<mock::FinishEvent>(at.events[*finish]);
+      if ((f.reason == mock::FinishReason::kStop || f.reason == mock::FinishReason::kMaxTokens) && !f.after_fragment) {
+        whole = a;
+        whole_reason = f.reason;
+      }
+    }
+    // No runtime asks for a turn again once an attempt answered it whole (a stop or max_tokens
+    // finish after text or a call, no status, no fault); the user's interrupt is left alone.
+    const bool interrupted = s.interrupt && s.interrupt->turn == static_cast<int>(t);
+    if (whole && *whole + 1 < attempts.size() && !interrupted) {
+      const std::size_t next = *whole + 1;
+      out.push_back({s.source_path, tp + std::to_string(next),
+                     "never requested: attempt " + std::to_string(*whole) +
+                         " answers the turn whole (a " + std::string(mock::finish_name(whole_reason)) +
+                         " finish, no status, no fault), so no runtime asks for this turn again" +
+                         (attempts.size() - next > 1 ? " (nor for the " + std::to_string(attempts.size() - next - 1) + " attempt(s) after it)" : std::string()) +
+                         "; give attempt " + std::to_string(*whole) + " a fault or a status, or remove the attempts after it"});
+    }
+  }
   return out;
 }
 

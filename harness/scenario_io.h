@@ -65,8 +65,15 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// provider's default model): the retry after a content-filter finish would then be the unchanged
 /// request, which `no-unchanged-content-filter-retry` rightly fails. One problem per finding, with
 /// its pointer; the file stays valid. Also a `runtime.continuation_prompt` under a pinned `hold`
-/// design, which never sends it.
+/// design, which never sends it, and what unplayed_warnings finds.
 [[nodiscard]] std::vector<LoadProblem> scenario_warnings(const Scenario& scenario);
+
+/// Attempts of a valid script that no runtime asks for, one problem per turn with the pointer of
+/// the first: those after an attempt that answers its turn whole (text or a call, then a `stop` or
+/// `max_tokens` finish without `after_fragment`; no `status`, no `fault`). A turn the `interrupt`
+/// names is left alone. (Events after a finish are sent, on purpose: a client must ignore them.)
+/// Part of scenario_warnings.
+[[nodiscard]] std::vector<LoadProblem> unplayed_warnings(const Scenario& scenario);
 
 /// scenario_warnings without the timing ones: the fallback model equal to the model in use, and a
 /// continuation prompt the pinned hold design never sends.

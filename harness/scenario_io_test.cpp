@@ -823,6 +823,41 @@ TEST_CASE("a continuation prompt under a pinned hold design is a warning: it is 
   CHECK(warnings[0].message.find("never sent") != std::string::npos);
 }
 
+TEST_CASE("attempts after one that answers the turn whole are a warning: never requested") {
+  const auto parsed = harness::parse_scenario(R"({"schema": 1, "name": "dead", "provider": "gemini", "prompt": "Hi.",
+    "turns": [{"attempts": [
+      {"status": 503},
+      {"events": [{"text": "Done."}, {"finish": "stop"}, {"text": " sent, to be ignored"}]},
+      {"events": [{"text": "never asked for"}, {"finish": "stop"}]},
+      {"events": [{"text": "nor this"}, {"finish": "stop"}]}]}]})", "dead.json");
+  REQUIRE(parsed.problems.empty());
+  // Text after a finish is sent (a client must ignore it): no warning for it.
+  const auto warnings = harness::unplayed_warnings(*parsed.scenario);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].pointer == "/turns/0/attempts/2");
+  CHECK(warnings[0].message.rfind("never requested: attempt 1 answers the turn whole (a stop finish", 0) == 0);
+  CHECK(warnings[0].message.find("(nor for the 1 attempt(s) after it)") != std::string::npos);
+  CHECK(harness::scenario_warnings(*parsed.scenario).size() == 1u);  // lint and run print it
+  // What a runtime asks for again, or may: after a fault, a status, a content filter, an answer
+  // with nothing in it (gemini-cli retries an empty one), a call the token limit cut (a client may
+  // retry it), or an interrupt.
+  for (const char* first : {R"({"events": [{"text": "a"}, {"finish": "stop"}], "fault": {"kind": "disconnect", "after_event": 0}})",
+                            R"({"status": 429})",
+                            R"({"events": [{"text": "a"}, {"finish": "content_filter"}]})",
+                            R"({"events": [{"text": ""}, {"finish": "stop"}]})",
+                            R"({"events": [{"call": {"name": "f", "fragments": 4, "args": {"command": "make deploy"}}},
+                                           {"finish": "max_tokens", "after_fragment": 1}]})"}) {
+    INFO(first);
+    const auto retried = harness::parse_scenario(std::string(R"({"schema": 1, "name": "r", "provider": "anthropic", "prompt": "Hi.",
+      "turns": [{"attempts": [)") + first + R"(, {"events": [{"text": "b"}, {"finish": "stop"}]}]}]})", "r.json");
+    REQUIRE(retried.problems.empty());
+    CHECK(harness::unplayed_warnings(*retried.scenario).empty());
+  }
+  auto interrupted = *parsed.scenario;
+  interrupted.interrupt = harness::Interrupt{0, 1, 0, std::nullopt};
+  CHECK(harness::unplayed_warnings(interrupted).empty());
+}
+
 TEST_CASE("a number beyond a double's range in a report or scenario names its pointer") {
   // nlohmann throws out_of_range.406 with no place; report and report merge let it escape (exit 5).
   std::string error;

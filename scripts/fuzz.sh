@@ -14,6 +14,9 @@
 # configures this tree and stops; --install-only installs what is missing and stops; --build-only
 # builds the targets and stops (scripts/test.sh builds them in the background that way).
 # HICCUP_FUZZ_BUILD=DIR builds the ASan tree there instead of build-fuzz/ (not the FUZZ_FAST one).
+# HICCUP_FUZZ_TREE=DIR uses a tree configured elsewhere instead, as it is (no configure step): CI's
+# build-asan/ with HICCUP_SANITIZE_FUZZ=ON (scripts/sanitize.sh, CMakeLists.txt), whose targets are
+# guided by edge counters alone, without comparison tracing.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]       e.g. scripts/fuzz.sh 600 fuzz_sse_decoder
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,8 +52,13 @@ done
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DHICCUP_FUZZ=ON -DHICCUP_FUZZ_SANITIZERS="$sanitizers" >/dev/null
+if [ -n "${HICCUP_FUZZ_TREE:-}" ]; then
+  build=$HICCUP_FUZZ_TREE
+  [ -f "$build/build.ninja" ] || { echo "fuzz: HICCUP_FUZZ_TREE=$build is not a configured build tree" >&2; exit 2; }
+else
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DHICCUP_FUZZ=ON -DHICCUP_FUZZ_SANITIZERS="$sanitizers" >/dev/null
+fi
 [ "$seconds" = --configure-only ] && exit 0
 ninja -C "$build" -j"${JOBS:-2}" hiccup_fuzz_seeds "${targets[@]}"
 [ "$seconds" != --build-only ] || exit 0

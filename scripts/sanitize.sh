@@ -80,7 +80,8 @@ tsan_labels='mock_server|runtime|harness|soak'
 for mode in "${modes[@]}"; do
   case "$mode" in
     asan)
-      configure build-asan address,undefined
+      # HICCUP_SANITIZE_FUZZ=1 (scripts/test.sh, when it also fuzzes): the fuzz targets in this tree.
+      configure build-asan address,undefined -DHICCUP_SANITIZE_FUZZ="$([ "${HICCUP_SANITIZE_FUZZ:-0}" = 1 ] && echo ON || echo OFF)"
       ninja -C build-asan -j"${JOBS:-2}"
       [ "$step" != build ] || continue
       (cd build-asan &&

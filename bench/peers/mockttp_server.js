@@ -6,7 +6,9 @@ const fs = require('fs');
 const [port, bodyFile] = process.argv.slice(2);
 const body = fs.readFileSync(bodyFile, 'utf8');
 (async () => {
-  const server = mockttp.getLocal();
+  // Its best configuration for a fixed answer: no traffic recorded (MockttpOptions.recordTraffic,
+  // default true: every request kept for getSeenRequests), debug off (the default).
+  const server = mockttp.getLocal({ recordTraffic: false, debug: false });
   await server.start(Number(port));
   await server.forAnyRequest().thenReply(200, body, { 'content-type': 'text/event-stream' });
   console.log('listening');

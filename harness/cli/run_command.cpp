@@ -179,6 +179,7 @@ ReportCase to_report_case(const CaseResult& r, std::string name, std::string cla
   // Over HTTP: judged on a slower re-run (RunOptions::http_slower_reruns), or different from memory.
   if (r.slower_reruns > 0) c.extra["http_slower_reruns"] = r.slower_reruns;
   if (r.differs_from_memory) c.extra["http_differs_from_memory"] = true;
+  if (r.run.truncated) c.extra["truncated"] = true;  // shown on the console line, passed or not
   if (transcripts || !r.passed()) {
     c.transcript = make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
     c.extra["scenario_text"] = write_scenario(r.scenario);

@@ -43,6 +43,8 @@ class ConsoleListener final : public ReportListener {
     if (c.extra.contains("design") && c.extra["design"].is_string()) {  // a black box's recovery design
       out_ << " (" << c.extra["design"].get<std::string>() << ")";
     }
+    // A max_tokens finish ended the answer: a passing run says so too (the outcome is not whole).
+    if (c.extra.contains("truncated") && c.extra["truncated"] == true) out_ << " (answer truncated at the token limit)";
     out_ << "  (" << std::fixed << std::setprecision(1) << c.wall_ms << " ms)\n";
     if (differs) {  // a black box that failed honestly where docs/POLICY.md would have retried
       out_ << "    a policy difference, not a bug (--strict makes it fail):\n";

@@ -3,7 +3,8 @@
 pipe as they are written (a run killed by a CI timeout leaves its log), progress lines on a stderr
 that is not a terminal, an agent that dies with the run that a signal stops, --max-shrinks 0 keeping the
 failing case as generated, and a counterexample found with a seeded defect that says so, in its
-description and when `hiccup run` replays it (its header names the defect). One check per ctest entry:
+description and when `hiccup run` replays it (its header names the defect), and a run whose answer
+the token limit cut that says so when it passes. One check per ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
@@ -159,6 +160,26 @@ class Checker:
                              "--report-dir", self.dir("defect-run-2")], 1)
         assert note in p.stdout, p.stdout
         assert p.stdout.splitlines()[0] == "hiccup run: seed 1, transport memory, defects keep-calls-on-retry", p.stdout
+
+    def check_run_says_truncated(self):
+        """A passing run whose answer a max_tokens finish ended says so on its console line and in
+        summary.json (it said so only in the transcript, kept for failures or with --transcripts),
+        and a whole answer's line does not."""
+        scenarios = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios")
+        cut = os.path.join(scenarios, "truncation", "truncation-final-answer.json")
+        whole = os.path.join(scenarios, "mid-stream", "midstream-reset-after-call.json")
+        d = self.dir("truncated")
+        p = self.hiccup_run(["run", cut, whole, "--transport", "memory", "--report-dir", d], 0)
+        lines = {l.split()[1]: l for l in p.stdout.splitlines() if l.startswith("PASS ")}
+        assert len(lines) == 2, p.stdout
+        cut_line = [l for n, l in lines.items() if "truncation" in n]
+        assert cut_line and "(answer truncated at the token limit)" in cut_line[0], p.stdout
+        whole_line = [l for n, l in lines.items() if "midstream" in n]
+        assert whole_line and "truncated" not in whole_line[0], p.stdout
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        flags = {c["name"]: c.get("truncated") for c in s["cases"]}
+        assert flags == {"truncation-final-answer": True, "midstream-reset-after-call": None}, flags
 
 
 def main():
