@@ -10,6 +10,8 @@
 #         matrix and its replays, 73 s there: the explorer and minimizer run under ASan in the
 #         harness label's exploration entries; its binary is not built in sanitizer trees), to
 #         keep CI within 25 minutes.
+#         Likewise clients (the pytest plugin and the npm helper, issue 40) and package (an install
+#         of the plain build into a scratch root).
 #         Allocation stacks are kept 8 frames deep (ASAN_OPTIONS malloc_context_size=8, default 30):
 #         recording them was a third of the time of the longest entry, the 1-minimal kill matrix
 #         (158 s -> 117 s); where a bad access happens is still unwound in full.
@@ -90,7 +92,7 @@ for mode in "${modes[@]}"; do
       (cd build-asan &&
         ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:malloc_context_size=8${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-        ctest --output-on-failure -j2 --timeout 900 -LE 'agents|sdk|browser|reports|docs|examples|minimal')
+        ctest --output-on-failure -j2 --timeout 900 -LE 'agents|sdk|browser|reports|docs|examples|minimal|clients|package')
       ;;
     tsan)
       configure build-tsan thread -DHICCUP_TEST_SOURCE_FILTER="$tsan_tests" \

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev
   libgoogle-perftools-dev)  # tcmalloc_minimal: the allocator (CMakeLists.txt, HICCUP_MALLOC)
 if [ "${HICCUP_BUILD_ONLY:-0}" != 1 ]; then
-  packages+=(python3-jsonschema python3-yaml python3-pytest python3-httpx chromium)
+  # python3-pip, python3-setuptools: `pip install ./clients/python` (scripts/install_python_client.sh)
+  packages+=(python3-jsonschema python3-yaml python3-pytest python3-httpx python3-pip python3-setuptools chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

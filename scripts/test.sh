@@ -5,7 +5,7 @@
 # when asked:
 #   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
 #     under ASan + UBSan (build-asan/, all labels but agents, sdk, browser, reports, docs,
-#     examples and minimal) and the HTTP and concurrency tests under TSan (build-tsan/, beside the fuzz phase
+#     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, beside the fuzz phase
 #     when there is one), the repetition-heavy entries (soak, kill
 #     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);

@@ -1,9 +1,15 @@
-"""The agent loop of agent.py against hiccup: a clean run passes; the retry bug is caught."""
-import pathlib
+"""The agent loop of agent.py against hiccup, with the pytest-hiccup plugin (clients/python:
+`pip install ./clients/python`): a clean run passes; the retry bug is caught.
+
+The plugin starts one `hiccup serve` per run (hiccup on PATH, or --hiccup-bin / HICCUP_BIN) and
+gives each test a session playing the scenario of its @pytest.mark.hiccup marker; when the test
+returns, hiccup's verdict is the assertion.
+"""
+import pytest
 
 from agent import AgentFailed, run_agent
 
-SCENARIO = pathlib.Path(__file__).resolve().parents[1] / "scenarios" / "deploy-disconnect-after-call.json"
+SCENARIO = "../scenarios/deploy-disconnect-after-call.json"  # relative to this file
 PROMPT = "Deploy the staging build."
 
 
@@ -13,21 +19,20 @@ def play(session, retry_bug):
         return f"deployed {env}"
 
     try:
-        text = run_agent(session.base_url, PROMPT, {"deploy": deploy}, retry_bug=retry_bug)
-        session.record_outcome("completed", text)
+        session.completed(run_agent(session.base_url, PROMPT, {"deploy": deploy}, retry_bug=retry_bug))
     except AgentFailed:
-        session.record_outcome("failed")
-    return session.verdict()
+        session.failed()
 
 
+@pytest.mark.hiccup(SCENARIO)
 def test_agent_survives_a_disconnect_after_a_call(hiccup_session):
-    verdict = play(hiccup_session(SCENARIO), retry_bug=False)
-    assert verdict["verdict"] == "pass", verdict["violations"]
-    assert verdict["executions"] == 1
+    play(hiccup_session, retry_bug=False)
+    assert hiccup_session.verdict().raw["executions"] == 1
 
 
+@pytest.mark.hiccup(SCENARIO)
 def test_hiccup_catches_the_retry_bug(hiccup_session):
-    verdict = play(hiccup_session(SCENARIO), retry_bug=True)
-    caught = {v["invariant"] for v in verdict["violations"]}
-    assert verdict["verdict"] == "fail"
-    assert {"at-most-once", "pairing"} <= caught, verdict["violations"]
+    # The plugin then fails this test unless hiccup reports both (so ctest notices if it stops
+    # catching the bug); without this line the verdict's violations would fail it.
+    hiccup_session.expect_violations("at-most-once", "pairing")
+    play(hiccup_session, retry_bug=True)
