@@ -30,12 +30,14 @@ pinned() {
            for (const [n, v] of Object.entries(d)) console.log(n + " " + v);' "$src/package.json"
 }
 
-# Every pinned package is in node_modules at its pinned version.
+# Every pinned package is in node_modules at its pinned version (a local `file:` package, e.g.
+# examples/vitest's @hiccup/test-helper, is linked: present is enough).
 versions_ok() {
   local name version manifest
   while read -r name version; do
     manifest="$cache/node_modules/$name/package.json"
     [[ -f "$manifest" ]] || return 1
+    [[ "$version" == file:* ]] && continue
     [[ "$(node -p 'require(process.argv[1]).version' "$manifest")" == "$version" ]] || return 1
   done < <(pinned)
 }
@@ -51,6 +53,21 @@ echo "installing the pinned $what into $cache: $(pinned | tr ' \n' '@ ')"
 mkdir -p "$cache" || die "cannot create $cache"
 rm -f "$stamp"
 cp "$src/package.json" "$src/package-lock.json" "$cache/"
+# A `file:` dependency's path is relative to SRC: rewritten relative to CACHE in both copies.
+node -e 'const fs = require("fs"), path = require("path");
+  const [src, cache] = process.argv.slice(1);
+  const pkg = JSON.parse(fs.readFileSync(cache + "/package.json")), lock = JSON.parse(fs.readFileSync(cache + "/package-lock.json"));
+  for (const [name, spec] of Object.entries(pkg.dependencies || {})) {
+    if (!spec.startsWith("file:")) continue;
+    const from = spec.slice(5), to = path.relative(cache, path.resolve(src, from));
+    if (from === to) continue;
+    pkg.dependencies[name] = lock.packages[""].dependencies[name] = "file:" + to;
+    lock.packages[to] = lock.packages[from];
+    delete lock.packages[from];
+    lock.packages["node_modules/" + name].resolved = to;
+  }
+  fs.writeFileSync(cache + "/package.json", JSON.stringify(pkg, null, 2));
+  fs.writeFileSync(cache + "/package-lock.json", JSON.stringify(lock, null, 2));' "$src" "$cache"
 # npm ci: exactly the lock file (fails when package.json and the lock disagree), node_modules
 # removed first. --ignore-scripts: the pinned packages need no install script (e.g. genai's
 # preinstall is a no-op, protobufjs's postinstall only prints a hint).
