@@ -250,6 +250,16 @@ class Session:
                 f" of session {self.id}:\n{verdict.format()}")
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, SIGTERM when the test process dies (even by SIGKILL), so
+    no `hiccup serve` outlives its test run."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # not Linux, or no libc: the fixture's teardown still stops it
+        pass
+
+
 def _scenario_body(scenario: Scenario) -> Any:
     if isinstance(scenario, Mapping):
         return dict(scenario)
@@ -275,7 +285,7 @@ class HiccupServer:
         log = tempfile.NamedTemporaryFile(prefix="hiccup-serve-", suffix=".log", delete=False)
         try:
             process = subprocess.Popen([binary, "serve", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=log, start_new_session=True)
+                                       stderr=log, preexec_fn=_die_with_parent)
         except OSError as e:
             raise HiccupError(f"{binary} serve did not start: {e}") from None
         finally:
