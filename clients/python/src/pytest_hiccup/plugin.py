@@ -45,7 +45,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     folder = pathlib.Path(marker.kwargs.get("folder", marker.args[0] if marker.args else ""))
     if not folder.is_absolute():
-        folder = pathlib.Path(str(metafunc.definition.fspath)).parent / folder
+        folder = metafunc.definition.path.parent / folder
     pattern = marker.kwargs.get("pattern", marker.args[1] if len(marker.args) > 1 else "*.json")
     files = sorted(p for p in folder.rglob(pattern) if p.is_file())
     if not files:
@@ -118,7 +118,7 @@ def hiccup_scenario(request: pytest.FixtureRequest) -> Scenario:
     if isinstance(scenario, (str, os.PathLike)):
         path = pathlib.Path(scenario)
         if not path.is_absolute():
-            path = pathlib.Path(str(request.node.fspath)).parent / path
+            path = request.node.path.parent / path
         return path
     return scenario
 
