@@ -167,12 +167,35 @@ Recipe recipe_from_json(const json& j) {
   return r;
 }
 
-std::string repo_root() {
-  if (const char* root = std::getenv("HICCUP_ROOT"); root != nullptr && *root != '\0') return root;
-  return HICCUP_SOURCE_DIR;
+std::string installed_data_dir() {
+  // /proc/self/exe: the executable's real path, whatever PATH, symlink or cwd started it.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path data = exe.parent_path().parent_path() / "share" / "hiccup";
+  return fs::is_directory(data / "recipes", ec) ? data.string() : "";
 }
 
-std::string default_recipes_dir() { return repo_root() + "/harness/agents/recipes"; }
+std::string repo_root() {
+  if (const char* root = std::getenv("HICCUP_ROOT"); root != nullptr && *root != '\0') return root;
+  static const std::string installed = installed_data_dir();
+  return installed.empty() ? std::string(HICCUP_SOURCE_DIR) : installed;
+}
+
+namespace {
+// ROOT/INSTALLED when ROOT is an install's data folder (it holds INSTALLED), else ROOT/SOURCE.
+std::string installed_or_source_path(const std::string& installed, const std::string& source) {
+  const std::string root = repo_root();
+  std::error_code ec;
+  return fs::exists(root + "/" + installed, ec) ? root + "/" + installed : root + "/" + source;
+}
+}  // namespace
+
+std::string default_recipes_dir() { return installed_or_source_path("recipes", "harness/agents/recipes"); }
+
+std::string default_known_failures_path() {
+  return installed_or_source_path("known-failures.json", "harness/agents/known-failures.json");
+}
 
 std::string agent_cache_dir() {
   // As scripts/install_agents.sh reads it: "${HICCUP_AGENT_CACHE:-$root/.cache/npm}".

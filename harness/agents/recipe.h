@@ -65,11 +65,22 @@ Recipe recipe_from_json(const nlohmann::json& j);
 /// .json file. Throws std::runtime_error with a lower-case message (known names listed) when absent.
 Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_dir);
 
-/// The recipes folder of this source tree (HICCUP_SOURCE_DIR/harness/agents/recipes).
+/// The bundled recipes: REPO_ROOT/recipes in an install (repo_root() is then PREFIX/share/hiccup),
+/// else REPO_ROOT/harness/agents/recipes of the source tree.
 std::string default_recipes_dir();
 
-/// The repository root recipes' relative paths resolve against (HICCUP_SOURCE_DIR, overridable
-/// with the environment variable HICCUP_ROOT).
+/// The pinned known failures `hiccup matrix` reads by default: REPO_ROOT/known-failures.json in an
+/// install, else REPO_ROOT/harness/agents/known-failures.json.
+std::string default_known_failures_path();
+
+/// PREFIX/share/hiccup when this executable is PREFIX/bin/hiccup of an install (`cmake --install`,
+/// the Debian package of scripts/package.sh) whose recipes are in PREFIX/share/hiccup/recipes;
+/// "" otherwise (a build tree).
+std::string installed_data_dir();
+
+/// The folder hiccup reads its run-time data from, which recipes' relative paths resolve against:
+/// $HICCUP_ROOT when set and not empty, else installed_data_dir() when not empty, else the source
+/// tree this binary was built from (HICCUP_SOURCE_DIR). `hiccup --version` prints it.
 std::string repo_root();
 
 /// The relative `binary` prefix of the pinned agents scripts/install_agents.sh installs.

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "harness/agents/recipe.h"
 #include "harness/cli/commands.h"
 #include "harness/version.h"
 
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     return kExitPassed;
   }
   if (command == "--version" || command == "version") {
-    std::cout << "hiccup " << harness::kHiccupVersion << '\n';
+    std::cout << "hiccup " << harness::kHiccupVersion << '\n'
+              << "data: " << harness::agents::repo_root() << " (agent recipes, known-failure pins)\n";
     return kExitPassed;
   }
   const Args args(argv + 2, argv + argc);

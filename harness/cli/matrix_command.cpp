@@ -112,7 +112,7 @@ int matrix_command(const Args& args) {
   }
   agents::KnownFailures known;
   if (!known_given) {
-    const std::string def = agents::repo_root() + "/harness/agents/known-failures.json";
+    const std::string def = agents::default_known_failures_path();
     if (std::filesystem::exists(def)) known_path = def;
   }
   if (!known_path.empty()) {
