@@ -29,6 +29,9 @@ export class VerdictError extends Error {
     this.actual = actual;
     this.expected = expected;
     this.showDiff = true;
+    // No frames: they would all be this helper's (afterEach), and runners print a code frame of
+    // the first one under the verdict.
+    this.stack = `${this.name}: ${message}`;
   }
 }
 
