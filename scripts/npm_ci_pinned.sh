@@ -57,6 +57,7 @@ cp "$src/package.json" "$src/package-lock.json" "$cache/"
 node -e 'const fs = require("fs"), path = require("path");
   const [src, cache] = process.argv.slice(1);
   const pkg = JSON.parse(fs.readFileSync(cache + "/package.json")), lock = JSON.parse(fs.readFileSync(cache + "/package-lock.json"));
+  let changed = false;
   for (const [name, spec] of Object.entries(pkg.dependencies || {})) {
     if (!spec.startsWith("file:")) continue;
     const from = spec.slice(5), to = path.relative(cache, path.resolve(src, from));
@@ -65,9 +66,12 @@ node -e 'const fs = require("fs"), path = require("path");
     lock.packages[to] = lock.packages[from];
     delete lock.packages[from];
     lock.packages["node_modules/" + name].resolved = to;
+    changed = true;
   }
-  fs.writeFileSync(cache + "/package.json", JSON.stringify(pkg, null, 2));
-  fs.writeFileSync(cache + "/package-lock.json", JSON.stringify(lock, null, 2));' "$src" "$cache"
+  if (changed) {
+    fs.writeFileSync(cache + "/package.json", JSON.stringify(pkg, null, 2));
+    fs.writeFileSync(cache + "/package-lock.json", JSON.stringify(lock, null, 2));
+  }' "$src" "$cache"
 # npm ci: exactly the lock file (fails when package.json and the lock disagree), node_modules
 # removed first. --ignore-scripts: the pinned packages need no install script (e.g. genai's
 # preinstall is a no-op, protobufjs's postinstall only prints a hint).
