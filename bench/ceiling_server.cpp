@@ -61,7 +61,7 @@ std::string_view header(std::string_view head, std::string_view name) {
 }
 
 /// Moves every whole request at the front of `c.in` to an answer in `c.out`. False on a head over
-/// 64 KiB without its end (the connection is dropped).
+/// 64 KiB without its end or a Content-Length over 64 MiB (the connection is dropped).
 bool take_requests(Connection& c, const std::string& answer) {
   std::size_t used = 0;
   while (true) {
@@ -72,11 +72,14 @@ bool take_requests(Connection& c, const std::string& answer) {
       break;
     }
     const std::string_view head = rest.substr(0, end);
-    const std::size_t body = static_cast<std::size_t>(std::strtoull(std::string(header(head, "content-length")).c_str(), nullptr, 10));
+    const unsigned long long length = std::strtoull(std::string(header(head, "content-length")).c_str(), nullptr, 10);
+    if (length > (64ull << 20)) return false;  // over 64 MiB (or a wrapped number): drop the connection
+    const std::size_t body = static_cast<std::size_t>(length);
     if (rest.size() < end + 4 + body) break;
     c.out += answer;
-    const std::string_view conn = header(head, "connection");
-    if (conn.size() == 5 && (conn[0] == 'c' || conn[0] == 'C')) c.close_after = true;
+    std::string conn(header(head, "connection"));
+    for (char& ch : conn) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (conn == "close") c.close_after = true;
     used += end + 4 + body;
     if (c.close_after) break;
   }
@@ -170,6 +173,7 @@ int main(int argc, char** argv) {
       if (it == connections.end()) continue;
       Connection& c = it->second;
       bool alive = true;
+      bool peer_done = false;  // EOF: the requests read with it are still answered
       if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
         while (true) {  // edge-triggered: read until the socket is empty
           const ssize_t r = recv(fd, buf, sizeof buf, 0);
@@ -179,12 +183,16 @@ int main(int argc, char** argv) {
             continue;
           } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             break;
+          } else if (r == 0) {
+            peer_done = true;
+            break;
           } else {
-            alive = false;  // EOF or error
+            alive = false;  // an error
             break;
           }
         }
         if (alive && !c.close_after) alive = take_requests(c, answer);
+        if (peer_done) c.close_after = true;
       }
       if (alive) alive = flush(fd, c);
       if (!alive || (c.close_after && c.out.empty())) drop(fd);

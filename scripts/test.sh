@@ -10,8 +10,7 @@
 #     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
 #   - FUZZ_SECONDS=N (CI: 15): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
-#     time, ASan + UBSan with coverage: in build-asan/ (edge counters only) when SANITIZE runs
-#     asan, else in a tree of its own (build-fuzz/, with comparison tracing).
+#     time, ASan + UBSan with coverage (build-fuzz/).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
 # what the foreground leaves idle (little in the plain build and ctest; the end of the ASan ctest
@@ -56,18 +55,16 @@ scripts/setup.sh --install-only
 ((${#sanitizers[@]} == 0)) || scripts/sanitize.sh --install-only
 [ "${FUZZ_SECONDS:-0}" = 0 ] || scripts/fuzz.sh --install-only
 trees=("${sanitizers[@]}")
-# With the ASan tree too, the fuzz targets are built in it (HICCUP_SANITIZE_FUZZ: edge counters on
-# every source, CMakeLists.txt) and no fuzz tree is built: at stop 44 the three trees built one
-# after another were CI's critical path (ASan 1029 s, TSan 482 s, fuzz about 360 s, of 1959 s).
+# The fuzz targets keep a tree of their own (build-fuzz/). Stop 45 tried building them in the ASan
+# tree instead (HICCUP_SANITIZE_FUZZ: edge counters on every source, CMakeLists.txt; fuzz.sh's
+# HICCUP_FUZZ_TREE), which saves that tree's build, but in its one CI run the entry "an answer
+# larger than the socket buffers waits for a slow reader while others are served" hung under
+# ASan + UBSan with the counters until ctest's 900 s timeout (on a machine loaded by three other
+# builds; it passed in the run before, without the counters, on a less loaded one): not used
+# until that is understood.
 fuzz_tree=""
-if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-  if [[ " ${sanitizers[*]} " == *" asan "* ]]; then
-    export HICCUP_SANITIZE_FUZZ=1
-    fuzz_tree=build-asan
-  else
-    trees+=(fuzz)
-  fi
-fi
+[ "${FUZZ_SECONDS:-0}" = 0 ] || trees+=(fuzz)
+
 logs=build-logs
 background=""
 if ((${#trees[@]})); then

@@ -264,7 +264,14 @@ def _scenario_body(scenario: Scenario) -> Any:
     if isinstance(scenario, Mapping):
         return dict(scenario)
     # The file's text as is: the control API reads `//` comments as hiccup lint does.
-    return pathlib.Path(scenario).read_text(encoding="utf-8")
+    path = pathlib.Path(scenario)
+    if path.is_dir():
+        raise HiccupError(f"scenario {path}: a folder, not a scenario file (one test per file of a folder: "
+                          f"@pytest.mark.hiccup_scenarios(\"{scenario}\"))")
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise HiccupError(f"scenario file {path.resolve()}: cannot be read ({e.strerror or e})") from None
 
 
 class HiccupServer:

@@ -60,16 +60,24 @@ def hiccup_server(pytestconfig: pytest.Config) -> Iterator[HiccupServer]:
     url = pytestconfig.getoption("hiccup_url") or os.environ.get("HICCUP_URL")
     if url:
         server = HiccupServer(url)
+        problem = None
         try:
             server.health()
-        except HiccupError as e:
-            pytest.fail(f"hiccup serve at {url} (--hiccup-url / HICCUP_URL) does not answer: {e}", pytrace=False)
+        except HiccupError as e:  # failed outside the handler: pytest would print it twice
+            problem = f"hiccup serve at {url} (--hiccup-url / HICCUP_URL) does not answer: {e}"
+        if problem is not None:
+            pytest.fail(problem, pytrace=False)
         yield server
         return
+    started: Optional[HiccupServer] = None
+    problem = None
     try:
-        server = HiccupServer.start(pytestconfig.getoption("hiccup_bin"))
+        started = HiccupServer.start(pytestconfig.getoption("hiccup_bin"))
     except HiccupError as e:
-        pytest.fail(str(e), pytrace=False)
+        problem = str(e)
+    if started is None:
+        pytest.fail(problem or "hiccup serve did not start", pytrace=False)
+    server = started
     yield server
     status = server.stop()
     if status not in (0, -15, None):
@@ -88,10 +96,14 @@ def hiccup_sessions(hiccup_server: HiccupServer, request: pytest.FixtureRequest)
         unknown = set(options) - set(_OPTIONS)
         if unknown:
             raise TypeError(f"hiccup_sessions: unknown option(s) {sorted(unknown)} (known: {', '.join(_OPTIONS)})")
+        session: Optional[Session] = None
+        problem = None
         try:
             session = hiccup_server.create_session(scenario, **options)
-        except HiccupError as e:
-            pytest.fail(str(e), pytrace=False)
+        except HiccupError as e:  # failed outside the handler: pytest would print it twice
+            problem = str(e)
+        if session is None:
+            pytest.fail(problem or "hiccup_sessions: no session", pytrace=False)
         made.append(session)
         return session
 
