@@ -168,4 +168,5 @@ fi
 # background builds included): what the run asked of the machine's cores, which another load on the
 # machine changes far less than the wall times above.
 [ -z "$background" ] || { wait "$background" 2>/dev/null || true; }
-echo "test.sh: CPU time (user system; the script, then its children):" $(times)
+echo "test.sh: CPU time (user system; the first line this script, the second its children):"
+times  # not in $(...): a subshell would count only itself
