@@ -251,7 +251,7 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
     const std::string why =
         replayed.empty() ? " (attempts of one turn are one reply asked for again, so their call " +
                                std::to_string(key.second) + " is one call)"
-                         : ": " + replayed + " replayed it (the same id " + json(replayed_id).dump() +
+                         : ": " + replayed + " replayed it (the same id " + json(replayed_id).dump(-1, ' ', false, json::error_handler_t::replace) +
                                ", name and arguments), and a replay is answered, not run again";
     out.push_back(make("at-most-once",
                        what + " ran " + std::to_string(ls.size()) + " times for one intended call: call " +
