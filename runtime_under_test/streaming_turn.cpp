@@ -180,10 +180,6 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
   }
   const double wait_s = filtered ? 0 : coordinator_.continuation_wait_s(result);
   history_.give_history_ids(result.parts);
-  // Reasoning is kept only with what it came before: a reasoning part no kept text or whole call
-  // follows (the cut fell after it) is dropped, as each provider refuses it alone (Responses: a
-  // reasoning item "without its required following item"; POLICY.md "Reasoning").
-  while (!result.parts.empty() && result.parts.back().reasoning) result.parts.pop_back();
   commit(result.parts);
   log_.truncated = false;
   log_.add({{"type", "keep"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
@@ -203,6 +199,11 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
 }
 
 void StreamingTurn::commit(std::vector<ModelPart> parts) {
+  // Reasoning is kept only with what it came before: reasoning that no kept text or whole call
+  // follows (a cut fell after it, or a max_tokens finish cut the call it led to) is dropped, as
+  // each provider refuses it alone (Responses: a reasoning item "without its required following
+  // item"; POLICY.md "Reasoning"). A Gemini signature on a part of its own ends a turn by design.
+  while (!parts.empty() && parts.back().reasoning && parts.back().reasoning->thought) parts.pop_back();
   if (config_.defects.contains(Defect::kDropReasoningInHistory)) {
     // defect: the turn is recorded without its reasoning (thinking blocks, reasoning items,
     // thought signatures), so the next request sends its calls without it
