@@ -687,10 +687,15 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
 // ---- Reasoning ----------------------------------------------------------------------------------
 
 /// "gAAA...DQ==": how the API names encrypted content in its 400, by its first and last four
-/// characters (openai/codex#8145, #8132, #8126).
+/// characters (openai/codex#8145, #8132, #8126). Characters, not bytes: a client's text is UTF-8,
+/// and the error body must stay valid UTF-8.
 std::string abbreviated(const std::string& content) {
-  if (content.size() <= 8) return content;
-  return content.substr(0, 4) + "..." + content.substr(content.size() - 4);
+  std::vector<std::size_t> starts;  // where each character begins
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if ((static_cast<unsigned char>(content[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  if (starts.size() <= 8) return content;
+  return content.substr(0, starts[4]) + "..." + content.substr(starts[starts.size() - 4]);
 }
 
 /// The Responses API's reasoning rules (WireFormat::check_reasoning): a function_call item the

@@ -295,6 +295,12 @@ TEST_CASE("openai-responses rejects a function_call sent back without its reason
   CHECK(changed_error["code"] == "invalid_encrypted_content");
   CHECK(changed_error["param"].is_null());
 
+  // Characters, not bytes: the error body stays valid UTF-8 whatever the client sent.
+  const mock::Plan wide = play(engine, {"POST", "/v1/responses",
+                                        responses_body(json::array({user_message("Go."), reasoning_item("\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93"),
+                                                                    function_call_item(), output_item()}))});
+  CHECK(error_message(wide) == "The encrypted content \xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93...\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93 could not be verified.");
+
   const mock::Plan alone = play(engine, {"POST", "/v1/responses",
                                          responses_body(json::array({user_message("Go."), reasoning_item(signature), user_message("Go on.")}))});
   CHECK(error_message(alone) == "Item 'rs_hiccup_0_0' of type 'reasoning' was provided without its required following item.");
