@@ -58,10 +58,19 @@ struct ModelTurn {
   bool operator==(const ModelTurn&) const = default;
 };
 
+/// A reasoning part of the neutral view (`"thought": true`): neither text the model said nor a
+/// call (wire_format.h); its round trip is the provider's own validation, in the server.
+bool is_thought(const json& part) {
+  if (!part.is_object()) return false;
+  auto t = part.find("thought");
+  return t != part.end() && t->is_boolean() && t->get<bool>();
+}
+
 ModelTurn from_content(const json& content) {
   ModelTurn t;
   if (!content.contains("parts") || !content["parts"].is_array()) return t;
   for (const json& part : content["parts"]) {
+    if (is_thought(part)) continue;
     if (part.contains("text") && part["text"].is_string()) t.text += part["text"].get<std::string>();
     if (part.contains("functionCall") && part["functionCall"].is_object()) {
       const json& fc = part["functionCall"];
@@ -88,7 +97,7 @@ std::string content_text(const json& content) {
   auto parts = content.find("parts");
   if (parts == content.end() || !parts->is_array()) return text;
   for (const json& part : *parts) {
-    if (!part.is_object()) continue;
+    if (!part.is_object() || is_thought(part)) continue;
     auto t = part.find("text");
     if (t != part.end() && t->is_string()) text += t->get_ref<const std::string&>();
   }
@@ -105,7 +114,7 @@ json comparable_history(const json& contents) {
     std::string text;
     if (content.contains("parts") && content["parts"].is_array()) {
       for (const json& part : content["parts"]) {
-        if (!part.is_object()) continue;
+        if (!part.is_object() || is_thought(part)) continue;
         if (part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
         if (part.contains("functionCall") && part["functionCall"].is_object()) {
           const json& fc = part["functionCall"];

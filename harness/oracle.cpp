@@ -73,6 +73,9 @@ AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, 
     } else if (const auto* c = std::get_if<mock::CallEvent>(&e)) {
       // A call its max_tokens finish cuts is never delivered whole: dropped, never run.
       if (!mock::cut_by_finish(a.events, i)) out.calls.push_back(*c);
+    } else if (std::holds_alternative<mock::ReasoningEvent>(e)) {
+      // Reasoning is neither shown text nor a call: a correct runtime keeps it and sends it back
+      // (POLICY.md "Reasoning"), which changes no outcome the oracle predicts.
     } else {
       switch (std::get<mock::FinishEvent>(e).reason) {
         case mock::FinishReason::kStop:

@@ -150,7 +150,21 @@ rut::Config runtime_config(const Scenario& scenario, const std::vector<std::stri
   c.continuation_prompt = r.continuation_prompt;
   if (scenario.interrupt) {
     const Interrupt& in = *scenario.interrupt;
-    c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), in.after_event, in.after_calls};
+    // The runtime counts the text and call parts it receives; a scenario's after_event counts
+    // events, reasoning included (which is neither text nor a call): count the parts before it.
+    std::optional<int> after_part = in.after_event;
+    if (in.after_event && in.turn >= 0 && static_cast<std::size_t>(in.turn) < scenario.script.turns.size()) {
+      const auto& attempts = scenario.script.turns[static_cast<std::size_t>(in.turn)].attempts;
+      const auto a = static_cast<std::size_t>(in.attempt.value_or(0));
+      if (a < attempts.size()) {
+        int reasoning = 0;
+        for (int i = 0; i < *in.after_event && static_cast<std::size_t>(i) < attempts[a].events.size(); ++i) {
+          reasoning += std::holds_alternative<mock::ReasoningEvent>(attempts[a].events[static_cast<std::size_t>(i)]) ? 1 : 0;
+        }
+        *after_part -= reasoning;
+      }
+    }
+    c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), after_part, in.after_calls};
   }
   for (const auto* names : {&r.defects, &extra_defects}) {
     for (const std::string& name : *names) {

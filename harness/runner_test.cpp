@@ -387,6 +387,44 @@ TEST_CASE("kill matrix: every scenario fails under each defect it catches, and e
   check_kill_matrix("anthropic");
 }
 
+TEST_CASE("drop-reasoning-in-history kills the session with the provider's 400, which names the dropped reasoning") {
+  Scenario base;
+  for (const Scenario& candidate : load_suite()) {
+    if (candidate.name == "reasoning-thinking-before-call") base = candidate;
+  }
+  REQUIRE(base.name == "reasoning-thinking-before-call");
+  const std::vector<std::pair<std::string, std::string>> named = {
+      {"anthropic", "Expected `thinking` or `redacted_thinking`, but found `tool_use`"},
+      {"gemini", "Function call is missing a thought_signature in functionCall parts"},
+      {"openai-responses", "of type 'function_call' was provided without its required 'reasoning' item"}};
+  for (const auto& [provider, words] : named) {
+    Scenario s = base;
+    s.script.provider = provider;
+    RunOptions o = memory();
+    CHECK(run_scenario(s, o).passed());
+    o.extra_defects = {"drop-reasoning-in-history"};
+    const CaseResult r = run_scenario(s, o);
+    INFO(provider << " " << describe(r));
+    CHECK_FALSE(r.passed());
+    bool named_in_pairing = false;
+    for (const auto& v : r.violations) {
+      if (v.invariant == "pairing" && v.message.rfind("the session is dead: the API rejects request 1", 0) == 0 &&
+          v.message.find(words) != std::string::npos) {
+        named_in_pairing = true;
+      }
+    }
+    CHECK(named_in_pairing);
+    CHECK(has_violation(r, "no-rejected-request"));
+    CHECK(r.journal.at(1).played == "rejected");
+  }
+  // Chat Completions sends no reasoning: nothing to drop, the defect changes nothing.
+  Scenario chat = base;
+  chat.script.provider = "openai-chat";
+  RunOptions o = memory();
+  o.extra_defects = {"drop-reasoning-in-history"};
+  CHECK(run_scenario(chat, o).passed());
+}
+
 TEST_CASE("no-pairing-guard is visible only together with keep-calls-on-retry") {
   Scenario s;
   for (const Scenario& candidate : load_suite()) {

@@ -544,16 +544,39 @@ class ShapeReader : public Checks {
 
   std::optional<mock::Event> event(const json& j, const std::string& p) {
     if (!is_object(j, p)) return std::nullopt;
-    only_keys(j, p, {"text", "call", "finish", "after_fragment"});
+    only_keys(j, p, {"text", "call", "finish", "reasoning", "after_fragment"});
     if (j.contains("after_fragment") && !j.contains("finish")) {
       problem(at(p, "after_fragment"), "field \"after_fragment\" belongs to a finish event (a max_tokens finish that cuts the call before it)");
     }
     int kinds = static_cast<int>(j.contains("text")) + static_cast<int>(j.contains("call")) +
-                static_cast<int>(j.contains("finish"));
+                static_cast<int>(j.contains("finish")) + static_cast<int>(j.contains("reasoning"));
     if (kinds != 1) {
-      problem(p, "expected exactly one of \"text\", \"call\", \"finish\", found " +
+      problem(p, "expected exactly one of \"text\", \"call\", \"finish\", \"reasoning\", found " +
                      std::to_string(kinds));
       return std::nullopt;
+    }
+    if (j.contains("reasoning")) {
+      // {"reasoning": {"text": "…", "signature"?: "…"}}: SCENARIO-FORMAT.md "Reasoning".
+      const auto& r = j["reasoning"];
+      const std::string rp = at(p, "reasoning");
+      if (!is_object(r, rp)) return std::nullopt;
+      only_keys(r, rp, {"text", "signature"});
+      mock::ReasoningEvent reasoning;
+      bool ok = true;
+      if (!r.contains("text")) {
+        problem(rp, "missing required field \"text\"");
+        ok = false;
+      } else if (auto s = string(r["text"], at(rp, "text"))) {
+        reasoning.text = *s;
+      } else {
+        ok = false;
+      }
+      if (r.contains("signature")) {
+        // Empty would mean "the default": an explicit signature says something.
+        if (auto s = nonempty_string(r["signature"], at(rp, "signature"))) reasoning.signature = *s; else ok = false;
+      }
+      if (!ok) return std::nullopt;
+      return reasoning;
     }
     if (j.contains("text")) {
       auto s = string(j["text"], at(p, "text"));
@@ -800,6 +823,7 @@ class CrossFieldRules : public Checks {
   static std::string_view event_kind(const mock::Event& e) {
     if (std::holds_alternative<mock::TextEvent>(e)) return "text";
     if (std::holds_alternative<mock::CallEvent>(e)) return "call";
+    if (std::holds_alternative<mock::ReasoningEvent>(e)) return "reasoning";
     return "finish";
   }
 
@@ -841,6 +865,25 @@ class CrossFieldRules : public Checks {
                       " would come after that call whole); to cut it earlier use after_event " + std::to_string(i - 1) +
                       " with after_fragment");
         }
+      }
+    }
+  }
+
+  /// A provider sends reasoning before the part it leads to (a thinking block before the text or
+  /// tool_use, a reasoning item before the message or function_call, a thought before the call
+  /// that carries its signature), never as the last part of an answer: a reasoning event must be
+  /// followed by a text or call event. (A fault may still fall right after it.) `ep`: the pointer of
+  /// the attempt's events.
+  void reasoning_leads(const mock::Attempt& a, const std::string& ep) {
+    for (std::size_t i = 0; i < a.events.size(); ++i) {
+      if (!std::holds_alternative<mock::ReasoningEvent>(a.events[i])) continue;
+      const bool leads = i + 1 < a.events.size() && (std::holds_alternative<mock::TextEvent>(a.events[i + 1]) ||
+                                                     std::holds_alternative<mock::CallEvent>(a.events[i + 1]));
+      if (!leads) {
+        problem(at(ep, i), "expected a text or call event right after reasoning (a provider sends reasoning before the "
+                           "part it leads to, never as the last part of an answer), found " +
+                               (i + 1 < a.events.size() ? "a " + std::string(event_kind(a.events[i + 1])) + " event"
+                                                        : std::string("no event")));
       }
     }
   }
@@ -946,7 +989,8 @@ class CrossFieldRules : public Checks {
                                     ": no event streams, so there is nothing to cancel after; expected an attempt "
                                     "with events");
       } else if (e >= static_cast<int>(a.events.size()) ||
-                 std::holds_alternative<mock::FinishEvent>(a.events[e])) {
+                 std::holds_alternative<mock::FinishEvent>(a.events[e]) ||
+                 std::holds_alternative<mock::ReasoningEvent>(a.events[e])) {
         problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
                                         "/attempts/" + std::to_string(*in.attempt) +
                                         " (a cancel after the finish is after_calls on a committed turn)");
@@ -1112,6 +1156,7 @@ class DocumentReader {
     if (!shape_.stream_attempt(j, p, a)) return;
     shape_.events(j, p, a);
     rules_.finish_cuts(a, Checks::at(p, "events"), j.contains("fault") ? &j["fault"] : nullptr, Checks::at(p, "fault"));
+    rules_.reasoning_leads(a, Checks::at(p, "events"));
     shape_.slice_bytes(j, p, a);
     if (auto fault = shape_.fault(j, p)) {
       const json& ev = j["events"];
@@ -1146,6 +1191,11 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     if (c->fragments > 0) call["fragments"] = c->fragments;
     if (c->reuse_id) call["reuse_id"] = true;
     out["call"] = call;
+  } else if (const auto* r = std::get_if<mock::ReasoningEvent>(&e)) {
+    nlohmann::ordered_json reasoning;
+    reasoning["text"] = r->text;
+    if (!r->signature.empty()) reasoning["signature"] = r->signature;
+    out["reasoning"] = reasoning;
   } else {
     const auto& f = std::get<mock::FinishEvent>(e);
     out["finish"] = std::string(mock::finish_name(f.reason));

@@ -127,6 +127,52 @@ TEST_CASE("attempt problems") {
             "unknown field"));
 }
 
+TEST_CASE("reasoning event problems, each at its pointer") {
+  auto events = [](const std::string& list) {
+    return problems_with(R"({"turns": [ { "attempts": [ { "events": )" + list + R"( } ] } ]})");
+  };
+  const std::string e0 = "/turns/0/attempts/0/events/0";
+  CHECK(has(events(R"([{"reasoning": {"signature": "c2ln"}}, {"text": "a"}])"), e0 + "/reasoning",
+            "missing required field \"text\""));
+  CHECK(has(events(R"([{"reasoning": {"text": 3}}, {"text": "a"}])"), e0 + "/reasoning/text", "expected a string"));
+  CHECK(has(events(R"([{"reasoning": {"text": "t", "signature": ""}}, {"text": "a"}])"), e0 + "/reasoning/signature",
+            "non-empty"));
+  CHECK(has(events(R"([{"reasoning": {"text": "t", "sig": "x"}}, {"text": "a"}])"), e0 + "/reasoning/sig",
+            "unknown field \"sig\" (known: text, signature)"));
+  CHECK(has(events(R"([{"reasoning": "plan"}, {"text": "a"}])"), e0 + "/reasoning", "expected an object"));
+  CHECK(has(events(R"([{"reasoning": {"text": "t"}, "text": "a"}])"), e0, "exactly one of \"text\", \"call\", \"finish\", \"reasoning\""));
+  // Reasoning leads to a text or call event, never ends an answer.
+  CHECK(has(events(R"([{"reasoning": {"text": "t"}}, {"finish": "stop"}])"), e0,
+            "expected a text or call event right after reasoning"));
+  CHECK(has(events(R"([{"text": "a"}, {"reasoning": {"text": "t"}}])"), "/turns/0/attempts/0/events/1",
+            "found no event"));
+  CHECK(events(R"([{"reasoning": {"text": "t", "signature": "c2ln"}}, {"text": "a"}, {"finish": "stop"}])").empty());
+}
+
+TEST_CASE("an interrupt cannot point at a reasoning event") {
+  const auto p = problems_with(R"({"interrupt": {"turn": 0, "attempt": 0, "after_event": 0},
+      "turns": [ { "attempts": [ { "events": [ {"reasoning": {"text": "t"}}, {"text": "a"}, {"finish": "stop"} ] } ] } ]})");
+  CHECK(has(p, "/interrupt/after_event", "expected the index of a text or call event"));
+}
+
+TEST_CASE("a reasoning event round-trips through the writer, its signature only when scripted") {
+  const std::string text = R"({"schema": 1, "name": "r", "prompt": "p", "turns": [ { "attempts": [ { "events": [
+      {"reasoning": {"text": "t"}}, {"text": "a"}, {"reasoning": {"text": "u", "signature": "c2ln"}}, {"text": "b"},
+      {"finish": "stop"} ] } ] } ]})";
+  const auto loaded = parse_scenario(text, "r.json");
+  REQUIRE(loaded.problems.empty());
+  const auto& events = loaded.scenario->script.turns[0].attempts[0].events;
+  CHECK(std::get<mock::ReasoningEvent>(events[0]) == mock::ReasoningEvent{"t", ""});
+  CHECK(std::get<mock::ReasoningEvent>(events[2]) == mock::ReasoningEvent{"u", "c2ln"});
+  const std::string written = write_scenario(*loaded.scenario);
+  CHECK(written.find("\"reasoning\"") != std::string::npos);
+  CHECK(written.find("\"signature\"") == written.rfind("\"signature\""));  // only the scripted one
+  CHECK(written.find("\"c2ln\"") != std::string::npos);
+  const auto again = parse_scenario(written, "r.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->script == loaded.scenario->script);
+}
+
 TEST_CASE("event problems") {
   auto events = [](const std::string& list) {
     return problems_with(R"({"turns": [ { "attempts": [ { "events": )" + list + R"( } ] } ]})");

@@ -428,6 +428,66 @@ std::string duplicate_tool_use_id_message(std::size_t n, std::size_t m) {
          ": `tool_use` ids must be unique";
 }
 
+std::string thinking_first_message(std::size_t n, std::string_view found) {
+  return "messages." + std::to_string(n) + ".content.0.type: Expected `thinking` or `redacted_thinking`, but found `" +
+         std::string(found) +
+         "`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "
+         "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous "
+         "turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
+         "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
+}
+
+std::string invalid_signature_message(std::size_t n, std::size_t m) {
+  return "messages." + std::to_string(n) + ".content." + std::to_string(m) + ": Invalid `signature` in `thinking` block";
+}
+
+std::optional<Rejection> check_thinking(std::string_view body, const std::vector<ReasoningCheck>& checks) {
+  const json parsed = parse_json(body);
+  if (!parsed.is_object() || !parsed.contains("messages") || !parsed["messages"].is_array()) return std::nullopt;
+  const json& messages = parsed["messages"];
+  // The neutral view's contents are the messages but mid-conversation system messages
+  // (neutral_contents): content k is message at[k].
+  std::vector<std::size_t> at;
+  std::size_t final_assistant = messages.size();
+  for (std::size_t n = 0; n < messages.size(); ++n) {
+    if (!messages[n].is_object()) continue;
+    const std::string role = str_field(messages[n], "role");
+    if (role == "system") continue;
+    at.push_back(n);
+    if (role == "assistant") final_assistant = n;
+  }
+  for (const ReasoningCheck& check : checks) {
+    if (check.content < 0 || static_cast<std::size_t>(check.content) >= at.size()) continue;
+    const std::size_t n = at[static_cast<std::size_t>(check.content)];
+    json holder;
+    const json& blocks = blocks_of(content_of(messages[n]), holder);
+    // The thinking blocks sent back must be the ones delivered, unchanged: the signature covers
+    // the thinking text (docs.claude.com "Extended thinking": blocks must be passed back complete
+    // and unmodified).
+    for (std::size_t m = 0; m < blocks.size(); ++m) {
+      if (!is_block(blocks[m], "thinking")) continue;
+      const std::string signature = str_field(blocks[m], "signature");
+      const std::string thinking = str_field(blocks[m], "thinking");
+      const bool known = std::any_of(check.delivered.begin(), check.delivered.end(), [&](const auto& d) {
+        return d.second.signature == signature && d.second.text == thinking;
+      });
+      if (!known) return pairing_error(invalid_signature_message(n, m));
+    }
+    // The final assistant message must start with a thinking block when one of its calls was
+    // delivered after thinking (earlier turns' thinking may be left out: the API strips it).
+    if (n == final_assistant && !check.calls.empty()) {
+      const bool starts_with_thinking =
+          !blocks.empty() && (is_block(blocks[0], "thinking") || is_block(blocks[0], "redacted_thinking"));
+      if (!starts_with_thinking) {
+        const std::string found = blocks.empty() ? std::string("nothing")
+                                  : blocks[0].is_object() ? str_field(blocks[0], "type") : std::string("?");
+        return pairing_error(thinking_first_message(n, found));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 DecodedRequest decode_messages(std::string_view body) {
   DecodedRequest out;
   const json parsed = parse_json(body);
@@ -481,12 +541,30 @@ class AnthropicEncoder final : public StreamEncoder {
   }
 
   std::vector<std::string> event_units(const Event& event, int /*call_index*/) override {
+    if (auto* r = std::get_if<ReasoningEvent>(&event)) {
+      // A thinking block, as extended thinking streams one: content_block_start with empty
+      // `thinking` and `signature`, the text as a thinking_delta, then one signature_delta. The
+      // block stays open until the next event (content_block_stop), so a fault right after it ends
+      // the stream inside the block, as a live overload does.
+      std::string s = close_text() + close_thinking();
+      open_thinking_ = next_index_++;
+      s += block_event("content_block_start", open_thinking_, [](json_text::Writer& w) {
+        w.key("content_block").begin_object().member("type", "thinking").member("thinking", "").member("signature", "").end_object();
+      });
+      s += block_event("content_block_delta", open_thinking_, [r](json_text::Writer& w) {
+        w.key("delta").begin_object().member("type", "thinking_delta").member("thinking", r->text).end_object();
+      });
+      s += block_event("content_block_delta", open_thinking_, [r](json_text::Writer& w) {
+        w.key("delta").begin_object().member("type", "signature_delta").member("signature", r->signature).end_object();
+      });
+      return {s};
+    }
     if (auto* t = std::get_if<TextEvent>(&event)) {
       // A run of text events is one text block, as the API streams a run of text: the first
       // opens it, each is one text_delta. A call or a finish closes it (close_text); a fault, or
       // the in-stream error of a malformed-call finish, ends the stream inside it, with no
       // content_block_stop, as a live overload does.
-      std::string s;
+      std::string s = close_thinking();
       if (open_text_ < 0) {
         open_text_ = next_index_++;
         s = block_event("content_block_start", open_text_, [](json_text::Writer& w) {
@@ -499,7 +577,7 @@ class AnthropicEncoder final : public StreamEncoder {
       return {s};
     }
     if (auto* c = std::get_if<CallEvent>(&event)) {
-      std::string start = close_text();
+      std::string start = close_text() + close_thinking();
       const int index = next_index_++;
       delivered_calls_ = true;
       std::vector<std::string> units;
@@ -521,7 +599,7 @@ class AnthropicEncoder final : public StreamEncoder {
     }
     const auto reason = std::get<FinishEvent>(event).reason;
     if (reason == FinishReason::kMalformedCall) return {stream_error_event(kMalformedCallStatus)};
-    std::string s = close_text();
+    std::string s = close_text() + close_thinking();
     if (open_block_) {
       // The token limit cut the tool_use block mid-input: the API still closes every block it
       // started before message_delta (stop_reason max_tokens). With fine-grained tool streaming the
@@ -580,8 +658,17 @@ class AnthropicEncoder final : public StreamEncoder {
     return s;
   }
 
+  /// The content_block_stop of the open thinking block ("" when none is open); the block is closed.
+  std::string close_thinking() {
+    if (open_thinking_ < 0) return "";
+    std::string s = block_event("content_block_stop", open_thinking_, [](json_text::Writer&) {});
+    open_thinking_ = -1;
+    return s;
+  }
+
   ResponseContext ctx_;
   int next_index_ = 0;           // content block index of the next block
+  int open_thinking_ = -1;       // index of the thinking block the last reasoning event left open
   int open_text_ = -1;           // index of the text block a run of text keeps open, -1 for none
   bool delivered_calls_ = false; // a tool_use block was sent: stop → "tool_use"
   std::optional<int> open_block_;  // a tool_use block whose end was withheld (withhold_last_units)
@@ -613,6 +700,11 @@ class AnthropicFormat final : public WireFormat {
     return tool_use_id(journal_index, call_index);
   }
 
+  std::optional<Rejection> check_reasoning(std::string_view body,
+                                           const std::vector<ReasoningCheck>& checks) const override {
+    return check_thinking(body, checks);
+  }
+
   std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
     return std::make_unique<AnthropicEncoder>(ctx);
   }
@@ -628,6 +720,13 @@ class AnthropicFormat final : public WireFormat {
         if (text_run) content.back()["text"].get_ref<std::string&>() += t->text;
         else content.push_back(text_block(t->text));
         text_run = true;
+      } else if (auto* r = std::get_if<ReasoningEvent>(&e)) {
+        ojson b = ojson::object();
+        b["type"] = "thinking";
+        b["thinking"] = r->text;
+        b["signature"] = r->signature;
+        content.push_back(std::move(b));
+        text_run = false;
       } else if (auto* c = std::get_if<CallEvent>(&e)) {
         content.push_back(tool_use_block(*c, args_object(*c)));
         calls = true;

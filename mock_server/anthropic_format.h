@@ -88,6 +88,24 @@ std::string unexpected_tool_use_id_message(std::size_t n, std::size_t m,
 /// anthropics/claude-code#20700).
 std::string duplicate_tool_use_id_message(std::size_t n, std::size_t m);
 
+/// The exact 400 message for a final assistant message (`messages[n]`) whose first block is of type
+/// `found` (e.g. "tool_use", "text") instead of a thinking block, when one of its tool_use blocks
+/// was delivered after thinking. Quoted from the API (opencode#3077, Kilo-Org/kilocode#5219 with
+/// "found `tool_use`"; lbjlaq/Antigravity-Manager#139 and #168 with "found `text`"), the
+/// "preceeding" sic.
+std::string thinking_first_message(std::size_t n, std::string_view found);
+
+/// The exact 400 message for a thinking block at `messages[n].content[m]` whose signature (or
+/// thinking text, which the signature covers) is not one the API gave. Quoted from the API
+/// (lbjlaq/Antigravity-Manager#498, ding113/claude-code-hub#518, code-yeongyu/oh-my-openagent#2775).
+std::string invalid_signature_message(std::size_t n, std::size_t m);
+
+/// Anthropic's reasoning rules for a decoded request (WireFormat::check_reasoning): every thinking
+/// block of an assistant message of a turn that delivered thinking is one delivered, unchanged
+/// (invalid_signature_message); the final assistant message starts with a thinking block when one
+/// of its calls was delivered after thinking (thinking_first_message). Both pairing rejections.
+std::optional<Rejection> check_thinking(std::string_view body, const std::vector<ReasoningCheck>& checks);
+
 /// Decodes and validates a Messages request body (see WireFormat::decode_request). Shape problems
 /// (body not a JSON object, `model`, `max_tokens` or `messages` missing, a message that is not
 /// `{role: "user"|"assistant", content}`, a first message not from the user) give a 400 with

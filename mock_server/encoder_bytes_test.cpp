@@ -76,12 +76,28 @@ std::vector<Stream> corpus() {
   s.push_back({"non-ASCII model, text, malformed frame", {"mod\xc3\xa8le", 2, true},
                {mock::TextEvent{"x"}}, std::nullopt, 0, 0, true});
   s.push_back({"empty stream, stop", {"model-h", 1, true}, {finish(FinishReason::kStop)}});
+  // Reasoning (WIRE-FORMATS.md "Reasoning"): a default signature and a scripted one, before a call
+  // and before text; then a fault right after reasoning (inside the thinking block).
+  s.push_back({"reasoning, call, reasoning, text, stop", {"model-r", 21, true},
+               {mock::ReasoningEvent{"think \"first\" \xe2\x9c\x93", ""}, call("look", {{"path", "/"}}, "", 2),
+                mock::ReasoningEvent{"then answer", "c2lnbmVkLTI="}, mock::TextEvent{"done"},
+                finish(FinishReason::kStop)}});
+  s.push_back({"reasoning with empty text, call, max_tokens", {"model-r", 22, false},
+               {mock::ReasoningEvent{"", "RXFRQkNrWUlBUmdD"}, call("go", json::object(), "", 1),
+                finish(FinishReason::kMaxTokens)}});
+  s.push_back({"reasoning, error 529 inside it", {"model-r", 23, true},
+               {mock::TextEvent{"a"}, mock::ReasoningEvent{"plan", "c2ln"}}, std::nullopt, 0, 529});
   return s;
 }
 
-/// The engine resolves a call's empty id to the format's default before encoding.
-mock::Event resolved(const mock::WireFormat& fmt, mock::Event e, const mock::ResponseContext& ctx, int call_index) {
+/// The engine resolves a call's empty id to the format's default before encoding, and a reasoning
+/// event's empty signature to mock::default_signature (`reasoning_index`: its position).
+mock::Event resolved(const mock::WireFormat& fmt, mock::Event e, const mock::ResponseContext& ctx, int call_index,
+                     int reasoning_index = 0) {
   if (auto* c = std::get_if<mock::CallEvent>(&e); c && c->id.empty()) c->id = fmt.call_id(ctx.journal_index, call_index);
+  if (auto* r = std::get_if<mock::ReasoningEvent>(&e); r && r->signature.empty()) {
+    r->signature = mock::default_signature(ctx.journal_index, reasoning_index);
+  }
   return e;
 }
 
@@ -98,10 +114,12 @@ std::string encode_all(const mock::WireFormat& fmt) {
     auto enc = fmt.stream_encoder(st.ctx);
     out << "-- open\n" << enc->open();
     int calls = 0;
+    int reasoning = 0;
     std::vector<mock::Event> all;
     for (const mock::Event& e : st.events) {
       const bool is_call = std::holds_alternative<mock::CallEvent>(e);
-      const mock::Event r = resolved(fmt, e, st.ctx, calls);
+      const mock::Event r = resolved(fmt, e, st.ctx, calls, reasoning);
+      if (std::holds_alternative<mock::ReasoningEvent>(e)) ++reasoning;
       all.push_back(r);
       unit_lines(out, enc->event_units(r, is_call ? calls++ : calls));
     }

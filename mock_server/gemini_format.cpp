@@ -1,6 +1,7 @@
 // The Gemini wire format: frames, envelopes and request summaries (see gemini_format.h).
 #include "mock_server/gemini_format.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "mock_server/json_text.h"
@@ -21,6 +22,17 @@ ojson usage_metadata() {
   return u;
 }
 
+ojson response_shell(ojson candidate, const FrameContext& ctx);
+
+/// `{"text":"","thoughtSignature":S}`: the signature of reasoning no call followed, on a part of
+/// its own, as the API sends a step's signature without a call in its last part.
+ojson signature_part(const std::string& signature) {
+  ojson p = ojson::object();
+  p["text"] = "";
+  p["thoughtSignature"] = signature;
+  return p;
+}
+
 ojson response_shell(ojson candidate, const FrameContext& ctx) {
   ojson r = ojson::object();
   r["candidates"] = ojson::array({std::move(candidate)});
@@ -39,6 +51,13 @@ ojson model_content(ojson parts) {
 
 ojson part_for(const Event& event) {
   if (auto* t = std::get_if<TextEvent>(&event)) return ojson{{"text", t->text}};
+  if (auto* r = std::get_if<ReasoningEvent>(&event)) {
+    // A thought summary part (includeThoughts); its signature travels on the next call part.
+    ojson p = ojson::object();
+    p["text"] = r->text;
+    p["thought"] = true;
+    return p;
+  }
   const auto& c = std::get<CallEvent>(event);
   ojson call = ojson::object();
   call["name"] = c.name;
@@ -212,17 +231,28 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
   ojson parts = ojson::array();
   std::optional<FinishReason> finish;
   bool text_run = false;  // the last part is the text part of the current run of text
+  std::string pending;    // the signature of reasoning waiting for its call part
   for (const auto& e : events) {
     if (auto* f = std::get_if<FinishEvent>(&e)) {
       if (!finish) finish = f->reason;
     } else if (auto* t = std::get_if<TextEvent>(&e); t && text_run) {
       // One text part per run of text (a stream sends each in a chunk of its own, as live).
       parts.back()["text"].get_ref<std::string&>() += t->text;
+    } else if (auto* r = std::get_if<ReasoningEvent>(&e)) {
+      if (!pending.empty()) parts.push_back(signature_part(pending));
+      parts.push_back(part_for(e));
+      pending = r->signature;
+      text_run = false;
     } else {
       parts.push_back(part_for(e));
+      if (std::holds_alternative<CallEvent>(e) && !pending.empty()) {
+        parts.back()["thoughtSignature"] = pending;
+        pending.clear();
+      }
       text_run = t != nullptr;
     }
   }
+  if (!pending.empty()) parts.push_back(signature_part(pending));
   ojson cand = ojson::object();
   // A content filter blocks the whole answer: the candidate has no content, whatever was
   // generated before (WIRE-FORMATS.md "Gemini": a blocked output).
@@ -239,6 +269,58 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
 }
 
 
+std::string missing_signature_message(std::string_view name, std::size_t position) {
+  return "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
+         "correctly, and missing thought_signature may lead to degraded model performance. Additional data, "
+         "function call `default_api:" + std::string(name) + "` , position " + std::to_string(position) +
+         ". Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.";
+}
+
+std::optional<Rejection> check_thought_signatures(std::string_view body, const std::vector<ReasoningCheck>& checks) {
+  const nlohmann::json parsed = parse_json(body);
+  if (!parsed.is_object() || !parsed.contains("contents") || !parsed["contents"].is_array()) return std::nullopt;
+  const nlohmann::json& contents = parsed["contents"];
+  // Only the current turn is validated: the model contents after the last user content with
+  // standard content (text), i.e. not a function response (ai.google.dev "Thought signatures").
+  int current = -1;
+  for (std::size_t i = 0; i < contents.size(); ++i) {
+    const nlohmann::json& c = contents[i];
+    if (!c.is_object() || c.value("role", std::string("user")) == "model") continue;
+    const auto parts = c.find("parts");
+    if (parts == c.end() || !parts->is_array()) continue;
+    for (const auto& p : *parts) {
+      if (p.is_object() && p.contains("text")) current = static_cast<int>(i);
+    }
+  }
+  for (const ReasoningCheck& check : checks) {
+    if (check.content <= current || static_cast<std::size_t>(check.content) >= contents.size()) continue;
+    const nlohmann::json& parts = contents[static_cast<std::size_t>(check.content)]["parts"];
+    for (const ReasoningCheck::Call& call : check.calls) {
+      // The call's part: the position-th functionCall part of the content.
+      const nlohmann::json* part = nullptr;
+      int k = 0;
+      for (const auto& p : parts) {
+        if (!p.is_object() || !p.contains("functionCall")) continue;
+        if (k++ == call.position) {
+          part = &p;
+          break;
+        }
+      }
+      if (part == nullptr) continue;
+      const auto sig = part->find("thoughtSignature");
+      const std::string signature = sig != part->end() && sig->is_string() ? sig->get<std::string>() : std::string();
+      const bool valid = std::any_of(call.deliveries.begin(), call.deliveries.end(), [&](const auto& d) {
+        return !d.reasoning.empty() && d.reasoning.back().signature == signature;
+      });
+      if (valid) continue;
+      // The API numbers contents from 1 in this message ("position 2" for the first model turn).
+      if (signature.empty()) return Rejection{400, missing_signature_message(call.name, static_cast<std::size_t>(check.content) + 1), true};
+      return Rejection{400, std::string(kCorruptedSignatureMessage), true};
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- The WireFormat ---------------------------------------------------------------------------
 
 
@@ -253,8 +335,30 @@ class GeminiEncoder final : public StreamEncoder {
     // (Built by moves: a braced list would copy each frame once more.)
     std::vector<std::string> units;
     units.reserve(2);
-    if (std::holds_alternative<CallEvent>(event)) units.emplace_back();
-    units.push_back(event_frame(event, ctx_));
+    const bool call = std::holds_alternative<CallEvent>(event);
+    if (call) units.emplace_back();
+    if (pending_.empty() && !std::holds_alternative<ReasoningEvent>(event)) {
+      units.push_back(event_frame(event, ctx_));
+      return units;
+    }
+    // Reasoning (Gemini 3, ai.google.dev "Thought signatures"): a thought part, and its signature
+    // on the first functionCall part after it; when no call comes before the next reasoning or
+    // the finish, on a part of its own (`{"text":"","thoughtSignature":…}`) there.
+    ojson response = event_response(event, ctx_);
+    ojson& cand = response["candidates"][0];
+    if (auto* r = std::get_if<ReasoningEvent>(&event)) {
+      if (!pending_.empty()) {
+        cand["content"]["parts"].insert(cand["content"]["parts"].begin(), signature_part(pending_));
+      }
+      pending_ = r->signature;
+    } else if (call) {
+      cand["content"]["parts"][0]["thoughtSignature"] = pending_;
+      pending_.clear();
+    } else if (std::holds_alternative<FinishEvent>(event)) {
+      if (cand.contains("content")) cand["content"]["parts"].push_back(signature_part(pending_));
+      pending_.clear();
+    }
+    units.push_back(sse_frame(response));
     return units;
   }
   std::string error_event(int status) override { return stream_error_chunk(status); }
@@ -262,6 +366,7 @@ class GeminiEncoder final : public StreamEncoder {
 
  private:
   FrameContext ctx_;
+  std::string pending_;  // the signature of the last reasoning event, until a part carries it
 };
 
 class GeminiFormat final : public WireFormat {
@@ -305,6 +410,11 @@ class GeminiFormat final : public WireFormat {
   }
 
   std::string call_id(std::size_t, int) const override { return ""; }
+
+  std::optional<Rejection> check_reasoning(std::string_view body,
+                                           const std::vector<ReasoningCheck>& checks) const override {
+    return check_thought_signatures(body, checks);
+  }
 
   std::unique_ptr<StreamEncoder> stream_encoder(const ResponseContext& ctx) const override {
     return std::make_unique<GeminiEncoder>(FrameContext{ctx.model, response_id(ctx.journal_index)});

@@ -109,6 +109,22 @@ inline std::vector<ContentSummary> summarize_contents(const nlohmann::json& cont
 }
 inline int turn_index(const nlohmann::json& contents) { return mock::turn_index(contents); }
 
+/// The exact 400 message (INVALID_ARGUMENT) for a function call of the current turn sent back without
+/// the thoughtSignature the API gave it: its name and `position`, the content's place in `contents`
+/// counted from 1 (a first tool call's answer names "position 2"). Quoted from the API
+/// (csells/dartantic#86, manthanabc/paws#103, lbjlaq/Antigravity-Manager#2157, nanbingxyz/5ire#405;
+/// the space before the comma is the API's); the count from 1 is inferred from those reports.
+std::string missing_signature_message(std::string_view name, std::size_t position);
+
+/// The exact 400 message for a thoughtSignature the API did not give (changed, or another
+/// response's): google-gemini/gemini-cli#13467, charmbracelet/crush#1698.
+inline constexpr std::string_view kCorruptedSignatureMessage = "Corrupted thought signature.";
+
+/// Gemini 3's rule (ai.google.dev "Thought signatures", WireFormat::check_reasoning): in the current
+/// turn (the model contents after the last user text), the functionCall part that carried a
+/// thoughtSignature carries it again, unchanged. Pairing rejections.
+std::optional<Rejection> check_thought_signatures(std::string_view body, const std::vector<ReasoningCheck>& checks);
+
 /// The Gemini WireFormat: `/v1beta/models/{model}:streamGenerateContent?alt=sse` and
 /// `:generateContent`, built from the functions above.
 const WireFormat& format();

@@ -35,6 +35,16 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
       {"delivered_calls", std::move(calls)},
       {"delivered_text", e.delivered_text},
   };
+  if (e.reasoning_due > 0) j["reasoning_due"] = e.reasoning_due;
+  if (!e.delivered_reasoning.empty()) {
+    nlohmann::json reasoning = nlohmann::json::array();
+    for (const auto& r : e.delivered_reasoning) {
+      nlohmann::json one = {{"text", r.text}, {"signature", r.signature}, {"reasoning_index", r.reasoning_index}};
+      if (r.before_call >= 0) one["before_call"] = r.before_call;
+      reasoning.push_back(std::move(one));
+    }
+    j["delivered_reasoning"] = std::move(reasoning);
+  }
   if (e.arrived_ms >= 0) j["arrived_ms"] = e.arrived_ms;
   if (e.answered_ms >= 0) j["answered_ms"] = e.answered_ms;
   return j;

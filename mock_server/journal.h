@@ -25,6 +25,20 @@ struct DeliveredCall {
   bool operator==(const DeliveredCall&) const = default;
 };
 
+/// A reasoning event the client received during one attempt (provider-neutral: what the format
+/// sent as an Anthropic thinking block, a Responses reasoning item, a Gemini thought part and
+/// signature; nothing in Chat Completions, which journals none). The client must send it back with
+/// the call it precedes (the server's request validation checks that: WIRE-FORMATS.md "Reasoning").
+struct DeliveredReasoning {
+  std::string text;
+  std::string signature;     ///< as sent (scripted, or mock::default_signature)
+  int reasoning_index = 0;   ///< position among the attempt's reasoning events, from 0
+  /// call_index of the call right after it in the attempt (the call whose place it holds in
+  /// history), -1 when no call follows before the next reasoning event or the finish.
+  int before_call = -1;
+  bool operator==(const DeliveredReasoning&) const = default;
+};
+
 struct JournalEntry {
   std::size_t index = 0;       ///< arrival order, from 0
   std::string method;
@@ -51,6 +65,9 @@ struct JournalEntry {
   std::string fault;           ///< fault kind name that fired, "" for none
   bool validated = true;       ///< false when the request was rejected as invalid (HTTP 400)
   std::string rejection;       ///< the exact 400 message when rejected
+  /// Calls in the request's history that the server delivered right after reasoning, so the
+  /// request had to send that reasoning back (WireFormat::check_reasoning checked it); 0 when none.
+  int reasoning_due = 0;
   /// Issues found against the journal itself, each "code: detail": `unscripted-request`,
   /// `response-for-undelivered-call` (a function response for a call no attempt of its turn delivered whole).
   std::vector<std::string> issues;
@@ -60,6 +77,8 @@ struct JournalEntry {
   bool completed = false;              ///< terminal stop/max_tokens frame delivered: the turn is done
   std::vector<DeliveredCall> delivered_calls;
   std::string delivered_text;          ///< text parts delivered, concatenated
+  /// Reasoning events delivered, in order (none in Chat Completions, which sends no reasoning).
+  std::vector<DeliveredReasoning> delivered_reasoning;
   /// Real monotonic times over HTTP, in ms since the server started (steady clock): when the
   /// request arrived and when its answer ended (last byte written or connection dropped); -1 in
   /// memory, where time is virtual. Black-box verdicts judge Retry-After and backoff with them.

@@ -385,6 +385,9 @@ class Encoder final : public StreamEncoder {
     if (auto* t = std::get_if<TextEvent>(&event)) {
       return {delta_frame([t](json_text::Writer& d) { d.member("content", t->text); })};
     }
+    // Chat Completions has no reasoning round trip (OpenAI's reasoning models keep it server-side
+    // here): a reasoning event sends nothing.
+    if (std::holds_alternative<ReasoningEvent>(event)) return {std::string()};
     if (auto* c = std::get_if<CallEvent>(&event)) {
       had_calls_ = true;
       std::vector<std::string> units;
@@ -559,8 +562,8 @@ class Format final : public WireFormat {
       if (auto* t = std::get_if<TextEvent>(&e)) {
         text += t->text;
         has_text = true;
-      } else {
-        const auto& c = std::get<CallEvent>(e);
+      } else if (auto* call_event = std::get_if<CallEvent>(&e)) {
+        const auto& c = *call_event;
         ojson fn = ojson::object();
         fn["name"] = c.name;
         fn["arguments"] = arguments_text(c);
@@ -599,6 +602,8 @@ class Format final : public WireFormat {
   }
 
   bool filtered_answer_keeps_parts() const override { return false; }
+  /// No reasoning round trip in Chat Completions: a reasoning event sends nothing (WIRE-FORMATS.md).
+  bool sends_reasoning() const override { return false; }
   int malformed_call_unary_status() const override { return 500; }
 
   std::optional<std::string> status_note(int status) const override {

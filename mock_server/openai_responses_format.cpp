@@ -48,6 +48,22 @@ std::string message_id(std::size_t journal_index, int output_index) {
 std::string item_id_for_call(std::size_t journal_index, int call_index) {
   return "fc_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
 }
+std::string item_id_for_reasoning(std::size_t journal_index, int reasoning_index) {
+  return "rs_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(reasoning_index);
+}
+
+/// A reasoning output item: `summary` one summary_text part with `text` (none when empty, as the
+/// API sends a reasoning item without a summary), `encrypted_content` when completed (the request
+/// asked for `reasoning.encrypted_content`; openai-python ResponseReasoningItem).
+void write_reasoning_item(json_text::Writer& w, std::string_view id, const ReasoningEvent* completed) {
+  w.begin_object().member("id", id).member("type", "reasoning").key("summary").begin_array();
+  if (completed != nullptr && !completed->text.empty()) {
+    w.begin_object().member("type", "summary_text").member("text", completed->text).end_object();
+  }
+  w.end_array();
+  if (completed != nullptr) w.member("encrypted_content", completed->signature);
+  w.end_object();
+}
 
 void write_usage(json_text::Writer& w) {
   w.begin_object()
@@ -194,6 +210,7 @@ class Encoder final : public StreamEncoder {
       return {s};
     }
     if (auto* t = std::get_if<TextEvent>(&event)) return {text_unit(*t)};
+    if (auto* r = std::get_if<ReasoningEvent>(&event)) return {reasoning_unit(*r)};
     int closed_frames = 0;
     std::string start = close_text(&closed_frames);  // numbered before the call's frames
     const int oi = next_output_index_++;
@@ -322,6 +339,49 @@ class Encoder final : public StreamEncoder {
     return s;
   }
 
+  /// One reasoning event: a whole `reasoning` output item, as the API streams one
+  /// (openai-node responses.ts; the platform's "Streaming events" reference): output_item.added
+  /// with an empty summary, the summary as one summary part (reasoning_summary_part.added,
+  /// reasoning_summary_text.delta and .done, reasoning_summary_part.done; none when the text is
+  /// empty), then output_item.done with the summary and `encrypted_content`, the signature the
+  /// client must send back. It completes any open message item first.
+  std::string reasoning_unit(const ReasoningEvent& r) {
+    std::string s = close_text();
+    const int oi = next_output_index_++;
+    const std::string id = item_id_for_reasoning(ctx_.journal_index, reasoning_index_++);
+    s += frame("response.output_item.added", [&](json_text::Writer& w) {
+      w.member("output_index", oi).key("item");
+      write_reasoning_item(w, id, nullptr);
+    });
+    if (!r.text.empty()) {
+      auto summary_part = [&](json_text::Writer& w, std::string_view text) {
+        w.key("part").begin_object().member("type", "summary_text").member("text", text).end_object();
+      };
+      s += frame("response.reasoning_summary_part.added", [&](json_text::Writer& w) {
+        w.member("item_id", id).member("output_index", oi).member("summary_index", 0);
+        summary_part(w, "");
+      });
+      s += frame("response.reasoning_summary_text.delta", [&](json_text::Writer& w) {
+        w.member("item_id", id).member("output_index", oi).member("summary_index", 0).member("delta", r.text);
+      });
+      s += frame("response.reasoning_summary_text.done", [&](json_text::Writer& w) {
+        w.member("item_id", id).member("output_index", oi).member("summary_index", 0).member("text", r.text);
+      });
+      s += frame("response.reasoning_summary_part.done", [&](json_text::Writer& w) {
+        w.member("item_id", id).member("output_index", oi).member("summary_index", 0);
+        summary_part(w, r.text);
+      });
+    }
+    std::string item;
+    {
+      json_text::Writer w(item);
+      write_reasoning_item(w, id, &r);
+    }
+    s += frame("response.output_item.done", [&](json_text::Writer& w) { w.member("output_index", oi).member_raw("item", item); });
+    output_.push_back(std::move(item));
+    return s;
+  }
+
   /// The frames that complete the open message item with the run's whole text
   /// (output_text.done, content_part.done, output_item.done; their count in `*frames`), which
   /// joins the output; "" when no item is open.
@@ -355,6 +415,7 @@ class Encoder final : public StreamEncoder {
   ResponseContext ctx_;
   int seq_ = 0;
   int next_output_index_ = 0;
+  int reasoning_index_ = 0;      // position of the next reasoning event among the response's
   int open_text_index_ = -1;     // output_index of the message item a run of text keeps open, -1 for none
   std::string open_text_id_;     // its item id
   std::string open_text_;        // its text so far
@@ -616,10 +677,132 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
                        {{"name", name == call_names.end() ? std::string() : name->second},
                         {"id", call_id}}}});
     }
-    // Other items (reasoning, item_reference, built-in tool calls) carry no turn structure here.
+    // Other items (reasoning, item_reference, built-in tool calls) carry no turn structure here:
+    // reasoning is checked on the request itself (check_reasoning_items).
   }
   contents = history.take();
   return problem;
+}
+
+// ---- Reasoning ----------------------------------------------------------------------------------
+
+/// "gAAA...DQ==": how the API names encrypted content in its 400, by its first and last four
+/// characters (openai/codex#8145, #8132, #8126). Characters, not bytes: a client's text is UTF-8,
+/// and the error body must stay valid UTF-8.
+std::string abbreviated(const std::string& content) {
+  std::vector<std::size_t> starts;  // where each character begins
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if ((static_cast<unsigned char>(content[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  if (starts.size() <= 8) return content;
+  return content.substr(0, starts[4]) + "..." + content.substr(starts[starts.size() - 4]);
+}
+
+/// The Responses API's reasoning rules (WireFormat::check_reasoning): a function_call item the
+/// server delivered after a reasoning item is sent back after that reasoning item, in its model
+/// content, with its encrypted_content unchanged; a reasoning item the server delivered is followed
+/// by an item of the answer (a message or a function_call), never left last.
+std::optional<Rejection> check_reasoning_items(std::string_view body, const std::vector<ReasoningCheck>& checks) {
+  const json parsed = parse_json(body);
+  if (!parsed.is_object() || !parsed.contains("input") || !parsed["input"].is_array()) return std::nullopt;
+  const json& input = parsed["input"];
+  // Each item's model content in the neutral view, as decode_items groups items (-1: none), and a
+  // function_call's position among its content's calls.
+  std::vector<int> content_of(input.size(), -1);
+  std::vector<int> position_of(input.size(), -1);
+  enum class Group { kNone, kModel, kOutputs };
+  Group group = Group::kNone;
+  int content = -1;
+  int calls = 0;
+  std::vector<std::size_t> waiting;  // reasoning items not yet in a model content
+  auto open = [&](Group g) {
+    if (group != g) {
+      group = g;
+      ++content;
+      calls = 0;
+    }
+    // A reasoning item belongs to the model content of the assistant item after it.
+    for (std::size_t k : waiting) content_of[k] = g == Group::kModel ? content : -1;
+    waiting.clear();
+  };
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    const json& item = input[i];
+    if (!item.is_object()) continue;
+    std::string type = str(item, "type");
+    if (type.empty() && item.contains("role")) type = "message";
+    if (type == "message") {
+      const std::string role = str(item, "role");
+      if (role == "user") {
+        group = Group::kNone;
+        ++content;
+        waiting.clear();
+      } else if (role == "assistant") {
+        open(Group::kModel);
+        content_of[i] = content;
+      }
+    } else if (type == "function_call") {
+      open(Group::kModel);
+      content_of[i] = content;
+      position_of[i] = calls++;
+    } else if (type == "reasoning") {
+      // Reasoning opens no content of its own (decode_items leaves it out); it joins the model
+      // content of the assistant item it precedes.
+      if (group == Group::kModel) content_of[i] = content;
+      else waiting.push_back(i);
+    } else if (type == "function_call_output") {
+      open(Group::kOutputs);
+    }
+  }
+  auto reasoning_item = [&](std::size_t before, int in_content, const std::string& id) -> const json* {
+    for (std::size_t k = 0; k < before; ++k) {
+      if (content_of[k] == in_content && str(input[k], "type") == "reasoning" && str(input[k], "id") == id) return &input[k];
+    }
+    return nullptr;
+  };
+  std::set<std::string> delivered_ids;
+  for (const ReasoningCheck& check : checks) {
+    for (const auto& [journal_index, r] : check.delivered) delivered_ids.insert(item_id_for_reasoning(journal_index, r.reasoning_index));
+    for (const ReasoningCheck::Call& call : check.calls) {
+      std::size_t at = input.size();
+      for (std::size_t i = 0; i < input.size(); ++i) {
+        if (content_of[i] == check.content && position_of[i] == call.position) at = i;
+      }
+      if (at == input.size() || call.deliveries.empty()) continue;
+      std::optional<Rejection> problem;
+      bool satisfied = false;
+      for (const ReasoningCheck::Delivery& d : call.deliveries) {
+        const DeliveredReasoning& r = d.reasoning.back();
+        const std::string rs = item_id_for_reasoning(d.journal_index, r.reasoning_index);
+        const json* found = reasoning_item(at, check.content, rs);
+        if (found != nullptr) {
+          const auto ec = found->find("encrypted_content");
+          if (ec == found->end() || ec->is_null() || (ec->is_string() && ec->get<std::string>() == r.signature)) {
+            satisfied = true;
+            break;
+          }
+          problem = reject("The encrypted content " + abbreviated(ec->is_string() ? ec->get<std::string>() : ec->dump()) +
+                               " could not be verified.",
+                           true);
+        } else if (!problem) {
+          const std::string fc = str(input[at], "id");
+          problem = reject("Item '" + (fc.empty() ? item_id_for_call(d.journal_index, d.call_index) : fc) +
+                               "' of type 'function_call' was provided without its required 'reasoning' item: '" + rs + "'.",
+                           true);
+        }
+      }
+      if (!satisfied && problem) return problem;
+    }
+  }
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    if (!input[i].is_object() || str(input[i], "type") != "reasoning" || !delivered_ids.contains(str(input[i], "id"))) continue;
+    const bool followed = i + 1 < input.size() && content_of[i] >= 0 && content_of[i + 1] == content_of[i] &&
+                          str(input[i + 1], "type") != "reasoning";
+    if (!followed) {
+      return reject("Item '" + str(input[i], "id") + "' of type 'reasoning' was provided without its required following item.",
+                    true);
+    }
+  }
+  return std::nullopt;
 }
 
 // ---- Errors -------------------------------------------------------------------------------------
@@ -645,7 +828,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 /// missing or mistyped one; null otherwise.
 ojson param_for(std::string_view message) {
   if (starts_with(message, "No tool ") || starts_with(message, "Duplicate item ") ||
-      starts_with(message, "Duplicate function_call_output ")) {
+      starts_with(message, "Duplicate function_call_output ") || starts_with(message, "Item '")) {
     return "input";
   }
   for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '", "Invalid '"}) {
@@ -659,6 +842,7 @@ ojson param_for(std::string_view message) {
 
 ojson code_for_400(std::string_view message) {
   if (starts_with(message, "Missing required parameter")) return "missing_required_parameter";
+  if (starts_with(message, "The encrypted content ")) return "invalid_encrypted_content";
   if (starts_with(message, "Invalid type for")) return "invalid_type";
   if (starts_with(message, "Invalid value")) return "invalid_value";
   if (starts_with(message, "Invalid '") && message.find("empty array") != std::string_view::npos) {
@@ -779,10 +963,16 @@ class Format final : public WireFormat {
     return std::make_unique<Encoder>(ctx);
   }
 
+  std::optional<Rejection> check_reasoning(std::string_view body,
+                                           const std::vector<ReasoningCheck>& checks) const override {
+    return check_reasoning_items(body, checks);
+  }
+
   std::string unary_body(const std::vector<Event>& events, const ResponseContext& ctx) const override {
     std::vector<std::string> output;
     std::optional<FinishReason> finish;
     int call_index = 0;
+    int reasoning_index = 0;
     // One message item per run of text, as the streamed answer has.
     std::optional<std::string> run;
     auto end_run = [&] {
@@ -801,6 +991,15 @@ class Format final : public WireFormat {
         continue;
       }
       end_run();
+      if (auto* r = std::get_if<ReasoningEvent>(&e)) {
+        std::string item;
+        {
+          json_text::Writer w(item);
+          write_reasoning_item(w, item_id_for_reasoning(ctx.journal_index, reasoning_index++), r);
+        }
+        output.push_back(std::move(item));
+        continue;
+      }
       if (auto item = completed_item(e, ctx.journal_index, static_cast<int>(output.size()), call_index)) {
         output.push_back(std::move(*item));
       }

@@ -1,6 +1,9 @@
 // Scenario spellings of finish reasons; a call cut by its finish.
 #include "mock_server/script.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace mock {
 
 std::string_view finish_name(FinishReason reason) {
@@ -19,6 +22,23 @@ std::optional<FinishReason> finish_from_name(std::string_view name) {
     if (finish_name(r) == name) return r;
   }
   return std::nullopt;
+}
+
+std::string default_signature(std::size_t journal_index, int reasoning_index) {
+  const std::string in = "hiccup-thought-" + std::to_string(journal_index) + "-" + std::to_string(reasoning_index);
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, in.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      v = (v << 8) | (k < n ? static_cast<unsigned char>(in[i + k]) : 0u);
+    }
+    for (std::size_t k = 0; k < 4; ++k) {
+      out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 0x3F] : '=';
+    }
+  }
+  return out;
 }
 
 std::optional<int> cut_by_finish(const std::vector<Event>& events, std::size_t i) {

@@ -3,6 +3,7 @@
 // one); it is provider-neutral: gemini_format turns events into the provider's SSE frames.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <variant>
@@ -55,7 +56,26 @@ struct FinishEvent {
   bool operator==(const FinishEvent&) const = default;
 };
 
-using Event = std::variant<TextEvent, CallEvent, FinishEvent>;
+/// `{ "reasoning": { "text": "…", "signature"?: "…" } }`: reasoning the model attaches to its answer
+/// and the client must send back unchanged (SCENARIO-FORMAT.md "Reasoning"; WIRE-FORMATS.md per
+/// provider): an Anthropic `thinking` block with its `signature`, a Responses `reasoning` output
+/// item (`summary` text, `encrypted_content`), a Gemini `thought: true` part whose
+/// `thoughtSignature` travels on the next functionCall part; Chat Completions sends nothing.
+/// `signature` empty means "the server's deterministic one" (default_signature). It is neither
+/// text output nor a call.
+struct ReasoningEvent {
+  std::string text;
+  std::string signature;
+  bool operator==(const ReasoningEvent&) const = default;
+};
+
+using Event = std::variant<TextEvent, CallEvent, FinishEvent, ReasoningEvent>;
+
+/// The signature a reasoning event without a scripted one carries: deterministic from the
+/// request's journal index J and the event's position R among its attempt's reasoning events,
+/// base64 (the standard alphabet with padding) of "hiccup-thought-J-R", as opaque to a client as a
+/// real one.
+std::string default_signature(std::size_t journal_index, int reasoning_index);
 
 /// When event `i` of `events` is a call that the finish right after it cuts (a `max_tokens`
 /// finish with `after_fragment`): how many argument fragments of it go out. nullopt otherwise.

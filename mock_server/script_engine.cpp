@@ -234,6 +234,15 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   }
   const int turn = entry.turn;
   check_responses(entry.contents, entry);
+  if (std::optional<Rejection> r = check_reasoning(*format, request.body, entry.contents, entry.reasoning_due)) {
+    // The history drops (or changes) reasoning the server delivered with a call it holds: the
+    // provider's own 400, journaled like a pairing rejection (WIRE-FORMATS.md "Reasoning").
+    entry.played = "rejected";
+    entry.validated = false;
+    entry.rejection = r->message;
+    answer_error(r->status, r->message, std::nullopt);
+    return plan;
+  }
 
   if (turn >= static_cast<int>(script_.turns.size()) ||
       script_.turns[static_cast<std::size_t>(turn)].attempts.empty()) {
@@ -256,14 +265,20 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   record.script_attempt = played;
   record.played = attempts[static_cast<std::size_t>(played)];
   if (rewriter_) rewriter_(turn, attempt, *record.played);
-  // Calls without a scripted id get the format's deterministic one (none for Gemini).
+  // Calls without a scripted id get the format's deterministic one (none for Gemini), reasoning
+  // without a scripted signature the deterministic default_signature.
   int call_index = 0;
+  int reasoning_index = 0;
   for (Event& e : record.played->events) {
     if (auto* c = std::get_if<CallEvent>(&e)) {
       if (c->id.empty()) c->id = format->call_id(entry.index, call_index);
       ++call_index;
+    } else if (auto* r = std::get_if<ReasoningEvent>(&e)) {
+      if (r->signature.empty()) r->signature = default_signature(entry.index, reasoning_index);
+      ++reasoning_index;
     }
   }
+  record.reasoning = format->sends_reasoning();
   const Attempt& a = *record.played;
 
   if (a.status) {
@@ -538,6 +553,68 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
   }
 }
 
+std::optional<Rejection> ScriptEngine::check_reasoning(const WireFormat& format, std::string_view body,
+                                                       const nlohmann::json& contents, int& due_calls) const {
+  if (!format.sends_reasoning()) return std::nullopt;
+  // Only turns for which some attempt delivered reasoning are checked: a scenario without
+  // reasoning is served exactly as before (no summary, no second parse of the body).
+  bool any = false;
+  for (const JournalEntry& e : journal_) any = any || !e.delivered_reasoning.empty();
+  if (!any) return std::nullopt;
+  const auto summary = summarize_history(contents);
+  std::vector<ReasoningCheck> checks;
+  int model_turns = 0;
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    if (summary[i].role != "model") continue;
+    const int turn = model_turns++;
+    ReasoningCheck check;
+    check.content = static_cast<int>(i);
+    std::vector<const JournalEntry*> attempts;
+    for (const JournalEntry& e : journal_) {
+      if (e.turn != turn || !e.settled) continue;
+      attempts.push_back(&e);
+      for (const DeliveredReasoning& r : e.delivered_reasoning) check.delivered.emplace_back(e.index, r);
+    }
+    if (check.delivered.empty()) continue;
+    const auto& calls = summary[i].calls;
+    for (std::size_t j = 0; j < calls.size(); ++j) {
+      const HistoryCall& h = calls[j];
+      ReasoningCheck::Call due{static_cast<int>(j), h.name, {}};
+      bool needs = false;
+      bool plain = false;  // some attempt delivered this call without reasoning before it
+      for (const JournalEntry* e : attempts) {
+        for (const DeliveredCall& d : e->delivered_calls) {
+          // The call the history's call is: by id when both have one, else by name and arguments.
+          const bool same = (!h.id.empty() && d.id == h.id) || (d.name == h.name && d.args == h.args);
+          if (!same) continue;
+          ReasoningCheck::Delivery delivery{e->index, d.call_index, {}};
+          for (const DeliveredReasoning& r : e->delivered_reasoning) {
+            if (r.before_call == d.call_index) delivery.reasoning.push_back(r);
+          }
+          if (delivery.reasoning.empty()) {
+            plain = true;
+          } else {
+            needs = true;
+            due.deliveries.push_back(std::move(delivery));
+          }
+        }
+      }
+      if (needs && !plain) check.calls.push_back(std::move(due));
+    }
+    due_calls += static_cast<int>(check.calls.size());
+    checks.push_back(std::move(check));
+  }
+  // Every reasoning event delivered in the run, whatever turn the history holds of it (content
+  // -1): a reasoning item sent back alone is refused too.
+  ReasoningCheck all;
+  all.content = -1;
+  for (const JournalEntry& e : journal_) {
+    for (const DeliveredReasoning& r : e.delivered_reasoning) all.delivered.emplace_back(e.index, r);
+  }
+  checks.push_back(std::move(all));
+  return format.check_reasoning(body, checks);
+}
+
 void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   std::lock_guard lock(mu_);
   // An entry that left the window (or was never journaled) is not settled again.
@@ -551,6 +628,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
     e.completed = false;
     e.delivered_calls.clear();
     e.delivered_text.clear();
+    e.delivered_reasoning.clear();
     return;
   }
   int events = 0;
@@ -599,12 +677,31 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   e.completed = completed;
   e.delivered_calls.clear();
   e.delivered_text.clear();
+  e.delivered_reasoning.clear();
   int call_index = 0;
+  int reasoning_index = 0;
   for (std::size_t i = 0; i < attempt.events.size(); ++i) {
     const Event& ev = attempt.events[i];
     // A blocked non-streaming answer holds its finish but none of the parts before it.
     const bool delivered = static_cast<int>(i) < events && !rec.body_blocked;
-    if (auto* c = std::get_if<CallEvent>(&ev)) {
+    if (auto* r = std::get_if<ReasoningEvent>(&ev)) {
+      if (delivered && rec.reasoning) {
+        DeliveredReasoning d{r->text, r->signature, reasoning_index, -1};
+        // The call it holds the place of: the next call, unless other reasoning or the finish
+        // comes first.
+        int next_call = call_index;
+        for (std::size_t k = i + 1; k < attempt.events.size(); ++k) {
+          const Event& later = attempt.events[k];
+          if (std::holds_alternative<CallEvent>(later)) {
+            d.before_call = next_call;
+            break;
+          }
+          if (std::holds_alternative<ReasoningEvent>(later) || std::holds_alternative<FinishEvent>(later)) break;
+        }
+        e.delivered_reasoning.push_back(std::move(d));
+      }
+      ++reasoning_index;
+    } else if (auto* c = std::get_if<CallEvent>(&ev)) {
       // A call its max_tokens finish cuts is never delivered whole.
       if (delivered && !cut_by_finish(attempt.events, i)) {
         e.delivered_calls.push_back({c->name, c->args, c->id, call_index, c->reuse_id});

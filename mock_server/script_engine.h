@@ -180,6 +180,7 @@ class ScriptEngine {
     std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
     int read_limit = -1;              // events a correct client reads at most; -1 until settled
     bool malformed_limit = false;     // read_limit is the malformed fault's frame
+    bool reasoning = true;            // the format sends reasoning events (journaled when delivered)
     std::size_t bytes = 0;            // what the entry holds, about (set_journal_window)
   };
 
@@ -189,6 +190,11 @@ class ScriptEngine {
   Plan plan_unary(const WireFormat& format, const Attempt& attempt, const ResponseContext& ctx,
                   JournalEntry& entry, PlanRecord& record) const;
   void check_responses(const nlohmann::json& contents, JournalEntry& entry) const;
+  // The provider's 400 when the history drops or changes reasoning the server delivered with a
+  // call it holds (WireFormat::check_reasoning); nullopt otherwise, and for every request of a
+  // run in which no reasoning was delivered. Adds to `due_calls` the calls whose reasoning was due.
+  std::optional<Rejection> check_reasoning(const WireFormat& format, std::string_view body,
+                                           const nlohmann::json& contents, int& due_calls) const;
   void evict_locked();
 
   Script script_;

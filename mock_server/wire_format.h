@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mock_server/journal.h"
 #include "mock_server/script.h"
 
 namespace mock {
@@ -124,6 +125,33 @@ class StreamEncoder {
   virtual std::string malformed_frame() = 0;
 };
 
+/// What the server must find again in a request whose history holds a model content of a turn
+/// for which it delivered reasoning (ScriptEngine builds these from its journal; each format
+/// checks them against the request in its own shape, WireFormat::check_reasoning).
+struct ReasoningCheck {
+  /// One delivery of a call: the request that delivered it, its position among that attempt's
+  /// calls, and the reasoning delivered right before it (mock::DeliveredReasoning::before_call).
+  struct Delivery {
+    std::size_t journal_index = 0;
+    int call_index = 0;
+    std::vector<DeliveredReasoning> reasoning;
+  };
+  /// A call of the model content the server delivered after reasoning: its position among the
+  /// content's calls, its name, and each attempt of the turn that delivered it so (a call that
+  /// some attempt delivered without reasoning needs none and is not listed).
+  struct Call {
+    int position = 0;
+    std::string name;
+    std::vector<Delivery> deliveries;
+  };
+  /// Index of the model content in the neutral view; -1 for the one check that lists every
+  /// reasoning event delivered in the run (no content of its own, no calls).
+  int content = 0;
+  /// Every reasoning event any attempt of its turn delivered, with the request that delivered it.
+  std::vector<std::pair<std::size_t, DeliveredReasoning>> delivered;
+  std::vector<Call> calls;
+};
+
 /// One provider's wire format. Implementations are stateless and thread-safe.
 class WireFormat {
  public:
@@ -189,6 +217,20 @@ class WireFormat {
   /// the filter (Anthropic's `refusal` does; Gemini's blocked candidate, Chat's `content: null` and
   /// Responses' `incomplete` answer do not). The journal counts those parts as delivered only then.
   virtual bool filtered_answer_keeps_parts() const = 0;
+
+  /// Whether the format streams reasoning events at all (Chat Completions has no reasoning round
+  /// trip: it sends nothing for one, and the journal records none).
+  virtual bool sends_reasoning() const { return true; }
+
+  /// The provider's 400 for a request (`body`, already decoded without rejection) that does not
+  /// send back the reasoning `checks` name, in its place and unchanged (WIRE-FORMATS.md
+  /// "Reasoning"); nullopt when it does. Called only when `checks` is not empty. Never throws.
+  virtual std::optional<Rejection> check_reasoning(std::string_view body,
+                                                   const std::vector<ReasoningCheck>& checks) const {
+    (void)body;
+    (void)checks;
+    return std::nullopt;
+  }
 
   /// nullopt when the provider sends HTTP `status` (as an error answer or, for error_event, its
   /// in-stream error); else why not, naming the provider's own alternative, lower-case, e.g.

@@ -72,6 +72,9 @@ class AnthropicDecoder final : public IStreamDecoder {
         b.id = string_member(cb, "id");
         b.name = string_member(cb, "name");
         if (cb.contains("input") && cb["input"].is_object()) b.input = cb["input"];
+      } else if (kind == "thinking") {
+        b.kind = Block::kThinking;
+        b.partial_json = string_member(cb, "thinking");  // the thinking text so far
       }
       blocks_[index] = std::move(b);
     } else if (type == "content_block_delta") {
@@ -87,6 +90,16 @@ class AnthropicDecoder final : public IStreamDecoder {
       } else if (kind == "input_json_delta" && it->second.kind == Block::kToolUse) {
         it->second.partial_json += string_member(delta, "partial_json");
         it->second.streamed = true;
+      } else if (kind == "thinking_delta" && it->second.kind == Block::kThinking) {
+        it->second.partial_json += string_member(delta, "thinking");
+      } else if (kind == "signature_delta" && it->second.kind == Block::kThinking && !it->second.streamed) {
+        // Extended thinking ends a thinking block with one signature_delta: the block is whole
+        // from here (its content_block_stop adds nothing), and goes out as reasoning. A block cut
+        // before its signature is not whole and never goes out.
+        it->second.streamed = true;
+        ModelPart part;
+        part.reasoning = Reasoning{it->second.partial_json, string_member(delta, "signature"), "", true};
+        out.parts.push_back(std::move(part));
       }
     } else if (type == "content_block_stop") {
       auto it = blocks_.find(index);
@@ -146,12 +159,12 @@ class AnthropicDecoder final : public IStreamDecoder {
 
  private:
   struct Block {
-    enum Kind { kOther, kText, kToolUse } kind = kOther;
+    enum Kind { kOther, kText, kToolUse, kThinking } kind = kOther;
     std::string id;
     std::string name;
     json input = json::object();  // content_block_start's input (used when no delta streams)
-    std::string partial_json;     // input_json_delta pieces so far
-    bool streamed = false;
+    std::string partial_json;     // input_json_delta pieces so far (a thinking block: its text)
+    bool streamed = false;        // a thinking block: its signature arrived
   };
   /// Whether `data` (a message_delta) sets stop_reason `reason`.
   static bool delta_stop_reason(const json& data, std::string_view reason) {
@@ -226,6 +239,11 @@ class AnthropicCodec final : public ICodec {
         const std::string type = string_member(b, "type");
         if (type == "text") {
           out.parts.push_back({string_member(b, "text"), std::nullopt});
+        } else if (type == "thinking" && !string_member(b, "signature").empty()) {
+          // Whole only with its signature, which the API checks when it comes back.
+          ModelPart part;
+          part.reasoning = Reasoning{string_member(b, "thinking"), string_member(b, "signature"), "", true};
+          out.parts.push_back(std::move(part));
         } else if (type == "tool_use") {
           FunctionCall call;
           call.name = string_member(b, "name");
@@ -261,6 +279,7 @@ json anthropic_messages(const json& contents) {
     const json& c = contents[i];
     if (!c.is_object()) continue;
     const bool model = string_member(c, "role") == "model";
+    json thinking_blocks = json::array();
     json text_blocks = json::array();
     json other_blocks = json::array();
     std::vector<std::pair<std::string, std::string>> calls;
@@ -269,7 +288,14 @@ json anthropic_messages(const json& contents) {
       for (std::size_t k = 0; k < parts->size(); ++k) {
         const json& p = (*parts)[k];
         if (!p.is_object()) continue;
-        if (p.contains("text") && p["text"].is_string()) {
+        if ((p.contains("thought") || p.contains("thoughtSignature")) && !p.contains("functionCall")) {
+          // Reasoning goes back as the thinking block it came as, unchanged (extended thinking:
+          // the API checks its signature; a thought without one was never a thinking block).
+          const std::string signature = string_member(p, "thoughtSignature");
+          if (model && !signature.empty()) {
+            thinking_blocks.push_back({{"type", "thinking"}, {"thinking", string_member(p, "text")}, {"signature", signature}});
+          }
+        } else if (p.contains("text") && p["text"].is_string()) {
           if (!p["text"].get_ref<const std::string&>().empty()) {
             text_blocks.push_back({{"type", "text"}, {"text", p["text"]}});
           }
@@ -309,7 +335,9 @@ json anthropic_messages(const json& contents) {
     }
     // Assistant: text, then tool_use. User: tool_result first (the API wants them at the start of
     // the message that follows the tool_use), then text.
-    json content = json::array();
+    // Thinking blocks first: the API wants the assistant message to start with one (docs.claude.com
+    // "Extended thinking", "Preserving thinking blocks").
+    json content = std::move(thinking_blocks);
     json& first = model ? text_blocks : other_blocks;
     json& second = model ? other_blocks : text_blocks;
     for (json& b : first) content.push_back(std::move(b));

@@ -28,12 +28,29 @@ struct FunctionCall {
   bool operator==(const FunctionCall&) const = default;
 };
 
-/// One delivered part: exactly one of `text` / `call` is set. `position_in_frame` = the call's
-/// position among the calls of the frame (chunk, event) that completed it: 0 for the first.
+/// Reasoning the provider attached to its answer, delivered whole, which the client must send back
+/// unchanged in its place (docs/POLICY.md "Reasoning"): an Anthropic thinking block once its
+/// signature_delta arrived, a Responses reasoning item at its output_item.done, a Gemini thought
+/// part (`thought: true`, its signature on the next call part) or a part carrying only a
+/// thoughtSignature.
+struct Reasoning {
+  std::string text;       ///< thinking text, summary text or thought text ("" for none)
+  std::string signature;  ///< Anthropic `signature`, Responses `encrypted_content`, Gemini `thoughtSignature`
+  std::string id;         ///< the Responses reasoning item's id (`rs_…`), else ""
+  bool thought = true;    ///< Gemini: a thought part; false for a part that carries only a signature
+  bool operator==(const Reasoning&) const = default;
+};
+
+/// One delivered part: exactly one of `text` / `call` / `reasoning` is set. `position_in_frame` =
+/// the call's position among the calls of the frame (chunk, event) that completed it: 0 for the
+/// first. `thought_signature`: Gemini's thoughtSignature on a call part ("" for none), which goes
+/// back on that part.
 struct ModelPart {
   std::optional<std::string> text;
   std::optional<FunctionCall> call;
   int position_in_frame = 0;
+  std::optional<Reasoning> reasoning;
+  std::string thought_signature;
 };
 
 /// The finish classes the policy decides on (docs/POLICY.md "An attempt").

@@ -70,6 +70,9 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "a max-tokens finish (MAX_TOKENS, length, response.incomplete max_output_tokens, max_tokens) is read as a normal stop: the outcome does not say the answer was truncated, and a call whose arguments the token limit cut is repaired and run (openai-agents-python users report the first; MiqroForge #1094 the second)"},
       {Defect::kCollapseCallsById, "collapse-calls-by-id",
        "calls are keyed by their provider id, not their position: a call whose id an earlier call of the conversation already has (a duplicate in one answer, an id a gateway reuses in a later turn) is taken for a replay of it whatever its arguments, so it never runs and is answered with the other call's result (qwen-code's id-only replay check before PR #9436)"},
+      {Defect::kDropReasoningInHistory, "drop-reasoning-in-history",
+       "a turn is recorded in history without its reasoning (Anthropic thinking blocks, Responses reasoning items, Gemini thought signatures), so the next request sends its calls without it and the provider rejects it with 400: the session is dead (cline #12242, mastra #8738, dartantic #86, opencode #3077)",
+       "openai-chat", "Chat Completions has no reasoning round trip: the server sends no reasoning to drop"},
   };
   return catalogue;
 }

@@ -45,6 +45,8 @@ enum class Defect {
                            ///< call repaired and run
   kCollapseCallsById,      ///< calls are keyed by their provider id: a call whose id an earlier
                            ///< call of the conversation has is taken for it, never runs
+  kDropReasoningInHistory, ///< a turn is recorded without its reasoning (thinking blocks, reasoning
+                           ///< items, thought signatures): the next request is rejected (400)
 };
 
 struct DefectInfo {

@@ -30,7 +30,7 @@ std::vector<std::vector<FakeResponse>> call_cut_then_retry() {
 }  // namespace
 
 TEST_CASE("defect catalogue names round-trip and cover every defect") {
-  CHECK(defect_catalogue().size() == 29);
+  CHECK(defect_catalogue().size() == 30);
   for (const DefectInfo& info : defect_catalogue()) {
     CHECK(defect_from_name(info.name) == info.defect);
     CHECK(defect_name(info.defect) == info.name);
@@ -198,6 +198,21 @@ TEST_CASE("collapse-calls-by-id: a second call under one id never runs and is an
   }
   REQUIRE(bad.result.ledger.size() == 1);
   CHECK(bad.result.ledger[0].args == json{{"command", "make"}});
+}
+
+TEST_CASE("drop-reasoning-in-history records the turn without the thought signature on its call") {
+  const std::vector<std::vector<FakeResponse>> turns = {
+      {stream({frame(json::array({{{"text", "Use ls."}, {"thought", true}}})),
+               frame(json::array({{{"functionCall", {{"name", "shell"}, {"args", json::object()}}}, {"thoughtSignature", "CiQB"}}})),
+               finish_frame()})},
+      {text_turn("ok")}};
+  auto good = run({}, turns);
+  auto bad = run({Defect::kDropReasoningInHistory}, turns);
+  REQUIRE(good.result.completed);
+  const json kept = good.transport.contents(1)[1]["parts"];
+  CHECK(kept == json::array({{{"functionCall", {{"name", "shell"}, {"args", json::object()}}}, {"thoughtSignature", "CiQB"}}}));
+  const json dropped = bad.transport.contents(1)[1]["parts"];
+  CHECK(dropped == json::array({{{"functionCall", {{"name", "shell"}, {"args", json::object()}}}}}));
 }
 
 }  // namespace rut::defects_test

@@ -82,16 +82,36 @@ std::optional<GeminiFrame> parse_frame(std::string_view data) {
       cand["content"].contains("parts") && cand["content"]["parts"].is_array()) {
     for (const json& p : cand["content"]["parts"]) {
       if (!p.is_object()) continue;
+      // Gemini 3 (ai.google.dev "Thought signatures"): a thoughtSignature on any part, to be sent
+      // back on that part; a thought part (`thought: true`) is reasoning, not text.
+      const std::string signature = string_member(p, "thoughtSignature");
+      const bool thought = p.contains("thought") && p["thought"].is_boolean() && p["thought"].get<bool>();
       if (p.contains("functionCall") && p["functionCall"].is_object()) {
         const json& fc = p["functionCall"];
         FunctionCall call;
         call.name = string_member(fc, "name");
         if (fc.contains("args") && fc["args"].is_object()) call.args = fc["args"];
         if (fc.contains("id") && fc["id"].is_string()) call.id = fc["id"].get<std::string>();
-        frame.parts.push_back({std::nullopt, std::move(call)});
-      } else if (p.contains("text") && p["text"].is_string() &&
-                 !(p.contains("thought") && p["thought"].is_boolean() && p["thought"].get<bool>())) {
-        frame.parts.push_back({p["text"].get<std::string>(), std::nullopt});
+        ModelPart part{std::nullopt, std::move(call)};
+        part.thought_signature = signature;
+        frame.parts.push_back(std::move(part));
+      } else if (thought) {
+        // A thought summary is for display; only a signature must go back (on the call part that
+        // carried it, or on this part when it carries one).
+        if (!signature.empty()) {
+          ModelPart part;
+          part.reasoning = Reasoning{string_member(p, "text"), signature, "", true};
+          frame.parts.push_back(std::move(part));
+        }
+      } else if (p.contains("text") && p["text"].is_string()) {
+        std::string text = p["text"].get<std::string>();
+        if (!text.empty() || signature.empty()) frame.parts.push_back({std::move(text), std::nullopt});
+        if (!signature.empty()) {
+          // A step's signature without a call, on its last part: kept as a part of its own.
+          ModelPart part;
+          part.reasoning = Reasoning{"", signature, "", false};
+          frame.parts.push_back(std::move(part));
+        }
       }
     }
   }
@@ -105,7 +125,20 @@ json part_to_json(const ModelPart& part) {
   if (part.call) {
     json fc = {{"name", part.call->name}, {"args", part.call->args}};
     if (part.call->id) fc["id"] = *part.call->id;
-    return {{"functionCall", fc}};
+    json out = {{"functionCall", fc}};
+    if (!part.thought_signature.empty()) out["thoughtSignature"] = part.thought_signature;
+    return out;
+  }
+  if (part.reasoning) {
+    // The neutral history's reasoning part: Gemini's own shape (a thought part, or a part carrying
+    // only a signature), plus the Responses item id where there is one; each codec sends it back
+    // its provider's way.
+    const Reasoning& r = *part.reasoning;
+    json out = {{"text", r.text}};
+    if (r.thought) out["thought"] = true;
+    if (!r.signature.empty()) out["thoughtSignature"] = r.signature;
+    if (!r.id.empty()) out["reasoningId"] = r.id;
+    return out;
   }
   return {{"text", part.text.value_or("")}};
 }

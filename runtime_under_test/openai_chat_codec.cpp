@@ -24,6 +24,8 @@ std::string joined_text(const json& parts) {
   std::string text;
   if (!parts.is_array()) return text;
   for (const json& p : parts) {
+    // Reasoning (a thought part of the neutral history) has no place in Chat Completions.
+    if (member(p, "thought") != nullptr || member(p, "thoughtSignature") != nullptr) continue;
     if (const json* t = member(p, "text"); t && t->is_string()) text += t->get<std::string>();
   }
   return text;

@@ -11,6 +11,29 @@ namespace rut {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
+namespace {
+
+/// A model content holding reasoning, as items in delivered order: `items` are its reasoning and
+/// function_call items in part order, `message` (its text, when it has any) goes where its first
+/// text part was. A reasoning item so precedes the item it came before, as the API requires.
+void input_in_order(const json& parts, json& items, json* message, json& input) {
+  std::size_t next = 0;
+  for (const json& p : parts) {
+    if (!p.is_object()) continue;
+    const bool reasoning = (p.contains("thought") || p.contains("thoughtSignature")) && !p.contains("functionCall");
+    if (reasoning || p.contains("functionCall")) {
+      if (next < items.size()) input.push_back(std::move(items[next++]));
+    } else if (message != nullptr && p.contains("text")) {
+      input.push_back(std::move(*message));
+      message = nullptr;
+    }
+  }
+  while (next < items.size()) input.push_back(std::move(items[next++]));
+  if (message != nullptr) input.push_back(std::move(*message));
+}
+
+}  // namespace
+
 json responses_input(const json& contents) {
   json input = json::array();
   if (!contents.is_array()) return input;
@@ -22,9 +45,25 @@ json responses_input(const json& contents) {
     if (c.value("role", "user") == "model") {
       std::string text;
       bool has_text = false;
+      bool reasoning = false;
       json calls = json::array();
       for (const json& p : parts) {
         if (!p.is_object()) continue;
+        if ((p.contains("thought") || p.contains("thoughtSignature")) && !p.contains("functionCall")) {
+          // A reasoning item goes back as delivered, before the item it preceded (the API rejects a
+          // function_call without its reasoning item), its encrypted_content unchanged.
+          reasoning = true;
+          const std::string id = string_member(p, "reasoningId");
+          const std::string summary = string_member(p, "text");
+          ojson item = ojson::object();
+          item["type"] = "reasoning";
+          if (!id.empty()) item["id"] = id;
+          item["summary"] = summary.empty() ? ojson::array()
+                                            : ojson::array({ojson{{"type", "summary_text"}, {"text", summary}}});
+          item["encrypted_content"] = string_member(p, "thoughtSignature");
+          calls.push_back(json(item));
+          continue;
+        }
         if (p.contains("text") && p["text"].is_string()) {
           text += p["text"].get<std::string>();
           has_text = true;
@@ -39,11 +78,15 @@ json responses_input(const json& contents) {
           calls.push_back(json(item));
         }
       }
-      if (has_text || calls.empty()) {
-        input.push_back({{"type", "message"},
-                         {"role", "assistant"},
-                         {"content", json::array({{{"type", "output_text"}, {"text", text}}})}});
+      json message = {{"type", "message"},
+                      {"role", "assistant"},
+                      {"content", json::array({{{"type", "output_text"}, {"text", text}}})}};
+      if (reasoning) {
+        // Items in delivered order, the text as one message item where the first text part was.
+        input_in_order(parts, calls, has_text ? &message : nullptr, input);
+        continue;
       }
+      if (has_text || calls.empty()) input.push_back(std::move(message));
       for (json& call : calls) input.push_back(std::move(call));
       continue;
     }
@@ -122,6 +165,20 @@ std::vector<std::string> message_texts(const json& item) {
     }
   }
   return out;
+}
+
+/// A reasoning output item as the runtime keeps it: its summary texts, its encrypted_content and
+/// its id.
+Reasoning reasoning_of(const json& item) {
+  Reasoning r;
+  r.id = string_member(item, "id");
+  r.signature = string_member(item, "encrypted_content");
+  if (auto summary = item.find("summary"); summary != item.end() && summary->is_array()) {
+    for (const json& s : *summary) {
+      if (s.is_object()) r.text += string_member(s, "text");
+    }
+  }
+  return r;
 }
 
 /// A response's ending as a finish or a stream error: `completed`, `incomplete` (by reason) and
@@ -221,6 +278,13 @@ class ResponsesDecoder final : public IStreamDecoder {
         if (it) it->done = true;
         // Each call completes in its own event, so it is always first in its frame.
         out.parts.push_back({std::nullopt, std::move(call), 0});
+      } else if (item_type == "reasoning" && !string_member(*item, "encrypted_content").empty()) {
+        // Whole at its output_item.done, which carries the encrypted_content to send back (the
+        // runtime asks with store false: an item without it could not go back).
+        ModelPart part;
+        part.reasoning = reasoning_of(*item);
+        out.parts.push_back(std::move(part));
+        if (it) it->done = true;
       } else if (item_type == "message") {
         // Text normally arrives as deltas; a message item seen whole counts once.
         if (!(it && it->text_seen)) {
@@ -319,6 +383,10 @@ class ResponsesCodec final : public ICodec {
         const std::string type = string_member(item, "type");
         if (type == "message") {
           for (std::string& t : message_texts(item)) out.parts.push_back({std::move(t), std::nullopt, 0});
+        } else if (type == "reasoning" && !string_member(item, "encrypted_content").empty()) {
+          ModelPart part;
+          part.reasoning = reasoning_of(item);
+          out.parts.push_back(std::move(part));
         } else if (type == "function_call") {
           FunctionCall call;
           call.name = string_member(item, "name");

@@ -34,6 +34,13 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
                              cut->attempt == attempt;
     bool read_past_cancel = false;  // only under execute-after-cancel
     AttemptResult result = client_.run(request, [&](const ModelPart& part) {
+      if (part.reasoning) {
+        // Reasoning is neither shown nor run: it waits in the attempt's parts for the commit, and
+        // does not count among the parts an interrupt's after_event counts (text and calls).
+        log_.add({{"type", "reasoning"}, {"text", part.reasoning->text}, {"seq", seq}, {"turn", turn},
+                  {"attempt", attempt}});
+        return;
+      }
       if (part.text) {
         log_.add({{"type", "content"}, {"text", *part.text}, {"seq", seq}, {"turn", turn},
                   {"attempt", attempt}});
@@ -84,7 +91,7 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
         }
         result.parts = std::move(parts);
       }
-      history_.commit_model_turn(result.parts);
+      commit(result.parts);
       log_.truncated = result.truncated;
       json finished = {{"type", "finished"}, {"reason", result.finish_reason}, {"turn", turn}, {"attempt", attempt}};
       if (result.truncated) {
@@ -173,7 +180,7 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
   }
   const double wait_s = filtered ? 0 : coordinator_.continuation_wait_s(result);
   history_.give_history_ids(result.parts);
-  history_.commit_model_turn(result.parts);
+  commit(result.parts);
   log_.truncated = false;
   log_.add({{"type", "keep"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
             {"error", error_code_name(code)}, {"wait_s", wait_s}});
@@ -189,6 +196,21 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
   if (wait_s > 0) clock_.sleep_s(wait_s);
   log_.waited_s += wait_s;
   return true;
+}
+
+void StreamingTurn::commit(std::vector<ModelPart> parts) {
+  // Reasoning is kept only with what it came before: reasoning that no kept text or whole call
+  // follows (a cut fell after it, or a max_tokens finish cut the call it led to) is dropped, as
+  // each provider refuses it alone (Responses: a reasoning item "without its required following
+  // item"; POLICY.md "Reasoning"). A Gemini signature on a part of its own ends a turn by design.
+  while (!parts.empty() && parts.back().reasoning && parts.back().reasoning->thought) parts.pop_back();
+  if (config_.defects.contains(Defect::kDropReasoningInHistory)) {
+    // defect: the turn is recorded without its reasoning (thinking blocks, reasoning items,
+    // thought signatures), so the next request sends its calls without it
+    std::erase_if(parts, [](const ModelPart& p) { return p.reasoning.has_value(); });
+    for (ModelPart& p : parts) p.thought_signature.clear();
+  }
+  history_.commit_model_turn(parts);
 }
 
 PendingCall StreamingTurn::admit(const FunctionCall& delivered, int seq, int call_index, int turn, int attempt) {

@@ -91,6 +91,8 @@ class StreamingTurn {
   /// "Recovery designs"); when it is, commits it and fills `outcome`.
   [[nodiscard]] bool keep_cut_turn(AttemptResult& result, ErrorCode code, int turn, int attempt, int seq,
                                    int& call_index, ITurnConsumer& consumer, TurnOutcome& outcome);
+  /// Records the attempt's `parts` (ids given) as the turn's model content, reasoning included.
+  void commit(std::vector<ModelPart> parts);
   /// A call of the attempt being read, as delivered (call `call_index` of request `seq`): admitted
   /// into the conversation's call ids (its history id, whether it replays an earlier call;
   /// docs/POLICY.md "Call ids") and logged; the pending call the consumer gets.

@@ -171,7 +171,7 @@ void add_once(std::vector<std::string>& v, const std::string& name) {
   if (std::find(v.begin(), v.end(), name) == v.end()) v.push_back(name);
 }
 
-const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "session", "id", "invariant"};
+const char* const kGroups[] = {"fault", "finish", "status", "provider", "position", "session", "id", "reasoning", "invariant"};
 
 /// call_id_kinds() of a call whose id the provider repeated: delivered call `k` of `e`, which the
 /// journal marks reuse_id. The call it repeats is the earlier one of its answer with that id, else
@@ -232,6 +232,11 @@ void add_id_kinds(const CaseResult& r, const JournalEntry& e, std::size_t k, std
 
 }  // namespace
 
+const std::vector<std::string_view>& reasoning_kinds() {
+  static const std::vector<std::string_view> names = {"delivered", "before a call", "fault after it", "sent back"};
+  return names;
+}
+
 const std::vector<std::string_view>& fault_positions() {
   static const std::vector<std::string_view> names = {"before any event", "after a call", "inside arguments",
                                                       "in the last turn"};
@@ -249,6 +254,13 @@ CaseCoverage case_coverage(const CaseResult& r) {
     for (std::size_t k = 0; k < e.delivered_calls.size(); ++k) {
       if (e.delivered_calls[k].reuse_id) add_id_kinds(r, e, k, c.ids);
     }
+    for (const mock::DeliveredReasoning& d : e.delivered_reasoning) {
+      add_once(c.reasoning, "delivered");
+      const bool call_whole = std::any_of(e.delivered_calls.begin(), e.delivered_calls.end(),
+                                          [&](const mock::DeliveredCall& call) { return call.call_index == d.before_call; });
+      if (d.before_call >= 0 && call_whole) add_once(c.reasoning, "before a call");
+    }
+    if (e.reasoning_due > 0 && e.validated) add_once(c.reasoning, "sent back");
     if (e.response_status >= 400) add_once(c.statuses, std::to_string(e.response_status));
     if (auto finish = delivered_finish(r, e)) add_once(c.finishes, std::string(mock::finish_name(*finish)));
     if (e.fault.empty()) continue;
@@ -259,6 +271,10 @@ CaseCoverage case_coverage(const CaseResult& r) {
     if (after == 0) add_once(c.positions, "before any event");
     if (after > 0 && std::holds_alternative<mock::CallEvent>(a->events[static_cast<std::size_t>(after - 1)])) {
       add_once(c.positions, "after a call");
+    }
+    if (after > 0 && std::holds_alternative<mock::ReasoningEvent>(a->events[static_cast<std::size_t>(after - 1)]) &&
+        !e.delivered_reasoning.empty()) {
+      add_once(c.reasoning, "fault after it");
     }
     // Gemini sends a call whole and a non-streaming answer is one body: no fragment to cut inside.
     if (mock::fault_after_fragment(*a->fault) && e.streaming && e.provider != "gemini" &&
@@ -283,6 +299,7 @@ Coverage::Coverage() {
   for (auto p : fault_positions()) order_["position"].emplace_back(p);
   for (const char* p : {"1 prompt", "2 prompts", "3 prompts"}) order_["session"].emplace_back(p);
   for (auto k : call_id_kinds()) order_["id"].emplace_back(k);
+  for (auto k : reasoning_kinds()) order_["reasoning"].emplace_back(k);
   for (const auto& p : invariant_preconditions()) order_["invariant"].emplace_back(p.invariant);
   for (const char* g : kGroups) {
     for (const auto& name : order_[g]) counts_[g][name] = 0;
@@ -297,6 +314,7 @@ void Coverage::add(const CaseCoverage& c) {
   for (const auto& n : c.positions) ++counts_["position"][n];
   for (const auto& n : c.invariants) ++counts_["invariant"][n];
   for (const auto& n : c.ids) ++counts_["id"][n];
+  for (const auto& n : c.reasoning) ++counts_["reasoning"][n];
   ++counts_["provider"][c.provider];
   if (!c.session.empty()) ++counts_["session"][c.session];
 }
@@ -373,6 +391,7 @@ void Coverage::print(std::ostream& out) const {
   line("positions:", "position");
   line("sessions:", "session");
   line("call ids:", "id");
+  line("reasoning:", "reasoning");
   out << "  invariants (cases where the precondition held):\n";
   for (const auto& p : invariant_preconditions()) {
     out << "    " << std::left << std::setw(34) << p.invariant << std::right << std::setw(7)

@@ -48,7 +48,16 @@ struct CaseCoverage {
   std::string session;
   /// Of call_id_kinds(): how a call whose id the provider repeated (reuse_id) reached the client
   std::vector<std::string> ids;
+  /// Of reasoning_kinds(): how reasoning reached the client and came back
+  std::vector<std::string> reasoning;
 };
+
+/// Reasoning counted (docs/POLICY.md "Reasoning"): "delivered" (a reasoning event reached the
+/// client), "before a call" (and the call it leads to reached it whole, so its history must send the
+/// reasoning back), "fault after it" (a fault fired right after a reasoning event: inside the
+/// thinking block, before the part it leads to), "sent back" (a later request owed the reasoning
+/// of a call it held, and the server accepted it: JournalEntry::reasoning_due).
+const std::vector<std::string_view>& reasoning_kinds();
 
 /// A provider's repeated call ids counted: "in one answer" (an earlier call of the same answer has
 /// the id), "from an earlier turn" (only a call of an earlier turn has it), "replay" (the call

@@ -761,12 +761,76 @@ inline void place_call_ids(Scenario& s, const IdDraw& draw) {
   });
 }
 
+/// Reasoning a model attaches to its answer (docs/POLICY.md "Reasoning"): `every_call` puts a
+/// reasoning event before every call of each streamed attempt (interleaved thinking), else before
+/// the first call only, or before the first text of an attempt without calls; `signed_by_script`
+/// gives them a scripted signature (the same in every attempt) instead of the server's
+/// per-request one.
+struct ReasoningDraw {
+  bool every_call = false;
+  bool signed_by_script = false;
+};
+
+/// One case in five draws reasoning.
+inline rc::Gen<std::optional<ReasoningDraw>> gen_reasoning_draw() {
+  return memo_gen(0, [&] {
+    return gen_optional(rc::gen::apply([](int every, int signed_) { return ReasoningDraw{every != 0, signed_ != 0}; },
+                                       gen_int(0, 1), gen_int(0, 1)),
+                        4, 1);
+  });
+}
+
+/// Places `draw` on `s`: inserts reasoning events (place_reasoning's positions) into every
+/// attempt that streams events, after its faults and interrupt are placed: a fault or an interrupt
+/// after event e moves with that event, so a fault that came right before a call now falls right
+/// after its reasoning (inside the thinking block).
+inline void place_reasoning(Scenario& s, const ReasoningDraw& draw) {
+  auto& turns = s.script.turns;
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      mock::Attempt& at = turns[t].attempts[a];
+      if (at.status) continue;
+      std::vector<std::size_t> before;  // event indexes to put reasoning before, ascending
+      for (std::size_t i = 0; i < at.events.size(); ++i) {
+        if (!std::holds_alternative<mock::CallEvent>(at.events[i])) continue;
+        before.push_back(i);
+        if (!draw.every_call) break;
+      }
+      if (before.empty()) {
+        for (std::size_t i = 0; i < at.events.size(); ++i) {
+          if (std::holds_alternative<mock::TextEvent>(at.events[i])) {
+            before.push_back(i);
+            break;
+          }
+        }
+      }
+      for (std::size_t k = before.size(); k-- > 0;) {
+        const std::size_t i = before[k];
+        mock::ReasoningEvent r{"Plan step " + std::to_string(k + 1) + " of turn " + std::to_string(t) + ".", ""};
+        if (draw.signed_by_script) r.signature = "c2lnbmVkLXR1cm4t" + std::to_string(t) + "-" + std::to_string(k);
+        at.events.insert(at.events.begin() + static_cast<long>(i), mock::Event(std::move(r)));
+        if (at.fault) {
+          std::visit([i](auto& f) {
+            if (f.after_event && static_cast<std::size_t>(*f.after_event) >= i) ++*f.after_event;
+          }, *at.fault);
+        }
+        auto& in = s.interrupt;
+        if (in && in->after_event && in->turn == static_cast<int>(t) && in->attempt == static_cast<int>(a) &&
+            static_cast<std::size_t>(*in->after_event) >= i) {
+          ++*in->after_event;  // still after the same text or call event
+        }
+      }
+    }
+  }
+}
+
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
 /// attempt so the run goes on; the last streams none), and in one case in three a user interrupt
 /// with a second session prompt or, one in two, without one (place_interrupt); without an
 /// interrupt, one case in four is a session of 2–3 prompts (place_session); in one case in four a
-/// provider repeats a call id (place_call_ids). `expect` is left empty: the oracle fills it.
+/// provider repeats a call id (place_call_ids); in one case in five the model attaches reasoning
+/// (place_reasoning). `expect` is left empty: the oracle fills it.
 /// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "") {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
@@ -781,10 +845,11 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
         rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
                        gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider),
-                       gen_id_draw()),
+                       gen_id_draw(), gen_reasoning_draw()),
         [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider)](
             std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
-                       std::optional<std::vector<std::vector<mock::Turn>>>, std::optional<IdDraw>> p) {
+                       std::optional<std::vector<std::vector<mock::Turn>>>, std::optional<IdDraw>,
+                       std::optional<ReasoningDraw>> p) {
           const auto& [name, rt, provider] = *head;
           Scenario s;
           s.name = name;
@@ -807,6 +872,7 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
             if (rt.stream == false) drop_streaming_only_fields(s.script);
           }
           if (std::get<4>(p)) place_call_ids(s, *std::get<4>(p));
+          if (std::get<5>(p)) place_reasoning(s, *std::get<5>(p));
           if (rt.recovery) {
             // Under continue each turn may keep a cut turn once and move on: as many plain answers
             // after the script as it has turns, so no case runs past its script.

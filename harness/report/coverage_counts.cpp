@@ -11,7 +11,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& coverage_count
   static const std::vector<std::pair<std::string_view, std::string_view>> groups = {
       {"fault", "faults"},       {"finish", "finishes"},   {"status", "statuses"},
       {"provider", "providers"}, {"position", "positions"}, {"session", "sessions"},
-      {"id", "ids"}};
+      {"id", "ids"},             {"reasoning", "reasoning"}};
   return groups;
 }
 
