@@ -156,13 +156,18 @@ std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations) {
   FailureSignature sig;
-  std::set<std::string> names, expects;
+  std::set<std::string> harms, verdicts, expects;
   int anchor = -1;
   for (const Violation& v : violations) {
-    (v.invariant.rfind("expect.", 0) == 0 ? expects : names).insert(v.invariant);
+    const auto& catalogue = invariant_catalogue();
+    const bool harm = std::any_of(catalogue.begin(), catalogue.end(), [&](const InvariantInfo& i) { return i.name == v.invariant; });
+    (harm ? harms : v.invariant.rfind("expect.", 0) == 0 ? expects : verdicts).insert(v.invariant);
     if (v.request >= 0 && (anchor < 0 || v.request < anchor)) anchor = v.request;
   }
-  const std::set<std::string>& chosen = names.empty() ? expects : names;
+  // The harms (catalogue invariants) name a failure; the black-box verdicts (scenario-coverage,
+  // outcome-agreement) and expect fields only when no harm was seen: after a harm they are its
+  // consequences (the agent stopped early), which shrinking should not have to keep.
+  const std::set<std::string>& chosen = !harms.empty() ? harms : !verdicts.empty() ? verdicts : expects;
   sig.invariants.assign(chosen.begin(), chosen.end());
   // A harm of what was delivered (a call run twice, a turn misrecorded) follows the last attempt
   // that failed after delivering something, not a status or an empty attempt retried after it.
@@ -197,14 +202,15 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   explore::GenerateLimits limits;
   RuntimeSettings rt;
   rt.max_attempts = recipe.max_attempts;
-  rt.idle_timeout_s = 3;  // sizes the stalls (0.5-1.5 s); an agent has its own idle timeout
+  rt.idle_timeout_s = 2;  // sizes the stalls (0.5-1 s); an agent has its own idle timeout
   limits.runtime = rt;
   limits.tool_name = recipe.tool_name.empty() ? "run_shell_command" : recipe.tool_name;
   limits.tool_command_arg = recipe.tool_name.empty() ? "command" : recipe.tool_command_arg;
+  limits.max_turns = 4;  // real time: a real agent takes seconds a turn
   limits.max_failing_attempts = std::clamp(recipe.max_attempts - 1, 0, 3);
   limits.final_attempt_completes = true;
-  limits.max_stall_s = 1.5;
-  limits.max_retry_after_s = 2;
+  limits.max_stall_s = 1;
+  limits.max_retry_after_s = 1;
   limits.interrupts = false;
   limits.sessions = false;
   limits.repeated_ids = false;
@@ -562,7 +568,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
         {"cases_differences", out.differences}, {"cases_errors", out.errors}, {"confirm", o.confirm},
         {"time_budget_s", o.time_budget_s}, {"stopped_by_time_budget", out.stopped_by_time_budget},
         {"distinct_failures", std::move(distinct)}, {"flaky", std::move(flaky)},
-        {"limits", {{"tool", limits.tool_name}, {"tool_command_arg", limits.tool_command_arg},
+        {"limits", {{"tool", limits.tool_name}, {"tool_command_arg", limits.tool_command_arg}, {"max_turns", limits.max_turns},
                     {"max_attempts", recipe.max_attempts}, {"max_failing_attempts", limits.max_failing_attempts},
                     {"max_stall_s", limits.max_stall_s}, {"max_retry_after_s", limits.max_retry_after_s}}},
         {"note", kBlackBoxVerdictsMayVary}};

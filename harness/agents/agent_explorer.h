@@ -31,8 +31,9 @@ namespace harness::agents {
 
 /// How a failing run failed: two runs fail "the same way" when their signatures are equal.
 struct FailureSignature {
-  /// Sorted, unique names of what the run violated: invariants and black-box verdicts; the
-  /// `expect.<field>` names only when nothing else was violated.
+  /// Sorted, unique names of what the run violated: the invariants of the catalogue (the harms);
+  /// when it broke none, the black-box verdicts (scenario-coverage, outcome-agreement, …); when
+  /// none of those either, the `expect.<field>` names.
   std::vector<std::string> invariants;
   /// The scripted trouble the failure followed (fault_description of the attempt, e.g. "reset
   /// after a call", "status 503", "finish content_filter"), or "no fault".
@@ -73,9 +74,9 @@ bool is_confirmed(int same, int confirm);
 /// The generation limits for `recipe`'s agent (explore::GenerateLimits): its tool (`tool_name`
 /// with the ledger placeholder in `tool_command_arg`; "run_shell_command" / "command" when the
 /// recipe names none, as for --agent-cmd), runtime settings fixed to its attempt budget
-/// (max_attempts) with an idle timeout of 3 s (which sizes the stalls), at most min(3, budget - 1)
-/// failing attempts a turn and a last attempt that completes, stalls of at most 1.5 s, Retry-After
-/// of at most 2 s, no interrupt, no session prompts, no repeated call ids.
+/// (max_attempts) with an idle timeout of 2 s (which sizes the stalls), at most 4 turns, at most min(3, budget - 1)
+/// failing attempts a turn and a last attempt that completes, stalls of at most 1 s, Retry-After
+/// of at most 1 s, no interrupt, no session prompts, no repeated call ids.
 explore::GenerateLimits black_box_limits(const Recipe& recipe);
 
 struct AgentExploreOptions {

@@ -86,6 +86,11 @@ TEST_CASE("a signature is the sorted violated names and the fault at or before t
   const std::vector<Violation> reordered = {dup[1], dup[2], dup[0]};
   CHECK(failure_signature(s, journal, reordered) == sig);
 
+  // The black-box verdicts that follow a harm (the agent stopped early) are not part of it.
+  std::vector<Violation> with_consequences = dup;
+  with_consequences.push_back({"scenario-coverage", "turn 2 was never requested, …"});
+  with_consequences.push_back({"outcome-agreement", "a correct client completes this scenario; …"});
+  CHECK(failure_signature(s, journal, with_consequences) == sig);
   // No violation names a request: the last attempt that did not complete.
   const FailureSignature outcome = failure_signature(s, journal, {{"outcome-agreement", "a correct client completes …"}});
   CHECK(outcome.invariants == std::vector<std::string>{"outcome-agreement"});
@@ -143,16 +148,17 @@ TEST_CASE("black-box generation stays in the agent's space: its format, its tool
     CHECK(s.session.empty());
     CHECK_FALSE(s.interrupt);
     CHECK(s.runtime == *limits.runtime);
+    CHECK(s.script.turns.size() <= 4);
     for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
       const auto& attempts = s.script.turns[t].attempts;
       CHECK(attempts.size() <= 3);  // at most 2 failing, then one that completes
       const mock::Attempt& last = attempts.back();
       CHECK_FALSE(last.status);
       for (const mock::Attempt& a : attempts) {
-        if (a.retry_after_s) CHECK(*a.retry_after_s <= 2);
+        if (a.retry_after_s) CHECK(*a.retry_after_s <= 1);
         if (a.fault) {
           faults.insert(std::string(mock::fault_name(*a.fault)));
-          if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) CHECK(stall->seconds <= 1.5);
+          if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) CHECK(stall->seconds <= 1);
         }
         for (const mock::Event& e : a.events) {
           if (const auto* c = std::get_if<mock::CallEvent>(&e)) {

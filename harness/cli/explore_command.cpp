@@ -109,10 +109,10 @@ Exploring an external agent (a black box), instead of the reference runtime:
                             found by then is kept)
   --agent-timeout S         wall-clock limit per agent run in seconds (default: the recipe's, 120)
   The generated cases are limited to what the agent can play: its wire format, its tool with the
-  ledger placeholder, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
+  ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
   10 for --agent-cmd) and a last one that completes, one prompt, no user interrupt, no repeated
-  call ids. Time is real: a stall's virtual second is a real second (stalls last 0.5-1.5 s here,
-  none long enough to trip an idle timeout), Retry-After is at most 2 s and the agent must wait it,
+  call ids. Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
+  none long enough to trip an idle timeout), Retry-After is at most 1 s and the agent must wait it,
   a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
   grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (an

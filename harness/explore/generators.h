@@ -791,6 +791,8 @@ struct GenerateLimits {
   /// real execution leave a line. "": calls drawn from tool_names() with call_args().
   std::string tool_name;
   std::string tool_command_arg = "command";
+  /// Turns in the script at most: 1..6 (a session's or an interrupt's further turns aside).
+  int max_turns = 6;
   /// Failing attempts scripted before a turn's last one, per turn: 0..4.
   int max_failing_attempts = 4;
   /// A turn's last attempt always completes (no turn that fails until the budget runs out).
@@ -861,9 +863,10 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
     const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
     const GenerateLimits& lim = *shared_limits;
     const int failing = std::clamp(lim.max_failing_attempts, 0, 4);
+    const int before_last = std::clamp(lim.max_turns, 1, 6) - 1;
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
-        rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(
+        rc::gen::tuple(rc::gen::resize(before_last, rc::gen::container<std::vector<mock::Turn>>(
                                               gen_turn(1, 4, idle, provider, failing, lim.final_attempt_completes))),
                        gen_turn(0, 0, idle, provider, failing, lim.final_attempt_completes), gen_interrupt_draw(),
                        gen_session_draw(idle, provider), gen_id_draw()),

@@ -25,8 +25,8 @@ import subprocess
 import sys
 import time
 
-SEED = "3"
-CASES = "6"
+SEED = "1"
+CASES = "3"
 
 
 class Checker:
@@ -57,7 +57,7 @@ class Checker:
 
     def explore(self, mode, report_dir, expect_rc):
         return self.hiccup_run(["explore", "--agent-cmd", self.agent_cmd(mode), "--seed", SEED, "--cases", CASES,
-                                "--jobs", "2", "--time-budget", "90", "--report-dir", report_dir], expect_rc)
+                                "--jobs", "2", "--time-budget", "40", "--report-dir", report_dir], expect_rc)
 
     def summary(self, report_dir):
         with open(os.path.join(report_dir, "summary.json")) as f:
