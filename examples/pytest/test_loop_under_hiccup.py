@@ -7,7 +7,7 @@ test passes when the loop completes and prints its answer (`-s` shows it to hicc
 the loop gives up (AgentFailed): hiccup reads the exit code as the outcome.
 
     build/hiccup explore --provider openai-chat --tool deploy:env --cases 20 --agent-cmd \\
-      'PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -s -p no:cacheprovider "$HICCUP_INVOKE_DIR/examples/pytest/test_loop_under_hiccup.py"'
+      'PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -s -p no:cacheprovider "$HICCUP_INVOKE_DIR/examples/pytest/test_loop_under_hiccup.py"'
 
 RETRY_BUG=1 in the command switches on agent.py's retry bug. Without HICCUP_BASE_URL (a plain
 `pytest examples/pytest`) the test is skipped.
