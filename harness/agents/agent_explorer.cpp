@@ -119,31 +119,47 @@ std::string FailureSignature::text() const {
   return join(invariants, ", ") + " | " + fault;
 }
 
-std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
-  if (!is_model_request(e) || e.completed || e.turn < 0 || e.script_attempt < 0) return "";
-  if (e.played != "stream" && e.played != "status") return "";
-  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return "";
+namespace {
+
+/// The scripted attempt journal entry `e` played, or null (no model request, no scripted attempt).
+const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntry& e) {
+  if (!is_model_request(e) || e.turn < 0 || e.script_attempt < 0) return nullptr;
+  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return nullptr;
   const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
-  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return "";
-  const mock::Attempt& a = attempts[static_cast<std::size_t>(e.script_attempt)];
+  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
+/// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
+/// call, inside a call's arguments, after the finish.
+std::string fault_where(const mock::Attempt& a) {
+  const int after = mock::fault_after_event(*a.fault, a.events.size());
+  std::string where;
+  if (mock::fault_after_fragment(*a.fault)) where = "inside a call's arguments";
+  else if (after == 0) where = "before any event";
+  else {
+    const mock::Event& prev = a.events[static_cast<std::size_t>(after - 1)];
+    where = std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
+            : std::holds_alternative<mock::TextEvent>(prev) ? "after text"
+                                                            : "after the finish";
+  }
+  return std::string(mock::fault_name(*a.fault)) + " " + where;
+}
+
+}  // namespace
+
+std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
+  if (e.completed || (e.played != "stream" && e.played != "status")) return "";
+  const mock::Attempt* attempt = scripted_attempt(s, e);
+  if (attempt == nullptr) return "";
+  const mock::Attempt& a = *attempt;
   if (a.status) return "status " + std::to_string(*a.status) + (a.retry_after_s ? ", with Retry-After" : "");
   const auto finish = std::find_if(a.events.begin(), a.events.end(),
                                    [](const mock::Event& ev) { return std::holds_alternative<mock::FinishEvent>(ev); });
   const int finish_at = finish == a.events.end() ? -1 : static_cast<int>(finish - a.events.begin());
   if (a.fault) {
     const int after = mock::fault_after_event(*a.fault, a.events.size());
-    if (finish_at < 0 || after <= finish_at) {
-      std::string where;
-      if (mock::fault_after_fragment(*a.fault)) where = "inside a call's arguments";
-      else if (after == 0) where = "before any event";
-      else {
-        const mock::Event& prev = a.events[static_cast<std::size_t>(after - 1)];
-        where = std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
-                : std::holds_alternative<mock::TextEvent>(prev) ? "after text"
-                                                                : "after the finish";
-      }
-      return std::string(mock::fault_name(*a.fault)) + " " + where;
-    }
+    if (finish_at < 0 || after <= finish_at) return fault_where(a);
   }
   if (finish_at < 0) return "no terminal event";
   const auto reason = std::get<mock::FinishEvent>(*finish).reason;
@@ -186,6 +202,12 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
   for (const mock::JournalEntry& e : journal) {  // none at or before the anchor: the first after it
     if (!fault.empty()) break;
     if (anchor >= 0 && static_cast<int>(e.index) > anchor) fault = fault_description(scenario, e);
+  }
+  // Every attempt completed: a fault that fired after its finish (harmless to a client that stops
+  // reading at the finish, not to every agent), the last one at or before the anchor.
+  for (auto it = journal.rbegin(); it != journal.rend() && fault.empty(); ++it) {
+    if (it->fault.empty() || (anchor >= 0 && static_cast<int>(it->index) > anchor)) continue;
+    if (const mock::Attempt* a = scripted_attempt(scenario, *it); a != nullptr && a->fault) fault = fault_where(*a);
   }
   sig.fault = fault.empty() ? "no fault" : fault;
   return sig;

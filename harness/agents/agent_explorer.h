@@ -58,8 +58,9 @@ std::string fault_description(const Scenario& scenario, const mock::JournalEntry
 /// preferring one that delivered a call or text when a harm of delivery was violated
 /// (at-most-once, recorded-execution, history-integrity, pairing, clean-output); when no
 /// violation names a request, the last such request of the run; when none precedes the anchor,
-/// the first after it; "no fault" when every attempt completed. Pure; empty `invariants` when
-/// `violations` is empty.
+/// the first after it; when every attempt completed, the last fault that fired after its
+/// attempt's finish ("error_event after the finish": an agent may still react to it); "no fault"
+/// when none fired. Pure; empty `invariants` when `violations` is empty.
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations);
 

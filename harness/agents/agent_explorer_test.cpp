@@ -102,6 +102,14 @@ TEST_CASE("a signature is the sorted violated names and the fault at or before t
   CHECK(failure_signature(s, clean_first, {{"history-integrity", "…", 0, 0, 0}}).fault == "finish content_filter");
   // Every attempt completed.
   CHECK(failure_signature(s, {entry(0, 0, 2, true)}, {{"liveness", "…"}}).fault == "no fault");
+  // Every attempt completed, but a fault fired after a finish (gemini-cli retries on an error
+  // event that follows its terminal frame): that fault.
+  Scenario after_finish = s;
+  after_finish.script.turns[0].attempts[2].fault = mock::ErrorEventFault{2, 503, std::nullopt};
+  mock::JournalEntry fired = entry(2, 0, 2, true);
+  fired.fault = "error_event";
+  CHECK(failure_signature(after_finish, {fired, entry(3, 0, 3, true)}, {{"at-most-once", "…", 3, 0, 3}}).fault ==
+        "error_event after the finish");
   // A harm of delivery skips an empty failed attempt between the cut and the retry: the call ran
   // twice because of the cut, not because of the 503 after it.
   mock::JournalEntry cut_call = entry(1, 0, 1, false);
