@@ -1275,7 +1275,7 @@ std::vector<LoadProblem> unplayed_warnings(const Scenario& s) {
           break;
         }
         if (const auto* text = std::get_if<mock::TextEvent>(&at.events[e])) delivers = delivers || !text->text.empty();
-        else delivers = true;  // a call
+        else if (std::holds_alternative<mock::CallEvent>(at.events[e])) delivers = true;  // reasoning alone is no answer
       }
       if (whole || at.status || at.fault || !finish || !delivers) continue;
       const auto& f = std::get<mock::FinishEvent>(at.events[*finish]);

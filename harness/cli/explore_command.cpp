@@ -10,6 +10,7 @@
 #include <regex>
 #include <vector>
 
+#include "harness/agents/agent_explorer.h"
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
 #include "harness/explore/explorer.h"
@@ -87,6 +88,42 @@ options (each at most once, unless marked repeatable):
                             (default 10; 0: none); on a terminal one live line instead
   -h, --help                this text
 
+Exploring an external agent (a black box), instead of the reference runtime:
+  --agent NAME              explore an agent CLI by recipe name (harness/agents/recipes/NAME.json)
+                            or recipe path, as `hiccup run --agent` runs it
+  --agent-cmd COMMAND       explore COMMAND (through /bin/sh -c; any program, a test suite too) as
+                            the agent; it gets HICCUP_BASE_URL, HICCUP_PROMPT, HICCUP_LEDGER and the
+                            provider's base-URL variable, as with `hiccup run --agent-cmd`
+  --tool NAME:ARG           with --agent-cmd: the agent's shell tool and the argument holding its
+                            command line (default run_shell_command:command)
+  --provider NAME           with --agent-cmd: the wire format it speaks (default gemini); with
+                            --agent it must be the recipe's own
+  --cases N, --seed S       as above: same seed, same generated cases (summary.json `digest`)
+  --jobs N                  agent runs at once (default 2; each its own server and scratch folder)
+  --confirm K               re-runs of a failing case (default 3; 0..20): confirmed when K-1 of
+                            them (at least 1) fail with the same signature (the violated
+                            invariants, the fault kind and where it fell), else reported as flaky
+                            with its rate and not shrunk
+  --time-budget S           seconds (default 600): no case starts after S, and each distinct
+                            confirmed failure is shrunk for at most S (the smallest failing case
+                            found by then is kept)
+  --agent-timeout S         wall-clock limit per agent run in seconds (default: the recipe's, 120)
+  The generated cases are limited to what the agent can play: its wire format, its tool with the
+  ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
+  10 for --agent-cmd) and a last one that completes, one prompt, no user interrupt, no repeated
+  call ids. Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
+  none long enough to trip an idle timeout), Retry-After is at most 1 s and the agent must wait it,
+  a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
+  real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
+  grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (an
+  edit is kept when the smaller case fails the same way in 2 of 3 runs) and written to
+  REPORT_DIR/counterexamples/AGENT-explore-sS-cN.json with its replay line, a suggested pin
+  for harness/agents/known-failures.json (AGENT-explore-sS-cN.pin.json) and whether the
+  reference runtime passes the same file. A black box's verdicts may vary between runs. Exit 0 when
+  no failure was confirmed (flaky ones are reported, not failed), 1 a confirmed failure or a case
+  that could not run. The flags of the reference runtime (--defect, --recovery, --transport,
+  --shard, --check-determinism, --max-shrinks, --http-*, --keep-going, --transcripts) do not apply.
+
 exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
 4 determinism mismatch, 5 internal error (never a verdict)
 )";
@@ -151,6 +188,72 @@ bool remove_replaced_counterexamples(const std::vector<std::filesystem::path>& e
 
 }  // namespace
 
+namespace {
+
+/// `hiccup explore --agent NAME | --agent-cmd CMD`: the black-box exploration
+/// (harness/agents/agent_explorer.h) after its flags were read: `provider` is --provider ("" when
+/// not given), `tool` is --tool ("" when not given). Returns the exit code.
+int explore_agent_command(const Args& args, agents::AgentExploreOptions options, const std::string& provider,
+                          const std::string& tool) {
+  agents::Recipe recipe;
+  try {
+    recipe = options.agent_cmd.empty() ? agents::load_recipe(options.agent, agents::default_recipes_dir())
+                                       : agents::command_recipe(options.agent_cmd, provider.empty() ? "gemini" : provider);
+  } catch (const std::exception& e) {
+    std::cerr << "error: --agent: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  if (options.agent_cmd.empty() && !provider.empty() && provider != recipe.provider) {
+    return usage_error("explore", "--provider " + provider + ": agent " + recipe.name + " speaks " + recipe.provider + " only");
+  }
+  if (!options.agent_cmd.empty()) {
+    const std::string t = tool.empty() ? std::string("run_shell_command:command") : tool;
+    const auto colon = t.find(':');
+    recipe.tool_name = t.substr(0, colon);
+    recipe.tool_command_arg = t.substr(colon + 1);
+  } else if (recipe.tool_name.empty()) {
+    std::cerr << "error: --agent " << recipe.name << ": its recipe names no shell tool (\"tool\"), so exploration "
+              << "cannot see its executions\n";
+    return kExitInvalidInput;
+  }
+  if (const std::string binary = agents::agent_binary(recipe); !binary.empty() && ::access(binary.c_str(), X_OK) != 0) {
+    std::cerr << "error: agent " << recipe.name << " is not installed: " << binary << " is missing or not executable; run "
+              << (recipe.install_hint.empty() ? std::string("scripts/install_agents.sh") : recipe.install_hint) << '\n';
+    return kExitFailed;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.report_dir, ec);
+  if (ec || !std::filesystem::is_directory(options.report_dir)) {
+    std::cerr << "error: " << options.report_dir << ": cannot create the report directory"
+              << (ec ? ": " + ec.message() : std::string()) << '\n';
+    return kExitInvalidInput;
+  }
+  std::string lock_error;
+  const std::optional<ReportDirLock> lock =
+      ReportDirLock::take(options.report_dir, command_line("explore", args), lock_error);
+  if (!lock) {
+    std::cerr << "error: " << lock_error << '\n';
+    return kExitInvalidInput;
+  }
+  FanoutListener report;
+  report.set_command_line(command_line("explore", args));
+  report.add(make_junit_listener((std::filesystem::path(options.report_dir) / "junit.xml").string()));
+  report.add(make_summary_listener((std::filesystem::path(options.report_dir) / "summary.json").string()));
+  report.add(make_markdown_listener((std::filesystem::path(options.report_dir) / "summary.md").string(),
+                                    github_step_summary_path()));
+  report.add(make_html_listener((std::filesystem::path(options.report_dir) / "report.html").string()));
+  try {
+    return agents::explore_agent(recipe, options, std::cout, &report).exit_code();
+  } catch (const ReportWriteError& e) {
+    std::cerr << "error: report not written: " << e.what() << "\n";
+    return kExitInvalidInput;
+  } catch (const std::exception& e) {
+    return internal_error("explore", e.what());
+  }
+}
+
+}  // namespace
+
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text,
@@ -159,6 +262,10 @@ int explore_command(const Args& args) {
   std::string determinism_text;
   bool determinism = false;
   bool provider_given = false;
+  // Black-box exploration (--agent / --agent-cmd) and what only it reads.
+  agents::AgentExploreOptions agent_options;
+  std::string tool, confirm_text, budget_text, agent_timeout_text;
+  bool transport_given = false, keep_going = false;
   ArgReader in(args);
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -169,17 +276,22 @@ int explore_command(const Args& args) {
       // The same defect twice is that defect once (the header and the reports list it once).
       if (std::find(options.defects.begin(), options.defects.end(), v) == options.defects.end()) options.defects.push_back(v);
     } else if (in.value("--cases", cases_text) || in.value("--seed", seed_text) ||
-               in.value("--transport", transport) || in.value("--report-dir", options.report_dir) ||
+               (in.value("--transport", transport) && (transport_given = true)) ||
+               in.value("--report-dir", options.report_dir) ||
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
                in.value("--http-reruns", reruns_text) ||
                in.value("--progress-every", progress_text) ||
                in.value("--recovery", options.recovery) ||
+               in.value("--agent", agent_options.agent) || in.value("--agent-cmd", agent_options.agent_cmd) ||
+               in.value("--tool", tool) || in.value("--confirm", confirm_text) ||
+               in.value("--time-budget", budget_text) || in.value("--agent-timeout", agent_timeout_text) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--transcripts")) {
       options.transcripts = true;
     } else if (in.flag("--keep-going")) {
       options.stop_at_first_failure = false;
+      keep_going = true;
     } else if (in.peek().rfind("--check-determinism=", 0) == 0) {
       determinism = true;
       determinism_text = in.take().substr(std::string("--check-determinism=").size());
@@ -195,6 +307,43 @@ int explore_command(const Args& args) {
   }
 
   constexpr int kIntMax = std::numeric_limits<int>::max();
+  const bool black_box = !agent_options.agent.empty() || !agent_options.agent_cmd.empty();
+  if (black_box) {
+    if (!agent_options.agent.empty() && !agent_options.agent_cmd.empty()) {
+      in.set_error("--agent and --agent-cmd exclude each other");
+    }
+    const std::pair<bool, const char*> reference_only[] = {
+        {!options.defects.empty(), "--defect"}, {!options.recovery.empty(), "--recovery"},
+        {transport_given, "--transport"}, {!shard_text.empty(), "--shard"}, {determinism, "--check-determinism"},
+        {!shrinks_text.empty(), "--max-shrinks"}, {!floor_text.empty(), "--http-idle-floor-ms"},
+        {!reruns_text.empty(), "--http-reruns"}, {keep_going, "--keep-going"}, {options.transcripts, "--transcripts"}};
+    for (const auto& [given, flag] : reference_only) {
+      if (given) in.set_error(std::string(flag) + " applies to the reference runtime, not to --agent/--agent-cmd");
+    }
+    if (!tool.empty() && agent_options.agent_cmd.empty()) {
+      in.set_error("--tool applies to --agent-cmd (a recipe names its own tool)");
+    }
+    if (!tool.empty()) {
+      const auto colon = tool.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == tool.size() || tool.find(':', colon + 1) != std::string::npos) {
+        in.set_error("--tool expects NAME:ARG (the tool and the argument holding its command line), found \"" + tool + "\"");
+      }
+    }
+    if (!confirm_text.empty()) {
+      if (const auto k = in.number("--confirm", confirm_text, 0, 20, "0..20")) agent_options.confirm = *k;
+    }
+    if (!budget_text.empty()) {
+      if (const auto b = in.number("--time-budget", budget_text, 1, 7 * 86400, "whole seconds >= 1")) agent_options.time_budget_s = *b;
+    }
+    if (!agent_timeout_text.empty()) {
+      if (const auto t = in.number("--agent-timeout", agent_timeout_text, 1, 86400, "whole seconds >= 1")) agent_options.agent_timeout_s = *t;
+    }
+  } else {
+    for (const auto& [text, flag] : {std::pair{&tool, "--tool"}, std::pair{&confirm_text, "--confirm"},
+                                     std::pair{&budget_text, "--time-budget"}, std::pair{&agent_timeout_text, "--agent-timeout"}}) {
+      if (!text->empty()) in.set_error(std::string(flag) + " applies to --agent/--agent-cmd explorations");
+    }
+  }
   if (!floor_text.empty()) {
     if (const auto floor = in.number("--http-idle-floor-ms", floor_text, 1, kIntMax, "a whole number >= 1")) {
       options.http_idle_floor_ms = *floor;
@@ -272,6 +421,15 @@ int explore_command(const Args& args) {
     }
   }
   if (!in.error().empty()) return usage_error("explore", in.error());
+
+  if (black_box) {
+    agent_options.seed = options.seed;
+    agent_options.cases = options.cases;
+    agent_options.jobs = options.jobs > 0 ? options.jobs : 2;
+    agent_options.report_dir = options.report_dir;
+    agent_options.hiccup_path = options.hiccup_path;
+    return explore_agent_command(args, agent_options, provider_given ? options.provider : "", tool);
+  }
 
   for (const auto& d : options.defects) {
     if (!rut::defect_from_name(d)) {

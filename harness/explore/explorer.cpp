@@ -180,8 +180,8 @@ std::string case_name(std::uint64_t seed, int index) {
 }
 
 rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider,
-                                       const std::string& recovery) {
-  return gen_scenario(case_name(seed, index), provider, recovery)(case_random(seed, index), kGenSize);
+                                       const std::string& recovery, const GenerateLimits& limits) {
+  return gen_scenario(case_name(seed, index), provider, recovery, limits)(case_random(seed, index), kGenSize);
 }
 
 std::string effective_recovery(const ExploreOptions& options) {

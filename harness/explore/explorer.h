@@ -156,9 +156,10 @@ rc::Random case_random(std::uint64_t seed, int index);
 std::string case_name(std::uint64_t seed, int index);
 
 /// The generated scenario of a case (shrink tree root), expect not yet filled; `provider` fixes the
-/// wire format ("" = drawn from the case's seed).
+/// wire format ("" = drawn from the case's seed); `limits` narrows what may be drawn (the default:
+/// the whole space, as for the reference runtime).
 rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider = "",
-                                       const std::string& recovery = "");
+                                       const std::string& recovery = "", const GenerateLimits& limits = {});
 
 /// The design every case of `options` is drawn under: options.recovery when set, else the one
 /// design every defect of options.defects has its site in, else "" (drawn per case).

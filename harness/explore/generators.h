@@ -436,12 +436,16 @@ inline rc::Gen<mock::Attempt> gen_failing_attempt(std::size_t calls, int idle_s,
 
 /// The last scripted attempt of a turn: usually one that completes (stop / max_tokens, at most a
 /// harmless fault), sometimes any failing attempt (it then repeats until the budget runs out).
-inline rc::Gen<mock::Attempt> gen_final_attempt(std::size_t calls, int idle_s, const std::string& provider) {
-  return memo_gen(std::tuple(calls, idle_s, provider), [&] {
+/// `completing_only`: never a failing attempt (GenerateLimits::final_attempt_completes).
+inline rc::Gen<mock::Attempt> gen_final_attempt(std::size_t calls, int idle_s, const std::string& provider,
+                                                bool completing_only = false) {
+  return memo_gen(std::tuple(calls, idle_s, provider, completing_only), [&] {
     auto prov = std::make_shared<const std::string>(provider);
+    auto completing = gen_stream(calls, gen_finish_completing(),
+                                 [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); });
+    if (completing_only) return completing;
     return gen_weighted<mock::Attempt>({
-        {8, gen_stream(calls, gen_finish_completing(),
-                       [idle_s, prov](int n) { return gen_optional(gen_harmless_fault(n, idle_s, *prov), 3, 1); })},
+        {8, completing},
         {1, gen_failing_attempt(calls, idle_s, provider)},
     });
   });
@@ -458,16 +462,19 @@ inline void name_calls(mock::Turn& turn, const std::vector<std::string>& calls) 
   }
 }
 
-/// One turn: its call names (min_calls–max_calls), then 0–4 failing attempts and a final one.
-inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, const std::string& provider) {
-  return memo_gen(std::tuple(min_calls, max_calls, idle_s, provider), [&] {
+/// One turn: its call names (min_calls–max_calls), then 0–`max_failing` (at most 4) failing
+/// attempts and a final one (`completing_final`: one that completes, gen_final_attempt).
+inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, const std::string& provider,
+                                    int max_failing = 4, bool completing_final = false) {
+  return memo_gen(std::tuple(min_calls, max_calls, idle_s, provider, max_failing, completing_final), [&] {
     return rc::gen::mapcat(
         rc::gen::mapcat(gen_int(min_calls, max_calls),
                         [](int c) {
                           return rc::gen::container<std::vector<std::string>>(static_cast<std::size_t>(c),
                                                                               gen_pick(tool_names()));
                         }),
-        [idle_s, prov = std::make_shared<const std::string>(provider)](std::vector<std::string> calls) {
+        [idle_s, max_failing, completing_final,
+         prov = std::make_shared<const std::string>(provider)](std::vector<std::string> calls) {
           const std::string& provider = *prov;
           const std::size_t count = calls.size();
           // 0–4 failing attempts: a size-bounded container, so shrinking removes any of them.
@@ -479,8 +486,8 @@ inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, co
                 name_calls(turn, *calls);
                 return turn;
               },
-              rc::gen::resize(4, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(count, idle_s, provider))),
-              gen_final_attempt(count, idle_s, provider));
+              rc::gen::resize(max_failing, rc::gen::container<std::vector<mock::Attempt>>(gen_failing_attempt(count, idle_s, provider))),
+              gen_final_attempt(count, idle_s, provider, completing_final));
         });
   });
 }
@@ -495,14 +502,11 @@ inline nlohmann::json call_args(const std::string& name, std::size_t turn, std::
   return {{"query", tag}};
 }
 
-/// Fills every call's args from its turn and position (so a turn's attempts stream the same calls).
-inline void assign_call_args(mock::Script& script) {
-  for (std::size_t t = 0; t < script.turns.size(); ++t) {
-    for (auto& attempt : script.turns[t].attempts) {
-      std::size_t k = 0;
-      for (auto& event : attempt.events) {
-        if (auto* call = std::get_if<mock::CallEvent>(&event)) call->args = call_args(call->name, t, k++);
-      }
+/// Clamps every max_tokens finish's `after_fragment` to the argument fragments its call sends
+/// (fewer than all of them; none when the call sends fewer than two): run after a call's args change.
+inline void clamp_token_cuts(mock::Script& script) {
+  for (auto& turn : script.turns) {
+    for (auto& attempt : turn.attempts) {
       // A max_tokens finish cuts inside the arguments: fewer fragments than the call sends.
       for (std::size_t i = 1; i < attempt.events.size(); ++i) {
         auto* f = std::get_if<mock::FinishEvent>(&attempt.events[i]);
@@ -514,6 +518,19 @@ inline void assign_call_args(mock::Script& script) {
       }
     }
   }
+}
+
+/// Fills every call's args from its turn and position (so a turn's attempts stream the same calls).
+inline void assign_call_args(mock::Script& script) {
+  for (std::size_t t = 0; t < script.turns.size(); ++t) {
+    for (auto& attempt : script.turns[t].attempts) {
+      std::size_t k = 0;
+      for (auto& event : attempt.events) {
+        if (auto* call = std::get_if<mock::CallEvent>(&event)) call->args = call_args(call->name, t, k++);
+      }
+    }
+  }
+  clamp_token_cuts(script);
 }
 
 /// For a non-streaming case: no slicing, argument fragments, cuts between fragments (by a fault or a
@@ -824,6 +841,69 @@ inline void place_reasoning(Scenario& s, const ReasoningDraw& draw) {
   }
 }
 
+/// What a generated scenario may hold. The default is the whole v1 space (the reference runtime's
+/// exploration); an external agent (a black box) can play a narrower one (`hiccup explore --agent`,
+/// harness/agents/agent_explorer.h): one wire format, its own tool and attempt budget, no user to
+/// interrupt it, one prompt, and real time, so waits stay short.
+struct GenerateLimits {
+  /// Every case under these runtime settings instead of drawn ones (gen_runtime); their
+  /// idle_timeout_s (else 60) sizes the stalls. nullopt: drawn.
+  std::optional<RuntimeSettings> runtime;
+  /// When set, every call is this tool with the args {tool_command_arg: "{{ledger}} && echo tTcK"}
+  /// (T its turn, K its position): the ledger placeholder (harness/agents/ledger.h) makes each
+  /// real execution leave a line. "": calls drawn from tool_names() with call_args().
+  std::string tool_name;
+  std::string tool_command_arg = "command";
+  /// Turns in the script at most: 1..6 (a session's or an interrupt's further turns aside).
+  int max_turns = 6;
+  /// Failing attempts scripted before a turn's last one, per turn: 0..4.
+  int max_failing_attempts = 4;
+  /// A turn's last attempt always completes (no turn that fails until the budget runs out).
+  bool final_attempt_completes = false;
+  /// > 0: every stall lasts at most this many seconds (no stall that trips an idle timeout or
+  /// outlasts the run); 0: any.
+  double max_stall_s = 0;
+  /// > 0: every Retry-After is at most this many seconds; 0: any.
+  double max_retry_after_s = 0;
+  bool interrupts = true;     ///< a user interrupt may be drawn (place_interrupt)
+  bool sessions = true;       ///< a session of several prompts may be drawn (place_session)
+  bool repeated_ids = true;   ///< a provider that repeats a call id may be drawn (place_call_ids)
+  bool reasoning = true;      ///< reasoning the model attaches may be drawn (place_reasoning)
+  bool operator==(const GenerateLimits&) const = default;
+};
+
+/// The args GenerateLimits::tool_name gives the call at (turn, position): the ledger placeholder,
+/// then a tag that keeps the calls of one turn apart.
+inline nlohmann::json limited_tool_args(const GenerateLimits& limits, std::size_t turn, std::size_t index) {
+  return {{limits.tool_command_arg, "{{ledger}} && echo t" + std::to_string(turn) + "c" + std::to_string(index)}};
+}
+
+/// Applies the per-value limits of `limits` to a generated scenario (names and args of calls,
+/// stall and Retry-After ceilings); the structural ones are drawn that way (gen_scenario).
+inline void apply_limits(Scenario& s, const GenerateLimits& limits) {
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    for (mock::Attempt& a : s.script.turns[t].attempts) {
+      if (limits.max_retry_after_s > 0 && a.retry_after_s && *a.retry_after_s > limits.max_retry_after_s) {
+        a.retry_after_s = limits.max_retry_after_s;
+      }
+      if (limits.max_stall_s > 0 && a.fault) {
+        if (auto* stall = std::get_if<mock::StallFault>(&*a.fault); stall && stall->seconds > limits.max_stall_s) {
+          stall->seconds = limits.max_stall_s;
+        }
+      }
+      if (limits.tool_name.empty()) continue;
+      std::size_t k = 0;
+      for (mock::Event& e : a.events) {
+        if (auto* c = std::get_if<mock::CallEvent>(&e)) {
+          c->name = limits.tool_name;
+          c->args = limited_tool_args(limits, t, k++);
+        }
+      }
+    }
+  }
+  if (!limits.tool_name.empty()) clamp_token_cuts(s.script);
+}
+
 /// A whole scenario named `name`: its provider (`provider`, or drawn from providers() when ""),
 /// runtime settings, then 1–6 turns (every turn but the last streams 1–4 calls in its completing
 /// attempt so the run goes on; the last streams none), and in one case in three a user interrupt
@@ -832,25 +912,36 @@ inline void place_reasoning(Scenario& s, const ReasoningDraw& draw) {
 /// provider repeats a call id (place_call_ids); in one case in five the model attaches reasoning
 /// (place_reasoning). `expect` is left empty: the oracle fills it.
 /// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
-inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "") {
+/// `limits` narrows the space (GenerateLimits; the default leaves it whole and draws exactly what
+/// a call without it draws).
+inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "",
+                                      GenerateLimits limits = {}) {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
       provider.empty() ? rc::gen::noShrink(gen_pick(providers())) : rc::gen::just(provider);
-  return rc::gen::mapcat(rc::gen::pair(gen_runtime(recovery), provider_gen),
-                         [name](const std::pair<RuntimeSettings, std::string>& settings) {
+  const rc::Gen<RuntimeSettings> runtime_gen = limits.runtime ? rc::gen::just(*limits.runtime) : gen_runtime(recovery);
+  auto shared_limits = std::make_shared<const GenerateLimits>(std::move(limits));
+  return rc::gen::mapcat(rc::gen::pair(runtime_gen, provider_gen),
+                         [name, shared_limits](const std::pair<RuntimeSettings, std::string>& settings) {
     const RuntimeSettings& rt = settings.first;
     const std::string provider = settings.second;
     const int idle = static_cast<int>(rt.idle_timeout_s.value_or(60));
+    const GenerateLimits& lim = *shared_limits;
+    const int failing = std::clamp(lim.max_failing_attempts, 0, 4);
+    const int before_last = std::clamp(lim.max_turns, 1, 6) - 1;
     return rc::gen::map(
         // 0–5 turns before the last: a size-bounded container, so shrinking removes any of them.
-        rc::gen::tuple(rc::gen::resize(5, rc::gen::container<std::vector<mock::Turn>>(gen_turn(1, 4, idle, provider))),
-                       gen_turn(0, 0, idle, provider), gen_interrupt_draw(), gen_session_draw(idle, provider),
-                       gen_id_draw(), gen_reasoning_draw()),
-        [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider)](
+        rc::gen::tuple(rc::gen::resize(before_last, rc::gen::container<std::vector<mock::Turn>>(
+                                              gen_turn(1, 4, idle, provider, failing, lim.final_attempt_completes))),
+                       gen_turn(0, 0, idle, provider, failing, lim.final_attempt_completes), gen_interrupt_draw(),
+                       gen_session_draw(idle, provider), gen_id_draw(), gen_reasoning_draw()),
+        [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider),
+         shared_limits](
             std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
                        std::optional<std::vector<std::vector<mock::Turn>>>, std::optional<IdDraw>,
                        std::optional<ReasoningDraw>> p) {
           const auto& [name, rt, provider] = *head;
+          const GenerateLimits& lim = *shared_limits;
           Scenario s;
           s.name = name;
           s.description = "generated by hiccup explore";
@@ -863,16 +954,16 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
           // An interrupt is defined under hold only (docs/POLICY.md "Recovery designs").
-          if (std::get<2>(p) && !rt.recovery) place_interrupt(s, *std::get<2>(p));
+          if (lim.interrupts && std::get<2>(p) && !rt.recovery) place_interrupt(s, *std::get<2>(p));
           // Sessions and interrupts are drawn under hold only (a kept cut turn moves a prompt's
           // run into turns its script gave the next prompt).
-          if (!s.interrupt && std::get<3>(p) && !rt.recovery) {
+          if (lim.sessions && !s.interrupt && std::get<3>(p) && !rt.recovery) {
             place_session(s, *std::get<3>(p));
             assign_call_args(s.script);  // the further prompts' turns
             if (rt.stream == false) drop_streaming_only_fields(s.script);
           }
-          if (std::get<4>(p)) place_call_ids(s, *std::get<4>(p));
-          if (std::get<5>(p)) place_reasoning(s, *std::get<5>(p));
+          if (lim.repeated_ids && std::get<4>(p)) place_call_ids(s, *std::get<4>(p));
+          if (lim.reasoning && std::get<5>(p)) place_reasoning(s, *std::get<5>(p));
           if (rt.recovery) {
             // Under continue each turn may keep a cut turn once and move on: as many plain answers
             // after the script as it has turns, so no case runs past its script.
@@ -881,6 +972,7 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
             const std::size_t n = s.script.turns.size();
             for (std::size_t i = 0; i < n; ++i) s.script.turns.push_back(mock::Turn{{answer}});
           }
+          apply_limits(s, lim);
           return s;
         });
   });

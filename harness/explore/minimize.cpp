@@ -288,11 +288,10 @@ std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judg
   return out;
 }
 
-MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge, int max_tries) {
-  MinimizeResult out;
+MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
+                             const std::function<bool()>& stop) {
+  MinimizeByResult out;
   out.scenario = start;
-  out.scenario.expect = oracle_expect(out.scenario);
-  out.result = start_result;
   using Enumerate = std::vector<Edit> (*)(const Scenario&);
   const Enumerate phases[] = {&deletions, &simplifications};
   bool progressed = true;
@@ -303,13 +302,12 @@ MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, F
       // After a kept edit the list is enumerated again and the walk goes on at the same index: the
       // edits before it were tried on a larger scenario and are tried again on the next pass.
       for (std::size_t i = 0; i < edits.size();) {
-        if (out.tries >= max_tries) return out;  // one_minimal stays false
+        if (out.tries >= max_tries || (stop && stop())) return out;  // one_minimal stays false
         Scenario candidate = out.scenario;
         edits[i].apply(candidate);
         ++out.tries;
-        if (auto r = judge.fails(candidate)) {
-          out.scenario = r->scenario;
-          out.result = std::move(*r);
+        if (std::optional<Scenario> kept = fails(candidate)) {
+          out.scenario = std::move(*kept);
           ++out.accepted;
           progressed = true;
           edits = enumerate(out.scenario);
@@ -320,6 +318,28 @@ MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, F
     }
   }
   out.one_minimal = true;
+  return out;
+}
+
+MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge, int max_tries) {
+  Scenario first = start;
+  first.expect = oracle_expect(first);
+  CaseResult last = start_result;  // the run of the last candidate kept
+  const MinimizeByResult found = minimize_by(
+      first,
+      [&](const Scenario& candidate) -> std::optional<Scenario> {
+        std::optional<CaseResult> r = judge.fails(candidate);
+        if (!r) return std::nullopt;
+        last = std::move(*r);
+        return last.scenario;
+      },
+      max_tries);
+  MinimizeResult out;
+  out.scenario = found.scenario;
+  out.result = std::move(last);
+  out.tries = found.tries;
+  out.accepted = found.accepted;
+  out.one_minimal = found.one_minimal;
   return out;
 }
 

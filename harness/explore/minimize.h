@@ -106,4 +106,24 @@ struct MinimizeResult {
 MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge,
                         int max_tries = 3000);
 
+/// Whether a candidate still fails, for minimize_by: the scenario to keep (the candidate as it was
+/// judged, e.g. with the oracle's expect) when it does, nullopt when it does not. Any judge fits:
+/// FailureJudge runs the reference runtime; the black-box explorer (harness/agents/agent_explorer.h)
+/// re-runs an agent process and keeps a candidate that fails the same way in 2 of 3 runs.
+using StillFails = std::function<std::optional<Scenario>(const Scenario& candidate)>;
+
+/// What minimize_by found.
+struct MinimizeByResult {
+  Scenario scenario;         ///< the smallest failing scenario found (the last one `fails` returned, else start)
+  int tries = 0;             ///< candidates judged
+  int accepted = 0;          ///< edits kept
+  bool one_minimal = false;  ///< a whole pass kept nothing (false when the budget or `stop` ended it)
+};
+
+/// The delta-debugging passes of minimize() with any judge: deletions then simplifications of
+/// `start` (assumed failing), each candidate judged by `fails`, at most `max_tries` of them, and
+/// none once `stop` (when given) returns true (a wall-clock budget). Deterministic when `fails` is.
+MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
+                             const std::function<bool()>& stop = {});
+
 }  // namespace harness::explore

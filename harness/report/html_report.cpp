@@ -497,7 +497,9 @@ std::string render_html(const json& summary) {
   o << "<header><h1>hiccup " << html_escape(command) << ": <span id=\"count-passed\">" << summary.value("passed", 0)
     << "</span> passed, <span id=\"count-failed\">" << summary.value("failed", 0) << "</span> failed</h1><div class=\"meta\">";
   if (summary.contains("agent")) o << "<span>agent " << esc(summary, "agent") << "</span>";
-  else o << "<span>seed " << esc(summary, "seed") << "</span>";
+  if (!summary.contains("agent") || (command == "explore" && summary.contains("seed") && summary["seed"].is_number())) {
+    o << "<span>seed " << esc(summary, "seed") << "</span>";
+  }
   if (!str(summary, "command_line").empty()) o << "<span>command line <code>" << esc(summary, "command_line") << "</code></span>";
   o << "<span>transport " << esc(summary, "transport") << "</span>";
   const std::string provider = str(summary, "provider");
@@ -523,6 +525,29 @@ std::string render_html(const json& summary) {
     }
   }
   o << "</div></header><main>";
+  // A black-box exploration: its distinct failures are the cases below; the flaky ones and the
+  // note that a black box's verdicts may vary are here.
+  if (summary.contains("black_box") && summary["black_box"].is_object()) {
+    const json& b = summary["black_box"];
+    const auto count = [&](const char* key) { return b.contains(key) && b[key].is_array() ? b[key].size() : std::size_t{0}; };
+    o << "<p id=\"black-box\">" << count("distinct_failures") << " distinct failure(s), confirmed and shrunk; "
+      << count("flaky") << " flaky (not confirmed, not shrunk)";
+    if (b.contains("note") && b["note"].is_string()) o << ". <i>" << html_escape(b["note"].get<std::string>()) << "</i>";
+    o << "</p>";
+    if (count("flaky") > 0) {
+      o << "<ul id=\"flaky\">";
+      for (const json& f : b["flaky"]) {
+        if (!f.is_object()) continue;
+        o << "<li>flaky: " << esc(f, "signature");
+        if (f.contains("rate") && f["rate"].is_object()) {
+          o << " (failed " << html_escape(f["rate"].value("failed", json(0)).dump()) << " of "
+            << html_escape(f["rate"].value("runs", json(0)).dump()) << " runs)";
+        }
+        o << "</li>";
+      }
+      o << "</ul>";
+    }
+  }
 
   o << "<div class=\"filters\"><label>verdict <select id=\"f-verdict\"><option value=\"\">all</option>"
     << "<option value=\"fail\">failed</option><option value=\"pass\">passed</option></select></label>";

@@ -30,8 +30,15 @@ class JunitListener final : public ReportListener {
     x << "  <testsuite name=\"hiccup." << xml_escape(info_.command) << "\" tests=\"" << cases_.size()
       << "\" failures=\"" << t.failed << "\" errors=\"0\" skipped=\"0\" time=\"" << t.wall_ms / 1000.0 << "\">\n";
     x << "    <properties>\n";
-    if (info_.agent.empty()) x << "      <property name=\"seed\" value=\"" << info_.seed << "\"/>\n";
-    else x << "      <property name=\"agent\" value=\"" << xml_escape(info_.agent) << "\"/>\n";
+    if (info_.agent.empty() || info_.command == "explore") {
+      x << "      <property name=\"seed\" value=\"" << info_.seed << "\"/>\n";
+    }
+    if (!info_.agent.empty()) x << "      <property name=\"agent\" value=\"" << xml_escape(info_.agent) << "\"/>\n";
+    // A black-box exploration: that its verdicts may vary between runs.
+    if (t.extra.contains("black_box") && t.extra["black_box"].is_object() && t.extra["black_box"].contains("note") &&
+        t.extra["black_box"]["note"].is_string()) {
+      x << "      <property name=\"note\" value=\"" << xml_escape(t.extra["black_box"]["note"].get<std::string>()) << "\"/>\n";
+    }
     x << "      <property name=\"transport\" value=\"" << xml_escape(info_.transport) << "\"/>\n";
     std::string defects;
     for (const auto& d : info_.defects) defects += (defects.empty() ? "" : ",") + d;

@@ -92,6 +92,7 @@ class MarkdownListener final : public ReportListener {
     m << "### hiccup " << info_.command << ": " << t.passed << " passed, " << t.failed << " failed\n\n";
     if (info_.agent.empty()) m << "seed " << info_.seed;
     else m << "agent " << md_text(info_.agent);
+    if (!info_.agent.empty() && info_.command == "explore") m << " · seed " << info_.seed;
     m << " · transport " << md_text(info_.transport);
     m << " · provider "
       << (!info_.provider.empty() ? md_text(info_.provider)
@@ -118,6 +119,26 @@ class MarkdownListener final : public ReportListener {
       m << "**" << differs << " case(s) over http differ from the in-memory run at every speed** (a difference "
         << "of the HTTP path, or a machine too loaded even for the slowest re-run): see summary.json "
         << "`http_differs_from_memory`.\n\n";
+    }
+    // A black-box exploration (explore --agent): how many distinct failures, the flaky ones apart,
+    // and that a black box's verdicts may vary.
+    if (t.extra.contains("black_box") && t.extra["black_box"].is_object()) {
+      const nlohmann::json& b = t.extra["black_box"];
+      auto count = [&](const char* key) { return b.contains(key) && b[key].is_array() ? b[key].size() : std::size_t{0}; };
+      m << count("distinct_failures") << " distinct failure(s), confirmed and shrunk; " << count("flaky")
+        << " flaky (not confirmed, not shrunk)\n\n";
+      if (b.contains("flaky") && b["flaky"].is_array()) {
+        for (const nlohmann::json& f : b["flaky"]) {
+          if (!f.is_object() || !f.contains("signature") || !f["signature"].is_string()) continue;
+          m << "- flaky: " << md_text(f["signature"].get<std::string>());
+          if (f.contains("rate") && f["rate"].is_object() && f["rate"].value("runs", 0) > 0) {
+            m << " (failed " << f["rate"].value("failed", 0) << " of " << f["rate"].value("runs", 0) << " runs)";
+          }
+          m << "\n";
+        }
+        if (count("flaky") > 0) m << "\n";
+      }
+      if (b.contains("note") && b["note"].is_string()) m << "_" << md_text(b["note"].get<std::string>()) << "_\n\n";
     }
     if (failing_ == 0) {
       m << "No failing case.\n";

@@ -107,6 +107,10 @@ void check_one(const ShardReport& s) {
     throw MergeError(where(s) + ": a `" + (string_of(j, "command").empty() ? std::string("?") : string_of(j, "command")) +
                      "` report; merge takes the report directories of `hiccup explore --shard K/N` runs");
   }
+  if (j.contains("agent")) {
+    throw MergeError(where(s) + ": a black-box exploration (explore --agent/--agent-cmd), which is not sharded; merge "
+                     "takes the report directories of `hiccup explore --shard K/N` runs");
+  }
   if (!j.contains("shard") || !j.contains("case_digests") || !j.contains("cases_requested")) {
     throw MergeError(where(s) + ": summary.json has no shard, cases_requested or case_digests (written by a hiccup "
                      "older than 0.10.0? re-run the shard with this version)");

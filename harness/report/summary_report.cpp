@@ -38,7 +38,8 @@ class SummaryListener final : public ReportListener {
     for (const auto& [k, v] : t.extra.items()) j[k] = v;
     if (!info_.agent.empty()) {
       j["agent"] = info_.agent;
-      j["seed"] = nullptr;  // a black box has no seed of ours
+      // A black box has no seed of ours, except the one a black-box exploration generates from.
+      if (info_.command != "explore") j["seed"] = nullptr;
     }
     sink_(j);
   }

@@ -17,7 +17,11 @@ FAKE_AGENT_MODE=continue-drop is `continue` that leaves the calls that ran out o
 (a side effect the model never hears of).
 With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
 {"type": "text", "text": ...}, and the final text is not printed again.
-The correct agent waits RetryInfo.retryDelay before retrying an HTTP error and fails on SAFETY.
+The correct agent waits RetryInfo.retryDelay before retrying an HTTP error, gives up at once on
+a status that is not retryable (400, 401, 403, 404), fails on SAFETY, takes a MAX_TOKENS finish as
+the end of the turn (what it delivered whole is the turn), and retries an attempt that ended any
+other way (a cut, an in-stream error, an undecodable frame, a stream without its finish).
+FAKE_AGENT_ATTEMPTS (default 4) is its attempt budget per turn.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
 """
 import http.client, json, os, re, subprocess, sys, time, urllib.parse
@@ -31,6 +35,7 @@ history = [{"role": "user", "parts": [{"text": "<context>fake agent</context>"},
 
 blocked = False
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
+attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
 
 
 def run_call(c):
@@ -46,6 +51,8 @@ def attempt():
     try:
         conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
         resp = conn.getresponse()
+        if resp.status in (400, 401, 403, 404):
+            sys.exit(1)  # not retryable: the same request cannot succeed
         if resp.status != 200:
             delay = re.search(r'"retryDelay": *"([0-9.]+)s"', resp.read().decode())
             if delay and mode != "no-wait":
@@ -64,12 +71,12 @@ def attempt():
                         run_call(part["functionCall"])
                 if "text" in part:
                     text += part["text"]
-            if cand.get("finishReason") == "STOP":
+            if cand.get("finishReason") in ("STOP", "MAX_TOKENS"):
                 finished = True
             if cand.get("finishReason") == "SAFETY" and mode != "retry-filter":
                 blocked = True
-    except (OSError, http.client.HTTPException, ValueError):
-        pass
+    except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        pass  # a lost connection, an undecodable frame, an in-stream error: the attempt failed
     finally:
         conn.close()
     return calls, text, finished
@@ -77,7 +84,7 @@ def attempt():
 
 for turn in range(8):
     pending = []
-    for tries in range(4):
+    for tries in range(attempts):
         calls, text, finished = attempt()
         if jsonl and text and (finished or mode == "show-partial"):
             print(json.dumps({"type": "text", "text": text}), flush=True)

@@ -1,0 +1,629 @@
+// Black-box exploration: generate, run against the agent, confirm, group, shrink, write; see
+// agent_explorer.h.
+#include "harness/agents/agent_explorer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "harness/explore/minimize.h"
+#include "harness/oracle.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "harness/stopwatch.h"
+#include "harness/transcript.h"
+#include "mock_server/faults.h"
+
+namespace harness::agents {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// Calls fn(i) for i in [0, n) on up to `jobs` threads; `stop`, when given, is asked before each
+/// start and ends the loop when true. fn must not throw.
+void parallel_for(int n, int jobs, const std::function<void(int)>& fn, const std::function<bool()>& stop = {}) {
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (;;) {
+      if (stop && stop()) return;
+      const int i = next++;
+      if (i >= n) return;
+      fn(i);
+    }
+  };
+  const int threads = std::clamp(jobs, 1, std::max(1, n));
+  if (threads == 1) {
+    work();
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+/// The signature of a run, or nullopt when it passed or could not run (a harness error).
+std::optional<FailureSignature> signature_of(const AgentCaseResult& r) {
+  if (!r.harness_error.empty() || r.violations.empty()) return std::nullopt;
+  return failure_signature(r.scenario, r.journal, r.violations);
+}
+
+/// How a re-run ended, for reports: its signature's text, "passed", or "error: …".
+std::string outcome_text(const AgentCaseResult& r) {
+  if (!r.harness_error.empty()) return "error: " + r.harness_error.substr(0, 200);
+  if (const auto s = signature_of(r)) return s->text();
+  return "passed";
+}
+
+/// Every call of `s` is the limits' tool with the ledger placeholder in its command argument:
+/// the shape a candidate must keep so the agent can run it and the ledger sees it.
+bool calls_fit(const Scenario& s, const explore::GenerateLimits& limits) {
+  for (const mock::Turn& t : s.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      for (const mock::Event& e : a.events) {
+        const auto* c = std::get_if<mock::CallEvent>(&e);
+        if (c == nullptr) continue;
+        if (c->name != limits.tool_name || !c->args.is_object() || !c->args.contains(limits.tool_command_arg) ||
+            !has_placeholder(c->args[limits.tool_command_arg])) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+/// The harm a violation states first: its message up to the first ": " (a message begins with the
+/// harm in plain words, then the evidence).
+std::string harm_of(const Violation& v) {
+  const auto colon = v.message.find(": ");
+  return colon == std::string::npos ? v.message : v.message.substr(0, colon);
+}
+
+json size_json(const explore::ScenarioSize& z) {
+  return {{"turns", z.turns}, {"attempts", z.attempts}, {"events", z.events}};
+}
+
+std::string size_text(const explore::ScenarioSize& z) {
+  return std::to_string(z.turns) + (z.turns == 1 ? " turn, " : " turns, ") + std::to_string(z.attempts) +
+         (z.attempts == 1 ? " attempt, " : " attempts, ") + std::to_string(z.events) + (z.events == 1 ? " event" : " events");
+}
+
+std::string seconds_text(double ms) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << ms / 1000.0 << " s";
+  return s.str();
+}
+
+}  // namespace
+
+const char* const kBlackBoxVerdictsMayVary =
+    "a black box's verdicts may vary: the agent is a real process judged in real time, so a case can "
+    "pass in one run and fail in the next; each failure was re-run (--confirm) and is reported with its rate";
+
+std::string FailureSignature::text() const {
+  return join(invariants, ", ") + " | " + fault;
+}
+
+namespace {
+
+/// The scripted attempt journal entry `e` played, or null (no model request, no scripted attempt).
+const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntry& e) {
+  if (!is_model_request(e) || e.turn < 0 || e.script_attempt < 0) return nullptr;
+  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return nullptr;
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
+  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
+/// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
+/// call, inside a call's arguments, after the finish.
+std::string fault_where(const mock::Attempt& a) {
+  const int after = mock::fault_after_event(*a.fault, a.events.size());
+  std::string where;
+  if (mock::fault_after_fragment(*a.fault)) where = "inside a call's arguments";
+  else if (after == 0) where = "before any event";
+  else {
+    const mock::Event& prev = a.events[static_cast<std::size_t>(after - 1)];
+    where = std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
+            : std::holds_alternative<mock::TextEvent>(prev) ? "after text"
+                                                            : "after the finish";
+  }
+  return std::string(mock::fault_name(*a.fault)) + " " + where;
+}
+
+}  // namespace
+
+std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
+  if (e.completed || (e.played != "stream" && e.played != "status")) return "";
+  const mock::Attempt* attempt = scripted_attempt(s, e);
+  if (attempt == nullptr) return "";
+  const mock::Attempt& a = *attempt;
+  if (a.status) return "status " + std::to_string(*a.status) + (a.retry_after_s ? ", with Retry-After" : "");
+  const auto finish = std::find_if(a.events.begin(), a.events.end(),
+                                   [](const mock::Event& ev) { return std::holds_alternative<mock::FinishEvent>(ev); });
+  const int finish_at = finish == a.events.end() ? -1 : static_cast<int>(finish - a.events.begin());
+  if (a.fault) {
+    const int after = mock::fault_after_event(*a.fault, a.events.size());
+    if (finish_at < 0 || after <= finish_at) return fault_where(a);
+  }
+  if (finish_at < 0) return "no terminal event";
+  const auto reason = std::get<mock::FinishEvent>(*finish).reason;
+  if (reason == mock::FinishReason::kContentFilter || reason == mock::FinishReason::kMalformedCall) {
+    return "finish " + std::string(mock::finish_name(reason));
+  }
+  return "";  // scripted to complete: the agent hung up or the journal could not tell
+}
+
+FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
+                                   const std::vector<Violation>& violations) {
+  FailureSignature sig;
+  std::set<std::string> harms, verdicts, expects;
+  int anchor = -1;
+  for (const Violation& v : violations) {
+    const auto& catalogue = invariant_catalogue();
+    const bool harm = std::any_of(catalogue.begin(), catalogue.end(), [&](const InvariantInfo& i) { return i.name == v.invariant; });
+    (harm ? harms : v.invariant.rfind("expect.", 0) == 0 ? expects : verdicts).insert(v.invariant);
+    if (v.request >= 0 && (anchor < 0 || v.request < anchor)) anchor = v.request;
+  }
+  // The harms (catalogue invariants) name a failure; the black-box verdicts (scenario-coverage,
+  // outcome-agreement) and expect fields only when no harm was seen: after a harm they are its
+  // consequences (the agent stopped early), which shrinking should not have to keep.
+  const std::set<std::string>& chosen = !harms.empty() ? harms : !verdicts.empty() ? verdicts : expects;
+  sig.invariants.assign(chosen.begin(), chosen.end());
+  // A harm of what was delivered (a call run twice, a turn misrecorded) follows the last attempt
+  // that failed after delivering something, not a status or an empty attempt retried after it.
+  const bool about_delivery = std::any_of(chosen.begin(), chosen.end(), [](const std::string& n) {
+    return n == "at-most-once" || n == "recorded-execution" || n == "history-integrity" || n == "pairing" ||
+           n == "clean-output";
+  });
+  std::string fault;
+  for (int pass = about_delivery ? 0 : 1; pass < 2 && fault.empty(); ++pass) {
+    for (auto it = journal.rbegin(); it != journal.rend() && fault.empty(); ++it) {
+      if (anchor >= 0 && static_cast<int>(it->index) > anchor) continue;
+      if (pass == 0 && it->delivered_calls.empty() && it->delivered_text.empty()) continue;
+      fault = fault_description(scenario, *it);
+    }
+  }
+  for (const mock::JournalEntry& e : journal) {  // none at or before the anchor: the first after it
+    if (!fault.empty()) break;
+    if (anchor >= 0 && static_cast<int>(e.index) > anchor) fault = fault_description(scenario, e);
+  }
+  // Every attempt completed: a fault that fired after its finish (harmless to a client that stops
+  // reading at the finish, not to every agent), the last one at or before the anchor.
+  for (auto it = journal.rbegin(); it != journal.rend() && fault.empty(); ++it) {
+    if (it->fault.empty() || (anchor >= 0 && static_cast<int>(it->index) > anchor)) continue;
+    if (const mock::Attempt* a = scripted_attempt(scenario, *it); a != nullptr && a->fault) fault = fault_where(*a);
+  }
+  sig.fault = fault.empty() ? "no fault" : fault;
+  return sig;
+}
+
+int confirmations_needed(int confirm) {
+  if (confirm <= 0) return 0;
+  return std::max(1, confirm - 1);
+}
+
+bool is_confirmed(int same, int confirm) { return same >= confirmations_needed(confirm); }
+
+explore::GenerateLimits black_box_limits(const Recipe& recipe) {
+  explore::GenerateLimits limits;
+  RuntimeSettings rt;
+  rt.max_attempts = recipe.max_attempts;
+  rt.idle_timeout_s = 2;  // sizes the stalls (0.5-1 s); an agent has its own idle timeout
+  limits.runtime = rt;
+  limits.tool_name = recipe.tool_name.empty() ? "run_shell_command" : recipe.tool_name;
+  limits.tool_command_arg = recipe.tool_name.empty() ? "command" : recipe.tool_command_arg;
+  limits.max_turns = 4;  // real time: a real agent takes seconds a turn
+  limits.max_failing_attempts = std::clamp(recipe.max_attempts - 1, 0, 3);
+  limits.final_attempt_completes = true;
+  limits.max_stall_s = 1;
+  limits.max_retry_after_s = 1;
+  limits.interrupts = false;
+  limits.sessions = false;
+  limits.repeated_ids = false;
+  // Not yet drawn for a black box: whether a real CLI is asked for reasoning (thinking enabled,
+  // include of encrypted reasoning) depends on its settings, which no recipe pins yet.
+  limits.reasoning = false;
+  return limits;
+}
+
+int AgentExploreOutcome::exit_code() const {
+  if (internal_errors > 0) return 5;
+  return failures.empty() && errors == 0 ? 0 : 1;
+}
+
+AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOptions& o, std::ostream& log,
+                                  ReportListener* listener) {
+  const Stopwatch clock;
+  AgentExploreOutcome out;
+  const explore::GenerateLimits limits = black_box_limits(recipe);
+  const std::string classname = "hiccup.explore." + recipe.name;
+  const double budget_ms = o.time_budget_s * 1000;
+  if (listener) {
+    RunInfo info{"explore", o.seed, "http", {}, recipe.provider, recipe.name};
+    listener->run_starting(info);
+  }
+  log << "explore: agent " << recipe.name << " (black box, real time), seed " << o.seed << ", " << o.cases
+      << (o.cases == 1 ? " case" : " cases") << " in " << recipe.provider << ", tool " << limits.tool_name << "("
+      << limits.tool_command_arg << "), attempt budget " << recipe.max_attempts << ", " << o.jobs << " at a time, confirm "
+      << o.confirm << ", time budget " << o.time_budget_s << " s\n";
+
+  // Generate every case first: from (seed, index) alone, whatever the agent does.
+  struct Case {
+    Scenario scenario;
+    std::string problem;  // why it cannot be played ("" when it can)
+    bool ran = false;
+    AgentCaseResult result;
+  };
+  std::vector<Case> cases(static_cast<std::size_t>(std::max(0, o.cases)));
+  std::string digest_lines;
+  for (int i = 0; i < o.cases; ++i) {
+    Case& c = cases[static_cast<std::size_t>(i)];
+    try {
+      c.scenario = explore::with_oracle_expect(explore::generate_case(o.seed, i, recipe.provider, "", limits).value());
+      const std::string text = write_scenario(c.scenario);
+      const std::string d = fnv1a_hex(text);
+      out.case_digests.emplace_back(i, d);
+      digest_lines += std::to_string(i) + " " + d + "\n";
+      std::vector<std::string> problems = check_agent_scenario(c.scenario, recipe);
+      for (const LoadProblem& p : parse_scenario(text, c.scenario.name + ".json").problems) problems.push_back(format_problem(p));
+      c.problem = join(problems, "; ");
+    } catch (const std::exception& e) {
+      c.problem = std::string("cannot generate: ") + e.what();
+    }
+    if (!c.problem.empty()) log << "  case " << i << " not played (a harness bug: generation left the agent's space): " << c.problem << "\n";
+  }
+  out.cases_generated = o.cases;
+  out.digest = fnv1a_hex(digest_lines);
+
+  // Run them, `jobs` at a time, until the time budget is spent.
+  AgentRunOptions run_options;
+  run_options.timeout_s = o.agent_timeout_s;
+  AgentRunOptions case_options = run_options;
+  case_options.output_dir = (fs::path(o.report_dir) / "agents" / recipe.name).string();
+  std::mutex log_mu;
+  parallel_for(
+      o.cases, o.jobs,
+      [&](int i) {
+        Case& c = cases[static_cast<std::size_t>(i)];
+        if (!c.problem.empty()) return;
+        try {
+          c.result = run_agent_scenario(c.scenario, recipe, case_options);
+        } catch (const std::exception& e) {  // run_agent_scenario catches its own; belt and braces
+          c.result.scenario = c.scenario;
+          c.result.harness_error = std::string("harness: ") + e.what();
+          c.result.internal_error = true;
+        }
+        c.ran = true;
+        const std::string verdict = !c.result.harness_error.empty() ? "ERROR " + c.result.harness_error.substr(0, 200)
+                                    : c.result.violations.empty()
+                                        ? (c.result.differences.empty() ? std::string("PASS") : std::string("DIFF"))
+                                        : "FAIL " + outcome_text(c.result);
+        std::lock_guard lock(log_mu);
+        log << "  case " << i << ": " << verdict << " (" << seconds_text(c.result.wall_ms) << ")\n" << std::flush;
+      },
+      [&] { return clock.elapsed_ms() > budget_ms; });
+
+  // Judge in index order and group the failures by signature.
+  struct Group {
+    FailureSignature signature;
+    std::vector<int> cases;
+  };
+  std::vector<Group> groups;
+  for (int i = 0; i < o.cases; ++i) {
+    const Case& c = cases[static_cast<std::size_t>(i)];
+    if (!c.problem.empty()) {
+      ++out.errors;  // a generated case the agent cannot play: a harness bug, never a pass
+      continue;
+    }
+    if (!c.ran) {
+      out.stopped_by_time_budget = true;
+      continue;
+    }
+    ++out.cases_run;
+    if (!c.result.harness_error.empty()) {
+      ++out.errors;
+      if (c.result.internal_error) ++out.internal_errors;
+      continue;
+    }
+    if (c.result.violations.empty()) {
+      ++out.passed;
+      if (!c.result.differences.empty()) ++out.differences;
+      continue;
+    }
+    ++out.failed;
+    const FailureSignature sig = failure_signature(c.result.scenario, c.result.journal, c.result.violations);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.signature == sig; });
+    if (g == groups.end()) groups.push_back({sig, {i}});
+    else g->cases.push_back(i);
+  }
+  if (out.stopped_by_time_budget) {
+    log << "time budget of " << o.time_budget_s << " s spent: " << out.cases_run << " of " << o.cases << " cases run\n";
+  }
+
+  // Confirm: re-run up to max_representatives cases of each signature --confirm times.
+  for (const Group& g : groups) {
+    std::optional<DistinctFailure> best;
+    int tried = 0;
+    for (int index : g.cases) {
+      if (tried++ >= std::max(1, o.max_representatives)) break;
+      const Case& c = cases[static_cast<std::size_t>(index)];
+      std::vector<std::string> reruns(static_cast<std::size_t>(std::max(0, o.confirm)));
+      std::vector<char> same(reruns.size(), 0);
+      parallel_for(o.confirm, o.jobs, [&](int k) {
+        try {
+          const AgentCaseResult r = run_agent_scenario(c.scenario, recipe, run_options);
+          const auto sig = signature_of(r);
+          same[static_cast<std::size_t>(k)] = sig && *sig == g.signature;
+          reruns[static_cast<std::size_t>(k)] = outcome_text(r);
+        } catch (const std::exception& e) {
+          reruns[static_cast<std::size_t>(k)] = std::string("error: ") + e.what();
+        }
+      });
+      DistinctFailure f;
+      f.signature = g.signature;
+      f.cases = g.cases;
+      f.case_index = index;
+      f.runs = o.confirm + 1;
+      f.failed_runs = 1 + static_cast<int>(std::count(same.begin(), same.end(), 1));
+      f.confirmed = is_confirmed(f.failed_runs - 1, o.confirm);
+      for (std::size_t k = 0; k < reruns.size(); ++k) {
+        if (!same[k] && std::find(f.other_signatures.begin(), f.other_signatures.end(), reruns[k]) == f.other_signatures.end()) {
+          f.other_signatures.push_back(reruns[k]);
+        }
+      }
+      f.original = c.result;
+      f.original_size = explore::size_of(c.scenario);
+      log << (f.confirmed ? "CONFIRMED" : "FLAKY") << " case " << index << ": " << g.signature.text() << ": failed this way in "
+          << f.failed_runs << " of " << f.runs << " runs";
+      if (!f.other_signatures.empty()) log << " (other runs: " << join(f.other_signatures, "; ") << ")";
+      if (g.cases.size() > 1) log << "; " << g.cases.size() << " cases showed it first time";
+      log << "\n";
+      const bool confirmed = f.confirmed;
+      best = std::move(f);
+      if (confirmed) break;
+    }
+    if (best) (best->confirmed ? out.failures : out.flaky).push_back(std::move(*best));
+  }
+
+  // Shrink each distinct confirmed failure by re-running the agent.
+  for (DistinctFailure& f : out.failures) {
+    const Stopwatch shrink_clock;
+    AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
+    int runs = 0;
+    const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
+      if (candidate.runtime != *limits.runtime || !calls_fit(candidate, limits)) return std::nullopt;
+      Scenario s = candidate;
+      s.expect = oracle_expect(s);
+      if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;
+      if (!check_agent_scenario(s, recipe).empty()) return std::nullopt;
+      // Two runs at once (one after the other with --jobs 1), a third only when they disagree:
+      // kept when 2 of 3 fail the same way.
+      std::vector<std::optional<AgentCaseResult>> rs(3);
+      auto run = [&](int k) {
+        try {
+          rs[static_cast<std::size_t>(k)] = run_agent_scenario(s, recipe, run_options);
+        } catch (const std::exception&) {
+          rs[static_cast<std::size_t>(k)].reset();
+        }
+      };
+      auto shows = [&](int k) {
+        const auto& r = rs[static_cast<std::size_t>(k)];
+        if (!r) return false;
+        const auto sig = signature_of(*r);
+        return sig && *sig == f.signature;
+      };
+      parallel_for(2, o.jobs, run);
+      runs += 2;
+      int same = shows(0) + shows(1);
+      if (same == 1) {
+        run(2);
+        ++runs;
+        same += shows(2);
+      }
+      if (same < 2) return std::nullopt;
+      for (int k = 0; k < 3; ++k) {
+        if (shows(k)) {
+          last = std::move(*rs[static_cast<std::size_t>(k)]);
+          break;
+        }
+      }
+      return s;
+    };
+    log << "shrinking case " << f.case_index << " (" << f.signature.text() << ") by re-running the agent, at most "
+        << o.time_budget_s << " s\n" << std::flush;
+    const explore::MinimizeByResult found = explore::minimize_by(
+        f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > budget_ms; });
+    f.shrink_tries = found.tries;
+    f.shrink_steps = found.accepted;
+    f.shrink_runs = runs;
+    f.one_minimal = found.one_minimal;
+    f.shrunk = found.scenario;
+    f.shrunk.name = recipe.name + "-explore-s" + std::to_string(o.seed) + "-c" + std::to_string(f.case_index);
+    f.shrunk.tags = {"explore", "counterexample"};
+    if (!o.agent.empty()) f.shrunk.tags.push_back(recipe.name);  // `hiccup run --agent` and matrix: its own
+    f.shrunk.description = "shrunk counterexample of hiccup explore " +
+                           (o.agent.empty() ? std::string("--agent-cmd") : "--agent " + recipe.name) + " --seed " +
+                           std::to_string(o.seed) + " (case " + std::to_string(f.case_index) + "): " + f.signature.text() +
+                           "; it failed this way in " + std::to_string(f.failed_runs) + " of " + std::to_string(f.runs) +
+                           " runs (a black box's verdicts may vary)";
+    f.shrunk_size = explore::size_of(f.shrunk);
+    f.shrunk_result = std::move(last);
+    f.shrunk_result.scenario = f.shrunk;
+    f.shrink_ms = shrink_clock.elapsed_ms();
+
+    // The same file on the reference runtime, in memory: it should pass there.
+    try {
+      RunOptions reference;
+      reference.transport = TransportKind::kMemory;
+      const CaseResult r = run_scenario(f.shrunk, reference);
+      f.reference_passes = r.passed();
+      f.reference_violations = r.violations;
+    } catch (const std::exception& e) {
+      f.reference_passes = false;
+      f.reference_violations = {Violation{"harness", std::string("the reference runtime could not run it: ") + e.what()}};
+    }
+
+    std::string why = "found by hiccup explore " +
+                      (o.agent.empty() ? std::string("--agent-cmd") : "--agent " + recipe.name) + " --seed " +
+                      std::to_string(o.seed) + " (case " + std::to_string(f.case_index) + "): " + f.signature.text() +
+                      "; failed this way in " + std::to_string(f.failed_runs) + " of " + std::to_string(f.runs) + " runs";
+    json entry = {{"violates", f.shrunk_result.violated()}, {"why", why}};
+    if (!f.shrunk_result.violations.empty()) entry["harm"] = harm_of(f.shrunk_result.violations.front());
+    if (f.failed_runs < f.runs) entry["flaky"] = true;
+    f.pin = {{"agents", {{recipe.name, {{"known_failures", {{f.shrunk.name, entry}}}}}}}};
+
+    const fs::path dir = fs::path(o.report_dir) / "counterexamples";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path path = dir / (f.shrunk.name + ".json");
+    try {
+      write_report_file(path.string(), write_scenario(f.shrunk));
+      write_report_file((dir / (f.shrunk.name + ".pin.json")).string(), f.pin.dump(2) + "\n");
+      f.path = path.string();
+      f.replay_command = o.hiccup_path + " run " +
+                         (o.agent.empty() ? "--agent-cmd " + shell_quote(o.agent_cmd) : "--agent " + shell_quote(o.agent)) +
+                         (o.agent_timeout_s > 0 ? " --agent-timeout " + std::to_string(static_cast<long long>(o.agent_timeout_s)) : "") +
+                         " " + shell_quote(f.path);
+    } catch (const ReportWriteError& e) {
+      log << "  error: cannot write the counterexample: " << e.what() << "\n";
+    }
+    log << "  shrunk in " << f.shrink_steps << " edits (" << f.shrink_tries << " candidates, " << f.shrink_runs
+        << " agent runs" << (f.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") from "
+        << size_text(f.original_size) << " to " << size_text(f.shrunk_size) << " in " << seconds_text(f.shrink_ms) << "\n";
+    for (const Violation& v : f.shrunk_result.violations) log << "    " << v.invariant << violation_location(v) << ": " << v.message << "\n";
+    if (!f.path.empty()) log << "  counterexample: " << f.path << "\n  replay:  " << f.replay_command << "\n";
+    if (f.reference_passes) {
+      log << "  the reference runtime passes it (the agent, not the scenario, fails)\n";
+    } else {
+      log << "  warning: the reference runtime fails it too, so the scenario, not the agent, fails:";
+      for (const Violation& v : f.reference_violations) log << " " << v.invariant;
+      log << "\n";
+    }
+    log << "  suggested pin for harness/agents/known-failures.json: " << f.pin.dump() << "\n";
+  }
+  out.wall_ms = clock.elapsed_ms();
+
+  if (listener) {
+    RunTotals totals;
+    json distinct = json::array(), flaky = json::array();
+    for (const DistinctFailure& f : out.failures) {
+      ReportCase c = to_report_case(f.shrunk_result, recipe, classname);
+      c.name = f.shrunk.name;
+      c.passed = false;
+      c.wall_ms = f.shrink_ms;
+      c.extra["signature"] = f.signature.text();
+      c.extra["cases"] = f.cases;
+      c.extra["failing_case"] = f.case_index;
+      c.extra["rate"] = {{"failed", f.failed_runs}, {"runs", f.runs}};
+      c.extra["counterexample"] = f.path;
+      if (!f.replay_command.empty()) c.extra["replay"] = f.replay_command;
+      c.extra["original_size"] = size_json(f.original_size);
+      c.extra["shrunk_size"] = size_json(f.shrunk_size);
+      c.extra["shrink_steps"] = f.shrink_steps;
+      c.extra["shrink_tries"] = f.shrink_tries;
+      c.extra["shrink_runs"] = f.shrink_runs;
+      c.extra["one_minimal"] = f.one_minimal;
+      c.extra["shrink_ms"] = f.shrink_ms;
+      c.extra["reference_passes"] = f.reference_passes;
+      c.extra["known_failure_pin"] = f.pin;
+      c.extra["seed"] = o.seed;
+      c.detail = "signature: " + f.signature.text() + "\nfailed this way in " + std::to_string(f.failed_runs) + " of " +
+                 std::to_string(f.runs) + " runs\ncounterexample: " + f.path + "\nreplay: " + f.replay_command + "\n" +
+                 (f.reference_passes ? "" : "the reference runtime fails it too: the scenario, not the agent, fails\n") +
+                 c.detail;
+      ++totals.failed;
+      listener->case_ended(c);
+      distinct.push_back({{"signature", f.signature.text()}, {"invariants", f.signature.invariants},
+                          {"fault", f.signature.fault}, {"cases", f.cases}, {"case", f.case_index},
+                          {"rate", {{"failed", f.failed_runs}, {"runs", f.runs}}}, {"counterexample", f.path},
+                          {"replay", f.replay_command}, {"shrunk_size", size_json(f.shrunk_size)},
+                          {"original_size", size_json(f.original_size)}, {"shrink_ms", f.shrink_ms},
+                          {"shrink_runs", f.shrink_runs}, {"one_minimal", f.one_minimal},
+                          {"reference_passes", f.reference_passes}});
+    }
+    for (const DistinctFailure& f : out.flaky) {
+      flaky.push_back({{"signature", f.signature.text()}, {"invariants", f.signature.invariants},
+                       {"fault", f.signature.fault}, {"cases", f.cases}, {"case", f.case_index},
+                       {"rate", {{"failed", f.failed_runs}, {"runs", f.runs}}}, {"other_runs", f.other_signatures}});
+    }
+    if (out.failures.empty()) {
+      ReportCase c;
+      c.name = "explore/" + recipe.name;
+      c.classname = classname;
+      c.passed = out.errors == 0;
+      c.wall_ms = out.wall_ms;
+      if (out.errors > 0) {
+        std::string first;
+        for (const Case& k : cases) {
+          first = !k.problem.empty() ? k.problem : k.ran ? k.result.harness_error : std::string();
+          if (!first.empty()) break;
+        }
+        c.violations.push_back({"harness", std::to_string(out.errors) + " case(s) could not be run, first: " + first});
+      }
+      c.detail = std::to_string(out.cases_run) + " cases run, " + std::to_string(out.passed) + " passed, no confirmed failure" +
+                 (out.flaky.empty() ? std::string() : ", " + std::to_string(out.flaky.size()) + " flaky (listed in summary.json)");
+      c.extra = {{"agent", recipe.name}, {"seed", o.seed}, {"verdict", c.passed ? "pass" : "error"}};
+      (c.passed ? totals.passed : totals.failed) += 1;
+      listener->case_ended(c);
+    }
+    totals.wall_ms = out.wall_ms;
+    totals.extra["digest"] = out.digest;
+    totals.extra["cases_requested"] = o.cases;
+    json digests = json::array();
+    for (const auto& [i, d] : out.case_digests) digests.push_back(json::array({i, d}));
+    totals.extra["case_digests"] = std::move(digests);
+    totals.extra["black_box"] = {
+        {"cases_run", out.cases_run}, {"cases_passed", out.passed}, {"cases_failed", out.failed},
+        {"cases_differences", out.differences}, {"cases_errors", out.errors}, {"confirm", o.confirm},
+        {"time_budget_s", o.time_budget_s}, {"stopped_by_time_budget", out.stopped_by_time_budget},
+        {"distinct_failures", std::move(distinct)}, {"flaky", std::move(flaky)},
+        {"limits", {{"tool", limits.tool_name}, {"tool_command_arg", limits.tool_command_arg}, {"max_turns", limits.max_turns},
+                    {"max_attempts", recipe.max_attempts}, {"max_failing_attempts", limits.max_failing_attempts},
+                    {"max_stall_s", limits.max_stall_s}, {"max_retry_after_s", limits.max_retry_after_s}}},
+        {"note", kBlackBoxVerdictsMayVary}};
+    listener->run_ended(totals);
+  }
+
+  log << "explored " << out.cases_run << " of " << o.cases << " cases against " << recipe.name << " in "
+      << seconds_text(out.wall_ms) << ": " << out.passed << " passed";
+  if (out.differences > 0) log << " (" << out.differences << " policy differences)";
+  log << ", " << out.failed << " failed";
+  if (out.errors > 0) log << ", " << out.errors << " could not run";
+  log << "; digest " << out.digest << "\n";
+  log << out.failures.size() << (out.failures.size() == 1 ? " distinct failure" : " distinct failures")
+      << " (confirmed, shrunk)" << (out.failures.empty() ? "" : ":") << "\n";
+  for (std::size_t k = 0; k < out.failures.size(); ++k) {
+    const DistinctFailure& f = out.failures[k];
+    log << "  " << k + 1 << ". " << f.signature.text() << ": " << f.cases.size() << (f.cases.size() == 1 ? " case" : " cases")
+        << ", failed " << f.failed_runs << " of " << f.runs << " runs; " << size_text(f.shrunk_size) << "; "
+        << (f.path.empty() ? std::string("not written") : f.path)
+        << (f.reference_passes ? "" : " (the reference runtime fails it too)") << "\n";
+  }
+  if (!out.flaky.empty()) {
+    log << out.flaky.size() << " flaky (not confirmed, not shrunk):\n";
+    for (const DistinctFailure& f : out.flaky) {
+      log << "  " << f.signature.text() << ": case " << f.case_index << ", failed " << f.failed_runs << " of " << f.runs
+          << " runs\n";
+    }
+  }
+  log << "note: " << kBlackBoxVerdictsMayVary << "\n";
+  return out;
+}
+
+}  // namespace harness::agents

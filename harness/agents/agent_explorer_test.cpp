@@ -1,0 +1,216 @@
+// The black-box exploration's pure parts: failure signatures (what broke and where the fault fell),
+// the confirmation rule, the generation limits for an agent (every case playable by it, lint clean,
+// the same cases for the same seed), and delta debugging with a judge of any kind (minimize_by).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "harness/agents/agent_explorer.h"
+#include "harness/explore/minimize.h"
+#include "harness/scenario_io.h"
+#include "harness/transcript.h"
+
+namespace harness::agents {
+namespace {
+
+constexpr const char* kResetAfterCall = R"({
+  "schema": 1, "name": "sig-reset-after-call", "prompt": "Deploy.",
+  "turns": [
+    { "attempts": [
+        { "status": 503 },
+        { "events": [ { "text": "On it." }, { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } } ],
+          "fault": { "kind": "reset", "after_event": 2, "idle_ms": 5 } },
+        { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } },
+                      { "finish": "stop" } ] } ] },
+    { "attempts": [ { "events": [ { "text": "Deployed." }, { "finish": "content_filter" } ] },
+                    { "events": [ { "text": "Deployed." }, { "finish": "stop" } ] } ] }
+  ]
+})";
+
+Scenario load(const char* text) {
+  LoadResult r = parse_scenario(text, "test.json");
+  for (const auto& p : r.problems) INFO(format_problem(p));
+  REQUIRE(r.scenario);
+  return *r.scenario;
+}
+
+/// A journal entry that played (turn, script attempt) and did or did not complete.
+mock::JournalEntry entry(std::size_t index, int turn, int attempt, bool completed, const std::string& played = "stream") {
+  mock::JournalEntry e;
+  e.index = index;
+  e.method = "POST";
+  e.played = played;
+  e.turn = turn;
+  e.attempt = attempt;
+  e.script_attempt = attempt;
+  e.completed = completed;
+  return e;
+}
+
+TEST_CASE("fault_description names the fault kind and where it fell, a status, or an abnormal finish") {
+  const Scenario s = load(kResetAfterCall);
+  CHECK(fault_description(s, entry(0, 0, 0, false, "status")) == "status 503");
+  CHECK(fault_description(s, entry(1, 0, 1, false)) == "reset after a call");
+  CHECK(fault_description(s, entry(2, 0, 2, true)) == "");  // completed: nothing went wrong there
+  CHECK(fault_description(s, entry(3, 1, 0, false)) == "finish content_filter");
+  CHECK(fault_description(s, entry(4, 7, 0, false)) == "");  // a turn the script does not have
+  CHECK(fault_description(s, entry(5, 0, 0, false, "rejected")) == "");  // the client's own bad request
+
+  Scenario cut = s;
+  std::get<mock::ResetFault>(*cut.script.turns[0].attempts[1].fault).after_event = 1;
+  CHECK(fault_description(cut, entry(1, 0, 1, false)) == "reset after text");
+  std::get<mock::ResetFault>(*cut.script.turns[0].attempts[1].fault).after_event = 0;
+  CHECK(fault_description(cut, entry(1, 0, 1, false)) == "reset before any event");
+  cut.script.turns[0].attempts[1].fault = mock::CutFault{1, 3, 0};
+  CHECK(fault_description(cut, entry(1, 0, 1, false)) == "cut inside a call's arguments");
+  cut.script.turns[0].attempts[1].fault.reset();
+  CHECK(fault_description(cut, entry(1, 0, 1, false)) == "no terminal event");
+  cut.script.turns[0].attempts[0].retry_after_s = 2;
+  CHECK(fault_description(cut, entry(0, 0, 0, false, "status")) == "status 503, with Retry-After");
+}
+
+TEST_CASE("a signature is the sorted violated names and the fault at or before the first request a violation names") {
+  const Scenario s = load(kResetAfterCall);
+  const mock::Journal journal = {entry(0, 0, 0, false, "status"), entry(1, 0, 1, false), entry(2, 0, 2, true),
+                                 entry(3, 1, 0, false), entry(4, 1, 1, true)};
+  // The duplicate execution names the retry (request 2): the reset before it is the fault, not the
+  // 503 before that nor the content filter after it.
+  const std::vector<Violation> dup = {{"pairing", "the session is dead: …", 3, 1, 0},
+                                      {"at-most-once", "tool … ran 2 times …", 2, 0, 2},
+                                      {"expect.executions", "expected 1, ran 2"}};
+  const FailureSignature sig = failure_signature(s, journal, dup);
+  CHECK(sig.invariants == std::vector<std::string>{"at-most-once", "pairing"});  // expect.* only when alone
+  CHECK(sig.fault == "reset after a call");
+  CHECK(sig.text() == "at-most-once, pairing | reset after a call");
+  // The same harms in another order are the same signature.
+  const std::vector<Violation> reordered = {dup[1], dup[2], dup[0]};
+  CHECK(failure_signature(s, journal, reordered) == sig);
+
+  // The black-box verdicts that follow a harm (the agent stopped early) are not part of it.
+  std::vector<Violation> with_consequences = dup;
+  with_consequences.push_back({"scenario-coverage", "turn 2 was never requested, …"});
+  with_consequences.push_back({"outcome-agreement", "a correct client completes this scenario; …"});
+  CHECK(failure_signature(s, journal, with_consequences) == sig);
+  // No violation names a request: the last attempt that did not complete.
+  const FailureSignature outcome = failure_signature(s, journal, {{"outcome-agreement", "a correct client completes …"}});
+  CHECK(outcome.invariants == std::vector<std::string>{"outcome-agreement"});
+  CHECK(outcome.fault == "finish content_filter");
+  // Only expect fields: they are the signature.
+  CHECK(failure_signature(s, journal, {{"expect.executions", "…"}}).invariants == std::vector<std::string>{"expect.executions"});
+  // A violation at the first request with nothing wrong before it: the first trouble after it.
+  const mock::Journal clean_first = {entry(0, 0, 2, true), entry(1, 1, 0, false)};
+  CHECK(failure_signature(s, clean_first, {{"history-integrity", "…", 0, 0, 0}}).fault == "finish content_filter");
+  // Every attempt completed.
+  CHECK(failure_signature(s, {entry(0, 0, 2, true)}, {{"liveness", "…"}}).fault == "no fault");
+  // Every attempt completed, but a fault fired after a finish (gemini-cli retries on an error
+  // event that follows its terminal frame): that fault.
+  Scenario after_finish = s;
+  after_finish.script.turns[0].attempts[2].fault = mock::ErrorEventFault{2, 503, std::nullopt};
+  mock::JournalEntry fired = entry(2, 0, 2, true);
+  fired.fault = "error_event";
+  CHECK(failure_signature(after_finish, {fired, entry(3, 0, 3, true)}, {{"at-most-once", "…", 3, 0, 3}}).fault ==
+        "error_event after the finish");
+  // A harm of delivery skips an empty failed attempt between the cut and the retry: the call ran
+  // twice because of the cut, not because of the 503 after it.
+  mock::JournalEntry cut_call = entry(1, 0, 1, false);
+  cut_call.delivered_calls.push_back({"run_shell_command", nlohmann::json::object(), "", 0});
+  const mock::Journal cut_then_503 = {cut_call, entry(2, 0, 0, false, "status"), entry(3, 0, 2, true)};
+  CHECK(failure_signature(s, cut_then_503, {{"at-most-once", "…", 3, 0, 2}}).fault == "reset after a call");
+  CHECK(failure_signature(s, cut_then_503, {{"bounded-retries", "…", 3, 0, 2}}).fault == "status 503");
+  // Another fault is another signature, though the harms are the same.
+  Scenario other = s;
+  other.script.turns[0].attempts[1].fault = mock::DisconnectFault{2, 0, std::nullopt};
+  CHECK(failure_signature(other, journal, dup) != sig);
+  CHECK(failure_signature(other, journal, dup).fault == "disconnect after a call");
+}
+
+TEST_CASE("a failure is confirmed when K-1 of K re-runs fail the same way, at least one") {
+  CHECK(confirmations_needed(3) == 2);
+  CHECK(confirmations_needed(5) == 4);
+  CHECK(confirmations_needed(2) == 1);
+  CHECK(confirmations_needed(1) == 1);
+  CHECK(confirmations_needed(0) == 0);  // --confirm 0: not re-run, the first run stands
+  CHECK(is_confirmed(2, 3));
+  CHECK(is_confirmed(3, 3));
+  CHECK_FALSE(is_confirmed(1, 3));  // flaky: failed in 2 of 4 runs counting the first
+  CHECK_FALSE(is_confirmed(0, 1));
+  CHECK(is_confirmed(0, 0));
+}
+
+TEST_CASE("black-box generation stays in the agent's space: its format, its tool, its budget, one prompt, short waits") {
+  Recipe recipe = command_recipe("true", "openai-chat");
+  recipe.tool_name = "exec_command";
+  recipe.tool_command_arg = "cmd";
+  recipe.max_attempts = 3;
+  const explore::GenerateLimits limits = black_box_limits(recipe);
+  CHECK(limits.max_failing_attempts == 2);
+  std::set<std::string> faults;
+  for (int i = 0; i < 300; ++i) {
+    Scenario s = explore::with_oracle_expect(explore::generate_case(7, i, recipe.provider, "", limits).value());
+    INFO("case " << i << "\n" << write_scenario(s));
+    CHECK(check_agent_scenario(s, recipe).empty());
+    const LoadResult back = parse_scenario(write_scenario(s), "case.json");
+    for (const auto& p : back.problems) INFO(format_problem(p));
+    CHECK(back.problems.empty());
+    CHECK(s.script.provider == "openai-chat");
+    CHECK(s.session.empty());
+    CHECK_FALSE(s.interrupt);
+    CHECK(s.runtime == *limits.runtime);
+    CHECK(s.script.turns.size() <= 4);
+    for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+      const auto& attempts = s.script.turns[t].attempts;
+      CHECK(attempts.size() <= 3);  // at most 2 failing, then one that completes
+      const mock::Attempt& last = attempts.back();
+      CHECK_FALSE(last.status);
+      for (const mock::Attempt& a : attempts) {
+        if (a.retry_after_s) CHECK(*a.retry_after_s <= 1);
+        if (a.fault) {
+          faults.insert(std::string(mock::fault_name(*a.fault)));
+          if (const auto* stall = std::get_if<mock::StallFault>(&*a.fault)) CHECK(stall->seconds <= 1);
+        }
+        for (const mock::Event& e : a.events) {
+          if (const auto* c = std::get_if<mock::CallEvent>(&e)) {
+            CHECK(c->name == "exec_command");
+            CHECK((c->args.contains("cmd") && has_placeholder(c->args.at("cmd"))));
+            CHECK_FALSE(c->reuse_id);
+          }
+        }
+      }
+    }
+  }
+  CHECK(faults.size() >= 6);  // every kind but none in particular is still drawn
+  // Same seed, same cases; the limits change nothing of the reference runtime's exploration.
+  CHECK(write_scenario(explore::generate_case(7, 11, recipe.provider, "", limits).value()) ==
+        write_scenario(explore::generate_case(7, 11, recipe.provider, "", limits).value()));
+  CHECK(write_scenario(explore::generate_case(7, 11).value()) ==
+        write_scenario(explore::generate_case(7, 11, "", "", explore::GenerateLimits{}).value()));
+}
+
+TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
+  const Scenario start = load(kResetAfterCall);
+  // A stand-in for a black box: the case "fails" while some attempt still has a reset fault.
+  int judged = 0;
+  const explore::StillFails fails = [&](const Scenario& c) -> std::optional<Scenario> {
+    ++judged;
+    for (const auto& t : c.script.turns) {
+      for (const auto& a : t.attempts) {
+        if (a.fault && std::holds_alternative<mock::ResetFault>(*a.fault)) return c;
+      }
+    }
+    return std::nullopt;
+  };
+  const explore::MinimizeByResult r = explore::minimize_by(start, fails, 1000);
+  CHECK(r.one_minimal);
+  CHECK(r.tries == judged);
+  CHECK(explore::size_of(r.scenario).turns == 1);
+  CHECK(explore::size_of(r.scenario).attempts == 1);
+  CHECK(r.scenario.script.turns[0].attempts[0].events.empty());
+  // A stop that holds at once judges nothing and claims nothing.
+  const explore::MinimizeByResult stopped = explore::minimize_by(start, fails, 1000, [] { return true; });
+  CHECK(stopped.tries == 0);
+  CHECK_FALSE(stopped.one_minimal);
+  CHECK(stopped.scenario == start);
+}
+
+}  // namespace
+}  // namespace harness::agents

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""`hiccup explore --agent-cmd` against harness/agents/testdata/fake_agent.py, a small Gemini agent
+loop (no npm install needed). One check per ctest entry:
+
+    explore_agent_cli.py --hiccup build/hiccup --source SRC --work DIR CHECK
+
+finds-duplicate: the agent with a seeded bug (FAKE_AGENT_MODE=duplicate: it runs a call from a
+    failed attempt and again from its retry, as gemini-cli 0.61.0 does) is explored with a small
+    --cases and a fixed --seed: the duplicate execution is found, confirmed (3 of 3 re-runs), grouped
+    as one distinct failure, shrunk to at most 2 turns and written as a counterexample that fails
+    again on the agent (`hiccup run --agent-cmd`) and passes on the reference runtime; summary.json
+    follows docs/summary.schema.json.
+correct-is-clean: the correct agent explores clean (exit 0), twice, with the same generated cases
+    (the digest and case list of the same seed agree).
+
+BUG_MODE in the environment replaces the seeded bug's mode (BUG_MODE=correct: the first check must
+then fail, which shows it can), CLEAN_MODE the correct agent's (CLEAN_MODE=duplicate: the second
+must then fail).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SEED = "1"
+CASES = "3"
+
+
+class Checker:
+    def __init__(self, hiccup, source, work):
+        self.hiccup = hiccup
+        self.source = source
+        self.work = work
+        self.fake = os.path.join(source, "harness/agents/testdata/fake_agent.py")
+
+    def dir(self, name):
+        d = os.path.join(self.work, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+    def agent_cmd(self, mode):
+        return f"FAKE_AGENT_MODE={mode} exec python3 {self.fake}"
+
+    def hiccup_run(self, args, expect_rc):
+        start = time.monotonic()
+        p = subprocess.run([self.hiccup] + args, capture_output=True, text=True, cwd=self.work, timeout=600)
+        took = time.monotonic() - start
+        print(f"hiccup {' '.join(args)}: exit {p.returncode} in {took:.1f} s")
+        if p.returncode != expect_rc:
+            raise AssertionError(f"hiccup {' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n"
+                                 f"stdout:\n{p.stdout[-6000:]}\nstderr:\n{p.stderr[-3000:]}")
+        return p
+
+    def explore(self, mode, report_dir, expect_rc):
+        return self.hiccup_run(["explore", "--agent-cmd", self.agent_cmd(mode), "--seed", SEED, "--cases", CASES,
+                                "--jobs", "2", "--time-budget", "40", "--report-dir", report_dir], expect_rc)
+
+    def summary(self, report_dir):
+        with open(os.path.join(report_dir, "summary.json")) as f:
+            s = json.load(f)
+        try:
+            import jsonschema
+        except ImportError:  # scripts/setup.sh installs python3-jsonschema; the reports tests need it
+            print("note: python3-jsonschema missing: summary.json not validated")
+            return s
+        with open(os.path.join(self.source, "docs/summary.schema.json")) as f:
+            schema = json.load(f)
+        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(s), key=lambda e: list(e.path))
+        assert not errors, "summary.json does not follow the schema:\n" + "\n".join(
+            f"/{'/'.join(map(str, e.path))}: {e.message[:300]}" for e in errors[:10])
+        return s
+
+    def check_finds_duplicate(self):
+        mode = os.environ.get("BUG_MODE", "duplicate")
+        d = self.dir("duplicate")
+        p = self.explore(mode, d, 1)
+        out = p.stdout
+        s = self.summary(d)
+        assert s["command"] == "explore" and s["agent"] == "agent-cmd" and s["seed"] == int(SEED), s
+        bb = s["black_box"]
+        assert "may vary" in bb["note"] and "may vary" in out, out[-2000:]
+        dup = [f for f in bb["distinct_failures"] if "at-most-once" in f["invariants"]]
+        assert dup, f"the duplicate execution was not found and confirmed: {json.dumps(bb, indent=1)[:3000]}"
+        # Grouped by signature: each signature once, however many cases showed it.
+        sigs = [x["signature"] for x in bb["distinct_failures"] + bb["flaky"]]
+        assert len(sigs) == len(set(sigs)), sigs
+        assert sum(len(x["cases"]) for x in bb["distinct_failures"] + bb["flaky"]) == bb["cases_failed"], bb
+        f = dup[0]
+        assert f["fault"] != "no fault", f
+        assert f["rate"] == {"failed": 4, "runs": 4}, f  # a deterministic bug fails every re-run
+        assert f["shrunk_size"]["turns"] <= 2, f
+        assert f["shrunk_size"]["attempts"] < f["original_size"]["attempts"] or f["original_size"]["attempts"] <= 2, f
+        assert f["reference_passes"], f
+        path = f["counterexample"]
+        assert os.path.isfile(path), path
+        assert os.path.isfile(path[:-len(".json")] + ".pin.json"), path
+        assert "--agent-cmd" in f["replay"], f
+        case = next(c for c in s["cases"] if c.get("signature") == f["signature"])
+        assert not case["passed"] and case["known_failure_pin"]["agents"]["agent-cmd"]["known_failures"], case
+        assert "at-most-once" in case["known_failure_pin"]["agents"]["agent-cmd"]["known_failures"][case["name"]]["violates"]
+        assert case["transcript"]["requests"], case
+        assert "distinct failure" in out, out[-2000:]
+        with open(os.path.join(d, "junit.xml")) as j:
+            junit = j.read()
+        assert 'failures="1"' in junit and "at-most-once" in junit and "may vary" in junit, junit[:2000]
+        # The counterexample replays: it fails on the agent, and passes on the reference runtime.
+        self.hiccup_run(["run", "--agent-cmd", self.agent_cmd(mode), path, "--report-dir", self.dir("replay-agent")], 1)
+        self.hiccup_run(["run", path, "--transport", "memory", "--report-dir", self.dir("replay-reference")], 0)
+        self.hiccup_run(["lint", path], 0)
+
+    def check_correct_is_clean(self):
+        digests = []
+        mode = os.environ.get("CLEAN_MODE", "correct")
+        for k in range(2):
+            d = self.dir(f"correct-{k}")
+            p = self.explore(mode, d, 0)
+            s = self.summary(d)
+            bb = s["black_box"]
+            assert not bb["distinct_failures"], json.dumps(bb["distinct_failures"], indent=1)[:3000]
+            assert bb["cases_run"] == int(CASES) and bb["cases_errors"] == 0, bb
+            assert s["failed"] == 0 and s["passed"] == 1, s
+            assert "0 distinct failures" in p.stdout, p.stdout[-2000:]
+            digests.append((s["digest"], s["case_digests"]))
+        # Same seed, same generated cases, whatever the agent did.
+        assert digests[0] == digests[1], digests
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hiccup", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("check")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    c = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.source), os.path.abspath(a.work))
+    getattr(c, "check_" + a.check.replace("-", "_"))()
+    print(f"ok: {a.check}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
