@@ -677,6 +677,9 @@ void check_gave_up_on_retryable(const Evidence& ev, const std::map<int, int>& pe
   int status = 0;
   std::string how;
   if (last->played == "status" && a->status) {
+    // A 429 naming a per-day quota resets only the next day: giving up on it loses nothing a
+    // retry in this run could save (gemini-cli's TerminalQuotaError).
+    if (a->quota == mock::Quota::kPerDay) return;
     status = last->response_status;
     how = "answered HTTP " + std::to_string(status);
   } else if (const auto* f = a->fault ? std::get_if<mock::ErrorEventFault>(&*a->fault) : nullptr;
@@ -891,7 +894,7 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     return;
   }
   // max_turns: the runtime's documented turn cap (docs/POLICY.md "Retries"), a clear ending.
-  static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
+  static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "quota_exhausted", "content_filter",
                                                 "invalid_request", "cancelled", "max_turns"};
   if (!kErrors.contains(ev.run.error)) {
     out.push_back(make("honest-outcome", "the user is not told why the run failed: the run failed without a clear error: \"" + ev.run.error + "\""));

@@ -11,7 +11,7 @@ namespace {
 
 /// What one attempt amounts to under the policy.
 struct AttemptOutcome {
-  enum Kind { kComplete, kRetryable, kContentFilter, kInvalidRequest, kNonRetryable } kind;
+  enum Kind { kComplete, kRetryable, kContentFilter, kInvalidRequest, kNonRetryable, kQuotaExhausted } kind;
   double retry_after_s = 0;                 ///< only status attempts carry one
   /// Delivered whole before the finish, or (a streamed attempt that failed) before the failure.
   std::vector<mock::CallEvent> calls;
@@ -48,6 +48,8 @@ AttemptOutcome classify(const mock::Attempt& a, double idle_timeout_s, bool stre
 /// classify(), keeping what a failed streamed attempt delivered before it failed.
 AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, bool stream) {
   AttemptOutcome out{AttemptOutcome::kRetryable, 0, {}, {}};
+  // A 429 naming a per-day quota: the run ends (POLICY.md, `quota_exhausted`).
+  if (a.status && *a.status == 429 && a.quota == mock::Quota::kPerDay) return {AttemptOutcome::kQuotaExhausted, 0, {}, {}};
   if (a.status) return classify_status(*a.status, a.retry_after_s.value_or(0));
   const std::size_t n = a.events.size();
   const std::size_t fault_at =
@@ -257,6 +259,7 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
       }
       if (o.kind == AttemptOutcome::kInvalidRequest) return fail("invalid_request");
       if (o.kind == AttemptOutcome::kNonRetryable) return fail("non_retryable");
+      if (o.kind == AttemptOutcome::kQuotaExhausted) return fail("quota_exhausted");
       if (o.kind == AttemptOutcome::kContentFilter) {
         if (has_fallback && !fallback_used && used < max_attempts) {
           fallback_used = true;  // immediate retry on the fallback model, no wait

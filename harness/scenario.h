@@ -45,7 +45,7 @@ struct ExpectedExecution {
 
 struct Expect {
   std::optional<std::string> outcome;   ///< "completed" | "failed"
-  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | content_filter | invalid_request | cancelled | max_turns
+  std::optional<std::string> error;     ///< retries_exhausted | non_retryable | quota_exhausted | content_filter | invalid_request | cancelled | max_turns
   std::optional<std::string> final_text;
   std::optional<std::vector<ExpectedExecution>> executions;
   std::optional<int> requests;

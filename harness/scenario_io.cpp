@@ -681,7 +681,7 @@ class ShapeReader : public Checks {
   /// read next (events, slice_bytes, fault).
   bool stream_attempt(const json& j, const std::string& p, mock::Attempt& a) {
     if (!is_object(j, p)) return false;
-    only_keys(j, p, {"status", "retry_after_s", "events", "fault", "slice_bytes"});
+    only_keys(j, p, {"status", "retry_after_s", "quota", "events", "fault", "slice_bytes"});
     bool has_status = j.contains("status");
     bool has_events = j.contains("events");
     if (has_status && has_events) {
@@ -696,6 +696,17 @@ class ShapeReader : public Checks {
       if (auto v = integer(j["status"], at(p, "status"), 400, 599)) a.status = static_cast<int>(*v);
       if (j.contains("retry_after_s"))
         a.retry_after_s = number(j["retry_after_s"], at(p, "retry_after_s"), 0, false);
+      if (j.contains("quota")) {
+        const std::string qp = at(p, "quota");
+        const json& q = j["quota"];
+        if (!q.is_string() || (q.get<std::string>() != "per_minute" && q.get<std::string>() != "per_day")) {
+          problem(qp, "expected \"per_minute\" or \"per_day\" (the request quota a 429 says ran out), found " + type_of(q));
+        } else if (a.status && *a.status != 429) {
+          problem(qp, "field \"quota\" names the quota a 429 says ran out, found status " + std::to_string(*a.status));
+        } else {
+          a.quota = q.get<std::string>() == "per_day" ? mock::Quota::kPerDay : mock::Quota::kPerMinute;
+        }
+      }
       for (auto key : {"fault", "slice_bytes"}) {
         if (j.contains(key))
           problem(at(p, key), std::string("field \"") + key +
@@ -703,9 +714,10 @@ class ShapeReader : public Checks {
       }
       return false;
     }
-    if (j.contains("retry_after_s"))
-      problem(at(p, "retry_after_s"),
-              "field \"retry_after_s\" needs a status attempt (\"status\"), found \"events\"");
+    for (auto key : {"retry_after_s", "quota"}) {
+      if (j.contains(key))
+        problem(at(p, key), std::string("field \"") + key + "\" needs a status attempt (\"status\"), found \"events\"");
+    }
     return true;
   }
 
@@ -756,13 +768,13 @@ class ShapeReader : public Checks {
     }
     if (j.contains("error")) {
       if (auto s = string(j["error"], at(p, "error"))) {
-        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "content_filter",
+        static const std::set<std::string> kErrors = {"retries_exhausted", "non_retryable", "quota_exhausted", "content_filter",
                                                       "invalid_request", "cancelled", "max_turns"};
         if (kErrors.count(*s)) e.error = *s;
         else
           problem(at(p, "error"),
                   "unknown error " + quote(*s) +
-                      " (known: retries_exhausted, non_retryable, content_filter, invalid_request, cancelled, "
+                      " (known: retries_exhausted, non_retryable, quota_exhausted, content_filter, invalid_request, cancelled, "
                       "max_turns)");
       }
     }
@@ -1333,6 +1345,13 @@ std::vector<LoadProblem> status_problems(const Scenario& s, std::string_view pro
       if (a.status) {
         if (auto note = format->status_note(*a.status)) out.push_back({file, base + "/status", *note});
       }
+      // Anthropic's request limits are per minute only (docs.claude.com "Rate limits": RPM, ITPM,
+      // OTPM): no answer of its says a per-day quota ran out.
+      if (a.quota == mock::Quota::kPerDay && provider == "anthropic") {
+        out.push_back({file, base + "/quota",
+                       "anthropic never says a per-day quota ran out (its request limits are per minute: "
+                       "docs.claude.com \"Rate limits\"); use \"per_minute\" or another provider"});
+      }
       if (const auto* e = a.fault ? std::get_if<mock::ErrorEventFault>(&*a.fault) : nullptr) {
         if (auto note = format->status_note(e->status)) out.push_back({file, base + "/fault/status", *note});
       }
@@ -1479,6 +1498,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
       if (a.status) {
         aj["status"] = *a.status;
         if (a.retry_after_s) aj["retry_after_s"] = to_ordered(number_json(*a.retry_after_s));
+        if (a.quota) aj["quota"] = std::string(mock::quota_name(*a.quota));
       } else {
         oj events = oj::array();
         for (const auto& e : a.events) events.push_back(event_json(e));

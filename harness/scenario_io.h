@@ -46,9 +46,11 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// The HTTP statuses of `scenario` that `provider`'s API never sends (mock::WireFormat::status_note,
 /// which names the provider's own alternative): one problem per `attempts[].status` and per
 /// `fault.status` of an error_event, with its pointer (`/turns/T/attempts/A/status`,
-/// `/turns/T/attempts/A/fault/status`). parse_scenario reports them as errors for the scenario's
-/// own `provider`; `hiccup run --provider` prints them as warnings for the provider it plays
-/// (the status is then sent as scripted, in that provider's envelope). Unknown provider: none.
+/// `/turns/T/attempts/A/fault/status`), and a `quota: "per_day"` that the provider never says
+/// (Anthropic, `/turns/T/attempts/A/quota`). parse_scenario reports them as errors for the
+/// scenario's own `provider`; `hiccup run --provider` prints them as warnings for the provider it
+/// plays (the status is then sent as scripted, in that provider's envelope; a per-day quota as
+/// that provider's plain 429). Unknown provider: none.
 [[nodiscard]] std::vector<LoadProblem> status_problems(const Scenario& scenario, std::string_view provider,
                                                        const std::string& file);
 

@@ -1008,3 +1008,45 @@ TEST_CASE("expect.truncated is a boolean that needs a completed outcome") {
   CHECK(has(problems_of(R"({"truncated":"yes"})"), "/expect/truncated", "expected a boolean, found string"));
   CHECK(has(problems_of(R"({"outcome":"failed","error":"content_filter","truncated":true})"), "/expect/truncated", "needs outcome \"completed\""));
 }
+
+namespace scenario_io_quota_test {
+
+TEST_CASE("quota: a 429's per_minute or per_day loads, survives a rewrite, and is refused elsewhere with its pointer") {
+  auto load = [](const std::string& provider, const std::string& attempt) {
+    const std::string text = R"({"schema":1,"name":"x","prompt":"p","provider":")" + provider + R"(","turns":[{"attempts":[)" +
+                             attempt + R"(,{"events":[{"text":"t"},{"finish":"stop"}]}]}]})";
+    return harness::parse_scenario(text, "x.json");
+  };
+  const auto day = load("gemini", R"({"status":429,"quota":"per_day","retry_after_s":38})");
+  REQUIRE(day.problems.empty());
+  REQUIRE(day.scenario);
+  CHECK(day.scenario->script.turns[0].attempts[0].quota == mock::Quota::kPerDay);
+  const auto again = harness::parse_scenario(harness::write_scenario(*day.scenario), "y.json");
+  REQUIRE(again.scenario);
+  CHECK(again.scenario->script == day.scenario->script);
+  CHECK(load("openai-chat", R"({"status":429,"quota":"per_minute"})").scenario->script.turns[0].attempts[0].quota ==
+        mock::Quota::kPerMinute);
+
+  auto only = [&](const std::string& provider, const std::string& attempt) {
+    const auto r = load(provider, attempt);
+    REQUIRE(r.problems.size() == 1);
+    return r.problems[0];
+  };
+  const auto not_429 = only("gemini", R"({"status":503,"quota":"per_day"})");
+  CHECK(not_429.pointer == "/turns/0/attempts/0/quota");
+  CHECK(not_429.message == "field \"quota\" names the quota a 429 says ran out, found status 503");
+  const auto bad = only("gemini", R"({"status":429,"quota":"daily"})");
+  CHECK(bad.pointer == "/turns/0/attempts/0/quota");
+  CHECK(bad.message == "expected \"per_minute\" or \"per_day\" (the request quota a 429 says ran out), found string \"daily\"");
+  const auto stream = only("gemini", R"({"events":[{"finish":"stop"}],"quota":"per_day"})");
+  CHECK(stream.message == "field \"quota\" needs a status attempt (\"status\"), found \"events\"");
+  const auto anthropic = only("anthropic", R"({"status":429,"quota":"per_day"})");
+  CHECK(anthropic.pointer == "/turns/0/attempts/0/quota");
+  CHECK(anthropic.message.rfind("anthropic never says a per-day quota ran out", 0) == 0);
+  CHECK(load("anthropic", R"({"status":429,"quota":"per_minute"})").problems.empty());
+  // Played as Anthropic (hiccup run --provider), a warning instead.
+  CHECK(harness::status_problems(*day.scenario, "anthropic", "x.json").size() == 1);
+  CHECK(harness::status_problems(*day.scenario, "openai-responses", "x.json").empty());
+}
+
+}  // namespace scenario_io_quota_test

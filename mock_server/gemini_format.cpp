@@ -148,6 +148,47 @@ std::string error_body(int status, std::string_view message, std::optional<doubl
   return error_envelope(status, message, retry_after_s).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+std::string quota_error_body(Quota quota, std::string_view model, std::optional<double> retry_after_s) {
+  const bool per_day = quota == Quota::kPerDay;
+  const std::string shown_model = model.empty() ? std::string("gemini-2.5-pro") : std::string(model);
+  const char* const metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests";
+  const char* const limit = per_day ? "20" : "5";
+  std::string message =
+      "You exceeded your current quota, please check your plan and billing details. For more information on this "
+      "error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current usage, head to: "
+      "https://ai.dev/usage?tab=rate-limit. \n* Quota exceeded for metric: ";
+  message += metric;
+  message += ", limit: ";
+  message += limit;
+  message += ", model: " + shown_model;
+  if (retry_after_s) message += "\nPlease retry in " + retry_delay(*retry_after_s) + ".";
+  ojson e = error_envelope(429, message, std::nullopt);
+  ojson details = ojson::array();
+  ojson violation = ojson::object();
+  violation["quotaMetric"] = metric;
+  violation["quotaId"] = per_day ? "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+                                 : "GenerateRequestsPerMinutePerProjectPerModel-FreeTier";
+  violation["quotaDimensions"] = ojson{{"location", "global"}, {"model", shown_model}};
+  violation["quotaValue"] = limit;
+  ojson failure = ojson::object();
+  failure["@type"] = "type.googleapis.com/google.rpc.QuotaFailure";
+  failure["violations"] = ojson::array({std::move(violation)});
+  details.push_back(std::move(failure));
+  ojson help = ojson::object();
+  help["@type"] = "type.googleapis.com/google.rpc.Help";
+  help["links"] = ojson::array({ojson{{"description", "Learn more about Gemini API quotas"},
+                                      {"url", "https://ai.google.dev/gemini-api/docs/rate-limits"}}});
+  details.push_back(std::move(help));
+  if (retry_after_s) {
+    ojson info = ojson::object();
+    info["@type"] = "type.googleapis.com/google.rpc.RetryInfo";
+    info["retryDelay"] = retry_delay(*retry_after_s);
+    details.push_back(std::move(info));
+  }
+  e["error"]["details"] = std::move(details);
+  return e.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 std::string_view error_content_type(std::string_view target) {
   const auto t = parse_target(target);
   return t && t->streaming ? "text/event-stream" : "application/json; charset=UTF-8";
@@ -403,6 +444,10 @@ class GeminiFormat final : public WireFormat {
   ErrorAnswer error_answer(int status, std::string_view message,
                            std::optional<double> retry_after_s) const override {
     return {error_body(status, message, retry_after_s), {}};
+  }
+
+  ErrorAnswer quota_answer(Quota quota, std::string_view model, std::optional<double> retry_after_s) const override {
+    return {quota_error_body(quota, model, retry_after_s), {}};
   }
 
   std::string error_content_type(std::string_view target) const override {

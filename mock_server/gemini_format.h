@@ -53,6 +53,19 @@ nlohmann::ordered_json error_envelope(int status, std::string_view message,
 std::string error_body(int status, std::string_view message,
                        std::optional<double> retry_after_s = std::nullopt);
 
+/// The body of the 429 for a request quota that ran out (WireFormat::quota_answer), laid out as
+/// error_body: status RESOURCE_EXHAUSTED, the live message ("You exceeded your current quota,
+/// … * Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests,
+/// limit: L, model: MODEL", and "Please retry in S." with `retry_after_s`), and the details
+/// `QuotaFailure` (one violation: quotaMetric, quotaId
+/// "GenerateRequestsPerDayPerProjectPerModel-FreeTier" or "…PerMinute…", quotaDimensions
+/// {location, model}, quotaValue), `Help` (the rate-limits page) and, with `retry_after_s`,
+/// `RetryInfo`. Sources: the bodies users quote from the live API (the quota id, metric, limit
+/// and a 38 s retryDelay on a per-day quota); gemini-cli's classifyGoogleError
+/// (packages/core/src/utils/googleQuotaErrors.ts) reads a quota id containing "PerDay" as a
+/// TerminalQuotaError and otherwise waits for RetryInfo.
+std::string quota_error_body(mock::Quota quota, std::string_view model, std::optional<double> retry_after_s);
+
 /// The `Content-Type` of an error answer to a request for `target`: "text/event-stream" for
 /// streamGenerateContent (the live 404 recording above: the error keeps the stream's type), so
 /// @google/genai's throwErrorIfNotOK (src/_api_client.ts) reads the body as text and its ApiError

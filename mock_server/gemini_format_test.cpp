@@ -189,3 +189,44 @@ TEST_CASE("text and finish frames written directly are the bytes of the JSON tre
 }
 
 }  // namespace gemini_format_test
+
+namespace gemini_quota_test {
+namespace g = mock::gemini;
+
+TEST_CASE("a per-day quota 429 names its quota id in a QuotaFailure, as gemini-cli reads it") {
+  const auto body = nlohmann::json::parse(g::quota_error_body(mock::Quota::kPerDay, "gemini-2.5-pro", 38.0));
+  const auto& e = body["error"];
+  CHECK(e["code"] == 429);
+  CHECK(e["status"] == "RESOURCE_EXHAUSTED");
+  const std::string message = e["message"];
+  CHECK(message.rfind("You exceeded your current quota, please check your plan and billing details.", 0) == 0);
+  CHECK(message.find("limit: 20, model: gemini-2.5-pro\nPlease retry in 38s.") != std::string::npos);
+  REQUIRE(e["details"].size() == 3);
+  CHECK(e["details"][0]["@type"] == "type.googleapis.com/google.rpc.QuotaFailure");
+  const auto& v = e["details"][0]["violations"][0];
+  CHECK(v["quotaId"] == "GenerateRequestsPerDayPerProjectPerModel-FreeTier");
+  CHECK(v["quotaMetric"] == "generativelanguage.googleapis.com/generate_content_free_tier_requests");
+  CHECK(v["quotaDimensions"]["model"] == "gemini-2.5-pro");
+  CHECK(e["details"][1]["@type"] == "type.googleapis.com/google.rpc.Help");
+  CHECK(e["details"][2]["@type"] == "type.googleapis.com/google.rpc.RetryInfo");
+  CHECK(e["details"][2]["retryDelay"] == "38s");
+  // Laid out as every Gemini error body: two-space indent and a final newline.
+  CHECK(g::quota_error_body(mock::Quota::kPerDay, "m", std::nullopt).rfind("{\n  \"error\": {\n    \"code\": 429,", 0) == 0);
+}
+
+TEST_CASE("a per-minute quota 429 names a per-minute quota id, no retry text without retry_after_s") {
+  const auto e = nlohmann::json::parse(g::quota_error_body(mock::Quota::kPerMinute, "gemini-2.5-flash", std::nullopt))["error"];
+  CHECK(e["details"][0]["violations"][0]["quotaId"] == "GenerateRequestsPerMinutePerProjectPerModel-FreeTier");
+  CHECK(e["details"].size() == 2);  // no RetryInfo
+  CHECK(e["message"].get<std::string>().find("Please retry") == std::string::npos);
+  // gemini-cli treats "limit: 0" as terminal whatever the quota: the per-minute limit is not 0.
+  CHECK(e["message"].get<std::string>().find("limit: 5, model: gemini-2.5-flash") != std::string::npos);
+  // Through the WireFormat interface, the same body; other formats fall back to their plain 429.
+  CHECK(g::format().quota_answer(mock::Quota::kPerMinute, "gemini-2.5-flash", std::nullopt).body ==
+        g::quota_error_body(mock::Quota::kPerMinute, "gemini-2.5-flash", std::nullopt));
+  const mock::WireFormat* anthropic = mock::wire_format("anthropic");
+  REQUIRE(anthropic != nullptr);
+  CHECK(anthropic->quota_answer(mock::Quota::kPerMinute, "claude", 2.0).body == anthropic->error_answer(429, anthropic->default_message(429), 2.0).body);
+}
+
+}  // namespace gemini_quota_test

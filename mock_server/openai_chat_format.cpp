@@ -13,6 +13,7 @@
 #include "mock_server/openai_chat_format.h"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "mock_server/json_text.h"
@@ -541,6 +542,10 @@ class Format final : public WireFormat {
     return out;
   }
 
+  ErrorAnswer quota_answer(Quota quota, std::string_view model, std::optional<double> retry_after_s) const override {
+    return error_answer(429, rate_limit_message(quota, model, retry_after_s), retry_after_s);
+  }
+
   std::string call_id(std::size_t journal_index, int call_index) const override {
     return "call_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
   }
@@ -627,6 +632,30 @@ class Format final : public WireFormat {
 };
 
 }  // namespace
+
+std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s) {
+  const bool per_day = quota == Quota::kPerDay;
+  std::string m = "Rate limit reached for " + std::string(model.empty() ? std::string_view("gpt-5.5") : model) +
+                  " in organization org-hiccup on requests per " + (per_day ? "day (RPD): Limit 200, Used 200" : "min (RPM): Limit 3, Used 3") +
+                  ", Requested 1.";
+  if (retry_after_s) {
+    double s = std::isfinite(*retry_after_s) && *retry_after_s > 0 ? *retry_after_s : 0;
+    std::string wait;
+    if (s < 60) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%gs", std::round(s * 1000) / 1000);
+      wait = buf;
+    } else {
+      const long long total = std::llround(s);
+      const long long h = total / 3600, mi = total % 3600 / 60, sec = total % 60;
+      if (h > 0) wait += std::to_string(h) + "h";
+      if (h > 0 || mi > 0) wait += std::to_string(mi) + "m";
+      wait += std::to_string(sec) + "s";
+    }
+    m += " Please try again in " + wait + ".";
+  }
+  return m + " Visit https://platform.openai.com/account/rate-limits to learn more.";
+}
 
 std::string completion_id(std::size_t journal_index) {
   return "chatcmpl-hiccup-" + std::to_string(journal_index);

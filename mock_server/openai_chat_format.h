@@ -30,6 +30,15 @@ inline constexpr std::string_view kModelErrorMessage =
     "The model produced invalid content. Consider modifying your prompt if you are seeing this "
     "error persistently.";
 
+/// The message of OpenAI's 429 `rate_limit_exceeded` when a request quota ran out (both OpenAI
+/// formats; WireFormat::quota_answer): "Rate limit reached for MODEL in organization org-hiccup on
+/// requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s. Visit
+/// https://platform.openai.com/account/rate-limits to learn more.", "per day (RPD)" and
+/// "Limit 200, Used 200" for a per-day quota, the "Please try again in" part only with
+/// `retry_after_s` (spelt as the API does: "20s", "1.5s", "7m12s", "1h2m3s"). Source: the
+/// messages users quote from the API (openai-python and langchain issue threads).
+std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s);
+
 /// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
 std::string completion_id(std::size_t journal_index);
 

@@ -452,3 +452,29 @@ TEST_CASE("an after_fragment fault cuts a call after its start and that many fra
 }
 
 }  // namespace openai_chat_format_test
+
+namespace openai_quota_test {
+
+TEST_CASE("a quota 429 is rate_limit_exceeded naming the limit that ran out, RPM or RPD, in both OpenAI formats") {
+  const mock::ErrorAnswer day = mock::openai_chat::format().quota_answer(mock::Quota::kPerDay, "gpt-5.5", 432.0);
+  const auto e = nlohmann::json::parse(day.body)["error"];
+  CHECK(e["type"] == "requests");
+  CHECK(e["code"] == "rate_limit_exceeded");
+  CHECK(e["message"] ==
+        "Rate limit reached for gpt-5.5 in organization org-hiccup on requests per day (RPD): Limit 200, Used 200, "
+        "Requested 1. Please try again in 7m12s. Visit https://platform.openai.com/account/rate-limits to learn more.");
+  using H = std::vector<std::pair<std::string, std::string>>;
+  CHECK(day.headers == H{{"retry-after", "432"}, {"retry-after-ms", "432000"}});
+  CHECK(mock::openai_chat::rate_limit_message(mock::Quota::kPerMinute, "m", 20.0).find("on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.") !=
+        std::string::npos);
+  CHECK(mock::openai_chat::rate_limit_message(mock::Quota::kPerMinute, "m", 1.5).find("Please try again in 1.5s.") != std::string::npos);
+  CHECK(mock::openai_chat::rate_limit_message(mock::Quota::kPerDay, "m", 3723.0).find("Please try again in 1h2m3s.") != std::string::npos);
+  CHECK(mock::openai_chat::rate_limit_message(mock::Quota::kPerDay, "m", std::nullopt).find("Please try again") == std::string::npos);
+  const mock::WireFormat* responses = mock::wire_format("openai-responses");
+  REQUIRE(responses != nullptr);
+  const auto r = nlohmann::json::parse(responses->quota_answer(mock::Quota::kPerDay, "gpt-5.5", std::nullopt).body)["error"];
+  CHECK(r["code"] == "rate_limit_exceeded");
+  CHECK(r["message"].get<std::string>().find("requests per day (RPD)") != std::string::npos);
+}
+
+}  // namespace openai_quota_test

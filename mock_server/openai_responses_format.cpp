@@ -16,6 +16,7 @@
 #include <set>
 
 #include "mock_server/json_text.h"
+#include "mock_server/openai_chat_format.h"
 
 namespace mock::openai_responses {
 namespace {
@@ -953,6 +954,10 @@ class Format final : public WireFormat {
       answer.headers.emplace_back("retry-after-ms", std::to_string(std::llround(s * 1000)));
     }
     return answer;
+  }
+
+  ErrorAnswer quota_answer(Quota quota, std::string_view model, std::optional<double> retry_after_s) const override {
+    return error_answer(429, openai_chat::rate_limit_message(quota, model, retry_after_s), retry_after_s);
   }
 
   std::string call_id(std::size_t journal_index, int call_index) const override {

@@ -1,4 +1,4 @@
-// Scenario spellings of finish reasons; a call cut by its finish.
+// Scenario spellings of finish reasons and quotas; a call cut by its finish.
 #include "mock_server/script.h"
 
 #include <algorithm>
@@ -22,6 +22,10 @@ std::optional<FinishReason> finish_from_name(std::string_view name) {
     if (finish_name(r) == name) return r;
   }
   return std::nullopt;
+}
+
+std::string_view quota_name(Quota quota) {
+  return quota == Quota::kPerDay ? "per_day" : "per_minute";
 }
 
 std::string default_signature(std::size_t journal_index, int reasoning_index) {

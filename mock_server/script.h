@@ -81,15 +81,26 @@ std::string default_signature(std::size_t journal_index, int reasoning_index);
 /// finish with `after_fragment`): how many argument fragments of it go out. nullopt otherwise.
 std::optional<int> cut_by_finish(const std::vector<Event>& events, std::size_t i);
 
+/// Which request quota a 429 says ran out (SCENARIO-FORMAT.md "Turns and attempts", `quota`):
+/// one that resets within the minute (a client may wait and retry) or one that resets only the
+/// next day (Gemini's `QuotaFailure` names a per-day quota id, which gemini-cli and others treat
+/// as terminal: googleQuotaErrors.ts `classifyGoogleError`).
+enum class Quota { kPerMinute, kPerDay };
+
+/// "per_minute" or "per_day", as scenarios spell it.
+std::string_view quota_name(Quota quota);
+
 /// One attempt: either `status` (an HTTP error before any stream, body in the provider's error
-/// envelope, optional Retry-After in seconds) or a stream of `events` (HTTP 200) with an optional
-/// fault and optional slicing of the stream into writes of at most `slice_bytes` bytes.
+/// envelope, optional Retry-After in seconds, and for a 429 optionally the `quota` that ran out)
+/// or a stream of `events` (HTTP 200) with an optional fault and optional slicing of the stream
+/// into writes of at most `slice_bytes` bytes.
 struct Attempt {
   std::optional<int> status;
   std::optional<double> retry_after_s;
   std::vector<Event> events;
   std::optional<Fault> fault;
   std::optional<int> slice_bytes;
+  std::optional<Quota> quota;  ///< with status 429 only; last so that positional initializers stay valid
   bool operator==(const Attempt&) const = default;
 };
 

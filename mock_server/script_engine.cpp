@@ -283,7 +283,15 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
 
   if (a.status) {
     entry.played = "status";
-    answer_error(*a.status, format->default_message(*a.status), a.retry_after_s);
+    if (a.quota && *a.status == 429) {
+      ErrorAnswer answer = format->quota_answer(*a.quota, entry.model, a.retry_after_s);
+      plan.status = 429;
+      plan.content_type = format->error_content_type(request.target);
+      plan.body = std::move(answer.body);
+      plan.headers = std::move(answer.headers);
+    } else {
+      answer_error(*a.status, format->default_message(*a.status), a.retry_after_s);
+    }
     return plan;
   }
   entry.played = "stream";

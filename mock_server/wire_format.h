@@ -179,6 +179,16 @@ class WireFormat {
   virtual ErrorAnswer error_answer(int status, std::string_view message,
                                    std::optional<double> retry_after_s) const = 0;
 
+  /// The 429 answer for a request quota that ran out (Attempt::quota), for `model` (the
+  /// request's, "" when it named none), with `retry_after_s` conveyed as error_answer does. By
+  /// default error_answer(429, default_message(429), retry_after_s): the provider says nothing of
+  /// which quota. Gemini names it in a `QuotaFailure` detail, OpenAI in its message (RPM/RPD).
+  virtual ErrorAnswer quota_answer(Quota quota, std::string_view model, std::optional<double> retry_after_s) const {
+    (void)quota;
+    (void)model;
+    return error_answer(429, default_message(429), retry_after_s);
+  }
+
   /// The `Content-Type` of an error answer (error_answer's body) to a request for `target` (path
   /// and query): "application/json" unless the provider sends another (Gemini: "text/event-stream"
   /// on its streaming method, "application/json; charset=UTF-8" otherwise; gemini_format.h).

@@ -109,6 +109,10 @@ std::optional<nlohmann::json> repair_json(std::string_view prefix) {
   return parsed;
 }
 
+bool says_daily_quota(std::string_view message) {
+  return message.find("per day (RPD)") != std::string_view::npos || message.find("per day (TPD)") != std::string_view::npos;
+}
+
 std::optional<double> retry_after_from_headers(const Headers& headers) {
   auto number = [](const std::string& text) -> std::optional<double> {
     if (text.empty()) return std::nullopt;

@@ -93,6 +93,10 @@ class IStreamDecoder {
 struct ProviderError {
   std::string message;        ///< e.g. "UNAVAILABLE: The model is overloaded." / "overloaded_error: Overloaded"
   double retry_after_s = 0;   ///< from the `retry-after-ms`/`retry-after` header or the body; 0 when absent
+  /// The 429 says a quota that resets only the next day ran out (docs/POLICY.md, `quota_exhausted`):
+  /// Gemini's QuotaFailure names a quota id with "PerDay"; OpenAI's message names "per day (RPD)"
+  /// or "per day (TPD)".
+  bool daily_quota = false;
 };
 
 /// Response headers with lower-case names.
@@ -152,6 +156,11 @@ std::optional<nlohmann::json> repair_json(std::string_view prefix);
 /// decimal as Anthropic and OpenAI send it; an HTTP-date reads as absent). nullopt when neither
 /// holds a non-negative number.
 std::optional<double> retry_after_from_headers(const Headers& headers);
+
+/// Whether an OpenAI 429 message names a per-day limit: "… on requests per day (RPD): …" or
+/// "… on tokens per day (TPD): …" (the API's rate_limit_exceeded messages name the limit that ran
+/// out; the per-minute ones say "per min (RPM)" / "(TPM)").
+bool says_daily_quota(std::string_view message);
 
 /// The value of header `name` (lower-case) in `headers`; nullopt when absent.
 std::optional<std::string> header_value(const Headers& headers, std::string_view name);

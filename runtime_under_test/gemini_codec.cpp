@@ -58,6 +58,13 @@ std::optional<GeminiError> parse_error(std::string_view body) {
           d.contains("retryDelay") && d["retryDelay"].is_string()) {
         if (auto s = parse_duration_s(d["retryDelay"].get<std::string>())) out.retry_after_s = *s;
       }
+      // googleQuotaErrors.ts (gemini-cli) reads the same: "PerDay" in a quota id is terminal.
+      if (d.is_object() && string_member(d, "@type") == "type.googleapis.com/google.rpc.QuotaFailure" &&
+          d.contains("violations") && d["violations"].is_array()) {
+        for (const json& v : d["violations"]) {
+          if (v.is_object() && string_member(v, "quotaId").find("PerDay") != std::string::npos) out.daily_quota = true;
+        }
+      }
     }
   }
   return out;
@@ -234,6 +241,7 @@ class GeminiCodec final : public ICodec {
     if (auto e = rut::parse_error(body)) {
       out.message = e->status + ": " + e->message;
       out.retry_after_s = e->retry_after_s;
+      out.daily_quota = e->daily_quota;
     }
     return out;
   }

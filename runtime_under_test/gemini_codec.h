@@ -29,6 +29,7 @@ struct GeminiError {
   std::string message;
   std::string status;         ///< e.g. "UNAVAILABLE", "INVALID_ARGUMENT"
   double retry_after_s = 0;   ///< from RetryInfo.retryDelay ("30s", "1.5s"); 0 when absent
+  bool daily_quota = false;   ///< a QuotaFailure violation's quotaId names a per-day quota ("PerDay")
 };
 
 /// Streaming target: `/v1beta/models/{model}:streamGenerateContent?alt=sse`.

@@ -84,3 +84,39 @@ TEST_CASE("codec echoes call ids in function responses only when the call had on
 }
 
 }  // namespace rut
+
+namespace rut {
+
+TEST_CASE("codec reads a QuotaFailure's per-day quota id as a daily quota, a per-minute one not") {
+  auto quota = [](const std::string& id) {
+    return R"({"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED","details":[)"
+           R"({"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":")" + id + R"("}]},)"
+           R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"38s"}]}})";
+  };
+  const auto day = parse_error(quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier"));
+  REQUIRE(day);
+  CHECK(day->daily_quota);
+  CHECK(day->retry_after_s == 38);
+  const auto minute = parse_error(quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"));
+  REQUIRE(minute);
+  CHECK_FALSE(minute->daily_quota);
+  // Through the codec interface, as the model client asks.
+  CHECK(codec_for("gemini")->parse_error(quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier"), {}).daily_quota);
+  CHECK_FALSE(codec_for("gemini")->parse_error(quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"), {}).daily_quota);
+  // A QuotaFailure of the wrong shape is no daily quota and no crash.
+  CHECK_FALSE(parse_error(R"({"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":"PerDay"}]}})")->daily_quota);
+}
+
+TEST_CASE("OpenAI codecs read a per-day limit in a rate_limit_exceeded message as a daily quota") {
+  const std::string day = R"({"error":{"message":"Rate limit reached for gpt-5.5 in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}})";
+  const std::string minute = R"({"error":{"message":"Rate limit reached for gpt-5.5 in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}})";
+  for (const char* provider : {"openai-chat", "openai-responses"}) {
+    CAPTURE(provider);
+    CHECK(codec_for(provider)->parse_error(day, {}).daily_quota);
+    CHECK_FALSE(codec_for(provider)->parse_error(minute, {}).daily_quota);
+  }
+  CHECK(says_daily_quota("on tokens per day (TPD): Limit 90000"));
+  CHECK_FALSE(says_daily_quota("Rate limit reached for requests."));
+}
+
+}  // namespace rut

@@ -8,6 +8,7 @@ namespace rut {
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
     case ErrorCode::kHttp429: return "http_429";
+    case ErrorCode::kQuotaExhausted: return "quota_exhausted";
     case ErrorCode::kHttp5xx: return "http_5xx";
     case ErrorCode::kInvalidRequest: return "invalid_request";
     case ErrorCode::kHttpClientError: return "http_client_error";
@@ -188,7 +189,7 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       result = AttemptResult{};
       result.status = tr.status;
       const ProviderError e = codec_.parse_error(body, tr.headers);
-      result.error = *code;
+      result.error = *code == ErrorCode::kHttp429 && e.daily_quota ? ErrorCode::kQuotaExhausted : *code;
       result.message = "HTTP " + std::to_string(tr.status) + (e.message.empty() ? "" : " " + e.message);
       result.retry_after_s = e.retry_after_s;
       return result;

@@ -19,6 +19,8 @@ namespace rut {
 /// Why an attempt failed (docs/POLICY.md "An attempt"). Each entry states its retry class.
 enum class ErrorCode {
   kHttp429,          ///< status 429. Retryable: wait max(backoff step, RetryInfo delay)
+  kQuotaExhausted,   ///< status 429 naming a per-day quota (ProviderError::daily_quota). Not
+                     ///< retryable: run error "quota_exhausted" (it resets only the next day)
   kHttp5xx,          ///< status 500, 502, 503, 504, 529. Retryable with backoff
   kInvalidRequest,   ///< status 400. Not retryable: run error "invalid_request"; the rejected
                      ///< user content is removed from history

@@ -352,6 +352,7 @@ class ChatCodec final : public ICodec {
       const std::string type = string_member(*e, "type");
       const std::string message = string_member(*e, "message");
       out.message = type.empty() ? message : type + ": " + message;
+      out.daily_quota = says_daily_quota(message);
     }
     out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;

@@ -407,6 +407,7 @@ class ResponsesCodec final : public ICodec {
       std::string kind = string_member(*e, "type");
       if (kind.empty()) kind = string_member(*e, "code");
       out.message = (kind.empty() ? std::string() : kind + ": ") + string_member(*e, "message");
+      out.daily_quota = says_daily_quota(string_member(*e, "message"));
     }
     out.retry_after_s = retry_after_from_headers(headers).value_or(0);
     return out;

@@ -7,7 +7,7 @@ namespace rut {
 
 namespace {
 
-enum class RetryClass { kRetryable, kInvalidRequest, kNonRetryable, kContentFilter };
+enum class RetryClass { kRetryable, kInvalidRequest, kNonRetryable, kContentFilter, kQuotaExhausted };
 
 RetryClass classify(ErrorCode code, const DefectSet& defects) {
   switch (code) {
@@ -18,6 +18,8 @@ RetryClass classify(ErrorCode code, const DefectSet& defects) {
                                                 : RetryClass::kNonRetryable;
     case ErrorCode::kContentFilter:
       return RetryClass::kContentFilter;
+    case ErrorCode::kQuotaExhausted:
+      return RetryClass::kQuotaExhausted;  // resets only the next day: no wait in the run helps
     case ErrorCode::kHttp429:
     case ErrorCode::kHttp5xx:
     case ErrorCode::kStreamError:
@@ -64,6 +66,9 @@ RetryDecision RetryCoordinator::on_failure(const AttemptResult& result) {
       return d;
     case RetryClass::kNonRetryable:
       d.run_error = "non_retryable";
+      return d;
+    case RetryClass::kQuotaExhausted:
+      d.run_error = "quota_exhausted";
       return d;
     case RetryClass::kContentFilter:
       // One immediate retry on the fallback model, if set, unused in this turn, and in budget.

@@ -162,7 +162,8 @@ bool StreamingTurn::keep_cut_turn(AttemptResult& result, ErrorCode code, int tur
     // and the run ends there.
     if (calls == 0) return false;
   } else {
-    const bool retryable = code != ErrorCode::kInvalidRequest && code != ErrorCode::kHttpClientError;
+    const bool retryable = code != ErrorCode::kInvalidRequest && code != ErrorCode::kHttpClientError &&
+                           code != ErrorCode::kQuotaExhausted;
     if (!retryable) return false;
     if (calls == 0 && (text.empty() || !config_.continuation_prompt)) return false;
   }
