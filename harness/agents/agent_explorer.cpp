@@ -1,6 +1,7 @@
 // Black-box exploration: generate, run against the agent, confirm, group, shrink, write; see
 // agent_explorer.h.
 #include "harness/agents/agent_explorer.h"
+#include "harness/strings.h"
 
 #include <algorithm>
 #include <atomic>
@@ -48,12 +49,6 @@ void parallel_for(int n, int jobs, const std::function<void(int)>& fn, const std
   pool.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
   for (std::thread& t : pool) t.join();
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
 }
 
 /// The signature of a run, or nullopt when it passed or could not run (a harness error).

@@ -11,6 +11,7 @@
 #include "harness/transcript.h"
 
 namespace harness::agents {
+namespace agent_explorer_test {  // its own names in a unity batch (CMakeLists.txt, HICCUP_UNITY_BUILD)
 namespace {
 
 constexpr const char* kResetAfterCall = R"({
@@ -213,4 +214,5 @@ TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
 }
 
 }  // namespace
+}  // namespace agent_explorer_test
 }  // namespace harness::agents

@@ -1,5 +1,6 @@
 // The matrix's pure parts: known-failure pins, cell verdicts, scenario assignment, rendering.
 #include "harness/agents/matrix.h"
+#include "harness/strings.h"
 
 #include <algorithm>
 #include <fstream>
@@ -30,12 +31,6 @@ const std::set<std::string>& known_names() {
     return n;
   }();
   return names;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 }  // namespace

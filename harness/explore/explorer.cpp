@@ -1,5 +1,6 @@
 // The explorer: generate, predict, run, judge, shrink, write; see explorer.h.
 #include "harness/explore/explorer.h"
+#include "harness/strings.h"
 #include "harness/stopwatch.h"
 
 #include <atomic>
@@ -86,12 +87,6 @@ nlohmann::json size_json(const ScenarioSize& z) {
 
 nlohmann::json review_transcript(const CaseResult& r) {
   return make_review_transcript(r.scenario, r.run, r.journal, r.violations, r.sent_at_s);
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
 }
 
 /// The exploration command line that reproduces this run.

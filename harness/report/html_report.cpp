@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/report/report.h"
+#include "harness/strings.h"
 #include "harness/scenario_io.h"
 
 namespace harness {
@@ -172,12 +173,6 @@ std::vector<std::string> caught_by(const json& c) {
 /// transcript was kept (`--transcripts`, black-box runs).
 bool has_section(const json& c) {
   return !c.value("passed", false) || (c.contains("transcript") && c["transcript"].is_object());
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
-  return out;
 }
 
 /// The request box: what it carried, the answer's events with the fault drawn where it fell, how it
