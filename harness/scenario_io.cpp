@@ -1106,6 +1106,23 @@ class CrossFieldRules : public Checks {
 
 // ---- phase 3: what the provider sends -----------------------------------------------------------
 
+/// The first `quota: "per_day"` of `s` when `provider` has no per-day quota to say (Anthropic: its
+/// request limits are per minute only, docs.claude.com "Rate limits": RPM, ITPM, OTPM), as its
+/// pointer and the problem; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> per_day_quota_unsaid(const Scenario& s, std::string_view provider) {
+  if (provider != "anthropic") return std::nullopt;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    const auto& attempts = s.script.turns[t].attempts;
+    for (std::size_t a = 0; a < attempts.size(); ++a) {
+      if (attempts[a].quota != mock::Quota::kPerDay) continue;
+      return std::pair{"/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/quota",
+                       std::string("anthropic never says a per-day quota ran out (its request limits are per minute: "
+                                   "docs.claude.com \"Rate limits\"); use \"per_minute\" or another provider")};
+    }
+  }
+  return std::nullopt;
+}
+
 /// The statuses of the scenario's own provider (status_problems), once its provider is known (a
 /// provider that is not a known format is already a problem at "/provider").
 void provider_rules(const Scenario& s, Problems& problems) {
@@ -1113,6 +1130,7 @@ void provider_rules(const Scenario& s, Problems& problems) {
                                            [](const LoadProblem& p) { return p.pointer == "/provider"; });
   if (!provider_known) return;
   for (LoadProblem& p : status_problems(s, s.script.provider, problems.file)) problems.list.push_back(std::move(p));
+  if (auto why = per_day_quota_unsaid(s, s.script.provider)) problems.list.push_back({problems.file, why->first, why->second});
 }
 
 // ---- one document ---------------------------------------------------------------------------------
@@ -1333,6 +1351,11 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
   return out;
 }
 
+std::optional<std::string> unplayable_in(const Scenario& s, std::string_view provider) {
+  if (auto why = per_day_quota_unsaid(s, provider)) return why->first + ": " + why->second;
+  return std::nullopt;
+}
+
 std::vector<LoadProblem> status_problems(const Scenario& s, std::string_view provider, const std::string& file) {
   std::vector<LoadProblem> out;
   const mock::WireFormat* format = mock::wire_format(provider);
@@ -1344,13 +1367,6 @@ std::vector<LoadProblem> status_problems(const Scenario& s, std::string_view pro
       const std::string base = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(i);
       if (a.status) {
         if (auto note = format->status_note(*a.status)) out.push_back({file, base + "/status", *note});
-      }
-      // Anthropic's request limits are per minute only (docs.claude.com "Rate limits": RPM, ITPM,
-      // OTPM): no answer of its says a per-day quota ran out.
-      if (a.quota == mock::Quota::kPerDay && provider == "anthropic") {
-        out.push_back({file, base + "/quota",
-                       "anthropic never says a per-day quota ran out (its request limits are per minute: "
-                       "docs.claude.com \"Rate limits\"); use \"per_minute\" or another provider"});
       }
       if (const auto* e = a.fault ? std::get_if<mock::ErrorEventFault>(&*a.fault) : nullptr) {
         if (auto note = format->status_note(e->status)) out.push_back({file, base + "/fault/status", *note});

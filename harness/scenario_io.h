@@ -46,13 +46,17 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// The HTTP statuses of `scenario` that `provider`'s API never sends (mock::WireFormat::status_note,
 /// which names the provider's own alternative): one problem per `attempts[].status` and per
 /// `fault.status` of an error_event, with its pointer (`/turns/T/attempts/A/status`,
-/// `/turns/T/attempts/A/fault/status`), and a `quota: "per_day"` that the provider never says
-/// (Anthropic, `/turns/T/attempts/A/quota`). parse_scenario reports them as errors for the
-/// scenario's own `provider`; `hiccup run --provider` prints them as warnings for the provider it
-/// plays (the status is then sent as scripted, in that provider's envelope; a per-day quota as
-/// that provider's plain 429). Unknown provider: none.
+/// `/turns/T/attempts/A/fault/status`). parse_scenario reports them as errors for the scenario's
+/// own `provider`; `hiccup run --provider` prints them as warnings for the provider it plays
+/// (the status is then sent as scripted, in that provider's envelope). Unknown provider: none.
 [[nodiscard]] std::vector<LoadProblem> status_problems(const Scenario& scenario, std::string_view provider,
                                                        const std::string& file);
+
+/// Why `scenario` cannot be played in `provider`'s wire format ("POINTER: reason"), or nullopt:
+/// a `quota: "per_day"` in Anthropic, which has no per-day quota, so nothing it sends could say
+/// one ran out and the scenario's expectations could not hold. parse_scenario reports it as an
+/// error for the scenario's own provider; `hiccup run --provider` skips such a scenario with it.
+[[nodiscard]] std::optional<std::string> unplayable_in(const Scenario& scenario, std::string_view provider);
 
 /// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between
 /// half and twice the scenario's idle timeout (runtime.idle_timeout_s, default 60), where a real

@@ -1044,9 +1044,12 @@ TEST_CASE("quota: a 429's per_minute or per_day loads, survives a rewrite, and i
   CHECK(anthropic.pointer == "/turns/0/attempts/0/quota");
   CHECK(anthropic.message.rfind("anthropic never says a per-day quota ran out", 0) == 0);
   CHECK(load("anthropic", R"({"status":429,"quota":"per_minute"})").problems.empty());
-  // Played as Anthropic (hiccup run --provider), a warning instead.
-  CHECK(harness::status_problems(*day.scenario, "anthropic", "x.json").size() == 1);
-  CHECK(harness::status_problems(*day.scenario, "openai-responses", "x.json").empty());
+  // Played as Anthropic (hiccup run --provider): not playable there, and says where.
+  CHECK(harness::unplayable_in(*day.scenario, "anthropic") ==
+        "/turns/0/attempts/0/quota: anthropic never says a per-day quota ran out (its request limits are per minute: "
+        "docs.claude.com \"Rate limits\"); use \"per_minute\" or another provider");
+  CHECK_FALSE(harness::unplayable_in(*day.scenario, "openai-responses"));
+  CHECK(harness::status_problems(*day.scenario, "anthropic", "x.json").empty());
 }
 
 }  // namespace scenario_io_quota_test

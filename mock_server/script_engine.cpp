@@ -217,12 +217,14 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   entry.contents = std::move(decoded.contents);
   if (entry.contents.is_array()) entry.turn = turn_index(entry.contents);
 
-  auto answer_error = [&](int status, std::string_view message, std::optional<double> retry_after_s) {
-    ErrorAnswer answer = format->error_answer(status, message, retry_after_s);
+  auto answer_with = [&](int status, ErrorAnswer answer) {
     plan.status = status;
     plan.content_type = format->error_content_type(request.target);
     plan.body = std::move(answer.body);
     plan.headers = std::move(answer.headers);
+  };
+  auto answer_error = [&](int status, std::string_view message, std::optional<double> retry_after_s) {
+    answer_with(status, format->error_answer(status, message, retry_after_s));
   };
 
   if (decoded.rejection) {
@@ -284,11 +286,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   if (a.status) {
     entry.played = "status";
     if (a.quota && *a.status == 429) {
-      ErrorAnswer answer = format->quota_answer(*a.quota, entry.model, a.retry_after_s);
-      plan.status = 429;
-      plan.content_type = format->error_content_type(request.target);
-      plan.body = std::move(answer.body);
-      plan.headers = std::move(answer.headers);
+      answer_with(429, format->quota_answer(*a.quota, entry.model, a.retry_after_s));
     } else {
       answer_error(*a.status, format->default_message(*a.status), a.retry_after_s);
     }

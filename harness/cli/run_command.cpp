@@ -286,6 +286,17 @@ int run_command(const Args& args) {
       }
       s.script.provider = provider;
     }
+    // A scenario that says what the played provider cannot (a per-day quota in Anthropic) is
+    // skipped: its expectations could not hold there.
+    std::erase_if(scenarios, [&](const Scenario& s) {
+      const auto why = unplayable_in(s, provider);
+      if (why) std::cout << "SKIP " << s.name << ": not playable with --provider " << provider << ": " << *why << '\n';
+      return why.has_value();
+    });
+    if (scenarios.empty()) {
+      std::cerr << "error: no scenario under the given paths can be played with --provider " << provider << '\n';
+      return kExitInvalidInput;
+    }
   }
   std::set<std::string> redesigned;  // scenarios --recovery moved to another design
   if (!recovery.empty()) {
