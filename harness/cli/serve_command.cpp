@@ -44,6 +44,12 @@ Point a client at it, e.g.
   OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 (openai SDKs, codex)   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
   a session: OPENAI_BASE_URL=http://127.0.0.1:PORT/s/ID/v1, ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/ID
 A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
+
+The scenario's `tools` are served over MCP (Streamable HTTP, revision 2025-11-25; 2025-06-18,
+2025-03-26 and 2024-11-05 negotiated too) at /mcp (default session) and /s/{id}/mcp: initialize,
+ping, tools/list, tools/call playing each call's scripted behaviour (duration_s scaled as stalls,
+result, is_error, jsonrpc_error, hang, reply_lost, progress), notifications/cancelled; GET 405,
+DELETE ends the MCP session (docs/CONTROL-API.md "MCP").
 Requests are matched to the script by turn index and attempt index, whatever the format
 (docs/SCENARIO-FORMAT.md "Matching requests to the script"; each format's bytes, errors and ids:
 docs/WIRE-FORMATS.md).
@@ -60,6 +66,7 @@ Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and
   GET    /_hiccup/sessions/ID/journal       the session's journal
   POST   /_hiccup/sessions/ID/executions    record a tool execution {"name", "args"?, "call_id"?}
   POST   /_hiccup/sessions/ID/outcome       {"outcome": "completed"|"failed", "final_text"?, "shown_text"?}
+  GET    /_hiccup/sessions/ID/tool_calls    the MCP tool-call journal and executions per tool
   GET    /_hiccup/sessions/ID/verdict       the invariants (names and messages as hiccup run
                                             --agent-cmd), what stays n/a and why
   GET    /_hiccup/health                    {"ok", "sessions", "internal_errors"}

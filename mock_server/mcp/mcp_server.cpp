@@ -222,7 +222,7 @@ Plan McpServer::post(const Request& request, const Framing& framing) {
       std::find(kProtocolVersions.begin(), kProtocolVersions.end(), version_header) == kProtocolVersions.end()) {
     return json_plan(400, rpc_error(id, kServerError,
                                     "Bad Request: unsupported MCP-Protocol-Version " + json_text::quote_input(version_header, 40) +
-                                        " (supported: 2025-11-25, 2025-06-18, 2025-03-26)"));
+                                        " (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)"));
   }
 
   // Sessions: initialize opens one; everything else needs a live one.

@@ -28,7 +28,8 @@ namespace mock::mcp {
 /// The protocol revisions the server speaks, newest first. `initialize` answers the client's
 /// `protocolVersion` when it is one of these, else the newest (MCP basic/lifecycle "Version
 /// Negotiation"); a request whose `MCP-Protocol-Version` header names another gets 400.
-inline constexpr std::array<std::string_view, 3> kProtocolVersions = {"2025-11-25", "2025-06-18", "2025-03-26"};
+inline constexpr std::array<std::string_view, 4> kProtocolVersions = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                                    "2024-11-05"};
 
 /// JSON-RPC 2.0's error codes (§5.1) and the transport's, as the MCP SDKs send them.
 inline constexpr int kParseError = -32700;      ///< the body is not JSON (or not UTF-8)
