@@ -323,7 +323,7 @@ TEST_CASE("mcp: a hung call never answers and can be cancelled") {
   const auto e = s.tool_calls().at(0);
   CHECK(e.behaviour == "hang");
   CHECK(e.cancelled);
-  CHECK(e.cancel_reason == "user \\x1b[31minterrupt");
+  CHECK(e.cancel_reason == "user \\x1B[31minterrupt");
   CHECK_FALSE(e.reply_sent);
   CHECK(e.progress_sent == 2);
   CHECK(e.executed);
@@ -398,7 +398,7 @@ TEST_CASE("mcp: unknown methods are -32601 and params that are not an object -32
   CHECK(messages(p).at(0)["error"]["message"] == "Method not found: \"resources/list\"");
   // A method name with a control character and an escape sequence reaches the message escaped.
   const Plan q = s.respond(post(R"({"jsonrpc":"2.0","id":2,"method":"x\u0007\u001b[2J"})", sid));
-  CHECK(messages(q).at(0)["error"]["message"] == "Method not found: \"x\\x07\\x1b[2J\"");
+  CHECK(messages(q).at(0)["error"]["message"] == "Method not found: \"x\\x07\\x1B[2J\"");
   const Plan r = s.respond(post(R"({"jsonrpc":"2.0","id":3,"method":"ping","params":"now"})", sid));
   CHECK(messages(r).at(0)["error"]["code"] == -32602);
 }
