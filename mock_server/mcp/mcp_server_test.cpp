@@ -389,6 +389,16 @@ TEST_CASE("mcp: malformed bodies get JSON-RPC's parse and invalid-request errors
   }
 }
 
+TEST_CASE("mcp: a body that is not UTF-8 is a parse error that says so") {
+  McpServer s(script());
+  const std::string sid = open(s);
+  const Plan p = s.respond(post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xc3\x28\"}", sid));
+  CHECK(p.status == 400);
+  const json m = json::parse(p.body);
+  CHECK(m["error"]["code"] == -32700);
+  CHECK(m["error"]["message"] == "Parse error: the body is not valid UTF-8");
+}
+
 TEST_CASE("mcp: unknown methods are -32601 and params that are not an object -32602") {
   McpServer s(script());
   const std::string sid = open(s);
