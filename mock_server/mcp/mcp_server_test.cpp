@@ -490,3 +490,27 @@ TEST_CASE("mcp: tool_call_to_json carries every field") {
     CHECK(j.contains(key));
   }
 }
+
+TEST_CASE("mcp: a cancel names its request by the JSON value of its id, 0 included") {
+  McpServer s(script());
+  const std::string sid = open(s);
+  call(s, sid, "wait", 0);
+  call(s, sid, "wait", "0");
+  // "0" the string names the second call only; 0 the number the first only.
+  s.respond(post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"0"}})", sid));
+  auto calls = s.tool_calls();
+  CHECK_FALSE(calls[0].cancelled);
+  CHECK(calls[1].cancelled);
+  s.respond(post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}})", sid));
+  calls = s.tool_calls();
+  CHECK(calls[0].cancelled);
+  CHECK(calls[0].request_id == 0);
+  CHECK(calls[1].request_id == "0");
+  // Another MCP session's cancel does not reach them.
+  McpServer t(script());
+  const std::string other = open(t);
+  call(t, other, "wait", 5);
+  const std::string mine = open(t);
+  t.respond(post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})", mine));
+  CHECK_FALSE(t.tool_calls().at(0).cancelled);
+}
