@@ -78,7 +78,8 @@ Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until 
 server stops; they are isolated (own script state, journal, ledger, locks).
 
 Stops on SIGINT or SIGTERM and prints one line per request of the default session still in its
-journal window (with a summary of the earlier ones).
+journal window (with a summary of the earlier ones), then one per MCP tool call and the executions
+per tool, when there were any.
 
 options (each at most once):
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
@@ -337,6 +338,26 @@ int serve_command(const Args& args) {
               << (e.fault.empty() ? "" : " fault " + e.fault) << (e.completed ? " completed" : "")
               << (e.validated ? "" : " REJECTED: " + mock::json_text::escape_input(e.rejection, 400)) << '\n';
     lines += line.str();
+  }
+  // The MCP tool calls of the default session, when there were any.
+  if (default_session) {
+    const std::shared_ptr<mock::mcp::McpServer> mcp = default_session->mcp();
+    for (const mock::mcp::ToolCallEntry& c : mcp->tool_calls()) {
+      std::ostringstream line;
+      line << "tool call " << c.index << ": " << mock::json_text::escape_input(c.tool, 200);
+      if (c.call_index >= 0) line << " (call " << c.call_index << ")";
+      line << " → " << c.behaviour << (c.reply_sent ? ", reply sent" : ", no reply") << (c.cancelled ? ", cancelled" : "")
+           << '\n';
+      lines += line.str();
+    }
+    if (mcp->tool_calls_received() > 0) {
+      std::string counts;
+      for (const auto& [tool, n] : mcp->executions()) {
+        counts += (counts.empty() ? "" : ", ") + mock::json_text::escape_input(tool, 200) + " " + std::to_string(n);
+      }
+      lines += "tool executions: " + (counts.empty() ? std::string("none") : counts) + " (of " +
+               std::to_string(mcp->tool_calls_received()) + " tools/call)\n";
+    }
   }
   std::cerr << lines;
   return exit_code;
