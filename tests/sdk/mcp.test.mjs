@@ -2,14 +2,16 @@
 // StreamableHTTPClientTransport against hiccup's MCP mock (POST /mcp of the default session,
 // /s/{id}/mcp of a named one), a scenario's `tools` section scripting each call. Each scripted
 // behaviour is checked twice: as the SDK reports it, and in the session's tool-call journal
-// (GET /_hiccup/sessions/{id}/tool_calls), which counts every execution. See README.md.
+// (GET /_hiccup/sessions/{id}/tool_calls), which counts every execution. The SDK's
+// StdioClientTransport does the same through `hiccup mcp URL`, the stdio bridge. See README.md.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { describeError, loadSdkPath, serve } from './common.mjs';
+import { describeError, hiccupBin, loadSdkPath, serve } from './common.mjs';
 
 const { Client } = loadSdkPath('@modelcontextprotocol/sdk', 'client/index.js');
 const { StreamableHTTPClientTransport } = loadSdkPath('@modelcontextprotocol/sdk', 'client/streamableHttp.js');
+const { StdioClientTransport } = loadSdkPath('@modelcontextprotocol/sdk', 'client/stdio.js');
 const { McpError } = loadSdkPath('@modelcontextprotocol/sdk', 'types.js');
 const T = { timeout: 60_000 };
 
@@ -181,6 +183,44 @@ test('the endpoint answers 404 for an unknown MCP session and 405 for GET', T, a
     const bad = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { accept: 'application/json' }, body: '{"jsonrpc":' });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.code, -32700);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('over stdio through hiccup mcp: the same tools, results, errors and counts', T, async () => {
+  const server = await serve(scn);
+  try {
+    const transport = new StdioClientTransport({ command: hiccupBin, args: ['mcp', `${server.url}/mcp`], stderr: 'pipe' });
+    let bridgeLog = '';
+    transport.stderr?.on('data', (d) => { bridgeLog += d; });
+    const client = new Client({ name: 'hiccup-mcp-stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    assert.equal(client.getServerVersion().name, 'hiccup');
+    const { tools: listed } = await client.listTools();
+    assert.equal(listed.length, 5);
+    const progress = [];
+    const ok = await client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }, undefined,
+                                     { onprogress: (p) => progress.push(p.progress) });
+    assert.deepEqual(ok.content, [{ type: 'text', text: 'contents of a.txt: grüße 🚀' }]);
+    assert.deepEqual(progress, [1, 2]);
+    assert.equal((await client.callTool({ name: 'deploy', arguments: {} })).isError, true);
+    await assert.rejects(client.callTool({ name: 'lookup', arguments: {} }), (e) => e instanceof McpError && e.code === -32603);
+    let error;
+    try {
+      await client.callTool({ name: 'write_file', arguments: { path: 'out.txt' } }, undefined, { timeout: 3000 });
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error instanceof McpError, `expected the SDK's timeout, got ${describeError(error)}`);
+    await client.close();
+    assert.match(bridgeLog, /the connection ended before the reply/);
+
+    const j = await toolCalls(server.url);
+    assert.deepEqual(j.executions, { read_file: 1, deploy: 1, lookup: 1, write_file: 1 });
+    assert.deepEqual(j.tool_calls.map((c) => [c.tool, c.behaviour, c.reply_sent]),
+                     [['read_file', 'result', true], ['deploy', 'is_error', true], ['lookup', 'jsonrpc_error', true],
+                      ['write_file', 'reply_lost', false]]);
   } finally {
     await server.stop();
   }
