@@ -907,7 +907,7 @@ class ShapeReader : public Checks {
   /// One call's behaviour (`tools[].calls[i]`); which fields may go together is CrossFieldRules'.
   std::optional<mock::mcp::ToolCall> tool_call(const json& j, const std::string& p) {
     if (!is_object(j, p)) return std::nullopt;
-    only_keys(j, p, {"duration_s", "result", "is_error", "jsonrpc_error", "hang", "reply_lost", "progress"});
+    only_keys(j, p, {"duration_s", "result", "is_error", "jsonrpc_error", "hang", "reply_lost", "session_expired", "progress"});
     mock::mcp::ToolCall c;
     bool ok = true;
     if (j.contains("duration_s")) {
@@ -917,7 +917,7 @@ class ShapeReader : public Checks {
       if (auto s = string(j["result"], at(p, "result"))) c.result = *s; else ok = false;
     }
     for (auto [key, field] : {std::pair{"is_error", &c.is_error}, std::pair{"hang", &c.hang},
-                              std::pair{"reply_lost", &c.reply_lost}}) {
+                              std::pair{"reply_lost", &c.reply_lost}, std::pair{"session_expired", &c.session_expired}}) {
       if (!j.contains(key)) continue;
       if (j[key].is_boolean()) {
         *field = j[key].get<bool>();
@@ -1173,8 +1173,8 @@ class CrossFieldRules : public Checks {
   /// An interrupt is defined under hold only, and one while the answer streams needs a stream.
   /// The tools against each other (names unique; `idempotent` against annotations.idempotentHint)
   /// and each call's fields against each other: at most one ending (result or is_error, a
-  /// JSON-RPC error, hang, reply_lost), and nothing after a hang (it has no duration: it never
-  /// ends).
+  /// JSON-RPC error, hang, reply_lost, session_expired), no duration for a hang (it never ends)
+  /// and no progress for an expired session's call (it never runs).
   void tool_rules(const json& j, const mock::mcp::ToolScript& tools) {
     if (!j.is_array()) return;
     std::set<std::string, std::less<>> names;
@@ -1205,10 +1205,14 @@ class CrossFieldRules : public Checks {
         if (call.jsonrpc_error) endings.emplace_back("jsonrpc_error");
         if (call.hang) endings.emplace_back("hang");
         if (call.reply_lost) endings.emplace_back("reply_lost");
+        if (call.session_expired) endings.emplace_back("session_expired");
         if (endings.size() > 1) {
           problem(cp, "a call ends one way, found " + endings[0] + " and " + endings[1] +
                           " (result/is_error: the tool's answer; jsonrpc_error: a protocol error instead; hang: no answer "
-                          "ever; reply_lost: the call runs, its answer is lost)");
+                          "ever; reply_lost: the call runs, its answer is lost; session_expired: 404, the call does not run)");
+        }
+        if (call.session_expired && call.progress > 0) {
+          problem(at(cp, "progress"), "a call refused with session_expired sends no progress (it never runs)");
         }
         if (call.hang && call.duration_s > 0) {
           problem(at(cp, "duration_s"), "a hung call never ends, so it has no duration (remove duration_s, or script "
@@ -1719,6 +1723,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
           if (c.jsonrpc_error) cj["jsonrpc_error"] = {{"code", c.jsonrpc_error->code}, {"message", c.jsonrpc_error->message}};
           if (c.hang) cj["hang"] = true;
           if (c.reply_lost) cj["reply_lost"] = true;
+          if (c.session_expired) cj["session_expired"] = true;
           if (c.progress > 0) cj["progress"] = c.progress;
           calls.push_back(cj);
         }

@@ -1020,7 +1020,8 @@ TEST_CASE("a tools section loads every field and survives a write") {
                 {"result": "written"},
                 {"is_error": true, "result": "disk full"},
                 {"jsonrpc_error": {"code": -32603, "message": "backend down"}},
-                {"hang": true, "progress": 1} ]},
+                {"hang": true, "progress": 1},
+                {"session_expired": true} ]},
     {"name": "read.file-2", "idempotent": true}
   ]})";
   auto j = nlohmann::json::parse(kMinimal);
@@ -1034,7 +1035,8 @@ TEST_CASE("a tools section loads every field and survives a write") {
   CHECK(tools[0].description == "Writes a file.");
   CHECK(tools[0].input_schema["required"] == nlohmann::json::array({"path"}));
   CHECK((*tools[0].annotations)["destructiveHint"] == true);
-  REQUIRE(tools[0].calls.size() == 5);
+  REQUIRE(tools[0].calls.size() == 6);
+  CHECK(tools[0].calls[5].session_expired);
   CHECK(tools[0].calls[0].duration_s == 30);
   CHECK(tools[0].calls[0].reply_lost);
   CHECK(tools[0].calls[0].progress == 3);
@@ -1069,13 +1071,18 @@ TEST_CASE("a call's contradicting endings are problems at the call") {
       {"reply_lost": true, "jsonrpc_error": {"code": 1, "message": "m"}},
       {"is_error": true, "jsonrpc_error": {"code": 1, "message": "m"}},
       {"hang": true, "duration_s": 5},
-      {"hang": false, "reply_lost": false, "result": "fine", "is_error": true, "duration_s": 2, "progress": 2}]}]})");
+      {"hang": false, "reply_lost": false, "result": "fine", "is_error": true, "duration_s": 2, "progress": 2},
+      {"session_expired": true, "reply_lost": true},
+      {"session_expired": true, "progress": 1},
+      {"session_expired": true, "duration_s": 3}]}]})");
   INFO(dump(ps));
   CHECK(has(ps, "/tools/0/calls/0", "a call ends one way, found result and hang"));
   CHECK(has(ps, "/tools/0/calls/1", "found jsonrpc_error and reply_lost"));
   CHECK(has(ps, "/tools/0/calls/2", "found is_error and jsonrpc_error"));
   CHECK(has(ps, "/tools/0/calls/3/duration_s", "a hung call never ends, so it has no duration"));
-  CHECK(ps.size() == 4);
+  CHECK(has(ps, "/tools/0/calls/5", "found reply_lost and session_expired"));
+  CHECK(has(ps, "/tools/0/calls/6/progress", "sends no progress"));
+  CHECK(ps.size() == 6);
 }
 
 TEST_CASE("tool shapes are checked field by field with their pointers") {

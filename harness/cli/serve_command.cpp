@@ -48,8 +48,9 @@ A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
 The scenario's `tools` are served over MCP (Streamable HTTP, revision 2025-11-25; 2025-06-18,
 2025-03-26 and 2024-11-05 negotiated too) at /mcp (default session) and /s/{id}/mcp: initialize,
 ping, tools/list, tools/call playing each call's scripted behaviour (duration_s scaled as stalls,
-result, is_error, jsonrpc_error, hang, reply_lost, progress), notifications/cancelled; GET 405,
-DELETE ends the MCP session (docs/CONTROL-API.md "MCP").
+result, is_error, jsonrpc_error, hang, reply_lost, session_expired, progress),
+notifications/cancelled; GET 405, DELETE ends the MCP session (docs/CONTROL-API.md "MCP").
+
 Requests are matched to the script by turn index and attempt index, whatever the format
 (docs/SCENARIO-FORMAT.md "Matching requests to the script"; each format's bytes, errors and ids:
 docs/WIRE-FORMATS.md).

@@ -316,13 +316,7 @@ Plan McpServer::call_tool(const Request& request, const Framing& framing, const 
     record.whole_reply = !p.streaming;
     record.actions = p.streaming ? "r" : "";
     p.journal_index = e.index;
-    journal_.push_back(std::move(e));
-    records_.push_back(std::move(record));
-    if (window_ > 0 && journal_.size() > window_) {
-      journal_.pop_front();
-      records_.pop_front();
-      ++first_index_;
-    }
+    append(std::move(e), std::move(record));
     return p;
   };
   if (params.contains("name") && params["name"].is_string()) e.tool = params["name"].get<std::string>();
@@ -339,10 +333,24 @@ Plan McpServer::call_tool(const Request& request, const Framing& framing, const 
 
   std::size_t& count = calls_per_tool_[tool->name];
   e.call_index = static_cast<int>(count++);
-  e.executed = true;
   const ToolCall call = call_behaviour(*tool, static_cast<std::size_t>(e.call_index));
   e.behaviour = std::string(behaviour_name(call));
   e.duration_s = call.duration_s;
+  if (call.session_expired) {
+    // The server forgets the MCP session, as one that restarted or expired it: this request and
+    // every later one with its id get 404 (basic/transports "Session Management"). Nothing runs.
+    sessions_.erase(session);
+    session_order_.erase(std::remove(session_order_.begin(), session_order_.end(), session), session_order_.end());
+    Plan p = json_plan(404, rpc_error(id, kSessionNotFound, "Session not found"));
+    if (call.duration_s > 0) p.actions.emplace_back(StallAction{call.duration_s});
+    p.journal_index = e.index;
+    e.framing = "json";
+    record.whole_reply = true;
+    append(std::move(e), std::move(record));
+    return p;
+  }
+  e.executed = true;
+  ++executions_[tool->name];
 
   // The reply: a result (isError true or false), or a JSON-RPC error; none for hang and reply_lost.
   json reply;
@@ -417,14 +425,18 @@ Plan McpServer::call_tool(const Request& request, const Framing& framing, const 
       p.body_bytes = 0;
     }
   }
-  journal_.push_back(std::move(e));
+  append(std::move(e), std::move(record));
+  return p;
+}
+
+void McpServer::append(ToolCallEntry entry, Record record) {
+  journal_.push_back(std::move(entry));
   records_.push_back(std::move(record));
   if (window_ > 0 && journal_.size() > window_) {
     journal_.pop_front();
     records_.pop_front();
     ++first_index_;
   }
-  return p;
 }
 
 ToolCallEntry* McpServer::entry(std::size_t index) {
@@ -469,7 +481,7 @@ std::size_t McpServer::tool_calls_received() const {
 
 std::map<std::string, std::size_t> McpServer::executions() const {
   std::lock_guard lock(mu_);
-  return calls_per_tool_;
+  return executions_;
 }
 
 std::size_t McpServer::open_sessions() const {

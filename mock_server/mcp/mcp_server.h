@@ -51,16 +51,18 @@ struct ToolCallEntry {
   std::string tool;               ///< params.name as sent (valid UTF-8)
   nlohmann::json arguments = nlohmann::json::object();
   /// The tool's call number (from 0) that picked the behaviour; -1 when the call was refused
-  /// (unknown tool, invalid params: `behaviour` "invalid_params") and so not executed.
+  /// (unknown tool, invalid params: `behaviour` "invalid_params") and so not executed. A call
+  /// whose behaviour is session_expired takes its number but does not run.
   int call_index = -1;
   /// behaviour_name of the call played ("result", "is_error", "jsonrpc_error", "hang",
-  /// "reply_lost"), or "invalid_params".
+  /// "reply_lost", "session_expired"), or "invalid_params".
   std::string behaviour;
   double duration_s = 0;          ///< scripted, virtual seconds
   int progress = 0;               ///< progress notifications in the answer (0 without a progressToken or SSE)
   int progress_sent = 0;          ///< of those, written to the socket
   std::string framing;            ///< "sse" or "json": how the answer was sent
-  bool executed = false;          ///< the tool ran (counted in executions()): a known tool, valid params
+  /// The tool ran (counted in executions()): a known tool, valid params, not session_expired.
+  bool executed = false;
   bool reply_sent = false;        ///< the whole reply (result or error) was written
   bool settled = false;           ///< the HTTP server reported the answer's end
   bool cancelled = false;         ///< a notifications/cancelled named this request
@@ -103,7 +105,8 @@ class McpServer final : public Responder {
   /// tools/call requests received so far, in the window or not.
   std::size_t tool_calls_received() const;
   /// Executions per tool name since the server was made: every call of a known tool with valid
-  /// params, whatever it then did (a hung or reply-lost call ran). Exact: never windowed.
+  /// params, whatever it then did (a hung or reply-lost call ran), but a session_expired one (it
+  /// was refused). Exact: never windowed.
   std::map<std::string, std::size_t> executions() const;
   /// MCP sessions open now (initialized and not ended).
   std::size_t open_sessions() const;
@@ -144,6 +147,7 @@ class McpServer final : public Responder {
                  const nlohmann::json& id, const nlohmann::json& params);
   Plan cancel(const std::string& session, const nlohmann::json& params);
   ToolCallEntry* entry(std::size_t index);
+  void append(ToolCallEntry entry, Record record);  // into the window, evicting the oldest beyond it
 
   const ToolScript tools_;
   const std::string server_version_;
@@ -151,7 +155,8 @@ class McpServer final : public Responder {
   std::map<std::string, SessionState> sessions_;
   std::deque<std::string> session_order_;  // ids by age, for kMaxSessions
   std::size_t next_session_ = 1;
-  std::map<std::string, std::size_t> calls_per_tool_;  // executions, by tool
+  std::map<std::string, std::size_t> calls_per_tool_;  // call numbers taken, by tool
+  std::map<std::string, std::size_t> executions_;      // calls that ran, by tool
   std::deque<ToolCallEntry> journal_;
   std::deque<Record> records_;  // parallel to journal_
   std::size_t first_index_ = 0;

@@ -514,3 +514,40 @@ TEST_CASE("mcp: a cancel names its request by the JSON value of its id, 0 includ
   t.respond(post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})", mine));
   CHECK_FALSE(t.tool_calls().at(0).cancelled);
 }
+
+TEST_CASE("mcp: an expired session refuses the call with 404 and the client must initialize again") {
+  ToolScript tools;
+  Tool t;
+  t.name = "deploy";
+  ToolCall expire;
+  expire.session_expired = true;
+  expire.duration_s = 2;
+  ToolCall ok;
+  ok.result = "deployed";
+  t.calls = {expire, ok};
+  tools.tools = {t};
+  McpServer s(tools);
+  const std::string sid = open(s);
+  const Plan p = call(s, sid, "deploy", 1);
+  CHECK(p.status == 404);
+  CHECK_FALSE(p.streaming);
+  CHECK(stalled_s(p) == 2);
+  CHECK(messages(p).at(0) == json{{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", -32001}, {"message", "Session not found"}}}});
+  deliver(s, p);
+  // The session is gone for every later request.
+  CHECK(s.open_sessions() == 0);
+  CHECK(s.respond(post(R"({"jsonrpc":"2.0","id":2,"method":"ping"})", sid)).status == 404);
+  // A new session: the retry plays call 1.
+  const std::string again = open(s);
+  CHECK(again != sid);
+  CHECK(messages(call(s, again, "deploy", 3)).at(0)["result"]["content"][0]["text"] == "deployed");
+  const auto calls = s.tool_calls();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0].behaviour == "session_expired");
+  CHECK(calls[0].call_index == 0);
+  CHECK_FALSE(calls[0].executed);
+  CHECK(calls[0].reply_sent);
+  CHECK(calls[1].call_index == 1);
+  CHECK(calls[1].executed);
+  CHECK(s.executions() == std::map<std::string, std::size_t>{{"deploy", 1}});
+}

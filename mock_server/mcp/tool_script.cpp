@@ -8,6 +8,7 @@ namespace mock::mcp {
 std::string_view behaviour_name(const ToolCall& call) {
   if (call.hang) return "hang";
   if (call.reply_lost) return "reply_lost";
+  if (call.session_expired) return "session_expired";
   if (call.jsonrpc_error) return "jsonrpc_error";
   if (call.is_error) return "is_error";
   return "result";

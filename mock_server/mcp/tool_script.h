@@ -24,9 +24,11 @@ struct JsonRpcError {
 
 /// What one `tools/call` of a tool does (`tools[].calls[i]`). At most one ending: a `result`
 /// (text content; with `is_error` an error result, `isError: true`, MCP's channel for a tool that
-/// ran and failed), a `jsonrpc_error`, `hang` (never answers) or `reply_lost` (the call counts as
-/// executed, its reply never arrives: the connection is dropped). Neither: a result with the text
-/// kDefaultResult. `duration_s` virtual seconds pass before the ending (over HTTP scaled as a
+/// ran and failed), a `jsonrpc_error`, `hang` (never answers), `reply_lost` (the call counts as
+/// executed, its reply never arrives: the connection is dropped) or `session_expired` (the call
+/// does not run: the server answers 404 with -32001 and ends the MCP session, so the client must
+/// initialize again; MCP 2025-11-25 basic/transports "Session Management"). None: a result with
+/// the text kDefaultResult. `duration_s` virtual seconds pass before the ending (over HTTP scaled as a
 /// stall: ServerOptions::stall_ms_per_s); `progress` progress notifications go out evenly spread
 /// over them when the request asked for progress (a `progressToken`) and allows an SSE answer.
 struct ToolCall {
@@ -36,6 +38,7 @@ struct ToolCall {
   std::optional<JsonRpcError> jsonrpc_error;
   bool hang = false;
   bool reply_lost = false;
+  bool session_expired = false;
   int progress = 0;
   bool operator==(const ToolCall&) const = default;
 };
@@ -46,7 +49,7 @@ inline constexpr std::string_view kDefaultResult = "ok";
 inline constexpr std::string_view kDefaultErrorResult = "the tool failed";
 
 /// The behaviour a call played, by name: "result", "is_error", "jsonrpc_error", "hang",
-/// "reply_lost" (the journal's `behaviour`).
+/// "reply_lost", "session_expired" (the journal's `behaviour`).
 std::string_view behaviour_name(const ToolCall& call);
 
 /// One tool the scenario offers (`tools[]`). `name` is MCP's tool name (1 to 128 of

@@ -225,3 +225,33 @@ test('over stdio through hiccup mcp: the same tools, results, errors and counts'
     await server.stop();
   }
 });
+
+test('an expired session fails the call with 404, a new session gets the next scripted call', T, async () => {
+  const expiring = { ...scn, name: 'mcp-sdk-expiry',
+                     tools: [{ name: 'flaky', calls: [{ session_expired: true }, { result: 'ok after initialize' }] }] };
+  const server = await serve(expiring);
+  try {
+    const first = await connect(`${server.url}/mcp`);
+    let error;
+    try {
+      await first.callTool({ name: 'flaky', arguments: {} });
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error, 'the call on an expired session must fail');
+    assert.match(String(error.message), /404|Session not found/, describeError(error));
+    await first.close();
+    // The client that initializes again (as the spec says it must) gets the next call's result.
+    const second = await connect(`${server.url}/mcp`);
+    const r = await second.callTool({ name: 'flaky', arguments: {} });
+    assert.deepEqual(r.content, [{ type: 'text', text: 'ok after initialize' }]);
+    await second.close();
+
+    const j = await toolCalls(server.url);
+    assert.deepEqual(j.executions, { flaky: 1 }, 'the refused call did not run');
+    assert.deepEqual(j.tool_calls.map((c) => [c.session, c.behaviour, c.executed]),
+                     [['hiccup-mcp-1', 'session_expired', false], ['hiccup-mcp-2', 'result', true]]);
+  } finally {
+    await server.stop();
+  }
+});
