@@ -1,4 +1,5 @@
-// MockHttpServer: executes ScriptEngine plans over HTTP/1.1 on its own sockets — one epoll thread
+// MockHttpServer: executes the plans of Responders (ScriptEngine for the model formats,
+// mcp::McpServer for MCP) over HTTP/1.1 on its own sockets — one epoll thread
 // accepts, reads, parses and answers every request whose plan needs no real-time pause, with
 // non-blocking sends; a connection whose plan pauses (delay, stall, drain, idle before a reset)
 // moves to a worker thread with blocking I/O for the rest of its life. Chunked SSE streams go out
