@@ -104,6 +104,26 @@ int main(int argc, char** argv) {
     write_seed(out / "server_bytes", std::string("\x01\x01", 2) + body, count);
     write_seed(out / "server_bytes", std::string("\x01\x02", 2) + body, count);
   }
+  // The MCP endpoint: initialize, then each of the fuzz scenario's scripted tool calls and the
+  // other methods, as one HTTP byte stream (the session id is deterministic: hiccup-mcp-1).
+  {
+    auto post = [](const std::string& body, bool session) {
+      return "POST /mcp HTTP/1.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n" +
+             std::string(session ? "Mcp-Session-Id: hiccup-mcp-1\r\n" : "") + "Content-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    std::string stream = post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})", false) +
+                         post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", true) +
+                         post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", true);
+    for (int i = 0; i < 6; ++i) {
+      stream += post(R"({"jsonrpc":"2.0","id":)" + std::to_string(i + 2) +
+                         R"(,"method":"tools/call","params":{"name":"shell","arguments":{"command":"ls"},"_meta":{"progressToken":1}}})",
+                     true);
+    }
+    stream += post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})", true);
+    write_seed(out / "server_bytes", std::string("\0\xff", 2) + stream, count);
+    write_seed(out / "server_bytes", std::string("\x01\x0c", 2) + R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})", count);
+  }
   std::cout << "hiccup_fuzz_seeds: " << count << " seeds from " << files.size() << " scenarios in " << out.string() << "\n";
   return 0;
 }

@@ -1,7 +1,7 @@
 // libFuzzer target: raw bytes through `hiccup serve`'s request handling without sockets (issue 42):
 // the HTTP parser (request line, headers, Content-Length and chunked framing, bodies), the routing
 // and control API (harness/serve), the sessions' engines, and the refusals, exactly as the event
-// loop runs them (mock::dispatch_request, mock::refusal_bytes). Aborts when a request's handling
+// loop runs them (mock::dispatch_request, mock::refusal_bytes), the MCP endpoint among them. Aborts when a request's handling
 // threw (an internal error, answered 500) or when any answer's body is not valid UTF-8, or, for
 // JSON, not JSON. Input: byte 0 even = an HTTP byte stream (split in two reads at byte 1); odd = a
 // control call, byte 1 picking the method and path, the rest its body.
@@ -25,7 +25,10 @@ constexpr std::string_view kScenario = R"({"schema": 1, "name": "fuzz", "provide
                                       {"finish": "stop"}],
                            "fault": {"kind": "disconnect", "after_event": 1}},
                           {"events": [{"call": {"name": "shell", "args": {"command": "./deploy.sh"}}}, {"finish": "stop"}]}]},
-            {"attempts": [{"events": [{"text": "Done."}, {"finish": "stop"}]}]}]})";
+            {"attempts": [{"events": [{"text": "Done."}, {"finish": "stop"}]}]}],
+  "tools": [{"name": "shell", "calls": [{"result": "ok ✓"}, {"is_error": true}, {"duration_s": 1, "progress": 2, "result": "x"},
+                                       {"jsonrpc_error": {"code": -32603, "message": "down"}}, {"reply_lost": true},
+                                       {"hang": true}]}]})";
 
 /// The control calls odd inputs make (method, path); the body is the input's rest.
 constexpr std::pair<std::string_view, std::string_view> kCalls[] = {
@@ -41,6 +44,11 @@ constexpr std::pair<std::string_view, std::string_view> kCalls[] = {
     {"POST", "/s/default/v1/chat/completions"},
     {"POST", "/s/default/v1/responses"},
     {"POST", "/s/default/v1/messages"},
+    // The MCP endpoint (without headers only initialize gets past the session check; HTTP byte
+    // streams carry Mcp-Session-Id, which is "hiccup-mcp-1" after a first initialize).
+    {"POST", "/mcp"},
+    {"POST", "/s/default/mcp"},
+    {"GET", "/_hiccup/sessions/default/tool_calls"},
 };
 
 [[noreturn]] void fail(const char* what, std::string_view bytes) {
@@ -134,7 +142,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // Whatever came in, what the journal and verdict say is JSON in valid UTF-8.
-  for (const char* path : {"/_hiccup/sessions/default/journal", "/_hiccup/sessions/default/verdict"}) {
+  for (const char* path : {"/_hiccup/sessions/default/journal", "/_hiccup/sessions/default/verdict",
+                           "/_hiccup/sessions/default/tool_calls"}) {
     mock::HttpRequest request;
     request.method = "GET";
     request.target = path;

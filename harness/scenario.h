@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mock_server/mcp/tool_script.h"
 #include "mock_server/script.h"
 
 namespace harness {
@@ -98,6 +99,9 @@ struct Scenario {
   /// stream.
   std::optional<double> max_virtual_s;
   mock::Script script;   ///< provider + turns
+  /// The tools the scenario offers over MCP and what each call does (`tools`; SCENARIO-FORMAT.md
+  /// "Tools"); empty for a scenario without tools (every v1 file).
+  mock::mcp::ToolScript tools;
   Expect expect;
   std::string source_path;  ///< file it was loaded from ("" for generated); not serialised
   bool operator==(const Scenario&) const = default;

@@ -386,7 +386,7 @@ class ShapeReader : public Checks {
       return false;
     }
     only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "expect"});
+                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "tools", "expect"});
     if (root.contains("$schema")) {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
@@ -817,6 +817,161 @@ class ShapeReader : public Checks {
     if (j.contains("waited_s")) e.waited_s = number(j["waited_s"], at(p, "waited_s"), 0, false);
   }
 
+  // ---- tools (SCENARIO-FORMAT.md "Tools") ------------------------------------------------------
+
+  /// `tools`: an array of tools, each read on its own (names against each other: CrossFieldRules).
+  void tools(const json& j, const std::string& p, mock::mcp::ToolScript& out) {
+    if (!is_array(j, p)) return;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (auto t = tool(j[i], at(p, i))) out.tools.push_back(std::move(*t));
+    }
+  }
+
+  std::optional<mock::mcp::Tool> tool(const json& j, const std::string& p) {
+    if (!is_object(j, p)) return std::nullopt;
+    only_keys(j, p, {"name", "description", "input_schema", "idempotent", "annotations", "calls"});
+    mock::mcp::Tool t;
+    bool ok = true;
+    if (!j.contains("name")) {
+      problem(p, "missing required field \"name\"");
+      ok = false;
+    } else if (auto n = string(j["name"], at(p, "name"))) {
+      if (mock::mcp::valid_tool_name(*n)) {
+        t.name = *n;
+      } else {
+        problem(at(p, "name"), "expected an MCP tool name, 1 to 128 of A-Z a-z 0-9 _ - . (MCP 2025-11-25 \"Tool names\"), "
+                               "found " + mock::json_text::quote_input(*n, 80));
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+    if (j.contains("description")) {
+      if (auto d = string(j["description"], at(p, "description"))) t.description = *d; else ok = false;
+    }
+    if (j.contains("input_schema")) {
+      const json& s = j["input_schema"];
+      const std::string sp = at(p, "input_schema");
+      if (!is_object(s, sp)) {
+        ok = false;
+      } else if (!s.contains("type") || s["type"] != "object") {
+        problem(sp, "expected a JSON Schema for the arguments object, with \"type\": \"object\" (MCP: inputSchema), found " +
+                        (s.contains("type") ? "\"type\": " + mock::json_text::escape_input(s["type"].dump(), 80)
+                                            : std::string("no \"type\"")));
+        ok = false;
+      } else {
+        t.input_schema = s;
+      }
+    }
+    if (j.contains("idempotent")) {
+      if (j["idempotent"].is_boolean()) {
+        t.idempotent = j["idempotent"].get<bool>();
+      } else {
+        problem(at(p, "idempotent"), "expected a boolean, found " + type_of(j["idempotent"]));
+        ok = false;
+      }
+    }
+    if (j.contains("annotations")) {
+      if (auto a = annotations(j["annotations"], at(p, "annotations"))) t.annotations = *a; else ok = false;
+    }
+    if (j.contains("calls")) {
+      const json& c = j["calls"];
+      const std::string cp = at(p, "calls");
+      if (is_array(c, cp)) {
+        for (std::size_t i = 0; i < c.size(); ++i) {
+          if (auto call = tool_call(c[i], at(cp, i))) t.calls.push_back(*call); else ok = false;
+        }
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return t;
+  }
+
+  /// MCP's tool annotations (2025-06-18 and later, schema ToolAnnotations): `title` a string, the
+  /// four hints booleans. Other keys are refused (a misspelt hint would be sent and ignored).
+  std::optional<json> annotations(const json& j, const std::string& p) {
+    if (!is_object(j, p)) return std::nullopt;
+    bool ok = true;
+    for (const auto& [key, value] : j.items()) {
+      const std::string kp = at(p, key);
+      if (key == "title") {
+        if (!value.is_string()) {
+          problem(kp, "expected a string, found " + type_of(value));
+          ok = false;
+        }
+      } else if (key == "readOnlyHint" || key == "destructiveHint" || key == "idempotentHint" || key == "openWorldHint") {
+        if (!value.is_boolean()) {
+          problem(kp, "expected a boolean, found " + type_of(value));
+          ok = false;
+        }
+      } else {
+        problem(kp, "unknown field " + quote(key) +
+                        " (known: title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)");
+        ok = false;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return j;
+  }
+
+  /// One call's behaviour (`tools[].calls[i]`); which fields may go together is CrossFieldRules'.
+  std::optional<mock::mcp::ToolCall> tool_call(const json& j, const std::string& p) {
+    if (!is_object(j, p)) return std::nullopt;
+    only_keys(j, p, {"duration_s", "result", "is_error", "jsonrpc_error", "hang", "reply_lost", "session_expired", "progress"});
+    mock::mcp::ToolCall c;
+    bool ok = true;
+    if (j.contains("duration_s")) {
+      if (auto v = number(j["duration_s"], at(p, "duration_s"), 0, false)) c.duration_s = *v; else ok = false;
+    }
+    if (j.contains("result")) {
+      if (auto s = string(j["result"], at(p, "result"))) c.result = *s; else ok = false;
+    }
+    for (auto [key, field] : {std::pair{"is_error", &c.is_error}, std::pair{"hang", &c.hang},
+                              std::pair{"reply_lost", &c.reply_lost}, std::pair{"session_expired", &c.session_expired}}) {
+      if (!j.contains(key)) continue;
+      if (j[key].is_boolean()) {
+        *field = j[key].get<bool>();
+      } else {
+        problem(at(p, key), "expected a boolean, found " + type_of(j[key]));
+        ok = false;
+      }
+    }
+    if (j.contains("progress")) {
+      if (auto v = integer(j["progress"], at(p, "progress"), 0, 1000)) c.progress = static_cast<int>(*v); else ok = false;
+    }
+    if (j.contains("jsonrpc_error")) {
+      const json& e = j["jsonrpc_error"];
+      const std::string ep = at(p, "jsonrpc_error");
+      if (!is_object(e, ep)) {
+        ok = false;
+      } else {
+        only_keys(e, ep, {"code", "message"});
+        mock::mcp::JsonRpcError err;
+        if (!e.contains("code")) {
+          problem(ep, "missing required field \"code\" (a JSON-RPC error code, e.g. -32603)");
+          ok = false;
+        } else if (auto v = integer(e["code"], at(ep, "code"), -2147483648LL, 2147483647LL)) {
+          err.code = *v;
+        } else {
+          ok = false;
+        }
+        if (!e.contains("message")) {
+          problem(ep, "missing required field \"message\"");
+          ok = false;
+        } else if (auto m = nonempty_string(e["message"], at(ep, "message"))) {
+          err.message = *m;
+        } else {
+          ok = false;
+        }
+        c.jsonrpc_error = err;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return c;
+  }
+
   void max_virtual_s(const json& root, Scenario& s) {
     if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
   }
@@ -1028,6 +1183,57 @@ class CrossFieldRules : public Checks {
   }
 
   /// An interrupt is defined under hold only, and one while the answer streams needs a stream.
+  /// The tools against each other (names unique; `idempotent` against annotations.idempotentHint)
+  /// and each call's fields against each other: at most one ending (result or is_error, a
+  /// JSON-RPC error, hang, reply_lost, session_expired), no duration for a hang (it never ends)
+  /// and no progress for an expired session's call (it never runs).
+  void tool_rules(const json& j, const mock::mcp::ToolScript& tools) {
+    if (!j.is_array()) return;
+    std::set<std::string, std::less<>> names;
+    std::size_t read = 0;  // tools[] entries that read without a problem map onto `tools` in order
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const std::string p = "/tools/" + std::to_string(i);
+      const json& tj = j[i];
+      if (tj.is_object() && tj.contains("name") && tj["name"].is_string()) {
+        const std::string& name = tj["name"].get_ref<const std::string&>();
+        if (!names.insert(name).second) {
+          problem(at(p, "name"), "tool " + mock::json_text::quote_input(name, 80) + " is offered twice (tool names are unique)");
+        }
+      }
+      if (read >= tools.tools.size() || !tj.is_object() || !tj.contains("name") || tj["name"] != tools.tools[read].name) continue;
+      const mock::mcp::Tool& t = tools.tools[read++];
+      if (t.annotations && t.annotations->contains("idempotentHint") && tj.contains("idempotent") &&
+          (*t.annotations)["idempotentHint"].get<bool>() != t.idempotent) {
+        problem(at(p, "annotations") + "/idempotentHint",
+                std::string("contradicts \"idempotent\": ") + (t.idempotent ? "true" : "false") +
+                    " (the hint a client sees must say what the harness judges by)");
+      }
+      for (std::size_t c = 0; c < t.calls.size(); ++c) {
+        const mock::mcp::ToolCall& call = t.calls[c];
+        const std::string cp = at(at(p, "calls"), c);
+        std::vector<std::string> endings;
+        if (call.result) endings.emplace_back("result");
+        if (call.is_error && !call.result) endings.emplace_back("is_error");
+        if (call.jsonrpc_error) endings.emplace_back("jsonrpc_error");
+        if (call.hang) endings.emplace_back("hang");
+        if (call.reply_lost) endings.emplace_back("reply_lost");
+        if (call.session_expired) endings.emplace_back("session_expired");
+        if (endings.size() > 1) {
+          problem(cp, "a call ends one way, found " + endings[0] + " and " + endings[1] +
+                          " (result/is_error: the tool's answer; jsonrpc_error: a protocol error instead; hang: no answer "
+                          "ever; reply_lost: the call runs, its answer is lost; session_expired: 404, the call does not run)");
+        }
+        if (call.session_expired && call.progress > 0) {
+          problem(at(cp, "progress"), "a call refused with session_expired sends no progress (it never runs)");
+        }
+        if (call.hang && call.duration_s > 0) {
+          problem(at(cp, "duration_s"), "a hung call never ends, so it has no duration (remove duration_s, or script "
+                                        "reply_lost or a result after duration_s)");
+        }
+      }
+    }
+  }
+
   void interrupt_design(const Scenario& s) {
     if (s.interrupt && s.runtime.recovery == "continue") {
       problem("/runtime/recovery", "\"continue\" with an \"interrupt\" is not defined yet (docs/POLICY.md \"Recovery "
@@ -1148,6 +1354,10 @@ class DocumentReader {
     if (root.contains("runtime")) shape_.runtime(root["runtime"], "/runtime", s.runtime);
     shape_.max_virtual_s(root, s);
     if (const json* turns_json = shape_.turns(root)) turns(*turns_json, "/turns", s.script.turns);
+    if (root.contains("tools")) {
+      shape_.tools(root["tools"], "/tools", s.tools);
+      rules_.tool_rules(root["tools"], s.tools);
+    }
     if (root.contains("expect")) shape_.expect(root["expect"], "/expect", s.expect);
     if (root.contains("interrupt")) shape_.interrupt(root["interrupt"], "/interrupt", s.interrupt);
     if (s.interrupt) rules_.interrupt_target(*s.interrupt, s.script.turns);
@@ -1529,6 +1739,36 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
     turns.push_back(tj);
   }
   out["turns"] = turns;
+
+  if (!s.tools.tools.empty()) {
+    oj tools = oj::array();
+    for (const mock::mcp::Tool& t : s.tools.tools) {
+      oj tj;
+      tj["name"] = t.name;
+      if (!t.description.empty()) tj["description"] = t.description;
+      if (t.input_schema != json{{"type", "object"}}) tj["input_schema"] = to_ordered(t.input_schema);
+      tj["idempotent"] = t.idempotent;
+      if (t.annotations) tj["annotations"] = to_ordered(*t.annotations);
+      if (!t.calls.empty()) {
+        oj calls = oj::array();
+        for (const mock::mcp::ToolCall& c : t.calls) {
+          oj cj = oj::object();
+          if (c.duration_s > 0) cj["duration_s"] = to_ordered(number_json(c.duration_s));
+          if (c.result) cj["result"] = *c.result;
+          if (c.is_error) cj["is_error"] = true;
+          if (c.jsonrpc_error) cj["jsonrpc_error"] = {{"code", c.jsonrpc_error->code}, {"message", c.jsonrpc_error->message}};
+          if (c.hang) cj["hang"] = true;
+          if (c.reply_lost) cj["reply_lost"] = true;
+          if (c.session_expired) cj["session_expired"] = true;
+          if (c.progress > 0) cj["progress"] = c.progress;
+          calls.push_back(cj);
+        }
+        tj["calls"] = calls;
+      }
+      tools.push_back(tj);
+    }
+    out["tools"] = tools;
+  }
 
   const auto& e = s.expect;
   oj expect = oj::object();

@@ -91,7 +91,7 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 [[nodiscard]] LoadResult load_scenario_file(const std::string& path);
 
 /// The scenario's JSON form, keys in SCENARIO-FORMAT.md order ($schema, schema, name, description,
-/// tags, catches, provider, prompt, session, runtime, max_virtual_s, turns, expect); empty or unset optional
+/// tags, catches, provider, prompt, session, runtime, max_virtual_s, turns, tools, expect); empty or unset optional
 /// fields are omitted.
 /// Returned as an ordered_json so the key order survives dumping.
 [[nodiscard]] nlohmann::ordered_json scenario_to_json(const Scenario& scenario);

@@ -1053,3 +1053,114 @@ TEST_CASE("quota: a 429's per_minute or per_day loads, survives a rewrite, and i
 }
 
 }  // namespace scenario_io_quota_test
+
+// ---- tools (SCENARIO-FORMAT.md "Tools") -----------------------------------------------------------
+
+TEST_CASE("a tools section loads every field and survives a write") {
+  const std::string patch = R"({"tools": [
+    {"name": "write_file", "description": "Writes a file.", "idempotent": false,
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+     "annotations": {"title": "Write", "idempotentHint": false, "destructiveHint": true},
+     "calls": [ {"duration_s": 30, "reply_lost": true, "progress": 3},
+                {"result": "written"},
+                {"is_error": true, "result": "disk full"},
+                {"jsonrpc_error": {"code": -32603, "message": "backend down"}},
+                {"hang": true, "progress": 1},
+                {"session_expired": true} ]},
+    {"name": "read.file-2", "idempotent": true}
+  ]})";
+  auto j = nlohmann::json::parse(kMinimal);
+  j.merge_patch(nlohmann::json::parse(patch));
+  auto r = parse_scenario(j.dump(), "x.json");
+  INFO(dump(r.problems));
+  REQUIRE(r.scenario);
+  const auto& tools = r.scenario->tools.tools;
+  REQUIRE(tools.size() == 2);
+  CHECK(tools[0].name == "write_file");
+  CHECK(tools[0].description == "Writes a file.");
+  CHECK(tools[0].input_schema["required"] == nlohmann::json::array({"path"}));
+  CHECK((*tools[0].annotations)["destructiveHint"] == true);
+  REQUIRE(tools[0].calls.size() == 6);
+  CHECK(tools[0].calls[5].session_expired);
+  CHECK(tools[0].calls[0].duration_s == 30);
+  CHECK(tools[0].calls[0].reply_lost);
+  CHECK(tools[0].calls[0].progress == 3);
+  CHECK(*tools[0].calls[1].result == "written");
+  CHECK(tools[0].calls[2].is_error);
+  CHECK(tools[0].calls[3].jsonrpc_error->code == -32603);
+  CHECK(tools[0].calls[3].jsonrpc_error->message == "backend down");
+  CHECK(tools[0].calls[4].hang);
+  CHECK(tools[1].idempotent);
+  CHECK(tools[1].input_schema == nlohmann::json{{"type", "object"}});
+  CHECK(tools[1].calls.empty());
+
+  const std::string written = harness::write_scenario(*r.scenario);
+  auto again = parse_scenario(written, "x.json");
+  INFO(written);
+  REQUIRE(again.scenario);
+  again.scenario->source_path = r.scenario->source_path;
+  CHECK(*again.scenario == *r.scenario);
+  CHECK(nlohmann::json::parse(written)["tools"][1] == nlohmann::json{{"name", "read.file-2"}, {"idempotent", true}});
+}
+
+TEST_CASE("a scenario without tools offers none and writes no tools key") {
+  auto r = parse_scenario(kMinimal, "x.json");
+  REQUIRE(r.scenario);
+  CHECK(r.scenario->tools.tools.empty());
+  CHECK_FALSE(nlohmann::json::parse(harness::write_scenario(*r.scenario)).contains("tools"));
+}
+
+TEST_CASE("a call's contradicting endings are problems at the call") {
+  auto ps = problems_with(R"({"tools": [{"name": "t", "calls": [
+      {"hang": true, "result": "done"},
+      {"reply_lost": true, "jsonrpc_error": {"code": 1, "message": "m"}},
+      {"is_error": true, "jsonrpc_error": {"code": 1, "message": "m"}},
+      {"hang": true, "duration_s": 5},
+      {"hang": false, "reply_lost": false, "result": "fine", "is_error": true, "duration_s": 2, "progress": 2},
+      {"session_expired": true, "reply_lost": true},
+      {"session_expired": true, "progress": 1},
+      {"session_expired": true, "duration_s": 3}]}]})");
+  INFO(dump(ps));
+  CHECK(has(ps, "/tools/0/calls/0", "a call ends one way, found result and hang"));
+  CHECK(has(ps, "/tools/0/calls/1", "found jsonrpc_error and reply_lost"));
+  CHECK(has(ps, "/tools/0/calls/2", "found is_error and jsonrpc_error"));
+  CHECK(has(ps, "/tools/0/calls/3/duration_s", "a hung call never ends, so it has no duration"));
+  CHECK(has(ps, "/tools/0/calls/5", "found reply_lost and session_expired"));
+  CHECK(has(ps, "/tools/0/calls/6/progress", "sends no progress"));
+  CHECK(ps.size() == 6);
+}
+
+TEST_CASE("tool shapes are checked field by field with their pointers") {
+  auto ps = problems_with(R"({"tools": [
+      {"name": "write file"},
+      {"name": "t", "input_schema": {"type": "string"}, "idempotent": "yes"},
+      {"name": "u", "annotations": {"idempotentHnt": true, "title": 3}},
+      {"name": "v", "calls": [{"sleep_s": 1}, {"duration_s": -1}, {"progress": 1001},
+                              {"jsonrpc_error": {"code": "x"}}, {"jsonrpc_error": {"code": 5, "message": ""}}]},
+      {"description": "nameless"},
+      {"name": "t"}]})");
+  INFO(dump(ps));
+  CHECK(has(ps, "/tools/0/name", "expected an MCP tool name"));
+  CHECK(has(ps, "/tools/1/input_schema", "with \"type\": \"object\""));
+  CHECK(has(ps, "/tools/1/idempotent", "expected a boolean"));
+  CHECK(has(ps, "/tools/2/annotations/idempotentHnt", "unknown field"));
+  CHECK(has(ps, "/tools/2/annotations/title", "expected a string"));
+  CHECK(has(ps, "/tools/3/calls/0/sleep_s", "unknown field"));
+  CHECK(has(ps, "/tools/3/calls/1/duration_s", "expected a number >= 0"));
+  CHECK(has(ps, "/tools/3/calls/2/progress", "0..1000"));
+  CHECK(has(ps, "/tools/3/calls/3/jsonrpc_error/code", "expected an integer"));
+  CHECK(has(ps, "/tools/3/calls/3/jsonrpc_error", "missing required field \"message\""));
+  CHECK(has(ps, "/tools/3/calls/4/jsonrpc_error/message", "non-empty"));
+  CHECK(has(ps, "/tools/4", "missing required field \"name\""));
+  CHECK(has(ps, "/tools/5/name", "tool \"t\" is offered twice"));
+  CHECK(problems_with(R"({"tools": {"name": "t"}})").at(0).pointer == "/tools");
+}
+
+TEST_CASE("idempotent and the idempotentHint a client sees must agree") {
+  auto ps = problems_with(R"({"tools": [{"name": "t", "idempotent": true, "annotations": {"idempotentHint": false}},
+                                         {"name": "u", "idempotent": false, "annotations": {"idempotentHint": false}},
+                                         {"name": "w", "annotations": {"idempotentHint": true}}]})");
+  INFO(dump(ps));
+  REQUIRE(ps.size() == 1);
+  CHECK(has(ps, "/tools/0/annotations/idempotentHint", "contradicts \"idempotent\": true"));
+}

@@ -43,7 +43,7 @@ namespace mock {
 struct MockHttpServer::Handoff {
   int fd = -1;
   RequestParser parser;
-  std::shared_ptr<ScriptEngine> engine;  // null: no plan waits
+  std::shared_ptr<Responder> engine;  // null: no plan waits
   Plan plan;
   std::function<DirectAnswer()> deferred;  // set: make this answer first (Route::deferred)
   bool head_only = false;
@@ -173,7 +173,7 @@ class PlanWriter {
 
   /// Plays `plan` from `engine` (settled there) on the connection; `chunked` false (an HTTP/1.0
   /// client) sends a stream close-delimited.
-  bool run(ScriptEngine& engine, const Plan& plan, bool head_only, bool keep_alive, bool chunked) {
+  bool run(Responder& engine, const Plan& plan, bool head_only, bool keep_alive, bool chunked) {
     engine_ = &engine;
     return plan.streaming ? stream(plan, keep_alive, chunked) : whole(plan, head_only, keep_alive);
   }
@@ -305,7 +305,7 @@ class PlanWriter {
     }
   }
 
-  ScriptEngine* engine_ = nullptr;
+  Responder* engine_ = nullptr;
   const ServerOptions& options_;
   int fd_;
   const std::atomic<bool>& stopping_;
@@ -346,7 +346,7 @@ DirectAnswer refusal_answer(int status, const std::string& message, std::string_
   }
   if (format == nullptr && !path.empty() && path.rfind("/_hiccup", 0) != 0) {
     const Route route = router.route("HEAD", std::string(target), "");  // HEAD: no side effect
-    if (route.engine) format = wire_format(route.engine->script().provider);
+    if (route.engine) format = wire_format(route.engine->error_provider());
   }
   std::string body;
   std::string content_type = "application/json";
@@ -433,7 +433,8 @@ Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double ar
       return d;
     }
     d.plan = route.engine->respond(
-        Request{std::move(request.method), std::move(route.target), std::move(request.body), arrived_ms});
+        Request{std::move(request.method), std::move(route.target), std::move(request.body), arrived_ms,
+                std::move(request.headers)});
     d.engine = std::move(route.engine);
     return d;
   } catch (const std::exception& e) {
@@ -541,7 +542,7 @@ class MockHttpServer::EventLoop {
     std::vector<std::size_t> cuts;  // ends of the sends in `out`, ascending: one per WriteAction
     After after = After::kNext;
     // The engine whose plan is in `out`, to settle again when the answer fails or ends late.
-    std::shared_ptr<ScriptEngine> engine;
+    std::shared_ptr<Responder> engine;
     std::size_t journal_index = 0;
     std::vector<std::pair<std::size_t, int>> progress;  // (end in `out`, actions done once sent)
     Delivery delivered;                                  // what a complete send delivers
@@ -782,7 +783,7 @@ class MockHttpServer::EventLoop {
       return send_out(c);
     }
     // Held until the answer has settled: the router may drop the engine while it streams.
-    std::shared_ptr<ScriptEngine> engine = std::move(d.engine);
+    std::shared_ptr<Responder> engine = std::move(d.engine);
     Plan plan = std::move(d.plan);
     if (!plays_without_pause(plan, options_)) {
       if (!server_.worker_available()) {
@@ -1066,7 +1067,7 @@ void MockHttpServer::hand_off(Handoff handoff) {
     return;
   }
   const int fd = handoff.fd;
-  std::shared_ptr<ScriptEngine> engine = handoff.engine;
+  std::shared_ptr<Responder> engine = handoff.engine;
   const std::size_t journal_index = handoff.plan.journal_index;
   try {
     std::thread([this, h = std::move(handoff)]() mutable { connection_thread(std::move(h)); }).detach();

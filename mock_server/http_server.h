@@ -1,4 +1,5 @@
-// MockHttpServer: executes ScriptEngine plans over HTTP/1.1 on its own sockets — one epoll thread
+// MockHttpServer: executes the plans of Responders (ScriptEngine for the model formats,
+// mcp::McpServer for MCP) over HTTP/1.1 on its own sockets — one epoll thread
 // accepts, reads, parses and answers every request whose plan needs no real-time pause, with
 // non-blocking sends; a connection whose plan pauses (delay, stall, drain, idle before a reset)
 // moves to a worker thread with blocking I/O for the rest of its life. Chunked SSE streams go out
@@ -68,7 +69,7 @@ struct DirectAnswer {
 /// set (and `engine` null), the answer `deferred` makes on a worker thread, off the event loop:
 /// for answers that take long to make (a verdict, a journal), so other connections go on.
 struct Route {
-  std::shared_ptr<ScriptEngine> engine;
+  std::shared_ptr<Responder> engine;
   std::string target;
   DirectAnswer direct;
   std::function<DirectAnswer()> deferred;
@@ -95,7 +96,7 @@ class RequestRouter {
 /// What the server does with one complete request, decided without sockets (the event loop, its
 /// worker threads and fuzz/server_bytes_fuzz.cpp share it).
 struct Dispatch {
-  std::shared_ptr<ScriptEngine> engine;  ///< set: play `plan` from this engine
+  std::shared_ptr<Responder> engine;  ///< set: play `plan` from this engine
   Plan plan;
   DirectAnswer direct;                   ///< the answer when `engine` and `deferred` are null
   /// Set when the router answers on a worker thread (Route::deferred): the caller runs it there.

@@ -11,6 +11,18 @@
 
 
 namespace mock {
+
+std::string_view Request::header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (n.size() == name.size() &&
+        std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+          return (a >= 'A' && a <= 'Z' ? a + 32 : a) == (b >= 'A' && b <= 'Z' ? b + 32 : b);
+        })) {
+      return v;
+    }
+  }
+  return {};
+}
 namespace {
 
 bool is_terminal(const Event& e) {

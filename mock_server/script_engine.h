@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -28,6 +30,12 @@ struct Request {
   /// Real monotonic time the request arrived, in ms since the server started; -1 when the
   /// transport has no real time (the in-memory transport). Recorded in the journal as is.
   double arrived_ms = -1;
+  /// The request's headers, names as sent (the HTTP server fills them; the model formats read
+  /// none, the MCP server reads Accept, Mcp-Session-Id and MCP-Protocol-Version).
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  /// The first header named `name` (case-insensitive); "" when absent.
+  std::string_view header(std::string_view name) const;
 };
 
 /// Write `bytes` as one send on the wire (one HTTP chunk when streaming).
@@ -98,8 +106,27 @@ struct Delivery {
   double ended_ms = -1;
 };
 
+/// What the HTTP server plays plans from, one per protocol: ScriptEngine (the model wire formats)
+/// and mcp::McpServer (MCP over Streamable HTTP). The server asks for a plan, executes it and
+/// reports how far it got. Implementations are thread-safe: the server calls them from its event
+/// loop and its worker threads.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  /// The plan answering `request`; never throws on bad input (a malformed request gets the
+  /// protocol's own error answer).
+  virtual Plan respond(const Request& request) = 0;
+  /// How far the plan for `journal_index` (Plan::journal_index) got; the last report wins.
+  virtual void settle(std::size_t journal_index, const Delivery& delivery) = 0;
+  /// The plan for `journal_index` was not played: the server answered `status` instead.
+  virtual void refuse(std::size_t journal_index, int status, const std::string& reason) = 0;
+  /// The wire format ("gemini", …) whose error envelope answers a request routed here that the
+  /// HTTP layer refused; "" for hiccup's own envelope.
+  virtual std::string error_provider() const = 0;
+};
+
 /// Plays one script for one run. Thread-safe: the HTTP adapter calls it from pool threads.
-class ScriptEngine {
+class ScriptEngine final : public Responder {
  public:
   /// Optional hook called with (turn index, attempt index, a copy of the scripted attempt) just
   /// before that attempt is played; it may edit the copy (the external-agent runner substitutes
@@ -116,16 +143,19 @@ class ScriptEngine {
   /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`). The journal keeps
   /// the target with raw octets a URI may not hold percent-encoded (json_text::percent_encode_unsafe)
   /// and credentials in its query redacted (`?key=REDACTED`, mock::redact_target).
-  Plan respond(const Request& request);
+  Plan respond(const Request& request) override;
 
   /// Records how far the plan for `journal_index` was delivered; fills the entry's delivered
   /// calls/text and `completed`. Calling it again overwrites (the last report wins).
-  void settle(std::size_t journal_index, const Delivery& delivery);
+  void settle(std::size_t journal_index, const Delivery& delivery) override;
 
   /// Records that the plan for `journal_index` was not played: the server answered `status`
   /// instead (503 when no worker thread was left for a plan that pauses). The entry is settled
   /// with nothing delivered, `played` "overloaded", and the issue "server-overloaded: REASON".
-  void refuse(std::size_t journal_index, int status, const std::string& reason);
+  void refuse(std::size_t journal_index, int status, const std::string& reason) override;
+
+  /// The script's provider.
+  std::string error_provider() const override { return script_.provider; }
 
   /// A copy of the journal so far: every entry, or with a window (set_journal_window) the
   /// entries still in it, oldest first (their `index` fields say where they stand).

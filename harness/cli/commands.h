@@ -51,6 +51,7 @@ int run_command(const Args& args);
 int explore_command(const Args& args);
 int lint_command(const Args& args);
 int serve_command(const Args& args);
+int mcp_command(const Args& args);
 int defects_command(const Args& args);
 int faults_command(const Args& args);
 int invariants_command(const Args& args);

@@ -24,6 +24,8 @@ commands:
                      join explore shard report directories into one report
   serve [SCENARIO]   run the mock model server standalone for any client (without a scenario:
                      sessions loaded over its control API); prints the base URL
+  mcp URL            the MCP stdio transport bridged to a running serve's MCP endpoint (URL:
+                     http://HOST:PORT/mcp or /s/ID/mcp), for clients that spawn MCP servers
   defects            list the reference runtime's seeded defects
   faults             list the fault catalogue with its fields
   invariants         list the invariants every run is checked against
@@ -61,12 +63,12 @@ int main(int argc, char** argv) {
   static const std::map<std::string, int (*)(const Args&)> kCommands = {
       {"run", run_command},         {"explore", explore_command},       {"lint", lint_command},
       {"serve", serve_command},     {"defects", defects_command},       {"faults", faults_command},
-      {"invariants", invariants_command}, {"matrix", matrix_command},
+      {"invariants", invariants_command}, {"matrix", matrix_command}, {"mcp", mcp_command},
       {"report", report_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
     std::cerr << "error: unknown command \"" << command
-              << "\" (the commands: run, explore, lint, serve, matrix, report, defects, faults, invariants)\n"
+              << "\" (the commands: run, explore, lint, serve, mcp, matrix, report, defects, faults, invariants)\n"
                  "(see `hiccup --help`)\n";
     return kExitUsage;
   }

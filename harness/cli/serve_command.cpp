@@ -44,6 +44,13 @@ Point a client at it, e.g.
   OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 (openai SDKs, codex)   ANTHROPIC_BASE_URL=http://127.0.0.1:PORT
   a session: OPENAI_BASE_URL=http://127.0.0.1:PORT/s/ID/v1, ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/s/ID
 A `HEAD /` or `GET /` preflight is answered 200 and journaled as such.
+
+The scenario's `tools` are served over MCP (Streamable HTTP, revision 2025-11-25; 2025-06-18,
+2025-03-26 and 2024-11-05 negotiated too) at /mcp (default session) and /s/{id}/mcp: initialize,
+ping, tools/list, tools/call playing each call's scripted behaviour (duration_s scaled as stalls,
+result, is_error, jsonrpc_error, hang, reply_lost, session_expired, progress),
+notifications/cancelled; GET 405, DELETE ends the MCP session (docs/CONTROL-API.md "MCP").
+
 Requests are matched to the script by turn index and attempt index, whatever the format
 (docs/SCENARIO-FORMAT.md "Matching requests to the script"; each format's bytes, errors and ids:
 docs/WIRE-FORMATS.md).
@@ -60,6 +67,7 @@ Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and
   GET    /_hiccup/sessions/ID/journal       the session's journal
   POST   /_hiccup/sessions/ID/executions    record a tool execution {"name", "args"?, "call_id"?}
   POST   /_hiccup/sessions/ID/outcome       {"outcome": "completed"|"failed", "final_text"?, "shown_text"?}
+  GET    /_hiccup/sessions/ID/tool_calls    the MCP tool-call journal and executions per tool
   GET    /_hiccup/sessions/ID/verdict       the invariants (names and messages as hiccup run
                                             --agent-cmd), what stays n/a and why
   GET    /_hiccup/health                    {"ok", "sessions", "internal_errors"}
@@ -71,7 +79,8 @@ Neither /_hiccup/ nor /s/ is a prefix of any provider path. Sessions live until 
 server stops; they are isolated (own script state, journal, ledger, locks).
 
 Stops on SIGINT or SIGTERM and prints one line per request of the default session still in its
-journal window (with a summary of the earlier ones).
+journal window (with a summary of the earlier ones), then one per MCP tool call and the executions
+per tool, when there were any.
 
 options (each at most once):
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
@@ -330,6 +339,26 @@ int serve_command(const Args& args) {
               << (e.fault.empty() ? "" : " fault " + e.fault) << (e.completed ? " completed" : "")
               << (e.validated ? "" : " REJECTED: " + mock::json_text::escape_input(e.rejection, 400)) << '\n';
     lines += line.str();
+  }
+  // The MCP tool calls of the default session, when there were any.
+  if (default_session) {
+    const std::shared_ptr<mock::mcp::McpServer> mcp = default_session->mcp();
+    for (const mock::mcp::ToolCallEntry& c : mcp->tool_calls()) {
+      std::ostringstream line;
+      line << "tool call " << c.index << ": " << mock::json_text::escape_input(c.tool, 200);
+      if (c.call_index >= 0) line << " (call " << c.call_index << ")";
+      line << " → " << c.behaviour << (c.reply_sent ? ", reply sent" : ", no reply") << (c.cancelled ? ", cancelled" : "")
+           << '\n';
+      lines += line.str();
+    }
+    if (mcp->tool_calls_received() > 0) {
+      std::string counts;
+      for (const auto& [tool, n] : mcp->executions()) {
+        counts += (counts.empty() ? "" : ", ") + mock::json_text::escape_input(tool, 200) + " " + std::to_string(n);
+      }
+      lines += "tool executions: " + (counts.empty() ? std::string("none") : counts) + " (of " +
+               std::to_string(mcp->tool_calls_received()) + " tools/call)\n";
+    }
   }
   std::cerr << lines;
   return exit_code;

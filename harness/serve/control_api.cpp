@@ -183,7 +183,7 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
   const std::string path = target.substr(0, target.find('?'));
   if (path.rfind(kControlPrefix, 0) == 0 || path == kControlPrefix.substr(0, kControlPrefix.size() - 1)) {
     const std::vector<std::string> seg = segments(path);
-    if (method == "GET" && seg.size() == 4 && seg[1] == "sessions" && (seg[3] == "verdict" || seg[3] == "journal")) {
+    if (method == "GET" && seg.size() == 4 && seg[1] == "sessions" && (seg[3] == "verdict" || seg[3] == "journal" || seg[3] == "tool_calls")) {
       // A verdict or a journal of a full window takes milliseconds to make: made on a worker
       // thread, so the event loop goes on serving every other session meanwhile.
       mock::Route r{nullptr, target, {}, {}};
@@ -204,9 +204,11 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
     }
     std::string rest = target.substr(id_end);
     if (rest.empty() || rest[0] == '?') rest = "/" + rest;
+    if (rest.substr(0, rest.find('?')) == kMcpPath) return mock::Route{s->mcp(), std::move(rest), {}, {}};
     return mock::Route{s->engine(), std::move(rest), {}, {}};
   }
   if (std::shared_ptr<Session> s = registry_.find(SessionRegistry::kDefaultId)) {
+    if (path == kMcpPath) return mock::Route{s->mcp(), target, {}, {}};
     return mock::Route{s->engine(), target, {}, {}};
   }
   return mock::Route{nullptr, target,
@@ -221,7 +223,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
   auto unknown = [&] {
     return error_answer(404, "unknown_path",
                         "no control API path " + escape_input(path) + " (see docs/CONTROL-API.md: /_hiccup/health, "
-                        "/_hiccup/sessions, /_hiccup/sessions/{id}[/reset|/journal|/executions|/outcome|/verdict])");
+                        "/_hiccup/sessions, /_hiccup/sessions/{id}[/reset|/journal|/executions|/outcome|/verdict|/tool_calls])");
   };
   if (seg.size() == 2 && seg[1] == "health") {
     if (method != "GET") return method_not_allowed(method, path, "GET");
@@ -329,7 +331,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
   if (seg.size() > 4) return unknown();
   const std::string action = seg.size() == 4 ? seg[3] : "";
   if (!action.empty() && action != "reset" && action != "journal" && action != "executions" && action != "outcome" &&
-      action != "verdict") {
+      action != "verdict" && action != "tool_calls") {
     return unknown();
   }
   if (!s) return error_answer(404, "unknown_session", "no session " + quote_input(id));
@@ -357,6 +359,19 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
                            {"summary", mock::journal_summary_to_json(w.evicted_summary)}};
     }
     return json_answer(200, answer);
+  }
+  if (action == "tool_calls") {
+    if (method != "GET") return method_not_allowed(method, path, "GET");
+    const std::shared_ptr<mock::mcp::McpServer> mcp = s->mcp();
+    json entries = json::array();
+    for (const mock::mcp::ToolCallEntry& e : mcp->tool_calls()) entries.push_back(mock::mcp::tool_call_to_json(e));
+    json executions = json::object();
+    for (const auto& [tool, n] : mcp->executions()) executions[tool] = n;
+    return json_answer(200, ok({{"session", id},
+                                {"received", mcp->tool_calls_received()},
+                                {"executions", std::move(executions)},
+                                {"mcp_sessions", mcp->open_sessions()},
+                                {"tool_calls", std::move(entries)}}));
   }
   if (action == "executions") {
     if (method == "GET") {

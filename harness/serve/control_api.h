@@ -1,7 +1,7 @@
 // The routing layer of `hiccup serve`: control API requests under `/_hiccup/` are answered from
 // the session registry (JSON in and out, docs/CONTROL-API.md, version 1), `/s/{id}/…` goes to
-// session {id}'s engine with the prefix stripped, and every other path to the default session
-// (`hiccup serve SCENARIO`). No provider path starts with `/_hiccup/` or `/s/`, so neither prefix
+// session {id}'s engine with the prefix stripped (`/s/{id}/mcp` to its MCP server), and every
+// other path to the default session (`hiccup serve SCENARIO`; `/mcp` to its MCP server). No provider path starts with `/_hiccup/` or `/s/`, so neither prefix
 // shadows one (checked by a test over every wire format's paths).
 #pragma once
 
@@ -20,6 +20,9 @@ namespace harness::serve {
 /// The control API's path prefix and the sessions' base path prefix.
 inline constexpr std::string_view kControlPrefix = "/_hiccup/";
 inline constexpr std::string_view kSessionPrefix = "/s/";
+/// The MCP endpoint of a session (`/s/{id}/mcp`) and of the default session (`/mcp`):
+/// mock::mcp::McpServer serves it (docs/CONTROL-API.md "MCP").
+inline constexpr std::string_view kMcpPath = "/mcp";
 
 /// The version of the control API's JSON shapes (docs/CONTROL-API.md); every answer carries it.
 inline constexpr int kControlApiVersion = 1;

@@ -743,3 +743,63 @@ TEST_CASE("health reports the server's internal errors") {
   CHECK(j["internal_errors"] == 3);
   f.api.set_internal_errors(nullptr);
 }
+
+TEST_CASE("each session's MCP endpoint serves its tools and its tool_calls list them") {
+  Fixture f;
+  json scn = deploy_scenario();
+  scn["tools"] = json::parse(R"([{"name": "deploy", "calls": [{"result": "deployed"}]}])");
+  f.create(scn, "t");
+  f.create(deploy_scenario(), "none");
+  httplib::Client c = f.client();
+  const httplib::Headers accept = {{"Accept", "application/json, text/event-stream"}};
+  auto init = c.Post("/s/t/mcp", accept,
+                     R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})",
+                     "application/json");
+  REQUIRE(init);
+  CHECK(init->status == 200);
+  const std::string sid = init->get_header_value("Mcp-Session-Id");
+  REQUIRE(!sid.empty());
+  httplib::Headers with_session = accept;
+  with_session.emplace("Mcp-Session-Id", sid);
+  auto called = c.Post("/s/t/mcp", with_session,
+                       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{"env":"prod"}}})",
+                       "application/json");
+  REQUIRE(called);
+  CHECK(called->status == 200);
+  CHECK(called->get_header_value("Content-Type") == "text/event-stream");
+  CHECK(called->body.find(R"("text":"deployed")") != std::string::npos);
+  // The model paths of the session are untouched by it, and another session has its own MCP server.
+  CHECK(f.call("GET", "/_hiccup/sessions/t/journal").second["journal"].empty());
+  auto other = c.Post("/s/none/mcp", with_session, R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", "application/json");
+  REQUIRE(other);
+  CHECK(other->status == 404);  // that MCP session belongs to session t
+
+  auto [status, list] = f.call("GET", "/_hiccup/sessions/t/tool_calls");
+  CHECK(status == 200);
+  CHECK(list["executions"] == json{{"deploy", 1}});
+  CHECK(list["received"] == 1);
+  CHECK(list["mcp_sessions"] == 1);
+  REQUIRE(list["tool_calls"].size() == 1);
+  CHECK(list["tool_calls"][0]["arguments"] == json{{"env", "prod"}});
+  CHECK(list["tool_calls"][0]["reply_sent"] == true);
+  CHECK(list["tool_calls"][0]["arrived_ms"].get<double>() >= 0);
+  CHECK(f.call("POST", "/_hiccup/sessions/t/tool_calls").first == 405);
+  // A reset starts the MCP server afresh.
+  CHECK(f.call("POST", "/_hiccup/sessions/t/reset").first == 200);
+  CHECK(f.call("GET", "/_hiccup/sessions/t/tool_calls").second["executions"].empty());
+  auto gone = c.Post("/s/t/mcp", with_session, R"({"jsonrpc":"2.0","id":4,"method":"ping"})", "application/json");
+  REQUIRE(gone);
+  CHECK(gone->status == 404);
+}
+
+TEST_CASE("the default session's MCP endpoint is /mcp") {
+  serve::SessionRegistry registry;
+  serve::ControlApi api(registry);
+  registry.create(std::string(serve::SessionRegistry::kDefaultId), harness::Scenario{});
+  const mock::Route r = api.route("POST", "/mcp", "");
+  REQUIRE(r.engine);
+  CHECK(r.engine == registry.find("default")->mcp());
+  CHECK(api.route("POST", "/s/default/mcp?x=1", "").engine == registry.find("default")->mcp());
+  CHECK(api.route("POST", "/v1/chat/completions", "").engine == registry.find("default")->engine());
+  CHECK(api.route("GET", "/_hiccup/sessions/default/tool_calls", "").deferred);
+}

@@ -4,6 +4,8 @@
 // for the agent's output, so names and messages are the CLI's.
 #include "harness/serve/session_registry.h"
 
+#include "harness/version.h"
+
 #include <algorithm>
 
 #include "harness/agents/agent_runner.h"
@@ -77,6 +79,18 @@ Session::Session(std::string id, Scenario scenario, SessionOptions options, std:
       created_seq_(created_seq),
       journal_path_(options.journal_file ? std::move(journal_path) : std::string()) {
   engine_ = fresh_engine();
+  mcp_ = fresh_mcp();
+}
+
+std::shared_ptr<mock::mcp::McpServer> Session::fresh_mcp() const {
+  auto mcp = std::make_shared<mock::mcp::McpServer>(scenario_.tools, std::string(kHiccupVersion));
+  mcp->set_journal_window(std::max<std::size_t>(options_.journal_window, 1));
+  return mcp;
+}
+
+std::shared_ptr<mock::mcp::McpServer> Session::mcp() const {
+  std::lock_guard lock(mu_);
+  return mcp_;
 }
 
 std::shared_ptr<mock::ScriptEngine> Session::fresh_engine() const {
@@ -121,8 +135,10 @@ void Session::reset() {
     write_entries(old->take_evicted());
     write_entries(old->journal());
   }
+  auto fresh_tools = fresh_mcp();
   std::lock_guard lock(mu_);
   engine_ = std::move(fresh);
+  mcp_ = std::move(fresh_tools);
   ledger_.clear();
   ledger_evicted_ = 0;
   outcome_.reset();

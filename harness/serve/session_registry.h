@@ -23,6 +23,7 @@
 
 #include "harness/invariants.h"
 #include "harness/scenario.h"
+#include "mock_server/mcp/mcp_server.h"
 #include "mock_server/script_engine.h"
 
 namespace harness::serve {
@@ -130,7 +131,12 @@ class Session {
   /// The engine that plays this session's requests now (replaced by reset()).
   std::shared_ptr<mock::ScriptEngine> engine() const;
 
-  /// A fresh engine (script from the first turn, empty journal), an empty ledger, no outcome.
+  /// The MCP server that serves this session's tools (`/s/{id}/mcp`, `/mcp` for the default
+  /// session) now: the scenario's `tools`, its tool-call journal windowed as the journal is
+  /// (replaced by reset()).
+  std::shared_ptr<mock::mcp::McpServer> mcp() const;
+  /// A fresh engine (script from the first turn, empty journal), a fresh MCP server (no MCP
+  /// sessions, tool calls counted from 0), an empty ledger, no outcome.
   void reset();
 
   /// Appends one execution (its journal_size is taken now); returns its index in the ledger.
@@ -167,10 +173,12 @@ class Session {
   const SessionOptions options_;
   const std::uint64_t created_seq_;
   std::shared_ptr<mock::ScriptEngine> fresh_engine() const;
+  std::shared_ptr<mock::mcp::McpServer> fresh_mcp() const;
   void write_entries(const std::vector<mock::JournalEntry>& entries);  // file_mu_ held
 
   mutable std::mutex mu_;
   std::shared_ptr<mock::ScriptEngine> engine_;
+  std::shared_ptr<mock::mcp::McpServer> mcp_;
   std::deque<Execution> ledger_;        // the last journal_window executions
   std::size_t ledger_evicted_ = 0;      // executions dropped from the front of ledger_
   std::optional<Outcome> outcome_;

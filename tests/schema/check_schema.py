@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """schema/scenario.schema.json (JSON Schema draft 2020-12) against the scenario format:
   valid      the schema is a valid draft 2020-12 schema; every bundled scenario (scenarios/ and
-             examples/, files with "turns") and a counterexample freshly written by `hiccup explore`
-             validate
+             examples/, files with "turns"), every file of tests/schema/valid/ (which lint accepts
+             too) and a counterexample freshly written by `hiccup explore` validate
   invalid    every file of tests/schema/invalid/ is rejected by the schema AND by `hiccup lint`
              (exit 3): lint and the schema agree on them
   defects    the schema's defect enum is exactly `hiccup defects`
@@ -38,6 +38,13 @@ def check_valid(args, v):
     candidates += sorted(f for f in glob.glob(os.path.join(args.source, "examples", "**", "*.json"), recursive=True)
                          if "node_modules" not in f and not f.endswith("package-lock.json") and not f.endswith("package.json"))
     files = [f for f in candidates if isinstance(load(f), dict) and "turns" in load(f)]
+    # Fields no bundled scenario uses yet (tests/schema/valid/: `tools`), each file also loading in lint.
+    extra = sorted(glob.glob(os.path.join(args.source, "tests", "schema", "valid", "*.json")))
+    for f in extra:
+        r = subprocess.run([args.hiccup, "lint", f], capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"{f}: hiccup lint exit {r.returncode}: {(r.stdout + r.stderr).strip()[:300]}")
+    files += extra
     # A counterexample as explore writes it.
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)

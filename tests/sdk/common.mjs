@@ -24,6 +24,21 @@ const pinned = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).depe
  * the SDK is missing, so the test fails (never skips) when the install failed.
  */
 export function loadSdk(name) {
+  checkPinned(name);
+  return createRequire(join(sdkModules, 'noop.js'))(name);
+}
+
+/**
+ * Loads `name/subpath` of a pinned SDK whose entry points are subpaths
+ * (`@modelcontextprotocol/sdk`, 'client/index.js'), after loadSdk's version check.
+ */
+export function loadSdkPath(name, subpath) {
+  checkPinned(name);
+  return createRequire(join(sdkModules, 'noop.js'))(`${name}/${subpath}`);
+}
+
+/** Throws loadSdk's message when the pinned version of `name` is not installed. */
+function checkPinned(name) {
   const manifest = join(sdkModules, name, 'package.json');
   const installed = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : null;
   if (installed !== pinned[name]) {
@@ -33,7 +48,6 @@ export function loadSdk(name) {
                     `run scripts/install_sdks.sh (the ctest fixture sdk.install does this; see its output).\n` +
                     `Last lines of ${log}:\n${tail}`);
   }
-  return createRequire(join(sdkModules, 'noop.js'))(name);
 }
 
 /** A scenario file body for `provider` with the given turns (SCENARIO-FORMAT.md). */
