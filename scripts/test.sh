@@ -9,7 +9,7 @@
 #     when there is one), the repetition-heavy entries (soak, kill
 #     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
-#   - FUZZ_SECONDS=N (CI: 15): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
+#   - FUZZ_SECONDS=N (CI: 10): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
 #     time, ASan + UBSan with coverage (build-fuzz/).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
