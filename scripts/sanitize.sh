@@ -85,7 +85,8 @@ tsan_labels='mock_server|runtime|harness|soak'
 for mode in "${modes[@]}"; do
   case "$mode" in
     asan)
-      # HICCUP_SANITIZE_FUZZ=1: the fuzz targets in this tree too (CMakeLists.txt; not what CI does).
+      # HICCUP_SANITIZE_FUZZ=1: the fuzz targets in this tree too (CMakeLists.txt; scripts/test.sh sets it
+      # when it fuzzes as well, as CI does).
       configure build-asan address,undefined -DHICCUP_SANITIZE_FUZZ="$([ "${HICCUP_SANITIZE_FUZZ:-0}" = 1 ] && echo ON || echo OFF)"
       ninja -C build-asan -j"${JOBS:-2}"
       [ "$step" != build ] || continue
