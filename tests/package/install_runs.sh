@@ -34,7 +34,11 @@ run hiccup run "$scenario" --report-dir "$scratch/report" || fail "hiccup run $s
 [[ -f "$scratch/report/summary.json" ]] || fail "hiccup run wrote no $scratch/report/summary.json"
 
 # hiccup serve with the scenario at the root, one streamed Chat Completions request: the deploy call.
-run hiccup serve "$scenario" >"$scratch/serve.out" 2>"$scratch/serve.err" &
+# Not through run(): a backgrounded function runs in a process of its own whose subshell then forks
+# hiccup, so $! would not be hiccup and the kill below would leave `hiccup serve` running. exec
+# makes the backgrounded subshell hiccup itself.
+(cd "$scratch" && exec env -i HOME="$scratch/home" PATH="$usr/bin:/usr/bin:/bin" hiccup serve "$scenario") \
+  >"$scratch/serve.out" 2>"$scratch/serve.err" &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
