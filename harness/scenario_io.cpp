@@ -856,7 +856,7 @@ class ShapeReader : public Checks {
         ok = false;
       } else if (!s.contains("type") || s["type"] != "object") {
         problem(sp, "expected a JSON Schema for the arguments object, with \"type\": \"object\" (MCP: inputSchema), found " +
-                        (s.contains("type") ? "\"type\": " + mock::json_text::escape_input(s["type"].dump(), 80)
+                        (s.contains("type") ? "\"type\": " + mock::json_text::escape_input(s["type"].dump(-1, ' ', false, json::error_handler_t::replace), 80)
                                             : std::string("no \"type\"")));
         ok = false;
       } else {

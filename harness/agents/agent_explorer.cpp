@@ -489,7 +489,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     const fs::path path = dir / (f.shrunk.name + ".json");
     try {
       write_report_file(path.string(), write_scenario(f.shrunk));
-      write_report_file((dir / (f.shrunk.name + ".pin.json")).string(), f.pin.dump(2) + "\n");
+      write_report_file((dir / (f.shrunk.name + ".pin.json")).string(), f.pin.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       f.path = path.string();
       f.replay_command = o.hiccup_path + " run " +
                          (o.agent.empty() ? "--agent-cmd " + shell_quote(o.agent_cmd) : "--agent " + shell_quote(o.agent)) +
@@ -510,7 +510,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       for (const Violation& v : f.reference_violations) log << " " << v.invariant;
       log << "\n";
     }
-    log << "  suggested pin for harness/agents/known-failures.json: " << f.pin.dump() << "\n";
+    log << "  suggested pin for harness/agents/known-failures.json: " << f.pin.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   out.wall_ms = clock.elapsed_ms();
 
