@@ -169,7 +169,15 @@ std::string quote_input(std::string_view s, std::size_t max_bytes) {
   return "\"" + escape_input(s, max_bytes) + "\"";
 }
 
+bool is_printable_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c >= 0x20 && c < 0x7F;
+  });
+}
+
 std::string percent_encode_unsafe(std::string_view target) {
+  if (is_printable_ascii(target)) return std::string(target);
   std::string out;
   bool changed = false;
   for (std::size_t i = 0; i < target.size();) {

@@ -56,6 +56,11 @@ std::string quote_input(std::string_view s, std::size_t max_bytes = 200);
 /// sent.
 std::string percent_encode_unsafe(std::string_view target);
 
+/// Whether every byte of `s` is printable ASCII (0x20..0x7E): such a target is what
+/// percent_encode_unsafe() returns unchanged, so a caller can skip it (the common case, checked
+/// without a copy).
+bool is_printable_ascii(std::string_view s);
+
 /// A compact JSON text written into a caller's string: objects and arrays are opened and closed
 /// explicitly, commas are placed by the writer. Keys must be plain ASCII needing no escaping (the
 /// encoders' keys are literals). Nothing is validated: an unbalanced sequence writes unbalanced text.

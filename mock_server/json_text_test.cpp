@@ -71,6 +71,20 @@ TEST_CASE("percent_encode_unsafe encodes what a target may not hold raw and keep
   CHECK(jt::percent_encode_unsafe("/a?q=\xC3\xA9&b=\x1B") == "/a?q=\xC3\xA9&b=%1B");
   CHECK(jt::percent_encode_unsafe("/\xE2\x80") == "/%E2%80");
   CHECK(jt::percent_encode_unsafe("/\xC2\x9B") == "/%C2%9B");
+  CHECK(jt::percent_encode_unsafe("/a\x7F~") == "/a%7F~");  // DEL, next to the last printable byte
+  CHECK(jt::percent_encode_unsafe(std::string("/a\0b", 4)) == "/a%00b");
+}
+
+TEST_CASE("is_printable_ascii holds exactly for targets percent_encode_unsafe leaves alone") {
+  CHECK(jt::is_printable_ascii("/v1beta/models/m:streamGenerateContent?alt=sse ~"));
+  CHECK(jt::is_printable_ascii(""));
+  CHECK_FALSE(jt::is_printable_ascii("/a\x7F"));
+  CHECK_FALSE(jt::is_printable_ascii("/a\x1F"));
+  CHECK_FALSE(jt::is_printable_ascii("/\xC3\xA9"));  // valid UTF-8, kept by the encoder, but not ASCII
+  for (int b = 0; b < 256; ++b) {
+    const std::string t = std::string("/x") + static_cast<char>(b);
+    if (jt::is_printable_ascii(t)) CHECK(jt::percent_encode_unsafe(t) == t);
+  }
 }
 
 TEST_CASE("append_string writes ill-formed UTF-8 with U+FFFD instead of throwing") {

@@ -107,10 +107,13 @@ ScriptEngine::ScriptEngine(Script script, AttemptRewriter rewriter)
 Plan ScriptEngine::respond(const Request& request) {
   // Over HTTP the parser has percent-encoded what a target may not hold raw; a caller in memory
   // gets the same here, so the journal and every message built from the path are valid UTF-8.
-  if (std::string target = json_text::percent_encode_unsafe(request.target); target != request.target) {
-    Request clean = request;
-    clean.target = std::move(target);
-    return respond(clean);
+  // (Printable ASCII, as nearly every target is, needs nothing: checked first, without a copy.)
+  if (!json_text::is_printable_ascii(request.target)) {
+    if (std::string target = json_text::percent_encode_unsafe(request.target); target != request.target) {
+      Request clean = request;
+      clean.target = std::move(target);
+      return respond(clean);
+    }
   }
   std::lock_guard lock(mu_);
   JournalEntry entry;
@@ -576,6 +579,7 @@ std::optional<Rejection> ScriptEngine::check_reasoning(const WireFormat& format,
   if (!format.sends_reasoning()) return std::nullopt;
   // Only turns for which some attempt delivered reasoning are checked: a scenario without
   // reasoning is served exactly as before (no summary, no second parse of the body).
+  if (!reasoning_delivered_) return std::nullopt;
   bool any = false;
   for (const JournalEntry& e : journal_) any = any || !e.delivered_reasoning.empty();
   if (!any) return std::nullopt;
@@ -717,6 +721,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
           if (std::holds_alternative<ReasoningEvent>(later) || std::holds_alternative<FinishEvent>(later)) break;
         }
         e.delivered_reasoning.push_back(std::move(d));
+        reasoning_delivered_ = true;
       }
       ++reasoning_index;
     } else if (auto* c = std::get_if<CallEvent>(&ev)) {

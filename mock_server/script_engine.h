@@ -235,6 +235,10 @@ class ScriptEngine final : public Responder {
   std::deque<JournalEntry> journal_;
   std::deque<PlanRecord> records_;      // parallel to journal_
   std::size_t first_index_ = 0;         // index of journal_.front()
+  // Some attempt of this engine has delivered reasoning (set by settle(), never cleared): until
+  // then check_reasoning() returns at once instead of walking the journal window on every request
+  // (that walk was a quarter of a served request's instructions, stop 47).
+  bool reasoning_delivered_ = false;
   std::size_t window_ = 0;              // 0 = keep every entry
   std::size_t window_max_bytes_ = kWindowBytes;
   std::size_t window_bytes_ = 0;        // sum of records_[i].bytes

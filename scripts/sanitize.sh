@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sanitizer runs (part of scripts/test.sh), each in its own build directory, with clang at -O1:
 #   asan  build-asan: AddressSanitizer + UndefinedBehaviorSanitizer, the whole ctest except the
-#         labels agents (real agent CLIs from npm), sdk (Node SDK clients) and browser (headless
+#         labels in scripts/unsanitized_labels: agents (real agent CLIs from npm), sdk (Node SDK clients) and browser (headless
 #         Chromium): those drive external programs against the same hiccup code the rest covers,
 #         and take most of the plain run's time; the plain build in scripts/test.sh runs them.
 #         Since stop 45 also reports, docs and examples (Python and Node scripts that drive the
@@ -77,6 +77,8 @@ export HICCUP_TEST_SCALE="${HICCUP_TEST_SCALE:-0.25}"
 # time: over 10 CPU minutes under TSan). The control API's tests (label serve, loopback, 32
 # sessions at once) run whole.
 tsan_tests='HTTP|http|server|keep-alive|stop returns|slowloris|never reads|100 MB|1 MB header|hundred thousand|start throws|disconnect closes|reset aborts|cut sends|generateContent with|soak|moves to a worker|pipelined|max_connections|number of jobs|100-continue'
+# The labels the ASan + UBSan ctest leaves out (the list above; scripts/test.sh runs them in the plain tree).
+unsanitized=$(<scripts/unsanitized_labels)
 tsan_skip='larger than the socket buffers'
 # The tree compiles only the test sources that declare a test these select (CMakeLists.txt,
 # HICCUP_TEST_SOURCE_FILTER); the serve label's binary whole.
@@ -93,7 +95,7 @@ for mode in "${modes[@]}"; do
       (cd build-asan &&
         ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:malloc_context_size=8${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-        ctest --output-on-failure -j2 --timeout 900 -LE 'agents|sdk|browser|reports|docs|examples|minimal|clients|package')
+        ctest --output-on-failure -j2 --timeout 900 -LE "$unsanitized")
       ;;
     tsan)
       configure build-tsan thread -DHICCUP_TEST_SOURCE_FILTER="$tsan_tests" \

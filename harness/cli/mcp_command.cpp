@@ -2,6 +2,7 @@
 // the Streamable HTTP endpoint of a running `hiccup serve` (mock/mcp/stdio_bridge.h), so a CLI
 // configured with a command plays the same scripted tools, journal and counts as one that speaks
 // HTTP.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,7 +24,9 @@ Streamable HTTP, with the Mcp-Session-Id initialize brought); writes every messa
 answers to stdout, one per line (progress notifications as they come, then the response). The
 session's scenario scripts each tools/call (docs/SCENARIO-FORMAT.md "tools"); it is journaled at
 GET /_hiccup/sessions/ID/tool_calls as over HTTP. A lost reply writes nothing (a note on stderr);
-a hung call writes nothing. Ends when stdin ends.
+a hung call writes nothing. When stdin ends (the client shuts its server down, MCP stdio), the
+answers still in flight are waited for up to --drain-s and written, then the bridge exits 0; a
+call still running then (a hung one) is abandoned with a note on stderr.
 
 Configure it as a client's stdio MCP server, e.g. {"command": "hiccup", "args": ["mcp",
 "http://127.0.0.1:PORT/s/ID/mcp"]}.
@@ -31,6 +34,8 @@ Configure it as a client's stdio MCP server, e.g. {"command": "hiccup", "args": 
 options:
   --read-timeout-s N    give up an answer silent this long (default 86400: a hung call outlives
                         any client's patience)
+  --drain-s N           at the end of stdin, wait this long for answers still in flight
+                        (default 10; 0 exits at once)
 )";
 
 }  // namespace
@@ -38,17 +43,19 @@ options:
 int mcp_command(const Args& args) {
   ArgReader in(args);
   std::string timeout_text = "86400";
+  std::string drain_text = "10";
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
       std::cout << kMcpUsage;
       return kExitPassed;
     }
-    if (in.value("--read-timeout-s", timeout_text)) {
+    if (in.value("--read-timeout-s", timeout_text) || in.value("--drain-s", drain_text)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
   const auto timeout = in.number("--read-timeout-s", timeout_text, 1, std::numeric_limits<int>::max(), "a whole number >= 1");
+  const auto drain = in.number("--drain-s", drain_text, 0, 86400, "a whole number of seconds, 0..86400");
   if (positional.size() != 1 && in.error().empty()) in.set_error("expected one URL (the MCP endpoint of a hiccup serve session)");
   std::string url_error;
   std::optional<mock::mcp::Endpoint> endpoint;
@@ -61,8 +68,13 @@ int mcp_command(const Args& args) {
   options.read_timeout_s = static_cast<int>(*timeout);
   mock::mcp::StdioBridge bridge(*endpoint, options);
   bridge.run(std::cin, std::cout, std::cerr, /*wait=*/false);
-  // stdin ended: the client shuts its server down (MCP stdio). Requests still in flight (a hung
-  // call) are abandoned with the process.
+  // stdin ended: the client shuts its server down (MCP stdio), which may close stdin right after
+  // its last request (a script piping messages in). The answers in flight are written first, for
+  // at most --drain-s; what still runs then (a hung call) is abandoned with the process.
+  if (const std::size_t abandoned = bridge.drain(std::chrono::seconds(*drain)); abandoned > 0) {
+    std::cerr << "hiccup mcp: stdin ended; " << abandoned << " request(s) still without an answer after "
+              << *drain << " s abandoned\n";
+  }
   std::cout.flush();
   std::cerr.flush();
   std::_Exit(kExitPassed);

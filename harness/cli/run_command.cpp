@@ -38,7 +38,9 @@ options (each at most once, unless marked repeatable):
   --tag TAG            run only scenarios with this tag (repeatable: any of them)
   --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
   --provider NAME      play every scenario in this wire format instead of its own `provider`:
-                       gemini, openai-chat, openai-responses or anthropic
+                       gemini, openai-chat, openai-responses or anthropic; a scenario it
+                       cannot play (a per-day quota in anthropic) is skipped with a note,
+                       and when none is left the run exits 3
   --recovery DESIGN    play every scenario that does not pin runtime.recovery (and has no
                        interrupt) under this recovery design: hold or continue (docs/POLICY.md
                        "Recovery designs"); expect fields whose oracle prediction differs

@@ -177,12 +177,23 @@ void StdioBridge::post(const std::string& message) {
     write_line(body);
     wrote = true;
   }
+  std::lock_guard lock(mu_);
   if (!ok) {
-    std::lock_guard lock(mu_);
     *log_ << "hiccup mcp: no " << (wrote ? "complete " : "") << "answer to " << json_text::escape_input(message, 120)
-          << " (" << httplib::to_string(error) << ": the connection ended before the reply)\n"
+          << " (" << httplib::to_string(error) << ": "
+          << (error == httplib::Error::Connection ? "nothing accepts connections at " + endpoint_.host + ":" + std::to_string(endpoint_.port)
+                                                  : std::string("the connection ended before the reply"))
+          << ")\n"
           << std::flush;
   }
+  --in_flight_;
+  ended_.notify_all();
+}
+
+std::size_t StdioBridge::drain(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mu_);
+  ended_.wait_for(lock, limit, [this] { return in_flight_ == 0; });
+  return in_flight_;
 }
 
 void StdioBridge::run(std::istream& in, std::ostream& out, std::ostream& log, bool wait) {
@@ -194,6 +205,10 @@ void StdioBridge::run(std::istream& in, std::ostream& out, std::ostream& log, bo
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     // initialize goes alone: what follows needs the session id its answer brings.
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    {
+      std::lock_guard lock(mu_);
+      ++in_flight_;
+    }
     if (j.is_object() && j.contains("method") && j["method"] == "initialize") {
       post(line);
       continue;

@@ -8,6 +8,8 @@
 // up. MCP 2025-11-25 basic/transports "stdio" and "Streamable HTTP".
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <istream>
 #include <mutex>
@@ -72,6 +74,11 @@ class StdioBridge {
   /// at EOF (requests still running are abandoned: the caller exits the process).
   void run(std::istream& in, std::ostream& out, std::ostream& log, bool wait = true);
 
+  /// After run(wait = false): waits until every request still in flight has ended (its answer
+  /// written) or `limit` has passed, whichever comes first. Returns how many were still running
+  /// then (a hung call, a reply slower than `limit`); the caller abandons them with the process.
+  std::size_t drain(std::chrono::milliseconds limit);
+
   /// Requests posted so far.
   std::uint64_t posted() const;
 
@@ -81,11 +88,13 @@ class StdioBridge {
 
   const Endpoint endpoint_;
   const BridgeOptions options_;
-  mutable std::mutex mu_;  // out_, log_, session_id_, posted_
+  mutable std::mutex mu_;  // out_, log_, session_id_, posted_, in_flight_
   std::ostream* out_ = nullptr;
   std::ostream* log_ = nullptr;
   std::string session_id_;
   std::uint64_t posted_ = 0;
+  std::size_t in_flight_ = 0;   // requests whose post() has not returned
+  std::condition_variable ended_;  // signalled when in_flight_ drops
   std::vector<std::thread> threads_;
 };
 

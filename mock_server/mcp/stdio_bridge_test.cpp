@@ -119,3 +119,45 @@ TEST_CASE("mcp bridge: stdin messages reach the endpoint and every answer comes 
   CHECK(mcp->executions() == std::map<std::string, std::size_t>{{"echo", 1}, {"lost", 1}});
   for (const auto& c : mcp->tool_calls()) CHECK(c.session == "hiccup-mcp-1");
 }
+
+TEST_CASE("mcp bridge: at the end of stdin the answers in flight are drained and a hung call is counted") {
+  mock::mcp::ToolScript tools;
+  mock::mcp::Tool echo;
+  echo.name = "echo";
+  echo.calls = {mock::mcp::ToolCall{}};
+  echo.calls[0].result = "drained";
+  mock::mcp::Tool hung;
+  hung.name = "hung";
+  hung.calls = {mock::mcp::ToolCall{}};
+  hung.calls[0].hang = true;
+  tools.tools = {echo, hung};
+  auto mcp = std::make_shared<mock::mcp::McpServer>(tools);
+  McpRouter router(mcp);
+  mock::MockHttpServer server(router, mock::ServerOptions{});
+  const int port = server.start();
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})"
+      "\n";
+
+  SECTION("a call whose stdin closes right after it still gets its answer") {
+    std::istringstream in(initialize + R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}})" "\n");
+    std::ostringstream out, log;
+    mock::mcp::StdioBridge bridge(Endpoint{"127.0.0.1", port, "/mcp"});
+    bridge.run(in, out, log, /*wait=*/false);  // returns at the end of stdin, the call may still run
+    CHECK(bridge.drain(std::chrono::seconds(60)) == 0);
+    INFO(out.str());
+    CHECK(out.str().find(R"("text":"drained")") != std::string::npos);
+  }
+  SECTION("a hung call is still running when the drain time is up") {
+    std::istringstream in(initialize + R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hung"}})" "\n");
+    std::ostringstream out, log;
+    mock::mcp::StdioBridge bridge(Endpoint{"127.0.0.1", port, "/mcp"});
+    bridge.run(in, out, log, /*wait=*/false);
+    CHECK(bridge.drain(std::chrono::milliseconds(0)) == 1);  // initialize was answered, the call hangs
+    server.stop();  // ends the hung call's connection
+    CHECK(bridge.drain(std::chrono::seconds(60)) == 0);
+    CHECK(out.str().find(R"("id":1)") == std::string::npos);
+    CHECK(log.str().find("the connection ended before the reply") != std::string::npos);
+  }
+  server.stop();
+}

@@ -78,6 +78,8 @@ CASES = [
     (["mcp", "https://127.0.0.1:1/mcp"], "mcp", "expected an http:// URL"),
     (["mcp", "http://127.0.0.1:0/mcp"], "mcp", "expected a port 1..65535"),
     (["mcp", "--read-timeout-s", "0", "http://127.0.0.1:1/mcp"], "mcp", "--read-timeout-s 0 is out of range"),
+    (["mcp", "--drain-s", "-1", "http://127.0.0.1:1/mcp"], "mcp", "--drain-s"),
+    (["mcp", "--drain-s", "86401", "http://127.0.0.1:1/mcp"], "mcp", "--drain-s 86401 is out of range"),
     (["matrix", "--bogus"], "matrix", '"--bogus"'),
     (["report"], "report", "expected a report directory"),
     (["report", "--bogus", "d"], "report", '"--bogus"'),

@@ -226,6 +226,32 @@ test('over stdio through hiccup mcp: the same tools, results, errors and counts'
   }
 });
 
+test('hiccup mcp with stdin closed right after a call still writes its answer, then exits 0', T, async () => {
+  // A script that pipes its messages in closes stdin at once; the call takes 2 s (duration_s).
+  const server = await serve(scn);
+  try {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(hiccupBin, ['mcp', `${server.url}/mcp`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdin.end([
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { path: 'a.txt' } } },
+    ].map((m) => JSON.stringify(m)).join('\n') + '\n');
+    assert.equal(await exited, 0, err);
+    const answers = out.trim().split('\n').map((l) => JSON.parse(l));
+    const call = answers.find((m) => m.id === 1);
+    assert.ok(call, `no answer to the call in ${out} (stderr: ${err})`);
+    assert.deepEqual(call.result.content, [{ type: 'text', text: 'contents of a.txt: grüße 🚀' }]);
+  } finally {
+    await server.stop();
+  }
+});
+
 test('an expired session fails the call with 404, a new session gets the next scripted call', T, async () => {
   const expiring = { ...scn, name: 'mcp-sdk-expiry',
                      tools: [{ name: 'flaky', calls: [{ session_expired: true }, { result: 'ok after initialize' }] }] };
