@@ -382,6 +382,36 @@ std::vector<std::pair<std::string, std::string>> error_headers(int status,
   return headers;
 }
 
+void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers) {
+  static constexpr char kBase58[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  std::uint64_t z = journal_index + 0x9e3779b97f4a7c15ULL;  // splitmix64: differs per request
+  auto next = [&z] {
+    z += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t r = z;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebULL;
+    return r ^ (r >> 31);
+  };
+  std::string id = "req_011C";
+  for (int i = 0; i < 20; ++i) id += kBase58[next() % 58];
+  headers.emplace_back("request-id", std::move(id));
+  headers.emplace_back("anthropic-organization-id", "5c0ffee0-4d1c-4c0b-9a5e-686963637570");
+  const bool limited = status == 429;
+  struct Family {
+    const char* name;
+    std::uint64_t limit;
+    std::uint64_t per_request;
+  };
+  for (const Family& f : {Family{"requests", 4000, 1}, Family{"tokens", 480000, 1000},
+                          Family{"input-tokens", 400000, 900}, Family{"output-tokens", 80000, 100}}) {
+    const std::string prefix = std::string("anthropic-ratelimit-") + f.name;
+    const std::uint64_t used = f.per_request * (1 + journal_index % (f.limit / f.per_request));
+    headers.emplace_back(prefix + "-limit", std::to_string(f.limit));
+    headers.emplace_back(prefix + "-remaining", limited ? "0" : std::to_string(f.limit - used));
+    headers.emplace_back(prefix + "-reset", "2026-01-01T00:00:00Z");
+  }
+}
+
 std::string message_id(std::size_t journal_index) {
   return "msg_hiccup_" + std::to_string(journal_index);
 }
@@ -685,6 +715,11 @@ class AnthropicFormat final : public WireFormat {
   DecodedRequest decode_request(std::string_view /*target*/, std::string_view body) const override {
     // The query (`?beta=true` from claude-code and the SDK's beta namespace) changes nothing here.
     return decode_messages(body);
+  }
+
+  void add_answer_headers(std::size_t journal_index, int status,
+                          std::vector<std::pair<std::string, std::string>>& headers) const override {
+    anthropic::add_answer_headers(journal_index, status, headers);
   }
 
   std::string default_message(int status) const override {

@@ -46,6 +46,16 @@ std::string error_body(int status, std::string_view message);
 std::vector<std::pair<std::string, std::string>> error_headers(int status,
                                                                std::optional<double> retry_after_s);
 
+/// The headers the API sends with every answer (WireFormat::add_answer_headers): `request-id`
+/// ("req_011C" and 20 base58 characters derived from `journal_index`, 28 characters as live),
+/// `anthropic-organization-id` (a fixed UUID), and the four `anthropic-ratelimit-*` families
+/// (requests, tokens, input-tokens, output-tokens), each `-limit`, `-remaining` (one less per
+/// request; 0 on a 429) and `-reset`, an RFC 3339 time that is fixed and in the past
+/// ("2026-01-01T00:00:00Z": the window has already reset; no wall clock reaches an answer). Source:
+/// a recorded live answer of 2025-08-21 (tidyllm's test cassette messages-e050b5-POST.R) and
+/// docs.anthropic.com/en/api/overview "Response headers", /en/api/rate-limits.
+void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers);
+
 /// Deterministic Message id of the answer to journal entry `journal_index`: "msg_hiccup_<index>".
 std::string message_id(std::size_t journal_index);
 

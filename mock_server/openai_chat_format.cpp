@@ -525,6 +525,11 @@ class Format final : public WireFormat {
     return out;
   }
 
+  void add_answer_headers(std::size_t journal_index, int status,
+                          std::vector<std::pair<std::string, std::string>>& headers) const override {
+    openai_chat::add_answer_headers(journal_index, status, headers);
+  }
+
   std::string default_message(int status) const override {
     return std::string(default_message_for(status));
   }
@@ -632,6 +637,32 @@ class Format final : public WireFormat {
 };
 
 }  // namespace
+
+void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers) {
+  // splitmix64 of the index, twice: 32 hex digits that differ for every request, same every run.
+  auto mix = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "req_";
+  for (std::uint64_t part : {mix(journal_index), mix(journal_index ^ 0x5bd1e995ULL)}) {
+    for (int shift = 60; shift >= 0; shift -= 4) id += kHex[(part >> shift) & 0xf];
+  }
+  const bool limited = status == 429;
+  constexpr std::uint64_t kRequests = 10000, kTokens = 30000000;
+  headers.emplace_back("x-request-id", std::move(id));
+  headers.emplace_back("x-ratelimit-limit-requests", std::to_string(kRequests));
+  headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(kTokens));
+  headers.emplace_back("x-ratelimit-remaining-requests",
+                       limited ? "0" : std::to_string(kRequests - 1 - journal_index % kRequests));
+  headers.emplace_back("x-ratelimit-remaining-tokens",
+                       limited ? "0" : std::to_string(kTokens - 1000 * (1 + journal_index % (kTokens / 1000 - 1))));
+  headers.emplace_back("x-ratelimit-reset-requests", "6ms");
+  headers.emplace_back("x-ratelimit-reset-tokens", "0s");
+}
 
 std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s) {
   const bool per_day = quota == Quota::kPerDay;

@@ -918,6 +918,11 @@ class Format final : public WireFormat {
     return out;
   }
 
+  void add_answer_headers(std::size_t journal_index, int status,
+                          std::vector<std::pair<std::string, std::string>>& headers) const override {
+    openai_chat::add_answer_headers(journal_index, status, headers);
+  }
+
   std::string default_message(int status) const override {
     switch (status) {
       case 400: return "Invalid request.";

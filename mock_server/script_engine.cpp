@@ -131,6 +131,10 @@ Plan ScriptEngine::respond(const Request& request) {
   PlanRecord record;
   Plan plan = respond_locked(request, entry, record);
   plan.journal_index = entry.index;
+  // A model endpoint's answer carries its provider's request id and rate-limit headers.
+  if (!entry.provider.empty()) {
+    if (const WireFormat* format = wire_format(entry.provider)) format->add_answer_headers(entry.index, plan.status, plan.headers);
+  }
   entry.response_status = plan.status;
   if (window_ > 0) {
     std::size_t answer = plan.body.size();

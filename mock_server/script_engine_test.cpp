@@ -841,6 +841,75 @@ TEST_CASE("pairing checks still see a completed attempt that left the journal wi
   CHECK(j.back().issues.empty());
 }
 
+
+TEST_CASE("model answers carry the provider's request id and rate-limit headers, Gemini's none") {
+  using H = std::vector<std::pair<std::string, std::string>>;
+  auto header = [](const Plan& p, const std::string& name) -> std::optional<std::string> {
+    for (const auto& [k, v] : p.headers) {
+      if (k == name) return v;
+    }
+    return std::nullopt;
+  };
+  const std::string chat = R"({"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"Deploy."}]})";
+  const std::string messages =
+      R"({"model":"claude-sonnet-4-5","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Deploy."}]})";
+  // Turn 0 answers 429 first, then a stream; the last attempt repeats.
+  auto engine = [] { return mock::ScriptEngine(script_of({{status(429, 1.0), stream({kText, kStop})}})); };
+
+  SECTION("OpenAI: x-request-id req_ + 32 hex, x-ratelimit-* with 0 remaining on the 429") {
+    auto e = engine();
+    const Plan limited = e.respond({"POST", "/v1/chat/completions", chat});
+    const Plan ok = e.respond({"POST", "/v1/chat/completions", chat});
+    const Plan next = e.respond({"POST", "/v1/chat/completions", chat});
+    REQUIRE(limited.status == 429);
+    REQUIRE(ok.status == 200);
+    const auto id = header(ok, "x-request-id");
+    REQUIRE(id);
+    CHECK(id->size() == 36);
+    CHECK(id->rfind("req_", 0) == 0);
+    CHECK(id->find_first_not_of("0123456789abcdef", 4) == std::string::npos);
+    CHECK(header(next, "x-request-id") != id);
+    CHECK(header(limited, "x-ratelimit-remaining-requests") == "0");
+    CHECK(header(limited, "retry-after") == "1");  // the error answer's own headers are kept
+    CHECK(header(ok, "x-ratelimit-limit-requests") == "10000");
+    CHECK(header(ok, "x-ratelimit-remaining-requests") == "9998");  // the second request
+    CHECK(header(next, "x-ratelimit-remaining-requests") == "9997");
+    CHECK(header(ok, "x-ratelimit-reset-requests") == "6ms");
+    // Same request, same journal index, same headers in another engine: deterministic.
+    auto again = engine();
+    again.respond({"POST", "/v1/chat/completions", chat});
+    CHECK(again.respond({"POST", "/v1/chat/completions", chat}).headers == ok.headers);
+  }
+  SECTION("Anthropic: request-id req_011C + 20 base58, anthropic-ratelimit-* families") {
+    auto e = engine();
+    const Plan limited = e.respond({"POST", "/v1/messages", messages});
+    const Plan ok = e.respond({"POST", "/v1/messages", messages});
+    REQUIRE(ok.status == 200);
+    const auto id = header(ok, "request-id");
+    REQUIRE(id);
+    CHECK(id->size() == 28);
+    CHECK(id->rfind("req_011C", 0) == 0);
+    CHECK(id->find_first_of("0OIl", 8) == std::string::npos);  // base58 has none of these
+    CHECK(header(ok, "anthropic-organization-id")->size() == 36);
+    for (const char* family : {"requests", "tokens", "input-tokens", "output-tokens"}) {
+      const std::string prefix = std::string("anthropic-ratelimit-") + family;
+      CHECK(header(ok, prefix + "-limit"));
+      CHECK(header(ok, prefix + "-remaining") != "0");
+      CHECK(header(limited, prefix + "-remaining") == "0");
+      CHECK(header(ok, prefix + "-reset") == "2026-01-01T00:00:00Z");
+    }
+    CHECK(header(limited, "x-should-retry") == "true");
+  }
+  SECTION("Gemini sends none, and a path no format serves gets none") {
+    auto e = engine();
+    e.respond(post(json::array({kUser})));
+    const Plan ok = e.respond(post(json::array({kUser})));
+    REQUIRE(ok.status == 200);
+    CHECK(ok.headers == H{});
+    CHECK(e.respond({"POST", "/nowhere", "{}"}).headers == H{});
+  }
+}
+
 }  // namespace script_engine_test
 
 TEST_CASE("a journal window keeps its entries under its byte budget however few they are") {

@@ -189,6 +189,19 @@ class WireFormat {
     return error_answer(429, default_message(429), retry_after_s);
   }
 
+  /// Headers the provider sends with every answer of its model endpoint, success or error, appended
+  /// to `headers` for the request journaled as `journal_index`, answered with `status`: the request
+  /// id and the rate-limit state clients read (OpenAI `x-request-id` and `x-ratelimit-*`, Anthropic
+  /// `request-id`, `anthropic-organization-id` and `anthropic-ratelimit-*`; WIRE-FORMATS.md
+  /// "Response headers"). Deterministic: ids derive from `journal_index`, remaining counts fall by
+  /// one per request and are 0 on a 429. By default none (Gemini's API sends neither).
+  virtual void add_answer_headers(std::size_t journal_index, int status,
+                                  std::vector<std::pair<std::string, std::string>>& headers) const {
+    (void)journal_index;
+    (void)status;
+    (void)headers;
+  }
+
   /// The `Content-Type` of an error answer (error_answer's body) to a request for `target` (path
   /// and query): "application/json" unless the provider sends another (Gemini: "text/event-stream"
   /// on its streaming method, "application/json; charset=UTF-8" otherwise; gemini_format.h).
