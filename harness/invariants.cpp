@@ -756,8 +756,11 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
   }
   std::map<int, int> per_turn;
   std::set<int> reported;
-  // A turn the user cancelled mid-stream is requested afresh by the next prompt: a new budget.
-  const int cancelled = cancelled_mid_stream_request(ev);
+  // A turn the user cancelled mid-stream or during a backoff is requested afresh by the next
+  // prompt: a new budget.
+  const int cancelled = ev.scenario.interrupt && !ev.scenario.interrupt->after_calls
+                            ? cancel_point_request(ev.scenario, ev.journal)
+                            : -1;
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
     if (e.turn < 0 || e.played == "rejected") continue;
