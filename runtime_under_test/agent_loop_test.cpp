@@ -293,7 +293,7 @@ TEST_CASE("a cancel during a backoff drops the pending retry: nothing goes out u
   CHECK(bad.waited_s >= 10);
 }
 
-TEST_CASE("a cancel while tools run ends the prompt's run; continue-loop-after-cancel sends the results to the model first") {
+TEST_CASE("a cancel while tools run ends the prompt's run, and continue-loop-after-cancel sends the results to the model first") {
   Config c;
   c.interrupt = UserInterrupt{0, 0, std::nullopt, 1};
   auto play = [&](const DefectSet& defects) {

@@ -83,7 +83,7 @@ TEST_CASE("deletions name every turn, attempt, event, fault and slicing once", "
   CHECK(kinds.size() == 5);
 }
 
-TEST_CASE("deleting an attempt moves an interrupt during a backoff back with it; none left before it, it goes", "[minimal]") {
+TEST_CASE("deleting an attempt moves an interrupt during a backoff back with it, and with none left before it the interrupt goes", "[minimal]") {
   harness::Scenario s = padded_duplicate_execution();
   s.interrupt = harness::Interrupt{1, std::nullopt, std::nullopt, std::nullopt, 1};  // the backoff before turn 1's attempt 1
   int checked = 0;
