@@ -391,6 +391,55 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
   }
 }
 
+/// How many of the session's prompts (`prompt`, then `session[i].prompt`), in order, a request's
+/// history carries: each must be contained in a user text part after the previous one's (an agent
+/// may wrap a prompt in text of its own).
+std::size_t prompts_carried(const json& contents, const std::vector<std::string>& prompts) {
+  std::size_t k = 0;
+  if (!contents.is_array()) return k;
+  for (const json& content : contents) {
+    if (!content.is_object() || content.value("role", "") != "user") continue;
+    const auto parts = content.find("parts");
+    if (parts == content.end() || !parts->is_array()) continue;
+    for (const json& part : *parts) {
+      if (k == prompts.size() || !part.is_object()) break;
+      const auto text = part.find("text");
+      if (text != part.end() && text->is_string() && text->get_ref<const std::string&>().find(prompts[k]) != std::string::npos) ++k;
+    }
+  }
+  return k;
+}
+
+/// no-request-after-cancel: read from the scenario's interrupt and the journal only. Once the user
+/// cancelled, every later model request must carry the session's next prompt (the one after the
+/// last prompt the cancelled request carried); with no next prompt, no request follows at all. A
+/// retry that fires after the cancel, or a loop that sends the turn's results back to the model,
+/// is a request nobody asked for. What the next prompt's request keeps of the cancelled turn (its
+/// text, "cancelled" results for its calls) is the runtime's design, judged by pairing.
+void check_no_request_after_cancel(const Evidence& ev, std::vector<Violation>& out) {
+  const int c = cancel_point_request(ev.scenario, ev.journal);
+  if (c < 0) return;
+  std::vector<std::string> prompts = {ev.scenario.prompt};
+  for (const SessionPrompt& p : ev.scenario.session) prompts.push_back(p.prompt);
+  const mock::JournalEntry& cancelled = ev.journal[static_cast<std::size_t>(c)];
+  const std::size_t carried = prompts_carried(cancelled.contents, prompts);
+  const Interrupt& in = *ev.scenario.interrupt;
+  const std::string point = in.after_event      ? "after event " + std::to_string(*in.after_event) + " of " + where(cancelled)
+                            : in.after_calls    ? "once " + std::to_string(*in.after_calls) + " of the calls of " + where(cancelled) + " had run"
+                                                : "during the backoff after " + where(cancelled);
+  for (std::size_t i = static_cast<std::size_t>(c) + 1; i < ev.journal.size(); ++i) {
+    const mock::JournalEntry& e = ev.journal[i];
+    if (e.turn < 0 || e.played == "preflight" || e.played == "not-found") continue;
+    if (prompts_carried(e.contents, prompts) > carried) break;  // the next prompt's: the user asked
+    out.push_back(make("no-request-after-cancel",
+                       "a request the user did not ask for: " + where(e) + " went out after the user cancelled " + point +
+                           (carried < prompts.size() ? ", before the next prompt (\"" + prompts[carried] + "\")"
+                                                     : ", and no prompt followed"),
+                       &e));
+    return;  // the first one says it
+  }
+}
+
 /// pairing, on the final history of a run the user's cancel ended: every call of a model turn has
 /// a function response in the user content right after it (POLICY.md "Cancellation": each call
 /// left without a result gets one synthetic "cancelled" result). A call left unanswered makes the
@@ -707,8 +756,11 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
   }
   std::map<int, int> per_turn;
   std::set<int> reported;
-  // A turn the user cancelled mid-stream is requested afresh by the next prompt: a new budget.
-  const int cancelled = cancelled_mid_stream_request(ev);
+  // A turn the user cancelled mid-stream or during a backoff is requested afresh by the next
+  // prompt: a new budget.
+  const int cancelled = ev.scenario.interrupt && !ev.scenario.interrupt->after_calls
+                            ? cancel_point_request(ev.scenario, ev.journal)
+                            : -1;
   for (std::size_t i = 0; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];
     if (e.turn < 0 || e.played == "rejected") continue;
@@ -957,6 +1009,27 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
 }
 
 
+/// The journal index of the request during or after whose answer the user's interrupt fires, or
+/// -1 when the run never reaches it. After event e: the request the cancel cuts
+/// (interrupted_request). After k calls: the turn's first completed request, when it delivered more
+/// than k calls. Before attempt a: the turn's first request played as attempt a - 1 that failed
+/// (a runtime that retries it waits, and the cancel lands in that wait; one that does not retry
+/// sends nothing the check could accuse).
+int cancel_point_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal) {
+  if (!scenario.interrupt) return -1;
+  const Interrupt& in = *scenario.interrupt;
+  if (in.after_event) return interrupted_request(scenario, journal);
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    const mock::JournalEntry& e = journal[i];
+    if (e.turn != in.turn) continue;
+    if (in.after_calls && e.completed) {
+      return static_cast<int>(e.delivered_calls.size()) > *in.after_calls ? static_cast<int>(i) : -1;
+    }
+    if (in.before_attempt && e.attempt == *in.before_attempt - 1 && !e.completed) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 bool keeps_cut_turn(const json& contents, const mock::JournalEntry& cut) {
   const int m = model_content_index(contents, cut.turn);
   if (m < 0 || cut.completed) return false;
@@ -993,6 +1066,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
       {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
       {"no-execution-after-cancel", "once the user cancels (scenario interrupt), no call of the cancelled turn starts: not a call that arrives after the cancel, not a committed call that had not started"},
+      {"no-request-after-cancel", "once the user cancels (scenario interrupt), no model request goes out until the next prompt: not a pending retry, not the cancelled turn's results fed back to the model; every later request carries the next prompt (none follows when there is none)"},
   };
   return kCatalogue;
 }
@@ -1010,6 +1084,7 @@ std::vector<Violation> check_invariants(const Evidence& ev) {
   check_no_unchanged_content_filter_retry(ev, out);
   check_liveness(ev, out);
   check_no_execution_after_cancel(ev, out);
+  check_no_request_after_cancel(ev, out);
   return out;
 }
 

@@ -72,6 +72,13 @@ std::vector<Violation> check_invariants(const Evidence& evidence);
 /// delays); -1 when there is none. Read from the scenario and journal only.
 int interrupted_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal);
 
+/// The request during or after whose answer the scenario's interrupt fires: for after_event the
+/// interrupted_request; for after_calls k the turn's first completed request, when it delivered
+/// more than k calls; for before_attempt a the turn's first request played as attempt a - 1 that
+/// did not complete (the backoff after it is where the cancel lands). -1 when there is none.
+/// Read from the scenario and journal only.
+int cancel_point_request(const Scenario& scenario, const std::vector<mock::JournalEntry>& journal);
+
 /// Whether `contents` (a request's history, the neutral view) keeps, as its `cut.turn`-th model
 /// turn, whole units of what the cut attempt `cut` delivered (a prefix of its text, and in order
 /// calls it delivered whole; at least one of them): the `continue` recovery design's kept turn.

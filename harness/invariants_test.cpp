@@ -434,12 +434,13 @@ TEST_CASE("expect.executions: an unlisted tool that ran is a violation") {
   CHECK(vs[0].message.find("expected 0 (not listed)") != std::string::npos);
 }
 
-TEST_CASE("the catalogue lists DESIGN.md's eight invariants, then no-unchanged-content-filter-retry, liveness and no-execution-after-cancel") {
+TEST_CASE("the catalogue lists DESIGN.md's eight invariants, then no-unchanged-content-filter-retry, liveness, no-execution-after-cancel and no-request-after-cancel") {
   std::vector<std::string> n;
   for (const auto& i : invariant_catalogue()) n.emplace_back(i.name);
   CHECK(n == std::vector<std::string>{"at-most-once", "recorded-execution", "pairing", "history-integrity", "no-rejected-request",
                                       "bounded-retries", "honest-outcome", "clean-output",
-                                      "no-unchanged-content-filter-retry", "liveness", "no-execution-after-cancel"});
+                                      "no-unchanged-content-filter-retry", "liveness", "no-execution-after-cancel",
+                                      "no-request-after-cancel"});
 }
 
 /// Turn 0 attempt 0 ends with a content-filter finish after text; attempt 1 is `retry_model`'s

@@ -198,6 +198,11 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
     bool fallback_used = false;
     bool again = false;           // the turn was cancelled mid-stream: the next prompt replays it
     r.turns_reached = static_cast<int>(t) + 1;
+    // The user cancels during the backoff before attempt `used` (the attempts this turn's run sent).
+    auto backoff_cancelled = [&] {
+      return interrupt_pending && s.interrupt->before_attempt && s.interrupt->turn == static_cast<int>(t) &&
+             *s.interrupt->before_attempt == used;
+    };
     for (;;) {
       ++r.requests;
       ++used;
@@ -263,6 +268,11 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
       if (o.kind == AttemptOutcome::kContentFilter) {
         if (has_fallback && !fallback_used && used < max_attempts) {
           fallback_used = true;  // immediate retry on the fallback model, no wait
+          if (backoff_cancelled()) {
+            if (!cancelled()) return fail("cancelled");
+            again = true;
+            break;
+          }
           continue;
         }
         return fail("content_filter");
@@ -271,6 +281,13 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
       if (used >= max_attempts) return fail("retries_exhausted");
       const int n = used;  // retry n precedes attempt n + 1
       double step = backoff.empty() ? 0 : backoff[std::min<std::size_t>(n - 1, backoff.size() - 1)];
+      if (backoff_cancelled()) {
+        // cancelled halfway through the backoff: the pending retry never fires
+        r.waited_s += std::max(step, o.retry_after_s) / 2;
+        if (!cancelled()) return fail("cancelled");
+        again = true;
+        break;
+      }
       r.waited_s += std::max(step, o.retry_after_s);
     }
     if (again) --t;  // the next prompt's request has the same model turns: the same turn index

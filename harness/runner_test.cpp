@@ -704,6 +704,84 @@ TEST_CASE("without its next prompt a cancelled run fails as cancelled, and no-ex
   CHECK(names == std::set<std::string>{"no-execution-after-cancel"});
 }
 
+TEST_CASE("no-request-after-cancel names the retry that fires after a cancel in its backoff, and the loop that goes on after a cancel while tools run, in every provider") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cancel-during-backoff", "retry-after-cancel"},
+      {"cancel-during-retry-after-wait-last-prompt", "retry-after-cancel"},
+      {"cancel-while-tools-run-loop-stops", "continue-loop-after-cancel"},
+      {"cancel-while-tools-run-loop-stops-last-prompt", "continue-loop-after-cancel"},
+  };
+  for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    int found = 0;
+    for (const Scenario& s : load_suite_as(provider)) {
+      for (const auto& [name, defect] : cases) {
+        if (s.name != name) continue;
+        ++found;
+        INFO(provider << " " << name);
+        const CaseResult good = run_scenario(s, memory());
+        INFO(describe(good));
+        CHECK(good.passed());
+        CHECK(std::any_of(good.run.events.begin(), good.run.events.end(),
+                          [](const nlohmann::json& e) { return e.value("type", "") == "cancel"; }));
+        RunOptions o = memory();
+        o.extra_defects = {defect};
+        const CaseResult bad = run_scenario(s, o);
+        INFO(describe(bad));
+        REQUIRE(has_violation(bad, "no-request-after-cancel"));
+        for (const Violation& v : bad.violations) {
+          if (v.invariant != "no-request-after-cancel") continue;
+          CHECK(v.message.rfind("a request the user did not ask for: request 1 (turn ", 0) == 0);
+          CHECK(v.request == 1);
+        }
+        // The other cancellation defects do not send a request after the cancel.
+        for (const char* other : {"orphan-call-after-cancel", "cancel-results-split", "execute-after-cancel"}) {
+          RunOptions x = memory();
+          x.extra_defects = {other};
+          CHECK_FALSE(has_violation(run_scenario(s, x), "no-request-after-cancel"));
+        }
+      }
+    }
+    CHECK(found == 4);
+  }
+}
+
+TEST_CASE("no-request-after-cancel passes a runtime that keeps the cancelled turn's text or answers its calls with cancelled results") {
+  // The next prompt's request is judged by the prompt it carries, not by what else it keeps.
+  Scenario s;
+  for (const Scenario& c : load_suite()) {
+    if (c.name == "cancel-while-answer-streams") s = c;
+  }
+  REQUIRE(s.name == "cancel-while-answer-streams");
+  mock::Journal journal(2);
+  journal[0].turn = 0;
+  journal[0].attempt = 0;
+  journal[0].script_attempt = 0;
+  journal[0].contents = nlohmann::json::parse(R"([{"role":"user","parts":[{"text":"Delete the temporary files."}]}])");
+  journal[1].index = 1;
+  journal[1].turn = 1;
+  journal[1].attempt = 0;
+  // The cut turn kept with its text and a "cancelled" result for its call, then the next prompt
+  // wrapped in text of the agent's own.
+  journal[1].contents = nlohmann::json::parse(R"([
+    {"role":"user","parts":[{"text":"Delete the temporary files."}]},
+    {"role":"model","parts":[{"text":"Deleting them now."},{"functionCall":{"name":"delete","args":{"path":"tmp/a"}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"delete","response":{"error":"cancelled"}}},
+                             {"text":"[interrupted by the user] Stop, only list them."}]}])");
+  rut::RunResult run;
+  Evidence ev{s, run, journal};
+  auto named = [&] {
+    for (const Violation& v : check_invariants(ev)) {
+      if (v.invariant == "no-request-after-cancel") return true;
+    }
+    return false;
+  };
+  REQUIRE(interrupted_request(s, journal) == 0);
+  CHECK_FALSE(named());
+  // Without the next prompt, the same request is one nobody asked for.
+  journal[1].contents[2]["parts"][1]["text"] = "[interrupted by the user]";
+  CHECK(named());
+}
+
 }  // namespace
 }  // namespace harness
 

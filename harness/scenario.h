@@ -68,13 +68,16 @@ struct SessionPrompt {
 /// real signal). Exactly one of `after_event` (with `attempt`: the user cancels once the runtime
 /// has received event `after_event`, a text or call event, of attempt `attempt` of turn `turn`)
 /// and `after_calls` (the user cancels once `after_calls` of turn `turn`'s committed calls have
-/// run) is set. `turn` is the script's turn index (the number of model turns in the request's
-/// history). The interrupt fires at most once: the first time the run reaches that point.
+/// run), and `before_attempt` (the user cancels during the backoff before attempt
+/// `before_attempt` >= 1 of turn `turn`, once attempt `before_attempt` - 1 failed and the runtime
+/// waits to retry) is set. `turn` is the script's turn index (the number of model turns in the
+/// request's history). The interrupt fires at most once: the first time the run reaches that point.
 struct Interrupt {
   int turn = 0;
   std::optional<int> attempt;
   std::optional<int> after_event;
   std::optional<int> after_calls;
+  std::optional<int> before_attempt;  ///< last, so positional initialisers keep working
   bool operator==(const Interrupt&) const = default;
 };
 

@@ -451,11 +451,11 @@ class ShapeReader : public Checks {
     }
   }
 
-  /// `interrupt`: `{turn, attempt, after_event}` or `{turn, after_calls}` (shape only; where it
-  /// points is checked by interrupt_target once the turns are read).
+  /// `interrupt`: `{turn, attempt, after_event}`, `{turn, after_calls}` or `{turn, before_attempt}`
+  /// (shape only; where it points is checked by interrupt_target once the turns are read).
   void interrupt(const json& j, const std::string& p, std::optional<Interrupt>& out) {
     if (!is_object(j, p)) return;
-    only_keys(j, p, {"turn", "attempt", "after_event", "after_calls"});
+    only_keys(j, p, {"turn", "attempt", "after_event", "after_calls", "before_attempt"});
     Interrupt in;
     bool ok = true;
     if (!j.contains("turn")) {
@@ -468,10 +468,14 @@ class ShapeReader : public Checks {
     }
     const bool has_event = j.contains("after_event");
     const bool has_calls = j.contains("after_calls");
-    if (has_event == has_calls) {
-      problem(p, has_event ? "has both \"after_event\" and \"after_calls\": an interrupt is one point, choose one"
-                           : "needs \"after_event\" (with \"attempt\": cancel while an attempt streams) or "
-                             "\"after_calls\" (cancel while a committed turn's calls run)");
+    const bool has_backoff = j.contains("before_attempt");
+    const int points = int{has_event} + int{has_calls} + int{has_backoff};
+    if (points != 1) {
+      problem(p, points > 1 ? "has more than one of \"after_event\", \"after_calls\" and \"before_attempt\": an "
+                              "interrupt is one point, choose one"
+                            : "needs \"after_event\" (with \"attempt\": cancel while an attempt streams), "
+                              "\"after_calls\" (cancel while a committed turn's calls run) or \"before_attempt\" "
+                              "(cancel during the backoff before that attempt)");
       return;
     }
     if (has_event) {
@@ -486,12 +490,18 @@ class ShapeReader : public Checks {
         ok = false;
       }
     } else {
+      const char* key = has_calls ? "after_calls" : "before_attempt";
       if (j.contains("attempt")) {
-        problem(at(p, "attempt"), "has no meaning with \"after_calls\" (the calls of the turn's committed attempt run)");
+        problem(at(p, "attempt"), has_calls
+                                      ? "has no meaning with \"after_calls\" (the calls of the turn's committed attempt run)"
+                                      : "has no meaning with \"before_attempt\" (it names the attempt the backoff precedes)");
         ok = false;
       }
-      if (auto v = integer(j["after_calls"], at(p, "after_calls"), 0, 1LL << 30)) in.after_calls = static_cast<int>(*v);
-      else ok = false;
+      if (auto v = integer(j[key], at(p, key), has_calls ? 0 : 1, 1LL << 30)) {
+        (has_calls ? in.after_calls : in.before_attempt) = static_cast<int>(*v);
+      } else {
+        ok = false;
+      }
     }
     if (ok) out = in;
   }
@@ -1141,6 +1151,20 @@ class CrossFieldRules : public Checks {
       return;
     }
     const mock::Turn& turn = turns[in.turn];
+    if (in.before_attempt && !turn.attempts.empty()) {
+      // The backoff before attempt a follows a failed attempt a - 1 (the script's last attempt
+      // repeats): it must fail (an HTTP status or a fault), or no retry waits there.
+      const std::size_t prev = std::min(static_cast<std::size_t>(*in.before_attempt - 1), turn.attempts.size() - 1);
+      const mock::Attempt& a = turn.attempts[prev];
+      if (!a.status && !a.fault) {
+        problem(p + "/before_attempt", "expected an attempt that follows a failed one: /turns/" + std::to_string(in.turn) +
+                                           "/attempts/" + std::to_string(prev) + " (attempt " +
+                                           std::to_string(*in.before_attempt - 1) +
+                                           ") has no status and no fault, so no retry waits before attempt " +
+                                           std::to_string(*in.before_attempt));
+      }
+      return;
+    }
     if (in.after_event) {
       if (*in.attempt >= static_cast<int>(turn.attempts.size())) {
         problem(p + "/attempt", "attempt " + std::to_string(*in.attempt) + " is not scripted (turn " +
@@ -1238,6 +1262,12 @@ class CrossFieldRules : public Checks {
     if (s.interrupt && s.runtime.recovery == "continue") {
       problem("/runtime/recovery", "\"continue\" with an \"interrupt\" is not defined yet (docs/POLICY.md \"Recovery "
                                    "designs\"): a scenario with an interrupt plays under hold");
+    }
+    if (s.interrupt && s.interrupt->before_attempt && *s.interrupt->before_attempt >= s.runtime.max_attempts.value_or(4)) {
+      problem("/interrupt/before_attempt", "attempt " + std::to_string(*s.interrupt->before_attempt) +
+                                               " is beyond the retry budget (runtime.max_attempts " +
+                                               std::to_string(s.runtime.max_attempts.value_or(4)) +
+                                               "): no backoff precedes it");
     }
     if (s.interrupt && s.interrupt->after_event && s.runtime.stream == false) {
       problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
@@ -1694,6 +1724,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
     if (s.interrupt->attempt) in["attempt"] = *s.interrupt->attempt;
     if (s.interrupt->after_event) in["after_event"] = *s.interrupt->after_event;
     if (s.interrupt->after_calls) in["after_calls"] = *s.interrupt->after_calls;
+    if (s.interrupt->before_attempt) in["before_attempt"] = *s.interrupt->before_attempt;
     out["interrupt"] = in;
   }
 

@@ -766,6 +766,37 @@ TEST_CASE("a session of further prompts loads, round-trips and reports bad entri
   CHECK(has(problems_with(R"({"prompt": ""})"), "/prompt", "expected a non-empty string"));
 }
 
+TEST_CASE("an interrupt during a backoff loads, round-trips and must follow a failed attempt within the budget") {
+  const char* failing = R"({"turns": [ { "attempts": [ { "status": 503 }, { "events": [ { "text": "ok" }, { "finish": "stop" } ] } ] } ]})";
+  auto with = [&](const std::string& interrupt, const char* runtime = nullptr) {
+    auto k = nlohmann::json::parse(kMinimal);
+    k.merge_patch(nlohmann::json::parse(failing));
+    k["interrupt"] = nlohmann::json::parse(interrupt);
+    if (runtime != nullptr) k["runtime"] = nlohmann::json::parse(runtime);
+    return parse_scenario(k.dump(), "x.json");
+  };
+  const auto r = with(R"({"turn": 0, "before_attempt": 1})");
+  REQUIRE(r.problems.empty());
+  CHECK(r.scenario->interrupt->before_attempt == 1);
+  CHECK_FALSE(r.scenario->interrupt->after_event.has_value());
+  CHECK_FALSE(r.scenario->interrupt->after_calls.has_value());
+  const auto again = parse_scenario(harness::write_scenario(*r.scenario), "y.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->interrupt == r.scenario->interrupt);
+  CHECK(nlohmann::json::parse(harness::write_scenario(*r.scenario))["interrupt"] ==
+        nlohmann::json::parse(R"({"turn": 0, "before_attempt": 1})"));
+  // Attempt 1 answers: no retry, so no backoff before attempt 2.
+  CHECK(has(with(R"({"turn": 0, "before_attempt": 2})").problems, "/interrupt/before_attempt",
+            "/turns/0/attempts/1 (attempt 1) has no status and no fault, so no retry waits before attempt 2"));
+  CHECK(has(with(R"({"turn": 0, "before_attempt": 0})").problems, "/interrupt/before_attempt", "expected an integer >= 1"));
+  CHECK(has(with(R"({"turn": 0, "before_attempt": 1})", R"({"max_attempts": 1})").problems, "/interrupt/before_attempt",
+            "beyond the retry budget (runtime.max_attempts 1)"));
+  CHECK(has(with(R"({"turn": 1, "before_attempt": 1})").problems, "/interrupt/turn", "not scripted"));
+  CHECK(has(with(R"({"turn": 0, "after_calls": 0, "before_attempt": 1})").problems, "/interrupt", "choose one"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "before_attempt": 1})").problems, "/interrupt/attempt",
+            "no meaning with \"before_attempt\""));
+}
+
 TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or call event or at calls left to run") {
   const char* two_calls = R"({"turns": [ { "attempts": [ { "events": [ { "call": { "name": "a" } }, { "call": { "name": "b" } }, { "finish": "stop" } ] } ] },
                                           { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "stop" } ] } ] } ]})";

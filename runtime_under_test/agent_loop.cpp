@@ -80,6 +80,9 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
                             std::to_string(*cut->after_calls) + " calls ran";
       log.add({{"type", "cancel"}, {"turn", turn_index}, {"after_calls", *cut->after_calls},
                {"cancelled_calls", synthetic}});
+      // defect: the loop does not look at the cancel: the results go back to the model in the
+      // next request, before the user's next prompt
+      if (config.defects.contains(Defect::kContinueLoopAfterCancel)) continue;
       return {false, "cancelled", message};
     }
     history.add_function_responses(done.responses);

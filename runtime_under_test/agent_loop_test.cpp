@@ -257,4 +257,65 @@ TEST_CASE("a replay of a call the user cancelled is answered as cancelled, not r
   CHECK(h[5]["parts"][0]["functionResponse"]["response"] == json{{"error", "cancelled by the user"}});
 }
 
+TEST_CASE("a cancel during a backoff drops the pending retry: nothing goes out until the next prompt") {
+  Config c;
+  c.interrupt = UserInterrupt{0, 0, std::nullopt, std::nullopt, 1};
+  auto play = [&](const DefectSet& defects) {
+    c.defects = defects;
+    FakeTransport transport({{status(503, "UNAVAILABLE"), text_turn("plan")}, {text_turn("late")}});
+    VirtualClock clock;
+    SplitMix64 random(7);
+    RunResult result = run_session(c, {"deploy", "only the plan"}, clock, random, transport);
+    return std::tuple(result, transport, clock.now_s());
+  };
+  const auto [good, sent, now] = play({});
+  CHECK(good.completed);
+  CHECK(good.final_text == "plan");
+  REQUIRE(sent.requests.size() == 2);
+  CHECK(sent.contents(1).size() == 2);  // the two prompts, nothing of the cancelled turn
+  CHECK(sent.contents(1)[1]["parts"][0]["text"] == "only the plan");
+  CHECK(good.waited_s == 5);  // cancelled halfway through the 10 s backoff
+  CHECK(now == 5);
+  const auto cancel = std::find_if(good.events.begin(), good.events.end(), [](const json& e) { return e["type"] == "cancel"; });
+  REQUIRE(cancel != good.events.end());
+  CHECK((*cancel)["before_attempt"] == 1);
+  // Without the next prompt the run ends as cancelled after the one request.
+  FakeTransport alone({{status(503, "UNAVAILABLE"), text_turn("plan")}});
+  VirtualClock clock;
+  SplitMix64 random(7);
+  const RunResult last = run_session(c, {"deploy"}, clock, random, alone);
+  CHECK(last.error == "cancelled");
+  CHECK(alone.requests.size() == 1);
+  // retry-after-cancel: the retry fires at the end of the wait, with the first prompt's history.
+  const auto [bad, bad_sent, bad_now] = play({Defect::kRetryAfterCancel});
+  REQUIRE(bad_sent.requests.size() >= 2);
+  CHECK(bad_sent.contents(1).size() == 1);
+  CHECK(bad.waited_s >= 10);
+}
+
+TEST_CASE("a cancel while tools run ends the prompt's run, and continue-loop-after-cancel sends the results to the model first") {
+  Config c;
+  c.interrupt = UserInterrupt{0, 0, std::nullopt, 1};
+  auto play = [&](const DefectSet& defects) {
+    c.defects = defects;
+    FakeTransport transport({{stream({call_frame("a"), call_frame("b"), finish_frame()})}, {text_turn("left: b")},
+                             {text_turn("again")}});
+    VirtualClock clock;
+    SplitMix64 random(7);
+    RunResult result = run_session(c, {"clean", "what is left?"}, clock, random, transport);
+    return std::pair(result, transport);
+  };
+  const auto [good, sent] = play({});
+  CHECK(good.completed);
+  REQUIRE(sent.requests.size() == 2);
+  const json h = sent.contents(1);
+  REQUIRE(h.size() == 4);  // prompt, calls, both results, next prompt
+  CHECK(h[3]["parts"][0]["text"] == "what is left?");
+  CHECK(good.ledger.size() == 1);
+  const auto [bad, bad_sent] = play({Defect::kContinueLoopAfterCancel});
+  REQUIRE(bad_sent.requests.size() >= 2);
+  CHECK(bad_sent.contents(1).size() == 3);  // the results went to the model without the next prompt
+  CHECK(bad.ledger.size() == 1);            // the cancelled call still did not run
+}
+
 }  // namespace rut

@@ -73,6 +73,12 @@ const std::vector<DefectInfo>& defect_catalogue() {
       {Defect::kDropReasoningInHistory, "drop-reasoning-in-history",
        "a turn is recorded in history without its reasoning (Anthropic thinking blocks, Responses reasoning items, Gemini thought signatures), so the next request sends its calls without it and the provider rejects it with 400: the session is dead (cline #12242, mastra #8738, dartantic #86, opencode #3077)",
        "openai-chat", "Chat Completions has no reasoning round trip: the server sends no reasoning to drop"},
+      {Defect::kRetryAfterCancel, "retry-after-cancel",
+       "when the user cancels during a retry's backoff, the pending retry fires anyway: its request goes out after the cancel and the turn goes on as if nobody had cancelled (devo #140, pi #566)",
+       "", "", "hold"},
+      {Defect::kContinueLoopAfterCancel, "continue-loop-after-cancel",
+       "when the user cancels while tools run, the loop goes on: the results (real and synthetic \"cancelled\") are fed back to the model in a request the user never asked for, before the next prompt (qwen-code #10170)",
+       "", "", "hold"},
   };
   return catalogue;
 }

@@ -47,6 +47,9 @@ enum class Defect {
                            ///< call of the conversation has is taken for it, never runs
   kDropReasoningInHistory, ///< a turn is recorded without its reasoning (thinking blocks, reasoning
                            ///< items, thought signatures): the next request is rejected (400)
+  kRetryAfterCancel,       ///< a cancel during a retry's backoff is lost: the pending retry fires
+  kContinueLoopAfterCancel,  ///< after a cancel while tools run, the results go back to the model
+                             ///< before the next prompt
 };
 
 struct DefectInfo {

@@ -22,12 +22,15 @@ enum class ConsumerKind { kHeadless, kSubagent };
 /// A scripted user interrupt (docs/POLICY.md "Cancellation"): a virtual point, not a signal. With
 /// `after_event` the user cancels once part `after_event` (0-based, text and call parts in
 /// delivered order) of attempt `attempt` of model turn `turn` has been received; with
-/// `after_calls` once that many of turn `turn`'s committed calls have run. Fires at most once.
+/// `after_calls` once that many of turn `turn`'s committed calls have run; with `before_attempt`
+/// halfway through the backoff before attempt `before_attempt` (>= 1) of turn `turn` (the pending
+/// retry is dropped). Fires at most once.
 struct UserInterrupt {
   int turn = 0;
   int attempt = 0;
   std::optional<int> after_event;
   std::optional<int> after_calls;
+  std::optional<int> before_attempt;
 };
 
 /// What the runtime does when an attempt fails after it delivered content (docs/POLICY.md
@@ -102,8 +105,8 @@ struct RunResult {
   /// wait_s}, "finished" {reason}, "error" {code, message}, "commit" {turn}, "keep" {turn, attempt,
   /// seq, error, wait_s} (continue: a cut turn kept), "execute"
   /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
-  /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, cancelled_calls} (the user
-  /// interrupted),
+  /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, before_attempt?, waited_s?,
+  /// cancelled_calls} (the user interrupted),
   /// "outcome" {completed, error, truncated?}; "finished" carries truncated (and dropped_call,
   /// the name of a call the limit cut) after a max-tokens finish.
   std::vector<nlohmann::json> events;

@@ -133,6 +133,29 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
               {"wait_s", decision.wait_s},
               {"model", decision.model}});
     consumer.on_retry({attempt, code, decision.wait_s, decision.model});
+    if (cut && cut->before_attempt && !log_.interrupted && cut->turn == turn &&
+        *cut->before_attempt == coordinator_.attempt()) {
+      // The user cancels halfway through the backoff (docs/POLICY.md "Cancellation"): the pending
+      // retry is dropped with the turn's failed attempt, and no request follows until the next prompt.
+      log_.interrupted = true;
+      const double half = decision.wait_s / 2;
+      if (half > 0) clock_.sleep_s(half);
+      log_.waited_s += half;
+      std::string message = "cancelled by the user during turn " + std::to_string(turn) + ", in the backoff before attempt " +
+                            std::to_string(coordinator_.attempt());
+      log_.add({{"type", "cancel"}, {"turn", turn}, {"before_attempt", coordinator_.attempt()}, {"waited_s", half},
+                {"cancelled_calls", 0}});
+      if (!config_.defects.contains(Defect::kRetryAfterCancel)) {
+        consumer.on_error({"cancelled", message});
+        return {false, "cancelled", message, std::nullopt};
+      }
+      // defect: the cancel does not clear the retry's timer: it fires at the end of the wait, and
+      // the turn goes on as if nobody had cancelled
+      const double rest = decision.wait_s - half;
+      if (rest > 0) clock_.sleep_s(rest);
+      log_.waited_s += rest;
+      continue;
+    }
     if (decision.wait_s > 0) clock_.sleep_s(decision.wait_s);
     log_.waited_s += decision.wait_s;
   }

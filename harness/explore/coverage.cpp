@@ -125,6 +125,10 @@ bool liveness_pre(const CaseResult& r) {
   });
 }
 
+bool no_request_after_cancel_pre(const CaseResult& r) {
+  return cancel_point_request(r.scenario, r.journal) >= 0;
+}
+
 bool no_execution_after_cancel_pre(const CaseResult& r) {
   if (!r.scenario.interrupt) return false;
   const Interrupt& in = *r.scenario.interrupt;
@@ -201,6 +205,8 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
       {"no-execution-after-cancel",
        "the user's interrupt fired with calls of the cancelled turn still to come: scripted after the cancelled event, or committed beyond after_calls",
        &no_execution_after_cancel_pre},
+      {"no-request-after-cancel", "the user's interrupt fired (while an answer streamed, while tools ran, or during a backoff)",
+       &no_request_after_cancel_pre},
   };
   return table;
 }

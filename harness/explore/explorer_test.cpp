@@ -486,6 +486,41 @@ TEST_CASE("execute-after-cancel is found in both forms: a call streamed after th
   CHECK(forms == std::set<std::string>{"after_event", "after_calls"});
 }
 
+TEST_CASE("the explorer draws interrupts during a backoff in a small share of cases, and retry-after-cancel's counterexample keeps one",
+          "[explore][kill-matrix]") {
+  int backoff = 0;
+  int interrupts = 0;
+  for (int i = 0; i < 600; ++i) {
+    const harness::Scenario s = hx::generate_case(7, i).value();
+    if (!s.interrupt) continue;
+    ++interrupts;
+    if (!s.interrupt->before_attempt) continue;
+    ++backoff;
+    // It follows a failed attempt, within the budget (lint checks both).
+    const auto& attempts = s.script.turns[static_cast<std::size_t>(s.interrupt->turn)].attempts;
+    const auto& failed = attempts[static_cast<std::size_t>(*s.interrupt->before_attempt - 1)];
+    CHECK((failed.status || failed.fault));
+  }
+  INFO(backoff << " of " << interrupts << " interrupts during a backoff");
+  CHECK(backoff >= 10);
+  CHECK(backoff * 4 <= interrupts);
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    for (const char* defect : {"retry-after-cancel", "continue-loop-after-cancel"}) {
+      auto o = quiet_options(seed, 200);
+      o.defects = {defect};
+      std::ostringstream log;
+      const auto out = hx::explore(o, log);
+      INFO(defect << " seed " << seed << "\n" << log.str());
+      REQUIRE(out.failure.has_value());
+      REQUIRE(out.failure->shrunk.interrupt.has_value());
+      CHECK(out.failure->shrunk.interrupt->before_attempt.has_value() == (std::string(defect) == "retry-after-cancel"));
+      const bool named = std::any_of(out.failure->violations.begin(), out.failure->violations.end(),
+                                     [](const harness::Violation& v) { return v.invariant == "no-request-after-cancel"; });
+      CHECK(named);
+    }
+  }
+}
+
 TEST_CASE("a shrunk counterexample passes without its defect (orphan-call-after-cancel, seed 7)", "[explore]") {
   // Shrinking deleted the answer's text and the interrupt: an empty assistant turn that Anthropic
   // rejects on the next prompt's request failed pairing without any defect.

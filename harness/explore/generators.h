@@ -641,8 +641,9 @@ inline void place_session(Scenario& s, const std::vector<std::vector<mock::Turn>
   }
 }
 
-/// Places `draw` on `s`: while tools run, after k (0 … n-1) of the n calls of a turn before the last
-/// (each has calls); while the answer streams (streaming cases only), after a text or call event
+/// Places `draw` on `s`: one draw in four (draw.attempt % 4 == 3) during the backoff before a
+/// retry, when the script has a failed attempt another follows; else while tools run, after k
+/// (0 … n-1) of the n calls of a turn before the last (each has calls); while the answer streams (streaming cases only), after a text or call event
 /// of a streamed attempt of any turn. Unless the draw ends the session there, adds one session
 /// prompt so the requests after the cancel are sent, and gives every attempt of the last turn a
 /// text (give_answer_text), then a last turn that answers the next prompt if the interrupt never
@@ -650,7 +651,28 @@ inline void place_session(Scenario& s, const std::vector<std::vector<mock::Turn>
 inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
   auto& turns = s.script.turns;
   std::optional<Interrupt> in;
-  if (draw.while_tools || s.runtime.stream == false) {
+  if (draw.attempt % 4 == 3) {
+    // One interrupt in four lands during a backoff when the script has one: the wait before
+    // attempt a (scripted, within the budget) of a turn whose attempt a - 1 failed with a status
+    // the runtime retries or a fault.
+    std::vector<std::pair<int, int>> backoffs;
+    const std::size_t budget = static_cast<std::size_t>(s.runtime.max_attempts.value_or(4));
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      for (std::size_t a = 1; a < std::min(turns[t].attempts.size(), budget); ++a) {
+        const mock::Attempt& failed = turns[t].attempts[a - 1];
+        if (failed.fault || (failed.status && (*failed.status == 429 || (*failed.status >= 500 && *failed.status != 501)))) {
+          backoffs.push_back({static_cast<int>(t), static_cast<int>(a)});
+        }
+      }
+    }
+    if (!backoffs.empty()) {
+      const auto& [t, a] = backoffs[static_cast<std::size_t>(draw.turn * 64 + draw.point) % backoffs.size()];
+      in = Interrupt{t, std::nullopt, std::nullopt, std::nullopt, a};
+    }
+  }
+  if (in) {
+    // placed during a backoff
+  } else if (draw.while_tools || s.runtime.stream == false) {
     if (turns.size() < 2) return;
     const int t = draw.turn % static_cast<int>(turns.size() - 1);
     int calls = 0;

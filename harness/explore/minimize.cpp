@@ -83,6 +83,12 @@ std::vector<Edit> deletions(const Scenario& s) {
                          if (*x.interrupt->attempt == static_cast<int>(a)) x.interrupt.reset();
                          else if (*x.interrupt->attempt > static_cast<int>(a)) --*x.interrupt->attempt;
                        }
+                       if (x.interrupt && x.interrupt->before_attempt && x.interrupt->turn == static_cast<int>(t)) {
+                         // the backoff before attempt b follows attempt b - 1: deleting it or an
+                         // earlier one moves the point back; none left before it, no backoff
+                         if (*x.interrupt->before_attempt > static_cast<int>(a)) --*x.interrupt->before_attempt;
+                         if (*x.interrupt->before_attempt < 1) x.interrupt.reset();
+                       }
                      }});
     }
   }

@@ -83,6 +83,30 @@ TEST_CASE("deletions name every turn, attempt, event, fault and slicing once", "
   CHECK(kinds.size() == 5);
 }
 
+TEST_CASE("deleting an attempt moves an interrupt during a backoff back with it, and with none left before it the interrupt goes", "[minimal]") {
+  harness::Scenario s = padded_duplicate_execution();
+  s.interrupt = harness::Interrupt{1, std::nullopt, std::nullopt, std::nullopt, 1};  // the backoff before turn 1's attempt 1
+  int checked = 0;
+  for (const auto& d : hx::deletions(s)) {
+    harness::Scenario x = s;
+    d.apply(x);
+    if (d.pointer == "/turns/1/attempts/0") {
+      CHECK_FALSE(x.interrupt.has_value());  // no attempt is left before attempt 1's backoff
+      ++checked;
+    } else if (d.pointer == "/turns/1/attempts/1") {
+      REQUIRE(x.interrupt.has_value());
+      CHECK(x.interrupt->before_attempt == 1);  // a later attempt: the point stays
+      ++checked;
+    } else if (d.pointer == "/turns/0") {
+      REQUIRE(x.interrupt.has_value());
+      CHECK(x.interrupt->turn == 0);
+      CHECK(x.interrupt->before_attempt == 1);
+      ++checked;
+    }
+  }
+  CHECK(checked == 3);
+}
+
 TEST_CASE("deletions name the interrupt and each session prompt, and move the interrupt's point with what is deleted before it", "[minimal]") {
   harness::Scenario s = padded_duplicate_execution();
   s.session = {harness::SessionPrompt{"next"}};
