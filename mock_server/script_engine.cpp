@@ -128,6 +128,7 @@ Plan ScriptEngine::respond(const Request& request) {
   PlanRecord record;
   Plan plan = respond_locked(request, entry, record);
   plan.journal_index = entry.index;
+  if (record.played) plan.websocket = record.played->websocket;  // carried, never read here
   entry.response_status = plan.status;
   if (window_ > 0) {
     std::size_t answer = plan.body.size();
