@@ -142,6 +142,20 @@ bool model_item(const json& item) {
   return item.value("role", std::string()) == "assistant";
 }
 
+/// An event's `type`: read off the front when it is the first member (every server's first
+/// member here), else parsed; "" when the payload is not an object with a string type.
+std::string event_type(std::string_view payload) {
+  static constexpr std::string_view kLead = "{\"type\":\"";
+  if (payload.substr(0, kLead.size()) == kLead) {
+    const std::size_t end = payload.find('"', kLead.size());
+    if (end != std::string_view::npos && payload.substr(kLead.size(), end - kLead.size()).find('\\') == std::string_view::npos) {
+      return std::string(payload.substr(kLead.size(), end - kLead.size()));
+    }
+  }
+  const json j = json::parse(payload, nullptr, false);
+  return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : std::string();
+}
+
 bool is_terminal(std::string_view type) {
   return type == "response.completed" || type == "response.incomplete" || type == "response.failed";
 }
@@ -410,10 +424,9 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
         result.end = TransportEnd::kConnectionLost;
         return result;
       }
-      const json event = json::parse(f.payload, nullptr, false);
-      const std::string type = event.is_object() && event.contains("type") && event["type"].is_string()
-                                   ? event["type"].get<std::string>()
-                                   : std::string();
+      const std::string type = event_type(f.payload);
+      // Parsed only when the transport reads it (an error, the completed response); the codec parses each event anyway.
+      const json event = type == "error" ? json::parse(f.payload, nullptr, false) : json();
       if (first && type == "error" && event.contains("status") && event["status"].is_number_integer()) {
         const int status = event["status"].get<int>();
         const json* error = event.contains("error") && event["error"].is_object() ? &event["error"] : nullptr;
@@ -443,9 +456,22 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
       first = false;
       if (type == "response.completed") {
         // The context the next request may continue from.
-        const json* response = event.contains("response") && event["response"].is_object() ? &event["response"] : nullptr;
-        if (response && response->contains("id") && (*response)["id"].is_string()) {
-          s.last_response_id = (*response)["id"].get<std::string>();
+        // Its id, read off the response object's front (the API's order), else parsed.
+        static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+        const std::size_t at = f.payload.find(kId);
+        const std::size_t end = at == std::string::npos ? at : f.payload.find('"', at + kId.size());
+        std::string id;
+        if (end != std::string::npos) {
+          id = f.payload.substr(at + kId.size(), end - at - kId.size());
+        } else {
+          const json done = json::parse(f.payload, nullptr, false);
+          if (done.is_object() && done.contains("response") && done["response"].is_object() &&
+              done["response"].contains("id") && done["response"]["id"].is_string()) {
+            id = done["response"]["id"].get<std::string>();
+          }
+        }
+        if (!id.empty()) {
+          s.last_response_id = id;
           s.last_input = full_input;
         }
       }

@@ -101,8 +101,19 @@ std::string partial_data(std::string_view sse) {
   return std::string(d);
 }
 
-/// The type of event `payload` ("" when it is not a JSON object with a string `type`).
+/// The type of event `payload` ("" when it is not a JSON object with a string `type`). The
+/// Responses encoder writes `type` first: read it without parsing; anything else is parsed.
 std::string event_type(std::string_view payload) {
+  static constexpr std::string_view kLead = "{\"type\":\"";
+  if (payload.substr(0, kLead.size()) == kLead) {
+    const std::size_t end = payload.find('"', kLead.size());
+    const std::string_view type = payload.substr(kLead.size(), end == std::string_view::npos ? 0 : end - kLead.size());
+    // A complete object whose type has no escapes (the encoder's own events).
+    if (end != std::string_view::npos && type.find('\\') == std::string_view::npos && payload.back() == '}' &&
+        payload.find('\n') == std::string_view::npos) {
+      return std::string(type);
+    }
+  }
   const json j = json::parse(payload, nullptr, false);
   if (!j.is_object()) return "";
   const auto t = j.find("type");
@@ -223,7 +234,12 @@ class Session {
                                  {"param", "previous_response_id"}}}};
         return send_text(dump(frame));
       }
-      json full = it->second;
+      json full = it->second.input;
+      const json done = json::parse(it->second.completed, nullptr, false);
+      if (done.is_object() && done.contains("response") && done["response"].is_object() &&
+          done["response"].contains("output") && done["response"]["output"].is_array()) {
+        for (const json& item : done["response"]["output"]) full.push_back(item);
+      }
       for (const json& item : input) full.push_back(item);
       input = std::move(full);
       event.erase("previous_response_id");
@@ -244,16 +260,14 @@ class Session {
     completed_.clear();
     const bool open = play(*d.engine, d.plan);
     // A completed response is stored for continuation (connection-local, as the WebSocket mode
-    // keeps it), unless the scenario makes the server forget it (websocket.forget_response).
+    // keeps it), unless the scenario makes the server forget it (websocket.forget_response). Its
+    // payload is parsed only when a continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
-      const json done = json::parse(completed_, nullptr, false);
-      const json* response = done.is_object() && done.contains("response") ? &done["response"] : nullptr;
-      if (response && response->is_object() && response->contains("id") && (*response)["id"].is_string()) {
-        json conversation = std::move(input);
-        if (response->contains("output") && (*response)["output"].is_array()) {
-          for (const json& item : (*response)["output"]) conversation.push_back(item);
-        }
-        const std::string id = (*response)["id"].get<std::string>();
+      static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+      const std::size_t at = completed_.find(kId);
+      const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
+      if (end != std::string::npos) {
+        const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
         if (stored_.find(id) == stored_.end()) {
           if (order_.size() >= kMaxStored) {
             stored_.erase(order_.front());
@@ -261,7 +275,7 @@ class Session {
           }
           order_.push_back(id);
         }
-        stored_[id] = std::move(conversation);
+        stored_[id] = Stored{std::move(input), std::move(completed_)};
       }
     }
     return open;
@@ -304,11 +318,27 @@ class Session {
     std::string sse;
     std::string last_type;
     bool terminal = false;
+    // The frames of consecutive writes go out in one send (the HTTP server sends a plan's writes
+    // in one sendmmsg); a pause sends what came before it first.
+    std::string pending;
+    int pending_actions = 0;
+    auto flush = [&] {
+      if (pending_actions == 0) return true;
+      const int before = delivery.actions_done;
+      // Settled before the write, as the HTTP server does: a client that has read the frames may
+      // ask for the journal at once. A failed write settles again (the last report wins).
+      delivery.actions_done = before + pending_actions;
+      settle(false);
+      const bool ok = pending.empty() || io_.send(pending);
+      pending.clear();
+      pending_actions = 0;
+      if (!ok) delivery.actions_done = before;
+      return ok;
+    };
     for (const Action& a : plan.actions) {
       bool ok = true;
       if (const auto* w = std::get_if<WriteAction>(&a)) {
         sse += w->bytes;
-        std::string out;
         for (std::string& payload : take_events(sse)) {
           last_type = event_type(payload);
           if (last_type == "response.completed") completed_ = payload;
@@ -317,30 +347,32 @@ class Session {
             // negotiated) instead of a text frame whose JSON does not parse.
             std::string f = encode_frame(Opcode::kText, payload);
             f[0] = static_cast<char>(static_cast<unsigned char>(f[0]) | 0x40);
-            out += f;
+            pending += f;
           } else {
-            out += encode_frame(Opcode::kText, payload);
+            pending += encode_frame(Opcode::kText, payload);
           }
         }
         terminal = terminal || w->terminal;
-        if (!out.empty()) {
-          // Settled before the write, as the HTTP server does: a client that has read the frames
-          // may ask for the journal at once. A failed write settles again (the last report wins).
-          ++delivery.actions_done;
-          settle(false);
-          --delivery.actions_done;
-          ok = io_.send(out);
+        ++pending_actions;
+        continue;
+      }
+      ok = flush();
+      if (ok) {
+        if (const auto* st = std::get_if<StallAction>(&a)) {
+          ok = io_.pause(st->seconds * options_.stall_ms_per_s);
+        } else if (const auto* dr = std::get_if<DrainAction>(&a)) {
+          ok = io_.pause(cap(dr->pause_ms));
         }
-      } else if (const auto* s = std::get_if<StallAction>(&a)) {
-        ok = io_.pause(s->seconds * options_.stall_ms_per_s);
-      } else if (const auto* dr = std::get_if<DrainAction>(&a)) {
-        ok = io_.pause(cap(dr->pause_ms));
       }
       if (!ok) {
         settle(true);
         return false;
       }
       ++delivery.actions_done;
+    }
+    if (!flush()) {
+      settle(true);
+      return false;
     }
     if (!sse.empty() && plan.ending != Ending::kTerminator) {
       // A cut: the event's frame header announces one byte more than the part of its payload
@@ -388,7 +420,11 @@ class Session {
   const HttpRequest& upgrade_;
   FrameDecoder decoder_;
   static constexpr std::size_t kMaxStored = 64;  // responses kept per connection (oldest dropped)
-  std::map<std::string, json> stored_;            // response id → the conversation through it
+  struct Stored {
+    json input;             // the full input of the request it answered
+    std::string completed;  // its response.completed payload (holding its output items)
+  };
+  std::map<std::string, Stored> stored_;          // response id → the conversation through it
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
 };
