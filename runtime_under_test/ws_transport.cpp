@@ -156,6 +156,41 @@ std::string event_type(std::string_view payload) {
   return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : std::string();
 }
 
+/// The parts of model output items that make a conversation: per function call its call id,
+/// name and arguments; per message its text. Reasoning is left out (ids and encrypted content).
+json essentials(const json& items) {
+  json out = json::array();
+  for (const json& item : items) {
+    if (!item.is_object()) continue;
+    const std::string type = item.value("type", std::string());
+    if (type == "function_call") {
+      out.push_back({item.value("call_id", json()), item.value("name", json()), item.value("arguments", json())});
+    } else if (type == "message" || (type.empty() && item.contains("role"))) {
+      std::string text;
+      if (const auto c = item.find("content"); c != item.end()) {
+        if (c->is_string()) text = c->get<std::string>();
+        else if (c->is_array()) {
+          for (const json& part : *c) {
+            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
+          }
+        }
+      }
+      out.push_back(text);
+    }
+  }
+  return out;
+}
+
+/// Whether `echoed` (the model items a request sends back) holds what the server stored as the
+/// output of the response.completed `payload`.
+bool same_output(const json& echoed, const std::string& payload) {
+  const json done = json::parse(payload, nullptr, false);
+  if (!done.is_object() || !done.contains("response") || !done["response"].is_object()) return false;
+  const json& response = done["response"];
+  if (!response.contains("output") || !response["output"].is_array()) return false;
+  return essentials(echoed) == essentials(response["output"]);
+}
+
 bool is_terminal(std::string_view type) {
   return type == "response.completed" || type == "response.incomplete" || type == "response.failed";
 }
@@ -182,9 +217,12 @@ struct WebSocketTransport::Impl {
   std::string last_response_id;  // the last completed response on this connection ("" = none)
   json last_input = json::array();  // the full input of the request it answered
 
+  std::string last_completed;        // its response.completed payload
+
   void forget_context() {
     last_response_id.clear();
     last_input = json::array();
+    last_completed.clear();
   }
 
   void drop() {
@@ -344,6 +382,11 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
   if (!(timeout_ms > 0)) timeout_ms = 1;
 
   TransportResult result;
+  // The WebSocket mode always streams: a non-streaming request goes over HTTP.
+  if (request.body.find("\"stream\":true") == std::string::npos) {
+    const json b = json::parse(request.body, nullptr, false);
+    if (!(b.is_object() && b.value("stream", false) == true)) return s.http.post(request, on_body);
+  }
   s.drop_if_closed();
   if (s.fd < 0) {
     if (auto refused = s.open(request, timeout_ms)) {
@@ -376,7 +419,11 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
       std::equal(s.last_input.begin(), s.last_input.end(), full_input.begin())) {
     std::size_t k = s.last_input.size();
     while (k < full_input.size() && model_item(full_input[k])) ++k;  // the response's own output
-    if (k < full_input.size()) {
+    // Only when those items are what the server holds (the runtime may have renamed a call's id,
+    // or kept less of the answer): else the full input goes out.
+    json echoed = json::array();
+    for (std::size_t i = s.last_input.size(); i < k; ++i) echoed.push_back(full_input[i]);
+    if (k < full_input.size() && same_output(echoed, s.last_completed)) {
       json rest = json::array();
       for (; k < full_input.size(); ++k) rest.push_back(full_input[k]);
       create["input"] = std::move(rest);
@@ -473,6 +520,7 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
         if (!id.empty()) {
           s.last_response_id = id;
           s.last_input = full_input;
+          s.last_completed = f.payload;  // parsed only if the next request may continue from it
         }
       }
       if (!on_body("data: " + f.payload + "\n\n")) {

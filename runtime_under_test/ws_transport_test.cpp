@@ -408,7 +408,7 @@ TEST_CASE("websocket loopback: previous_response_id naming no stored response is
   Fixture f(script_of({stream_attempt()}));
   rut::WebSocketTransport t("127.0.0.1", f.port);
   // A body that already names a previous response (a client continuing across connections).
-  const std::string body = json{{"model", "m"}, {"input", "go"}, {"previous_response_id", "resp_gone"}}.dump();
+  const std::string body = json{{"model", "m"}, {"input", "go"}, {"previous_response_id", "resp_gone"}, {"stream", true}}.dump();
   const Got g = post(t, 60, body);
   CHECK(g.result.status == 400);
   const json e = json::parse(g.body)["error"];

@@ -385,7 +385,12 @@ class Session {
     }
     if (plan.ending != Ending::kTerminator) return end_connection(plan, [&](bool gone) { settle(gone); });
     settle(false);
-    if (terminal || last_type == "error" || last_type == "response.failed") return true;
+    // The response ended with its own event (completed; incomplete, e.g. a content filter or
+    // max_tokens; failed; an error): the connection stays for the next response.create.
+    if (terminal || last_type == "error" || last_type == "response.failed" || last_type == "response.incomplete" ||
+        last_type == "response.completed") {
+      return true;
+    }
     // A clean end without the terminal event (the `end` fault): nothing on a WebSocket ends a
     // response but its terminal event, so the server closes the connection (1000 unless the
     // scenario chooses another code): "websocket closed by server before response.completed".
