@@ -38,9 +38,11 @@ class WebSocketTransport final : public ITransport {
   TransportResult post(const HttpRequest& request,
                        const std::function<bool(std::string_view)>& on_body) override;
 
+  /// A non-streaming request goes over HTTP (the WebSocket mode always streams).
   /// Continuation: when a request's input extends the last response completed on this connection
-  /// (that request's input, then output items the model produced), only the items after those are
-  /// sent, with `previous_response_id`; answered `previous_response_not_found` (400, in band), the
+  /// (that request's input, then the model items of that response, equal to what the server
+  /// stored in call ids, names, arguments and text), only the items after those are sent, with
+  /// `previous_response_id`; answered `previous_response_not_found` (400, in band), the
   /// request is sent again at once with its full input, on the same connection. A new connection
   /// starts a new chain (the server keeps responses per connection).
   /// Requests sent with previous_response_id so far, and those of them sent again whole.
