@@ -14,6 +14,7 @@
 
 #include "harness/scenario_io.h"
 #include "mock_server/script_engine.h"
+#include "mock_server/websocket/ws_frame.h"
 #include "runtime_under_test/codec.h"
 
 namespace fs = std::filesystem;
@@ -123,6 +124,23 @@ int main(int argc, char** argv) {
     stream += post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})", true);
     write_seed(out / "server_bytes", std::string("\0\xff", 2) + stream, count);
     write_seed(out / "server_bytes", std::string("\x01\x0c", 2) + R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})", count);
+  }
+  {
+    // ws_frame (byte 0 even: frames a client sends, masked; odd: a server's): a response.create
+    // whole and fragmented around a ping, a close; and a server's events.
+    using mock::ws::encode_frame;
+    using mock::ws::Opcode;
+    const std::string create = R"({"type":"response.create","model":"m","input":"go"})";
+    write_seed(out / "ws_frame", std::string("\x10", 1) + encode_frame(Opcode::kText, create, true, 0x37fa213d), count);
+    write_seed(out / "ws_frame",
+               std::string("\x20", 1) + encode_frame(Opcode::kText, create.substr(0, 9), false, 1) +
+                   encode_frame(Opcode::kPing, "p", true, 2) + encode_frame(Opcode::kContinuation, create.substr(9), true, 3) +
+                   encode_frame(Opcode::kClose, mock::ws::close_payload(1000, "bye"), true, 4),
+               count);
+    write_seed(out / "ws_frame",
+               std::string("\x31", 1) + encode_frame(Opcode::kText, R"({"type":"response.created"})") +
+                   encode_frame(Opcode::kText, std::string(300, 'x')) + encode_frame(Opcode::kClose, mock::ws::close_payload(1011, "")),
+               count);
   }
   std::cout << "hiccup_fuzz_seeds: " << count << " seeds from " << files.size() << " scenarios in " << out.string() << "\n";
   return 0;

@@ -14,6 +14,7 @@
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
 #include "runtime_under_test/http_transport.h"
+#include "runtime_under_test/ws_transport.h"
 
 namespace harness {
 namespace {
@@ -125,12 +126,13 @@ double watch_bound_s(const mock::Script& script, double max_virtual_s, double id
 }
 
 std::string_view transport_name(TransportKind kind) {
-  return kind == TransportKind::kHttp ? "http" : "memory";
+  return kind == TransportKind::kHttp ? "http" : kind == TransportKind::kWebSocket ? "websocket" : "memory";
 }
 
 bool transport_from_name(std::string_view name, TransportKind& out) {
   if (name == "http") out = TransportKind::kHttp;
   else if (name == "memory") out = TransportKind::kMemory;
+  else if (name == "websocket") out = TransportKind::kWebSocket;
   else return false;
   return true;
 }
@@ -186,7 +188,7 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
   mock::ScriptEngine engine(scenario.script);
   std::unique_ptr<mock::MockHttpServer> server;
   std::unique_ptr<rut::ITransport> inner;
-  if (options.transport == TransportKind::kHttp) {
+  if (over_network(options.transport)) {
     // Over HTTP virtual seconds of silence become real milliseconds; a floor on the real idle
     // timeout keeps a loaded machine's scheduling jitter from turning slow bytes into timeouts.
     // The loader refuses an idle timeout below kMinIdleTimeoutS; one set in code is scaled as that
@@ -199,7 +201,11 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
     server_options.cancel_pauses = options.abandoned;  // an abandoned case ends at its next request
     server = std::make_unique<mock::MockHttpServer>(engine, server_options);
     const int port = server->start();
-    inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);
+    if (options.transport == TransportKind::kWebSocket) {
+      inner = std::make_unique<rut::WebSocketTransport>("127.0.0.1", port, scale);
+    } else {
+      inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);
+    }
   } else {
     inner = std::make_unique<MemoryTransport>(engine);
   }
@@ -266,7 +272,7 @@ bool met_silence(const CaseResult& r) {
 CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   CaseResult first = run_once(scenario, options);
   const bool abandoned = options.abandoned != nullptr && options.abandoned->load();
-  if (options.transport != TransportKind::kHttp || options.http_slower_reruns <= 0 || abandoned ||
+  if (!over_network(options.transport) || options.http_slower_reruns <= 0 || abandoned ||
       !met_silence(first)) {
     return first;
   }

@@ -17,7 +17,11 @@
 
 namespace harness {
 
-enum class TransportKind { kHttp, kMemory };
+/// How the reference runtime reaches the mock: HTTP with SSE, in process, or the Responses API's
+/// WebSocket mode (a real server as for kHttp; runtime_under_test/ws_transport.h).
+enum class TransportKind { kHttp, kMemory, kWebSocket };
+/// Whether runs of `kind` go through a real MockHttpServer (real time: kHttp and kWebSocket).
+inline bool over_network(TransportKind kind) { return kind != TransportKind::kMemory; }
 
 /// "http" / "memory"; transport_from_name returns false for anything else.
 std::string_view transport_name(TransportKind kind);

@@ -386,7 +386,7 @@ class ShapeReader : public Checks {
       return false;
     }
     only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "tools", "expect"});
+                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "tools", "expect", "websocket"});
     if (root.contains("$schema")) {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
@@ -691,7 +691,7 @@ class ShapeReader : public Checks {
   /// read next (events, slice_bytes, fault).
   bool stream_attempt(const json& j, const std::string& p, mock::Attempt& a) {
     if (!is_object(j, p)) return false;
-    only_keys(j, p, {"status", "retry_after_s", "quota", "events", "fault", "slice_bytes"});
+    only_keys(j, p, {"status", "retry_after_s", "quota", "events", "fault", "slice_bytes", "websocket"});
     bool has_status = j.contains("status");
     bool has_events = j.contains("events");
     if (has_status && has_events) {
@@ -985,6 +985,48 @@ class ShapeReader : public Checks {
   void max_virtual_s(const json& root, Scenario& s) {
     if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
   }
+
+  /// The scenario's `websocket` object: `upgrade_status` (docs/SCENARIO-FORMAT.md "Over WebSocket").
+  void websocket(const json& root, Scenario& s) {
+    if (!root.contains("websocket") || !is_object(root["websocket"], "/websocket")) return;
+    const json& w = root["websocket"];
+    only_keys(w, "/websocket", {"upgrade_status"});
+    if (!w.contains("upgrade_status")) return;
+    const json& u = w["upgrade_status"];
+    if (!u.is_number_integer() || (u != 403 && u != 404 && u != 405 && u != 426)) {
+      problem("/websocket/upgrade_status", "expected 403, 404, 405 or 426 (the status refusing every upgrade), found " + type_of(u));
+    } else {
+      s.script.websocket_upgrade_status = u.get<int>();
+    }
+  }
+
+  /// An attempt's `websocket` object: how it plays over WebSocket (docs/SCENARIO-FORMAT.md).
+  void websocket_choices(const json& j, const std::string& p, mock::Attempt& a) {
+    if (!j.contains("websocket")) return;
+    const std::string wp = at(p, "websocket");
+    const json& w = j["websocket"];
+    if (!is_object(w, wp)) return;
+    only_keys(w, wp, {"close_code", "string_error", "malformed_frame", "forget_response"});
+    mock::WebSocketChoices c;
+    if (w.contains("close_code")) {
+      const json& cc = w["close_code"];
+      if (!cc.is_number_integer() || (cc != 1000 && cc != 1006 && cc != 1011)) {
+        problem(at(wp, "close_code"), "expected 1000, 1006 (no close frame) or 1011, found " + type_of(cc));
+      } else {
+        c.close_code = cc.get<int>();
+      }
+    }
+    for (auto [key, field] : {std::pair{"string_error", &c.string_error}, std::pair{"malformed_frame", &c.malformed_frame},
+                              std::pair{"forget_response", &c.forget_response}}) {
+      if (!w.contains(key)) continue;
+      if (!w[key].is_boolean()) {
+        problem(at(wp, key), "expected a boolean, found " + type_of(w[key]));
+      } else {
+        *field = w[key].get<bool>();
+      }
+    }
+    a.websocket = c;
+  }
 };
 
 // ---- phase 2: rules between fields --------------------------------------------------------------
@@ -996,6 +1038,20 @@ class ShapeReader : public Checks {
 class CrossFieldRules : public Checks {
  public:
   using Checks::Checks;
+
+  /// An attempt's `websocket` choices need what they act on: `string_error` a status attempt,
+  /// `malformed_frame` a malformed fault, `close_code` a fault that ends the connection.
+  void websocket_choices(const mock::Attempt& a, const std::string& p) {
+    if (!a.websocket) return;
+    const std::string wp = at(p, "websocket");
+    if (a.websocket->string_error && !a.status) problem(at(wp, "string_error"), "needs a status attempt (the in-band error of a status), found \"events\"");
+    if (a.websocket->malformed_frame && !(a.fault && std::holds_alternative<mock::MalformedFault>(*a.fault))) {
+      problem(at(wp, "malformed_frame"), "needs a fault of kind \"malformed\"");
+    }
+    const bool ends = a.fault && (std::holds_alternative<mock::DisconnectFault>(*a.fault) || std::holds_alternative<mock::CutFault>(*a.fault) ||
+                                  std::holds_alternative<mock::EndFault>(*a.fault));
+    if (a.websocket->close_code && !ends) problem(at(wp, "close_code"), "needs a fault of kind \"disconnect\", \"cut\" or \"end\" (one that ends the connection)");
+  }
 
   static std::string_view event_kind(const mock::Event& e) {
     if (std::holds_alternative<mock::TextEvent>(e)) return "text";
@@ -1383,6 +1439,7 @@ class DocumentReader {
     if (root.contains("session")) shape_.session(root["session"], "/session", s.session);
     if (root.contains("runtime")) shape_.runtime(root["runtime"], "/runtime", s.runtime);
     shape_.max_virtual_s(root, s);
+    shape_.websocket(root, s);
     if (const json* turns_json = shape_.turns(root)) turns(*turns_json, "/turns", s.script.turns);
     if (root.contains("tools")) {
       shape_.tools(root["tools"], "/tools", s.tools);
@@ -1423,7 +1480,11 @@ class DocumentReader {
   }
 
   void attempt(const json& j, const std::string& p, mock::Attempt& a) {
-    if (!shape_.stream_attempt(j, p, a)) return;
+    if (j.is_object()) shape_.websocket_choices(j, p, a);
+    if (!shape_.stream_attempt(j, p, a)) {
+      rules_.websocket_choices(a, p);
+      return;
+    }
     shape_.events(j, p, a);
     rules_.finish_cuts(a, Checks::at(p, "events"), j.contains("fault") ? &j["fault"] : nullptr, Checks::at(p, "fault"));
     rules_.reasoning_leads(a, Checks::at(p, "events"));
@@ -1432,6 +1493,7 @@ class DocumentReader {
       const json& ev = j["events"];
       rules_.place_fault(*fault, ev.is_array() ? ev.size() : 0, Checks::at(p, "fault"), a);
     }
+    rules_.websocket_choices(a, p);
   }
 
   Problems problems_;
@@ -1746,6 +1808,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (rt.continuation_prompt) runtime["continuation_prompt"] = *rt.continuation_prompt;
   if (!runtime.empty()) out["runtime"] = runtime;
   if (s.max_virtual_s) out["max_virtual_s"] = to_ordered(number_json(*s.max_virtual_s));
+  if (s.script.websocket_upgrade_status) out["websocket"] = oj{{"upgrade_status", *s.script.websocket_upgrade_status}};
 
   oj turns = oj::array();
   for (const auto& turn : s.script.turns) {
@@ -1762,6 +1825,14 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
         aj["events"] = events;
         if (a.fault) aj["fault"] = fault_json(*a.fault);
         if (a.slice_bytes) aj["slice_bytes"] = *a.slice_bytes;
+      }
+      if (a.websocket) {
+        oj w = oj::object();
+        if (a.websocket->close_code) w["close_code"] = *a.websocket->close_code;
+        if (a.websocket->string_error) w["string_error"] = true;
+        if (a.websocket->malformed_frame) w["malformed_frame"] = true;
+        if (a.websocket->forget_response) w["forget_response"] = true;
+        aj["websocket"] = w;
       }
       attempts.push_back(aj);
     }

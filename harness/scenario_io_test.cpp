@@ -1195,3 +1195,42 @@ TEST_CASE("idempotent and the idempotentHint a client sees must agree") {
   REQUIRE(ps.size() == 1);
   CHECK(has(ps, "/tools/0/annotations/idempotentHint", "contradicts \"idempotent\": true"));
 }
+
+namespace scenario_io_websocket_test {
+
+TEST_CASE("websocket fields load, write back, and are linted against what they act on") {
+  const char* text = R"({
+    "schema": 1, "name": "ws", "prompt": "hi", "provider": "openai-responses",
+    "websocket": {"upgrade_status": 426},
+    "turns": [ { "attempts": [
+      { "status": 503, "websocket": {"string_error": true} },
+      { "events": [ { "text": "a" }, { "finish": "stop" } ], "fault": {"kind": "disconnect", "after_event": 1},
+        "websocket": {"close_code": 1011} },
+      { "events": [ { "text": "a" }, { "finish": "stop" } ], "fault": {"kind": "malformed", "after_event": 1},
+        "websocket": {"malformed_frame": true, "forget_response": true} } ] } ]
+  })";
+  auto r = parse_scenario(text, "x.json");
+  INFO(dump(r.problems));
+  REQUIRE(r.problems.empty());
+  const auto& s = *r.scenario;
+  CHECK(s.script.websocket_upgrade_status == 426);
+  const auto& at = s.script.turns[0].attempts;
+  CHECK(at[0].websocket->string_error);
+  CHECK(at[1].websocket->close_code == 1011);
+  CHECK(at[2].websocket->malformed_frame);
+  CHECK(at[2].websocket->forget_response);
+  auto again = parse_scenario(harness::write_scenario(s), "y.json");
+  REQUIRE(again.scenario);
+  CHECK(again.scenario->script == s.script);
+
+  CHECK(has(problems_with(R"({"websocket": {"upgrade_status": 500}})"), "/websocket/upgrade_status", "expected 403, 404, 405 or 426"));
+  CHECK(has(problems_with(R"({"websocket": {"upgrade": 426}})"), "/websocket/upgrade", "unknown field"));
+  const std::string attempt = R"({"turns": [ { "attempts": [ { "events": [ { "text": "a" }, { "finish": "stop" } ], "websocket": )";
+  CHECK(has(problems_with(attempt + R"({"close_code": 1001} } ] } ]})"), "/turns/0/attempts/0/websocket/close_code", "expected 1000, 1006"));
+  CHECK(has(problems_with(attempt + R"({"close_code": 1000} } ] } ]})"), "/turns/0/attempts/0/websocket/close_code", "needs a fault"));
+  CHECK(has(problems_with(attempt + R"({"string_error": true} } ] } ]})"), "/turns/0/attempts/0/websocket/string_error", "needs a status attempt"));
+  CHECK(has(problems_with(attempt + R"({"malformed_frame": true} } ] } ]})"), "/turns/0/attempts/0/websocket/malformed_frame", "malformed"));
+  CHECK(has(problems_with(attempt + R"({"forget_response": 1} } ] } ]})"), "/turns/0/attempts/0/websocket/forget_response", "expected a boolean"));
+}
+
+}  // namespace scenario_io_websocket_test

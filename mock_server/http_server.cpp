@@ -35,6 +35,7 @@
 
 #include "mock_server/http_wire.h"
 #include "mock_server/json_text.h"
+#include "mock_server/websocket/ws_session.h"
 
 namespace mock {
 
@@ -49,6 +50,7 @@ struct MockHttpServer::Handoff {
   bool head_only = false;
   bool keep_alive = true;
   bool chunked = true;  // false: an HTTP/1.0 client, a stream goes close-delimited
+  bool websocket = false;  // the parser's request is a WebSocket upgrade (mock_server/websocket/)
 };
 
 struct MockHttpServer::Shared {
@@ -150,6 +152,46 @@ bool send_all(int fd, std::string_view data, int timeout_ms, const std::atomic<b
     return false;
   }
   return true;
+}
+
+/// The WebSocket transport's view of a worker thread's blocking socket (ws::Io).
+class SocketWsIo final : public ws::Io {
+ public:
+  SocketWsIo(int fd, const ServerOptions& options, const std::atomic<bool>& stopping, Clock::time_point origin)
+      : fd_(fd), options_(options), stopping_(stopping), origin_(origin) {}
+  bool send(std::string_view bytes) override { return send_all(fd_, bytes, options_.io_timeout_ms, stopping_); }
+  long recv(char* buf, std::size_t n, int timeout_ms) override {
+    if (stopping_.load()) return 0;
+    pollfd p{fd_, POLLIN, 0};
+    const int r = poll(&p, 1, std::max(timeout_ms, 1));
+    if (r == 0) return -2;
+    if (r < 0) return -1;
+    const ssize_t got = ::recv(fd_, buf, n, MSG_DONTWAIT);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return -2;
+    return got < 0 ? -1 : static_cast<long>(got);
+  }
+  bool pause(double ms) override { return pause_ms(ms, fd_, stopping_, options_.cancel_pauses); }
+  void reset() override { reset_connection(fd_); }
+  double now_ms() override { return std::chrono::duration<double, std::milli>(Clock::now() - origin_).count(); }
+
+ private:
+  int fd_;
+  const ServerOptions& options_;
+  const std::atomic<bool>& stopping_;
+  Clock::time_point origin_;
+};
+
+/// Serves an upgraded WebSocket connection on a worker thread until it ends.
+void serve_websocket(int fd, RequestParser& parser, RequestRouter& router, const ServerOptions& options,
+                     const std::atomic<bool>& stopping, Clock::time_point origin) {
+  const std::string first_bytes = parser.take_following();  // frames sent with the upgrade
+  SocketWsIo io(fd, options, stopping, origin);
+  ws::SessionOptions so;
+  so.stall_ms_per_s = options.stall_ms_per_s;
+  so.max_delay_ms = options.max_delay_ms;
+  so.idle_timeout_ms = options.keep_alive_timeout_ms;
+  so.max_message_bytes = options.max_body_bytes;
+  ws::serve(io, parser.request(), router, so, first_bytes);
 }
 
 /// True when `plan` can be played without a real-time pause: only writes, ending with the
@@ -757,6 +799,14 @@ class MockHttpServer::EventLoop {
     HttpRequest& req = c.parser.request();
     const bool head_only = req.method == "HEAD";
     const bool chunked = req.version != "HTTP/1.0";
+    if (ws::is_upgrade(req)) {
+      // A WebSocket lives on a worker thread (blocking I/O, pauses) until it closes.
+      if (!server_.worker_available()) return refuse_overloaded(c, req.target);
+      Handoff h;
+      h.websocket = true;
+      move_to_worker(c, std::move(h));
+      return false;
+    }
     const double arrived_ms = since_start_ms();
     Dispatch d = dispatch_request(server_.router_, req, arrived_ms);
     // After an internal error the connection closes: what the failed handler left is unknown.
@@ -1132,6 +1182,10 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
     if (!head_only) out += d.body;
     return send_all(fd, out, options_.io_timeout_ms, shared.stopping) && keep_alive;
   };
+  if (handoff.websocket) {
+    serve_websocket(fd, parser, router_, options_, shared.stopping, shared.origin);
+    return;
+  }
   if (handoff.engine) {
     const bool more = writer.run(*handoff.engine, handoff.plan, handoff.head_only, handoff.keep_alive, handoff.chunked);
     handoff.engine.reset();
@@ -1193,6 +1247,10 @@ void MockHttpServer::serve_connection(Handoff& handoff) {
     HttpRequest& req = parser.request();
     const bool head_only = req.method == "HEAD";
     const bool chunked = req.version != "HTTP/1.0";
+    if (ws::is_upgrade(req)) {
+      serve_websocket(fd, parser, router_, options_, shared.stopping, shared.origin);
+      return;
+    }
     const double arrived_ms = std::chrono::duration<double, std::milli>(Clock::now() - shared.origin).count();
     Dispatch d = dispatch_request(router_, req, arrived_ms);
     // After an internal error the connection closes: what the failed handler left is unknown.

@@ -66,6 +66,12 @@ void RequestParser::next() {
   req_ = HttpRequest{};
 }
 
+std::string RequestParser::take_following() {
+  std::string rest = buf_.substr(std::min(pos_, buf_.size()));
+  buf_.erase(std::min(pos_, buf_.size()));
+  return rest;
+}
+
 RequestParser::Status RequestParser::parse() {
   if (stage_ == Stage::kDone) return Status::kDone;
   if (stage_ == Stage::kHead) {

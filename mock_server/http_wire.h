@@ -59,6 +59,10 @@ class RequestParser {
   /// Drops the completed request, keeping any bytes that follow it.
   void next();
 
+  /// After kDone: removes and returns the bytes buffered after the complete request (the first
+  /// bytes of a protocol the connection switches to after it, e.g. a client's first WebSocket frames).
+  std::string take_following();
+
   /// True when bytes of a request (complete or not) are buffered, or its body is being read (whose
   /// bytes are dropped once decoded).
   bool has_bytes() const { return !buf_.empty() || stage_ != Stage::kHead; }

@@ -94,6 +94,25 @@ std::string_view quota_name(Quota quota);
 /// envelope, optional Retry-After in seconds, and for a 429 optionally the `quota` that ran out)
 /// or a stream of `events` (HTTP 200) with an optional fault and optional slicing of the stream
 /// into writes of at most `slice_bytes` bytes.
+/// How an attempt plays over the WebSocket transport (mock_server/websocket/,
+/// docs/SCENARIO-FORMAT.md "Over WebSocket"). The engine carries it to Plan::websocket untouched;
+/// over HTTP it has no effect.
+struct WebSocketChoices {
+  /// The close that ends a fault which ends the connection (disconnect, cut, end): 1000 or 1011 =
+  /// a close frame with that code, 1006 = no close frame (FIN). Unset: 1006, and 1000 for `end`.
+  std::optional<int> close_code;
+  /// The in-band error of a status attempt carries `"error": "<message>"`, a string, instead of
+  /// an object (the shape that crashed opencode, anomalyco/opencode#49338).
+  bool string_error = false;
+  /// The `malformed` fault sends a frame that breaks RFC 6455 (RSV1 set) instead of a text frame
+  /// whose JSON does not parse.
+  bool malformed_frame = false;
+  /// The server does not keep this attempt's response: a later `previous_response_id` naming it is
+  /// answered `previous_response_not_found` (400), as after a reconnect to another node.
+  bool forget_response = false;
+  bool operator==(const WebSocketChoices&) const = default;
+};
+
 struct Attempt {
   std::optional<int> status;
   std::optional<double> retry_after_s;
@@ -101,6 +120,7 @@ struct Attempt {
   std::optional<Fault> fault;
   std::optional<int> slice_bytes;
   std::optional<Quota> quota;  ///< with status 429 only; last so that positional initializers stay valid
+  std::optional<WebSocketChoices> websocket;  ///< over WebSocket only; after quota for the same reason
   bool operator==(const Attempt&) const = default;
 };
 
@@ -116,6 +136,9 @@ struct Turn {
 struct Script {
   std::string provider = "gemini";
   std::vector<Turn> turns;
+  /// Over WebSocket: every upgrade is refused with this status (403, 404, 405 or 426) and the
+  /// client must fall back to HTTP; unset: upgrades are accepted.
+  std::optional<int> websocket_upgrade_status;
   bool operator==(const Script&) const = default;
 };
 

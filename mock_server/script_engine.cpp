@@ -135,6 +135,7 @@ Plan ScriptEngine::respond(const Request& request) {
   if (!entry.provider.empty()) {
     if (const WireFormat* format = wire_format(entry.provider)) format->add_answer_headers(entry.index, plan.status, plan.headers);
   }
+  if (record.played) plan.websocket = record.played->websocket;  // carried, never read here
   entry.response_status = plan.status;
   if (window_ > 0) {
     std::size_t answer = plan.body.size();

@@ -92,6 +92,8 @@ struct Plan {
   int ending_delay_ms = 0;
   /// Non-streaming plans ending in kFin/kReset: body bytes written before the end (< body.size()).
   std::size_t body_bytes = 0;
+  /// The attempt's WebSocket choices (Attempt::websocket), for the WebSocket transport only.
+  std::optional<WebSocketChoices> websocket;
 };
 
 /// How far a plan got on the wire, reported by whoever executed it. For a streaming plan only

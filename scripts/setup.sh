@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev
-  libgoogle-perftools-dev)  # tcmalloc_minimal: the allocator (CMakeLists.txt, HICCUP_MALLOC)
+  libgoogle-perftools-dev  # tcmalloc_minimal: the allocator (CMakeLists.txt, HICCUP_MALLOC)
+  libssl-dev)  # libcrypto's SHA-1: the WebSocket handshake (mock_server/websocket/, runtime_under_test/ws_transport.cpp)
 if [ "${HICCUP_BUILD_ONLY:-0}" != 1 ]; then
   # python3-pip, python3-setuptools: `pip install ./clients/python` (scripts/install_python_client.sh)
   packages+=(python3-jsonschema python3-yaml python3-pytest python3-httpx python3-pip python3-setuptools chromium)

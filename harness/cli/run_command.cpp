@@ -36,7 +36,9 @@ options (each at most once, unless marked repeatable):
   --catches            kill matrix: also run each scenario once per defect in its `catches`;
                        such a run passes when its verdict fails (the defect was caught)
   --tag TAG            run only scenarios with this tag (repeatable: any of them)
-  --transport KIND     http (default: a mock server per run on 127.0.0.1) or memory (in-process)
+  --transport KIND     http (default: a mock server per run on 127.0.0.1), memory (in-process)
+                       or websocket (the Responses API's WebSocket mode on that server; needs
+                       --provider openai-responses; docs/WIRE-FORMATS.md "Responses over WebSocket")
   --provider NAME      play every scenario in this wire format instead of its own `provider`:
                        gemini, openai-chat, openai-responses or anthropic; a scenario it
                        cannot play (a per-day quota in anthropic) is skipped with a note,
@@ -128,7 +130,7 @@ std::string replay_command(const Scenario& s, const RunOptions& o, const std::st
                            const std::string& recovery) {
   std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
-  if (o.transport == TransportKind::kMemory) cmd += " --transport memory";
+  if (o.transport != TransportKind::kHttp) cmd += " --transport " + std::string(transport_name(o.transport));
   if (!provider.empty()) cmd += " --provider " + provider;
   if (!recovery.empty()) cmd += " --recovery " + recovery;
   if (o.seed != 1) cmd += " --seed " + std::to_string(o.seed);
@@ -226,7 +228,10 @@ int run_command(const Args& args) {
   const auto seed = in.number<std::uint64_t>("--seed", seed_text, 0, std::numeric_limits<std::uint64_t>::max(),
                                              "a whole number");
   if (!transport_from_name(transport, options.transport)) {
-    in.set_error("--transport expects http or memory, found \"" + transport + "\"");
+    in.set_error("--transport expects http, memory or websocket, found \"" + transport + "\"");
+  }
+  if (transport == "websocket" && provider != "openai-responses") {
+    in.set_error("--transport websocket needs --provider openai-responses (the WebSocket mode is the Responses API's)");
   }
   if (provider_given && !rut::codec_for(provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
@@ -278,7 +283,7 @@ int run_command(const Args& args) {
     }
   }
 
-  print_scenario_warnings(scenarios, options.transport == TransportKind::kHttp && agent.empty());
+  print_scenario_warnings(scenarios, over_network(options.transport) && agent.empty());
   if (!provider.empty()) {
     for (Scenario& s : scenarios) {
       // A status the played provider never sends is still sent as scripted, in its envelope.

@@ -17,6 +17,7 @@ CASES = [
     (["run", "--seed", "abc", "x.json"], "run", "abc"),
     (["run", "--defect", "nosuch", "x.json"], "run", "nosuch"),
     (["run", "--transport"], "run", "--transport needs a value"),
+    (["run", "--transport", "websocket", "x.json"], "run", "--transport websocket needs --provider openai-responses"),
     (["explore", "--cases", "abc"], "explore", "abc"),
     (["explore", "--bogus"], "explore", '"--bogus"'),
     (["explore", "--defect", "nosuch"], "explore", 'unknown defect "nosuch"'),

@@ -1,0 +1,492 @@
+// The Responses API's WebSocket mode (see ws_session.h).
+#include "mock_server/websocket/ws_session.h"
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <deque>
+#include <map>
+#include <utility>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_server/script_engine.h"
+#include "mock_server/websocket/ws_frame.h"
+
+namespace mock::ws {
+
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Whether the comma-separated header value `value` holds `token` (case-insensitive).
+bool has_token(std::string_view value, std::string_view token) {
+  const std::string v = lower(value);
+  const std::string t = lower(token);
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    std::size_t end = v.find(',', start);
+    if (end == std::string::npos) end = v.size();
+    std::string_view part(v.data() + start, end - start);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    if (part == t) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+/// The path of `target` (query dropped).
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+/// Whether `path` names a Responses endpoint (`/v1/responses`, also under a session prefix
+/// `/s/{id}/…` and a base path such as `/openai/v1/responses`).
+bool responses_path(std::string_view path) {
+  static constexpr std::string_view kSuffix = "/responses";
+  return path.size() >= kSuffix.size() && path.substr(path.size() - kSuffix.size()) == kSuffix;
+}
+
+std::string refusal(int status, std::string_view message, std::vector<std::pair<std::string, std::string>> headers = {}) {
+  json body = {{"error", {{"message", std::string(message)}, {"type", "invalid_request_error"}, {"param", nullptr}, {"code", nullptr}}}};
+  const std::string text = dump(body);
+  return response_head(status, "application/json", headers, static_cast<long long>(text.size()), false) + text;
+}
+
+/// The complete SSE events at the front of `sse` (their `data:` payloads, lines joined by "\n"),
+/// removed from it; a partial event stays.
+std::vector<std::string> take_events(std::string& sse) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = sse.find("\n\n", start);
+    if (end == std::string::npos) break;
+    std::string data;
+    bool any = false;
+    std::size_t line = start;
+    while (line < end) {
+      std::size_t eol = sse.find('\n', line);
+      if (eol == std::string::npos || eol > end) eol = end;
+      std::string_view l(sse.data() + line, eol - line);
+      if (l.substr(0, 5) == "data:") {
+        l.remove_prefix(5);
+        if (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+        if (any) data += '\n';
+        data.append(l);
+        any = true;
+      }
+      line = eol + 1;
+    }
+    if (any) out.push_back(std::move(data));
+    start = end + 2;
+  }
+  sse.erase(0, start);
+  return out;
+}
+
+/// The `data:` payload of a partial SSE event (a cut): what follows its `data:` prefix, or "".
+std::string partial_data(std::string_view sse) {
+  const std::size_t at = sse.find("data:");
+  if (at == std::string_view::npos) return "";
+  std::string_view d = sse.substr(at + 5);
+  if (!d.empty() && d.front() == ' ') d.remove_prefix(1);
+  return std::string(d);
+}
+
+/// The type of event `payload` ("" when it is not a JSON object with a string `type`). The
+/// Responses encoder writes `type` first: read it without parsing; anything else is parsed.
+std::string event_type(std::string_view payload) {
+  static constexpr std::string_view kLead = "{\"type\":\"";
+  if (payload.substr(0, kLead.size()) == kLead) {
+    const std::size_t end = payload.find('"', kLead.size());
+    const std::string_view type = payload.substr(kLead.size(), end == std::string_view::npos ? 0 : end - kLead.size());
+    // A complete object whose type has no escapes (the encoder's own events).
+    if (end != std::string_view::npos && type.find('\\') == std::string_view::npos && payload.back() == '}' &&
+        payload.find('\n') == std::string_view::npos) {
+      return std::string(type);
+    }
+  }
+  const json j = json::parse(payload, nullptr, false);
+  if (!j.is_object()) return "";
+  const auto t = j.find("type");
+  return t != j.end() && t->is_string() ? t->get<std::string>() : "";
+}
+
+/// The in-band error frame for a request answered with HTTP `status` and `body` (the Responses
+/// error envelope) over HTTP: `{"type":"error","status":N,"error":{…},"headers":{…}}` as codex
+/// reads it (codex-rs/codex-api/src/endpoint/responses_websocket.rs, WrappedWebsocketErrorEvent);
+/// with `string_error` the `error` member is the message string (anomalyco/opencode#49338).
+std::string status_error_frame(int status, const std::string& body,
+                               const std::vector<std::pair<std::string, std::string>>& headers,
+                               bool string_error) {
+  json envelope = json::parse(body, nullptr, false);
+  json error = envelope.is_object() && envelope.contains("error") ? envelope["error"] : json::object();
+  if (!error.is_object()) error = json::object();
+  if (!error.contains("message")) error["message"] = std::string(reason_phrase(status));
+  json frame = {{"type", "error"}, {"status", status}};
+  if (string_error) {
+    frame["error"] = error["message"].is_string() ? error["message"] : json(dump(error["message"]));
+  } else {
+    frame["error"] = error;
+  }
+  if (!headers.empty()) {
+    json h = json::object();
+    for (const auto& [name, value] : headers) h[lower(name)] = value;
+    frame["headers"] = h;
+  }
+  return dump(frame);
+}
+
+class Session {
+ public:
+  Session(Io& io, RequestRouter& router, const SessionOptions& options, const HttpRequest& upgrade)
+      : io_(io), router_(router), options_(options), upgrade_(upgrade),
+        decoder_(FrameDecoder::Role::kServer, options.max_message_bytes) {}
+
+  void run(std::string_view first_bytes) {
+    decoder_.feed(first_bytes);
+    char buf[16 * 1024];
+    for (;;) {
+      Message m;
+      FrameDecoder::Status st = decoder_.next(m);
+      while (st == FrameDecoder::Status::kNeedMore) {
+        const long n = io_.recv(buf, sizeof buf, options_.idle_timeout_ms);
+        if (n == -2) {  // idle: close cleanly, as a server ends an idle connection
+          close(kCloseNormal, "idle timeout");
+          return;
+        }
+        if (n <= 0) return;
+        decoder_.feed(buf, static_cast<std::size_t>(n));
+        st = decoder_.next(m);
+      }
+      if (st == FrameDecoder::Status::kError) {
+        close(decoder_.error_code(), decoder_.error());
+        return;
+      }
+      switch (m.opcode) {
+        case Opcode::kPing:
+          if (!io_.send(encode_frame(Opcode::kPong, m.payload))) return;
+          break;
+        case Opcode::kPong:
+          break;
+        case Opcode::kClose: {
+          // Echo the client's code (RFC 6455 §5.5.1), then end the connection.
+          std::string echo = m.payload.size() >= 2 ? m.payload.substr(0, 2) : std::string();
+          io_.send(encode_frame(Opcode::kClose, echo));
+          return;
+        }
+        case Opcode::kBinary:
+          close(kCloseUnsupportedData, "binary messages are not part of the Responses WebSocket mode");
+          return;
+        default:
+          if (!cycle(m.payload)) return;
+      }
+    }
+  }
+
+ private:
+  void close(std::uint16_t code, std::string_view reason) {
+    io_.send(encode_frame(Opcode::kClose, close_payload(code, reason)));
+  }
+
+  bool send_text(std::string_view payload) { return io_.send(encode_frame(Opcode::kText, payload)); }
+
+  bool in_band_error(int status, std::string_view code, std::string_view message) {
+    json frame = {{"type", "error"}, {"status", status},
+                  {"error", {{"type", "invalid_request_error"}, {"code", std::string(code)}, {"message", std::string(message)}, {"param", nullptr}}}};
+    return send_text(dump(frame));
+  }
+
+  /// One client message: a `response.create` played as a request. False: the connection ends.
+  bool cycle(const std::string& text) {
+    json event = json::parse(text, nullptr, false);
+    if (!event.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
+    const auto type = event.find("type");
+    if (type == event.end() || !type->is_string() || *type != "response.create") {
+      return in_band_error(400, "unknown_event_type",
+                           "expected a message of type \"response.create\", found " +
+                               (type != event.end() && type->is_string() ? "\"" + type->get<std::string>() + "\"" : std::string("none")));
+    }
+    // The body of the equivalent POST: the event's fields without `type`, streaming implied.
+    event.erase("type");
+    event["stream"] = true;
+    // Continuation: `previous_response_id` names a response this connection stored; the request
+    // is played as the full conversation (its input, its output, then the new input), so the
+    // engine matches and journals it as it would the full request over HTTP.
+    json input = input_items(event.contains("input") ? event["input"] : json::array());
+    if (const auto prev = event.find("previous_response_id"); prev != event.end() && !prev->is_null()) {
+      const std::string id = prev->is_string() ? prev->get<std::string>() : dump(*prev);
+      const auto it = stored_.find(id);
+      if (it == stored_.end()) {
+        // As the API answers a continuation whose response it no longer holds (the WebSocket-mode
+        // guide: start a new chain with the full input).
+        json frame = {{"type", "error"}, {"status", 400},
+                      {"error", {{"type", "invalid_request_error"}, {"code", "previous_response_not_found"},
+                                 {"message", "Previous response with id '" + id + "' not found."},
+                                 {"param", "previous_response_id"}}}};
+        return send_text(dump(frame));
+      }
+      json full = it->second.input;
+      const json done = json::parse(it->second.completed, nullptr, false);
+      if (done.is_object() && done.contains("response") && done["response"].is_object() &&
+          done["response"].contains("output") && done["response"]["output"].is_array()) {
+        for (const json& item : done["response"]["output"]) full.push_back(item);
+      }
+      for (const json& item : input) full.push_back(item);
+      input = std::move(full);
+      event.erase("previous_response_id");
+      event["input"] = input;
+    }
+    HttpRequest req;
+    req.method = "POST";
+    req.target = upgrade_.target;
+    req.version = "HTTP/1.1";
+    req.headers = upgrade_.headers;
+    req.body = dump(event);
+    Dispatch d = dispatch_request(router_, req, io_.now_ms());
+    if (!d.engine) {
+      const DirectAnswer a = d.deferred ? DirectAnswer{500, "application/json", R"({"error":{"message":"no answer"}})", {}} : d.direct;
+      if (!send_text(status_error_frame(a.status, a.body, a.headers, false))) return false;
+      return !d.internal_error;
+    }
+    completed_.clear();
+    const bool open = play(*d.engine, d.plan);
+    // A completed response is stored for continuation (connection-local, as the WebSocket mode
+    // keeps it), unless the scenario makes the server forget it (websocket.forget_response). Its
+    // payload is parsed only when a continuation names it.
+    if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
+      static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+      const std::size_t at = completed_.find(kId);
+      const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
+      if (end != std::string::npos) {
+        const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
+        if (stored_.find(id) == stored_.end()) {
+          if (order_.size() >= kMaxStored) {
+            stored_.erase(order_.front());
+            order_.pop_front();
+          }
+          order_.push_back(id);
+        }
+        stored_[id] = Stored{std::move(input), std::move(completed_)};
+      }
+    }
+    return open;
+  }
+
+  /// `input` as a list of items: a string is one user message.
+  static json input_items(const json& input) {
+    if (input.is_array()) return input;
+    if (input.is_string()) {
+      return json::array({{{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", input}}})}}});
+    }
+    return json::array();
+  }
+
+  /// Plays `plan` as frames; false when the connection ended (a fault, or the client left).
+  bool play(Responder& engine, const Plan& plan) {
+    Delivery delivery;
+    auto settle = [&](bool gone) {
+      delivery.client_gone = gone;
+      delivery.ended_ms = io_.now_ms();
+      engine.settle(plan.journal_index, delivery);
+    };
+    const bool string_error = plan.websocket && plan.websocket->string_error;
+    if (!plan.streaming || plan.status != 200) {
+      // A status answer: any stall first (the answer is late), then the in-band error frame.
+      for (const Action& a : plan.actions) {
+        if (const auto* s = std::get_if<StallAction>(&a)) {
+          if (!io_.pause(s->seconds * options_.stall_ms_per_s)) {
+            settle(true);
+            return false;
+          }
+        }
+      }
+      if (plan.ending != Ending::kTerminator) return end_connection(plan, [&](bool gone) { settle(gone); });
+      settle(false);  // before the write (see below)
+      const bool ok = send_text(status_error_frame(plan.status, plan.body, plan.headers, string_error));
+      if (!ok) settle(true);
+      return ok;
+    }
+    std::string sse;
+    std::string last_type;
+    bool terminal = false;
+    // The frames of consecutive writes go out in one send (the HTTP server sends a plan's writes
+    // in one sendmmsg); a pause sends what came before it first.
+    std::string pending;
+    int pending_actions = 0;
+    auto flush = [&] {
+      if (pending_actions == 0) return true;
+      const int before = delivery.actions_done;
+      // Settled before the write, as the HTTP server does: a client that has read the frames may
+      // ask for the journal at once. A failed write settles again (the last report wins).
+      delivery.actions_done = before + pending_actions;
+      settle(false);
+      const bool ok = pending.empty() || io_.send(pending);
+      pending.clear();
+      pending_actions = 0;
+      if (!ok) delivery.actions_done = before;
+      return ok;
+    };
+    for (const Action& a : plan.actions) {
+      bool ok = true;
+      if (const auto* w = std::get_if<WriteAction>(&a)) {
+        sse += w->bytes;
+        for (std::string& payload : take_events(sse)) {
+          last_type = event_type(payload);
+          if (last_type == "response.completed") completed_ = payload;
+          if (plan.websocket && plan.websocket->malformed_frame && last_type.empty()) {
+            // The malformed fault as a frame that breaks RFC 6455 (RSV1 set, no extension
+            // negotiated) instead of a text frame whose JSON does not parse.
+            std::string f = encode_frame(Opcode::kText, payload);
+            f[0] = static_cast<char>(static_cast<unsigned char>(f[0]) | 0x40);
+            pending += f;
+          } else {
+            pending += encode_frame(Opcode::kText, payload);
+          }
+        }
+        terminal = terminal || w->terminal;
+        ++pending_actions;
+        continue;
+      }
+      ok = flush();
+      if (ok) {
+        if (const auto* st = std::get_if<StallAction>(&a)) {
+          ok = io_.pause(st->seconds * options_.stall_ms_per_s);
+        } else if (const auto* dr = std::get_if<DrainAction>(&a)) {
+          ok = io_.pause(cap(dr->pause_ms));
+        }
+      }
+      if (!ok) {
+        settle(true);
+        return false;
+      }
+      ++delivery.actions_done;
+    }
+    if (!flush()) {
+      settle(true);
+      return false;
+    }
+    if (!sse.empty() && plan.ending != Ending::kTerminator) {
+      // A cut: the event's frame header announces one byte more than the part of its payload
+      // that goes out, so the frame never completes before the connection ends.
+      const std::string part = partial_data(sse);
+      if (!io_.send(frame_header(Opcode::kText, part.size() + 1) + part)) {
+        settle(true);
+        return false;
+      }
+    }
+    if (plan.ending != Ending::kTerminator) return end_connection(plan, [&](bool gone) { settle(gone); });
+    settle(false);
+    // The response ended with its own event (completed; incomplete, e.g. a content filter or
+    // max_tokens; failed; an error): the connection stays for the next response.create.
+    if (terminal || last_type == "error" || last_type == "response.failed" || last_type == "response.incomplete" ||
+        last_type == "response.completed") {
+      return true;
+    }
+    // A clean end without the terminal event (the `end` fault): nothing on a WebSocket ends a
+    // response but its terminal event, so the server closes the connection (1000 unless the
+    // scenario chooses another code): "websocket closed by server before response.completed".
+    const int code = plan.websocket && plan.websocket->close_code ? *plan.websocket->close_code : kCloseNormal;
+    if (code != kCloseAbnormal) close(static_cast<std::uint16_t>(code), "closed before response.completed");
+    return false;
+  }
+
+  double cap(int ms) const {
+    return options_.max_delay_ms >= 0 ? std::min(ms, options_.max_delay_ms) : ms;
+  }
+
+  /// A fault that ends the connection (disconnect, cut, reset): after its delay, a close frame with
+  /// the scenario's code (1000, 1011), else (1006, the default) none: FIN; reset: RST.
+  template <typename Settle>
+  bool end_connection(const Plan& plan, Settle settle) {
+    const bool paused = plan.ending_delay_ms <= 0 || io_.pause(cap(plan.ending_delay_ms));
+    settle(!paused);
+    if (!paused) return false;
+    if (plan.ending == Ending::kReset) {
+      io_.reset();
+      return false;
+    }
+    const int code = plan.websocket && plan.websocket->close_code ? *plan.websocket->close_code : kCloseAbnormal;
+    if (code != kCloseAbnormal) close(static_cast<std::uint16_t>(code), "closed before response.completed");
+    return false;
+  }
+
+  Io& io_;
+  RequestRouter& router_;
+  SessionOptions options_;
+  const HttpRequest& upgrade_;
+  FrameDecoder decoder_;
+  static constexpr std::size_t kMaxStored = 64;  // responses kept per connection (oldest dropped)
+  struct Stored {
+    json input;             // the full input of the request it answered
+    std::string completed;  // its response.completed payload (holding its output items)
+  };
+  std::map<std::string, Stored> stored_;          // response id → the conversation through it
+  std::deque<std::string> order_;                 // stored ids, oldest first
+  std::string completed_;                         // the last cycle's response.completed payload
+};
+
+/// The upgrade status the scenario behind `target` asks for (its `websocket.upgrade_status`), or 0.
+int scenario_refusal(RequestRouter& router, const std::string& target) {
+  const Route r = router.route("POST", target, "");
+  if (const auto* engine = dynamic_cast<const ScriptEngine*>(r.engine.get())) {
+    return engine->script().websocket_upgrade_status.value_or(0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool is_upgrade(const HttpRequest& req) { return has_token(req.header("Upgrade"), "websocket"); }
+
+HandshakeAnswer answer_upgrade(const HttpRequest& req, int refuse_with) {
+  HandshakeAnswer a;
+  a.accepted = false;
+  auto refuse = [&](int status, std::string_view message, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    a.status = status;
+    a.bytes = refusal(status, message, std::move(headers));
+    return a;
+  };
+  if (req.method != "GET") return refuse(405, "a WebSocket upgrade must be a GET", {{"Allow", "GET"}});
+  if (!responses_path(path_of(req.target))) return refuse(404, "no WebSocket endpoint at this path (the Responses API's is /v1/responses)");
+  if (req.header("Sec-WebSocket-Version") != "13") {
+    return refuse(426, "unsupported Sec-WebSocket-Version (expected 13)", {{"Sec-WebSocket-Version", "13"}});
+  }
+  if (!has_token(req.header("Connection"), "upgrade")) return refuse(400, "expected Connection: Upgrade");
+  const std::string key(req.header("Sec-WebSocket-Key"));
+  if (!valid_client_key(key)) return refuse(400, "expected a Sec-WebSocket-Key of 16 bytes in base64");
+  if (refuse_with != 0) {
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (refuse_with == 426) headers.emplace_back("Upgrade", "HTTP/1.1");
+    return refuse(refuse_with, "WebSocket upgrade refused by the scenario (websocket.upgrade_status)", std::move(headers));
+  }
+  a.accepted = true;
+  a.status = 101;
+  a.bytes = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+            accept_key(key) + "\r\n\r\n";
+  return a;
+}
+
+void serve(Io& io, const HttpRequest& upgrade, RequestRouter& router, const SessionOptions& options,
+           std::string_view first_bytes) {
+  try {
+    int refuse_with = 0;
+    if (upgrade.method == "GET" && responses_path(path_of(upgrade.target))) refuse_with = scenario_refusal(router, upgrade.target);
+    const HandshakeAnswer answer = answer_upgrade(upgrade, refuse_with);
+    if (!io.send(answer.bytes) || !answer.accepted) return;
+    Session session(io, router, options, upgrade);
+    session.run(first_bytes);
+  } catch (const std::exception&) {
+    // Nothing a client sends ends the server: the connection just closes.
+  }
+}
+
+}  // namespace mock::ws
