@@ -63,6 +63,39 @@ cannot be bound, or the recording does not lint (written anyway, the problems li
 5 internal error
 )";
 
+constexpr const char* kProxyUsage = R"(usage: hiccup proxy --upstream URL SCENARIO [--port N] [--journal FILE] [--stall-ms-per-s X]
+
+Runs a proxy on 127.0.0.1 in front of a real provider (as `hiccup record` does: every request goes
+to URL with its headers, the answer streams back as it arrives) that applies SCENARIO's faults to
+the live answers, for a real model in the loop. Requests are matched to SCENARIO's turns and
+attempts as `hiccup serve` matches them (turn index = model contents in the request's history; the
+last attempt of a turn repeats; a turn past the script is relayed untouched):
+  - an attempt with `status` is answered with that status (and Retry-After) in the provider's
+    envelope, without asking upstream;
+  - an attempt with a `fault` applies it to the live stream after `after_event` events have been
+    delivered whole (counted by decoding the provider's frames): cut (the first `bytes` bytes of
+    the next frame, then FIN), disconnect, reset (RST after idle_ms), end (the answer ends without
+    its terminal event), error_event (the provider's in-stream error), malformed, stall;
+  - an attempt whose events hold a `content_filter` finish puts the provider's content-filter
+    finish in place of the live finish;
+  - any other attempt is relayed untouched. Faults act on streamed answers only.
+The attempt's own events are not played: the content is the live model's.
+
+On SIGINT or SIGTERM it stops and prints its journal, one JSON line per model request:
+{"request","turn","attempt","played": "live"|"status"|"live+fault","status","fault","upstream"}
+(to FILE with --journal).
+
+options (each at most once):
+  --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)
+  --port N             the proxy's port (default 0: any free port)
+  --journal FILE       write the journal to FILE (JSON lines) instead of stderr
+  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault (default 1000)
+  -h, --help           this text
+
+exit codes: 0 stopped by a signal, 2 usage error (a bad --upstream URL among them), 3 invalid
+SCENARIO, an unwritable --journal FILE or a port that cannot be bound, 5 internal error
+)";
+
 /// Whether `path` can be created or overwritten; else why not.
 std::optional<std::string> unwritable(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
@@ -192,6 +225,86 @@ int record_command(const Args& args) {
   std::cerr << "wrote " << out << ": " << stats.requests << " request(s), " << stats.turns << " turn(s), "
             << stats.faults << " attempt(s) with an HTTP error or a fault\n";
   return check.problems.empty() ? kExitPassed : kExitInvalidInput;
+}
+
+int proxy_command(const Args& args) {
+  std::string upstream_text, port_text = "0", journal_path, scale_text = "1000";
+  std::vector<std::string> positional;
+  ArgReader r(args);
+  while (!r.done()) {
+    if (r.flag("-h") || r.flag("--help")) {
+      std::cout << kProxyUsage;
+      return kExitPassed;
+    }
+    if (r.value("--upstream", upstream_text) || r.value("--port", port_text) || r.value("--journal", journal_path) ||
+        r.value("--stall-ms-per-s", scale_text)) {
+      if (!r.error().empty()) return usage_error("proxy", r.error());
+      continue;
+    }
+    const std::string a = r.take();
+    if (a.rfind("-", 0) == 0) return usage_error("proxy", "unknown option \"" + a + "\"");
+    positional.push_back(a);
+  }
+  if (upstream_text.empty()) return usage_error("proxy", "--upstream URL is required");
+  std::string url_error;
+  const auto upstream = record::parse_upstream_url(upstream_text, url_error);
+  if (!upstream) return usage_error("proxy", "--upstream: " + url_error);
+  if (positional.size() != 1) return usage_error("proxy", "expected one SCENARIO file, found " + std::to_string(positional.size()));
+  const auto port = r.number<int>("--port", port_text, 0, 65535, "a port number");
+  if (!port) return usage_error("proxy", r.error());
+  double scale = 0;
+  try {
+    std::size_t used = 0;
+    scale = std::stod(scale_text, &used);
+    if (used != scale_text.size() || !(scale >= 0) || scale > 1e6) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    return usage_error("proxy", "--stall-ms-per-s expects a number of milliseconds in 0..1000000, found \"" + scale_text + "\"");
+  }
+  LoadResult loaded = load_scenario_file(positional.front());
+  for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
+  if (!loaded.scenario) return kExitInvalidInput;
+  if (!journal_path.empty()) {
+    if (auto why = unwritable(journal_path)) {
+      std::cerr << "error: " << journal_path << ": cannot write the journal: " << *why << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  record::ProxyOptions options;
+  options.port = *port;
+  options.upstream = *upstream;
+  options.faults = &loaded.scenario->script;
+  options.stall_ms_per_s = scale;
+  record::RecordingProxy proxy(options, nullptr);
+  try {
+    proxy.start();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  std::cout << proxy.base_url() << std::endl;
+  std::cerr << "applying the faults of \"" << loaded.scenario->name << "\" to " << upstream->origin() << upstream->prefix
+            << "; Ctrl-C to stop" << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  proxy.stop();
+  std::string lines;
+  for (const nlohmann::json& e : proxy.journal()) lines += e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (journal_path.empty()) {
+    std::cerr << lines;
+  } else {
+    std::ofstream file(journal_path, std::ios::binary | std::ios::trunc);
+    file << lines;
+    if (!file) {
+      std::cerr << "error: " << journal_path << ": cannot write the journal\n";
+      return kExitInvalidInput;
+    }
+  }
+  return kExitPassed;
 }
 
 }  // namespace harness::cli

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -19,7 +20,9 @@
 
 #include <httplib.h>
 
+#include "harness/record/live_faults.h"
 #include "mock_server/http_wire.h"
+#include "runtime_under_test/codec.h"
 #include "mock_server/wire_format.h"
 
 namespace harness::record {
@@ -238,6 +241,11 @@ void RecordingProxy::stop() {
   }
 }
 
+nlohmann::json RecordingProxy::journal() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return nlohmann::json(journal_);
+}
+
 std::string RecordingProxy::base_url() const { return "http://" + options_.host + ":" + std::to_string(port_); }
 
 void RecordingProxy::accept_loop() {
@@ -294,6 +302,62 @@ void RecordingProxy::serve_connection(int fd) {
     ++relayed_;
     const bool keep_alive = req.keep_alive;
     Exchange* ex = recorder_ ? recorder_->begin(req.method, req.target, req.body) : nullptr;
+
+    // `hiccup proxy`: the scripted attempt for this request, matched as the script engine does.
+    std::optional<mock::Attempt> scripted;
+    std::unique_ptr<LiveFaultGate> gate;
+    std::size_t entry = 0;
+    const mock::WireFormat* format = mock::format_for_path(std::string_view(req.target).substr(0, req.target.find('?')));
+    if (options_.faults != nullptr && format != nullptr && req.method == "POST") {
+      const mock::DecodedRequest d = format->decode_request(req.target, req.body);
+      if (!d.contents.is_null()) {
+        const int turn = mock::turn_index(d.contents);
+        std::lock_guard<std::mutex> lock(mu_);
+        const int attempt = attempts_[turn]++;
+        entry = journal_.size();
+        journal_.push_back(nlohmann::json{{"request", entry + 1}, {"turn", turn}, {"attempt", attempt}, {"played", "live"},
+                                          {"status", 0}, {"fault", ""}, {"upstream", true}});
+        const auto& turns = options_.faults->turns;
+        if (turn < static_cast<int>(turns.size()) && !turns[static_cast<std::size_t>(turn)].attempts.empty()) {
+          const auto& attempts = turns[static_cast<std::size_t>(turn)].attempts;
+          scripted = attempts[std::min(static_cast<std::size_t>(attempt), attempts.size() - 1)];
+        }
+        if (scripted && !scripted->status && d.streaming) {
+          bool filter = false;
+          for (const mock::Event& e : scripted->events) {
+            if (const auto* f = std::get_if<mock::FinishEvent>(&e)) filter = filter || f->reason == mock::FinishReason::kContentFilter;
+          }
+          const rut::ICodec* codec = rut::codec_for(format->name());
+          if ((scripted->fault || filter) && codec != nullptr) {
+            mock::ResponseContext ctx;
+            ctx.model = d.model;
+            ctx.journal_index = entry;
+            ctx.include_usage = d.include_usage;
+            gate = std::make_unique<LiveFaultGate>(*format, *codec, *scripted, ctx, options_.stall_ms_per_s, options_.max_delay_ms);
+          }
+        }
+      }
+    }
+    if (scripted && scripted->status) {
+      // A scripted HTTP error: answered here, upstream is not asked.
+      const mock::ErrorAnswer a = format->error_answer(*scripted->status, format->default_message(*scripted->status), scripted->retry_after_s);
+      std::string out = "HTTP/1.1 " + std::to_string(*scripted->status) + " " + reason_phrase(*scripted->status) + "\r\n";
+      out += "Content-Type: " + format->error_content_type(req.target) + "\r\nContent-Length: " + std::to_string(a.body.size()) + "\r\n";
+      for (const auto& [name, value] : a.headers) out += name + ": " + value + "\r\n";
+      if (!keep_alive) out += "Connection: close\r\n";
+      out += "\r\n" + a.body;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        journal_[entry]["played"] = "status";
+        journal_[entry]["status"] = *scripted->status;
+        journal_[entry]["upstream"] = false;
+      }
+      if (ex) ex->end(AnswerEnd::kNoAnswer);
+      if (!send_all(fd, out) || !keep_alive) break;
+      parser.next();
+      continue;
+    }
+
     httplib::Request up;
     up.method = req.method;
     up.path = options_.upstream.prefix + req.target;
@@ -304,7 +368,25 @@ void RecordingProxy::serve_connection(int fd) {
     up.body = req.body;
     bool head_sent = false;
     bool client_ok = true;
+    int status = 0;
+    GateStep::End gate_end = GateStep::End::kGoOn;
+    // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
+    const auto run_steps = [&](const std::vector<GateStep>& steps) {
+      for (const GateStep& step : steps) {
+        for (double left = step.pause_ms; left > 0 && !stopping_.load(); left -= 20) {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(std::min(left, 20.0) * 1000)));
+        }
+        if (!step.bytes.empty()) client_ok = client_ok && send_all(fd, chunk(step.bytes));
+        if (step.end == GateStep::End::kTerminate) client_ok = client_ok && send_all(fd, "0\r\n\r\n");
+        if (step.end != GateStep::End::kGoOn) {
+          gate_end = step.end;
+          return;
+        }
+      }
+    };
     up.response_handler = [&](const httplib::Response& r) {
+      status = r.status;
+      if (r.status != 200) gate.reset();  // faults act on streams; an upstream error goes through
       std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
       std::vector<std::pair<std::string, std::string>> headers;
       for (const auto& [name, value] : r.headers) {
@@ -322,13 +404,40 @@ void RecordingProxy::serve_connection(int fd) {
     };
     up.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
       if (ex) ex->body(std::string_view(data, n));
+      if (gate) {
+        run_steps(gate->feed(std::string_view(data, n)));
+        return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
+      }
       client_ok = client_ok && send_all(fd, chunk(std::string_view(data, n)));
       return client_ok;
     };
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
     const bool ok = upstream.send(up, res, err);
-    if (!head_sent) {
+    if (gate) {
+      if (ok && gate_end == GateStep::End::kGoOn) run_steps(gate->finish());
+      std::lock_guard<std::mutex> lock(mu_);
+      journal_[entry]["fault"] = gate->applied();
+      if (!gate->applied().empty()) journal_[entry]["played"] = "live+fault";
+    }
+    if (options_.faults != nullptr && entry < journal_.size()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      journal_[entry]["status"] = status;
+    }
+    if (gate_end == GateStep::End::kReset) {
+      linger lg{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      break;
+    }
+    if (gate_end == GateStep::End::kFin) {
+      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      break;
+    }
+    if (gate_end == GateStep::End::kTerminate) {
+      if (ex) ex->end(AnswerEnd::kComplete);
+      if (!client_ok) break;
+    } else if (!head_sent) {
       if (ex) ex->end(AnswerEnd::kNoAnswer);
       const std::string message = "hiccup proxy: upstream " + options_.upstream.origin() + " did not answer: " +
                                   httplib::to_string(err);

@@ -10,6 +10,10 @@
 
 #include <atomic>
 #include <list>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +23,7 @@
 #include <thread>
 
 #include "harness/record/session_recorder.h"
+#include "mock_server/script.h"
 
 namespace httplib {
 class Client;
@@ -48,6 +53,14 @@ struct ProxyOptions {
   UpstreamUrl upstream;
   int connect_timeout_s = 10;        ///< connecting to upstream
   int read_timeout_s = 600;          ///< silence from upstream after which the answer is cut
+  /// `hiccup proxy`: the scenario script whose attempts are applied to live answers by turn and
+  /// attempt, as `hiccup serve` matches them (the last attempt of a turn repeats; a turn past the
+  /// script is relayed untouched). An attempt with `status` is answered with that status in the
+  /// provider's envelope without asking upstream; one with a fault or a content-filter finish goes
+  /// through a LiveFaultGate (streamed answers only); others are relayed untouched. Null: none.
+  const mock::Script* faults = nullptr;
+  double stall_ms_per_s = 20;        ///< real ms per virtual second of a stall fault
+  int max_delay_ms = -1;             ///< caps delay_ms / idle_ms when >= 0
 };
 
 /// The recording proxy. start() binds and serves on a thread of its own; stop() ends every
@@ -69,6 +82,10 @@ class RecordingProxy {
   std::string base_url() const;
   /// Requests relayed so far (model requests and others).
   std::size_t relayed() const { return relayed_.load(); }
+  /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (1-based),
+  /// "turn", "attempt", "played": "live" | "status" | "live+fault", "status" (sent to the client),
+  /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}.
+  nlohmann::json journal() const;
 
  private:
   void accept_loop();
@@ -82,10 +99,12 @@ class RecordingProxy {
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> relayed_{0};
   std::thread accept_thread_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::set<int> open_fds_;
   std::set<httplib::Client*> clients_;  // upstream clients in use, stopped by stop()
   std::list<std::thread> threads_;
+  std::map<int, int> attempts_;          // turn index → requests seen (faults only)
+  std::vector<nlohmann::json> journal_;  // see journal()
 };
 
 }  // namespace harness::record

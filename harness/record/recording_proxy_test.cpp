@@ -14,6 +14,7 @@
 #include "harness/record/session_recorder.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
+#include "mock_server/faults.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
 #include "runtime_under_test/http_transport.h"
@@ -277,6 +278,93 @@ TEST_CASE("record: an unreachable upstream answers 502 in the provider's envelop
   proxy.stop();
   CHECK(recorder.stats().requests == 0);
   CHECK(recorder.notes().size() == 1);
+}
+
+}  // namespace recording_proxy_test
+
+namespace recording_proxy_test {
+
+/// The reference runtime's run of `faulted` through a proxy applying its faults to the live
+/// answers of an upstream playing `faulted` without them; the proxy's journal in `journal`.
+rut::RunResult through_proxy(const Scenario& faulted, nlohmann::json& journal) {
+  Scenario live = faulted;
+  for (mock::Turn& t : live.script.turns) {
+    std::vector<mock::Attempt> kept;
+    for (mock::Attempt& a : t.attempts) {
+      if (!a.fault && !a.status) kept.push_back(a);
+    }
+    t.attempts = kept;
+  }
+  mock::ScriptEngine engine(live.script);
+  mock::MockHttpServer upstream(engine, mock::ServerOptions{});
+  const int upstream_port = upstream.start();
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(upstream_port), error);
+  options.faults = &faulted.script;
+  options.max_delay_ms = 25;
+  RecordingProxy proxy(options, nullptr);
+  const int port = proxy.start();
+  rut::RunResult run;
+  {
+    const rut::Config config = harness::runtime_config(faulted, {});
+    rut::VirtualClock clock;
+    rut::SplitMix64 random(1);
+    rut::HttpTransport transport("127.0.0.1", port, 20);
+    run = rut::run_session(config, {faulted.prompt}, clock, random, transport);
+  }
+  proxy.stop();
+  upstream.stop();
+  journal = proxy.journal();
+  return run;
+}
+
+TEST_CASE("proxy: faults applied to live answers give the run the outcome the same scenario gives under serve") {
+  for (const char* file : {"mid-stream/midstream-cut-mid-frame.json", "mid-stream/midstream-error-event-after-call.json",
+                           "http-status/http-500-retried.json", "mid-stream/midstream-reset-after-call.json"}) {
+    for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      INFO(file << " as " << provider);
+      Scenario s = load(file);
+      s.script.provider = provider;
+      // Live answers are the upstream's: a faulted attempt streams what the turn's fault-free
+      // attempt streams (the scenario under serve is given the same events, so both runs meet
+      // the same bytes).
+      for (mock::Turn& t : s.script.turns) {
+        const mock::Attempt* clean = nullptr;
+        for (const mock::Attempt& a : t.attempts) {
+          if (!a.fault && !a.status && !clean) clean = &a;
+        }
+        if (clean == nullptr) continue;
+        const std::vector<mock::Event> events = clean->events;
+        for (mock::Attempt& a : t.attempts) {
+          if (a.fault) a.events = events;
+        }
+      }
+      harness::RunOptions o;
+      o.transport = harness::TransportKind::kHttp;
+      const harness::CaseResult under_serve = harness::run_scenario(s, o);
+      nlohmann::json journal;
+      const rut::RunResult run = through_proxy(s, journal);
+      INFO(journal.dump(1));
+      CHECK(run.completed == under_serve.run.completed);
+      CHECK(run.error == under_serve.run.error);
+      CHECK(run.final_text == under_serve.run.final_text);
+      CHECK(run.requests == under_serve.run.requests);
+      CHECK(run.waited_s == under_serve.run.waited_s);
+      CHECK(run.ledger.size() == under_serve.run.ledger.size());
+      CHECK(nlohmann::json(run.events).dump() == nlohmann::json(under_serve.run.events).dump());
+      REQUIRE(journal.size() >= 2);
+      const mock::Attempt& first = s.script.turns[0].attempts[0];
+      if (first.status) {
+        CHECK(journal[0]["played"] == "status");
+        CHECK(journal[0]["upstream"] == false);
+      } else {
+        CHECK(journal[0]["played"] == "live+fault");
+        CHECK(journal[0]["fault"].get<std::string>().rfind(std::string(mock::fault_name(*first.fault)) + " after ", 0) == 0);
+      }
+      CHECK(journal[1]["played"] == "live");
+    }
+  }
 }
 
 }  // namespace recording_proxy_test

@@ -140,6 +140,60 @@ class Checker:
         assert "turn 2 is past the script's last turn (2 turns): no /turns/2 to play" in text, text
         assert "request 4" in text, text
 
+    def proxy_cut(self):
+        """`hiccup proxy` applies a cut after event 1 to the live answers of `hiccup serve` playing
+        the same scenario without it: the agent retries and completes, the call runs once, as
+        `hiccup run --agent-cmd` judges the faulted scenario under serve (PASS)."""
+        call = {"call": {"name": "run_shell_command", "args": {"command": "echo run >> ledger.txt"}}}
+        faulted = {"schema": 1, "name": "proxy-cut", "provider": "gemini", "prompt": "Run it.",
+                   "turns": [{"attempts": [{"events": [call, {"finish": "stop"}], "fault": {"kind": "cut", "after_event": 1, "bytes": 9}},
+                                           {"events": [call, {"finish": "stop"}]}]},
+                             {"attempts": [{"events": [{"text": "Done."}, {"finish": "stop"}]}]}],
+                   "expect": {"outcome": "completed", "final_text": "Done.", "executions": [{"name": "run_shell_command", "count": 1}]}}
+        live = json.loads(json.dumps(faulted))
+        live["name"] = "proxy-live"
+        live["turns"][0]["attempts"] = live["turns"][0]["attempts"][1:]
+        paths = {}
+        for s in (faulted, live):
+            paths[s["name"]] = os.path.join(self.work, s["name"] + ".json")
+            with open(paths[s["name"]], "w") as f:
+                json.dump(s, f)
+        serve = subprocess.Popen([self.hiccup, "serve", paths["proxy-live"]], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        url = serve.stdout.readline().strip()
+        journal = os.path.join(self.work, "proxy-journal.jsonl")
+        proxy = subprocess.Popen([self.hiccup, "proxy", "--upstream", url, paths["proxy-cut"], "--journal", journal],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proxy_url = proxy.stdout.readline().strip()
+        try:
+            agent = subprocess.run([sys.executable, os.path.join(self.source, "harness/agents/testdata/fake_agent.py")],
+                                   env=dict(os.environ, HICCUP_BASE_URL=proxy_url, HICCUP_PROMPT="Run it."),
+                                   cwd=self.work, stdout=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            proxy.send_signal(signal.SIGINT)
+            rc = proxy.wait(timeout=30)
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=30)
+        print(agent.stdout)
+        assert rc == 0, f"hiccup proxy exited {rc}"
+        with open(journal) as f:
+            entries = [json.loads(line) for line in f]
+        print(entries)
+        assert [e["played"] for e in entries] == ["live+fault", "live", "live"], entries
+        assert entries[0]["fault"] == "cut after 1 event(s)", entries
+        assert agent.returncode == 0 and agent.stdout.strip() == "Done.", agent.stdout
+        with open(os.path.join(self.work, "ledger.txt")) as f:
+            assert f.read() == "run\n", "the call ran more or less than once"
+        # Under serve, through `hiccup run`, the call writes the harness's ledger instead.
+        judged = json.loads(json.dumps(faulted).replace("echo run >> ledger.txt", "{{ledger}}"))
+        with open(paths["proxy-cut"], "w") as f:
+            json.dump(judged, f)
+        rc, text = self.run("run", paths["proxy-cut"], "--agent-cmd",
+                            f"{sys.executable} {os.path.join(self.source, 'harness/agents/testdata/fake_agent.py')}",
+                            "--report-dir", os.path.join(self.work, "reports-proxy"))
+        print(text)
+        assert rc == 0 and "PASS proxy-cut" in text, text
+
     def usage(self):
         rc, text = self.run("record", "--help")
         assert rc == 0 and "usage: hiccup record" in text, text
