@@ -191,7 +191,7 @@ TEST_CASE("record: an in-stream error and a stream without its terminal event ar
   CHECK(std::holds_alternative<mock::EndFault>(*rec.scenario->script.turns[0].attempts.at(0).fault));
 }
 
-TEST_CASE("record: credentials go upstream and never into the file; each SSE frame reaches the client before the next is sent") {
+TEST_CASE("record: credentials go upstream and never into the file, and each SSE frame reaches the client before the next is sent") {
   // An upstream that checks the client's key and sends its second frame only once the proxy's
   // client has read the first: a proxy that buffered the answer would deadlock (and time out).
   std::mutex mu;
