@@ -269,7 +269,8 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   if (turn >= static_cast<int>(script_.turns.size()) ||
       script_.turns[static_cast<std::size_t>(turn)].attempts.empty()) {
     const std::string detail = "turn " + std::to_string(turn) + " is past the script's last turn (" +
-                               std::to_string(script_.turns.size()) + " turns)";
+                               std::to_string(script_.turns.size()) + " turns): no /turns/" +
+                               std::to_string(turn) + " to play";
     entry.played = "unscripted";
     entry.issues.push_back("unscripted-request: " + detail);
     answer_error(500, "unscripted request: " + detail, std::nullopt);

@@ -45,7 +45,7 @@ if [ "${FUZZ_FAST:-0}" = 1 ]; then
   sanitizers=undefined
   opt="-O2 -gline-tables-only -fno-sanitize-coverage=trace-cmp"
 fi
-all_targets=(fuzz_sse_decoder fuzz_scenario_loader fuzz_json_reader fuzz_server_bytes fuzz_ws_frame)
+all_targets=(fuzz_sse_decoder fuzz_scenario_loader fuzz_json_reader fuzz_server_bytes fuzz_ws_frame fuzz_record)
 for p in gemini openai-chat openai-responses anthropic; do
   all_targets+=("fuzz_codec_stream_$p" "fuzz_mock_request_$p")
 done
@@ -72,6 +72,7 @@ seeds_of() {  # the seed folder of a target
     fuzz_json_reader) echo scenario_loader ;;  # JSON texts: the scenario files
     fuzz_server_bytes) echo server_bytes ;;
     fuzz_ws_frame) echo ws_frame ;;
+    fuzz_record) echo sse_decoder ;;  # SSE streams
     fuzz_codec_stream_*) echo "codec_stream_${1#fuzz_codec_stream_}" ;;
     fuzz_mock_request_*) echo "mock_request_${1#fuzz_mock_request_}" ;;
   esac

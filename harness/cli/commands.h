@@ -57,5 +57,7 @@ int faults_command(const Args& args);
 int invariants_command(const Args& args);
 int matrix_command(const Args& args);
 int report_command(const Args& args);
+int record_command(const Args& args);
+int proxy_command(const Args& args);
 
 }  // namespace harness::cli

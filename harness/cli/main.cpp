@@ -24,6 +24,11 @@ commands:
                      join explore shard report directories into one report
   serve [SCENARIO]   run the mock model server standalone for any client (without a scenario:
                      sessions loaded over its control API); prints the base URL
+  record --upstream URL
+                     a recording proxy in front of a real provider; writes the session as a
+                     scenario file on exit
+  proxy --upstream URL SCENARIO
+                     a proxy in front of a real provider applying SCENARIO's faults to live answers
   mcp URL            the MCP stdio transport bridged to a running serve's MCP endpoint (URL:
                      http://HOST:PORT/mcp or /s/ID/mcp), for clients that spawn MCP servers
   defects            list the reference runtime's seeded defects
@@ -64,11 +69,11 @@ int main(int argc, char** argv) {
       {"run", run_command},         {"explore", explore_command},       {"lint", lint_command},
       {"serve", serve_command},     {"defects", defects_command},       {"faults", faults_command},
       {"invariants", invariants_command}, {"matrix", matrix_command}, {"mcp", mcp_command},
-      {"report", report_command}};
+      {"report", report_command}, {"record", record_command}, {"proxy", proxy_command}};
   auto it = kCommands.find(command);
   if (it == kCommands.end()) {
     std::cerr << "error: unknown command \"" << command
-              << "\" (the commands: run, explore, lint, serve, mcp, matrix, report, defects, faults, invariants)\n"
+              << "\" (the commands: run, explore, lint, serve, record, proxy, mcp, matrix, report, defects, faults, invariants)\n"
                  "(see `hiccup --help`)\n";
     return kExitUsage;
   }

@@ -1,0 +1,310 @@
+// `hiccup record`: a recording proxy in front of a real provider (harness/record/); on SIGINT,
+// SIGTERM or when the agent it started ends, writes the session as a scenario file.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "harness/agents/subprocess.h"
+#include "harness/cli/args.h"
+#include "harness/cli/commands.h"
+#include "harness/record/recording_proxy.h"
+#include "harness/record/session_recorder.h"
+#include "harness/scenario_io.h"
+
+extern char** environ;
+
+namespace harness::cli {
+
+namespace {
+
+constexpr const char* kRecordUsage = R"(usage: hiccup record --upstream URL [--port N] [--out FILE] [--name NAME]
+                     [--agent-cmd COMMAND [--prompt TEXT] [--agent-timeout S]]
+
+Runs a recording proxy on 127.0.0.1 in front of a model provider: every request goes to URL
+unchanged (its headers too: API keys, Authorization, cookies are passed upstream and never stored)
+and the provider's answer streams back to the client as it arrives. Point your agent's base URL at
+the address printed on stdout (GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL=ADDRESS/v1,
+ANTHROPIC_BASE_URL). The wire format is the request's path, as `hiccup serve` routes it (gemini,
+openai-chat, openai-responses, anthropic; docs/WIRE-FORMATS.md).
+
+On SIGINT or SIGTERM, or when the agent started with --agent-cmd ends, the session is written to
+FILE as a scenario (docs/SCENARIO-FORMAT.md) that `hiccup lint` accepts and `hiccup run` replays:
+one turn per turn index (the model contents in a request's history, as the server matches), its
+attempts in the order they were sent, each with the events as delivered (text per SSE frame,
+whole function calls with their argument fragment count, reasoning, the finish), or the HTTP error
+status (with Retry-After) or the fault the attempt met upstream (a cut frame: cut; a closed or
+reset connection: disconnect; an in-stream error: error_event; an undecodable frame: malformed; no
+terminal event: end). Provider ids are left out (the server makes its own), the prompt is the last
+text of the first user message, `runtime.model` the model asked for.
+
+options (each at most once):
+  --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://…; PATH goes before
+                       every request's path (required)
+  --port N             the proxy's port (default 0: any free port)
+  --out FILE           the scenario file to write (default recording.json)
+  --name NAME          the scenario's name (default: FILE's name without .json)
+  --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent, with HICCUP_BASE_URL,
+                       GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL (…/v1), ANTHROPIC_BASE_URL set to
+                       the proxy and the rest of hiccup's environment; its output goes to
+                       FILE.agent-stdout.log and FILE.agent-stderr.log; the recording is written
+                       when it exits
+  --prompt TEXT        HICCUP_PROMPT for the agent (with --agent-cmd)
+  --agent-timeout S    wall-clock limit of the agent in seconds (default 600)
+  -h, --help           this text
+
+exit codes: 0 recording written (it lints clean), 1 no model request was recorded (nothing
+written), 2 usage error (a bad --upstream URL among them), 3 FILE cannot be written, the port
+cannot be bound, or the recording does not lint (written anyway, the problems listed),
+5 internal error
+)";
+
+constexpr const char* kProxyUsage = R"(usage: hiccup proxy --upstream URL SCENARIO [--port N] [--journal FILE] [--stall-ms-per-s X]
+
+Runs a proxy on 127.0.0.1 in front of a real provider (as `hiccup record` does: every request goes
+to URL with its headers, the answer streams back as it arrives) that applies SCENARIO's faults to
+the live answers, for a real model in the loop. Requests are matched to SCENARIO's turns and
+attempts as `hiccup serve` matches them (turn index = model contents in the request's history; the
+last attempt of a turn repeats; a turn past the script is relayed untouched):
+  - an attempt with `status` is answered with that status (and Retry-After) in the provider's
+    envelope, without asking upstream;
+  - an attempt with a `fault` applies it to the live stream after `after_event` events have been
+    delivered whole (counted by decoding the provider's frames): cut (the first `bytes` bytes of
+    the next frame, then FIN), disconnect, reset (RST after idle_ms), end (the answer ends without
+    its terminal event), error_event (the provider's in-stream error), malformed, stall;
+  - an attempt whose events hold a `content_filter` finish puts the provider's content-filter
+    finish in place of the live finish;
+  - any other attempt is relayed untouched. Faults act on streamed answers only.
+The attempt's own events are not played: the content is the live model's.
+
+On SIGINT or SIGTERM it stops and prints its journal, one JSON line per model request:
+{"request","turn","attempt","played": "live"|"status"|"live+fault","status","fault","upstream"}
+(to FILE with --journal).
+
+options (each at most once):
+  --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)
+  --port N             the proxy's port (default 0: any free port)
+  --journal FILE       write the journal to FILE (JSON lines) instead of stderr
+  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault (default 1000)
+  -h, --help           this text
+
+exit codes: 0 stopped by a signal, 2 usage error (a bad --upstream URL among them), 3 invalid
+SCENARIO, an unwritable --journal FILE or a port that cannot be bound, 5 internal error
+)";
+
+/// Whether `path` can be created or overwritten; else why not.
+std::optional<std::string> unwritable(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "is a folder";
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) return "its folder " + parent.string() + " does not exist";
+  if (fs::exists(path, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return "permission denied";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int record_command(const Args& args) {
+  std::string upstream_text, port_text = "0", out = "recording.json", name, agent_cmd, prompt, timeout_text = "600";
+  ArgReader r(args);
+  while (!r.done()) {
+    if (r.flag("-h") || r.flag("--help")) {
+      std::cout << kRecordUsage;
+      return kExitPassed;
+    }
+    if (r.value("--upstream", upstream_text) || r.value("--port", port_text) || r.value("--out", out) ||
+        r.value("--name", name) || r.value("--agent-cmd", agent_cmd) || r.value("--prompt", prompt) ||
+        r.value("--agent-timeout", timeout_text)) {
+      if (!r.error().empty()) return usage_error("record", r.error());
+      continue;
+    }
+    const std::string a = r.take();
+    return usage_error("record", a.rfind("-", 0) == 0 ? "unknown option \"" + a + "\"" : "unexpected argument \"" + a + "\"");
+  }
+  if (upstream_text.empty()) return usage_error("record", "--upstream URL is required");
+  std::string url_error;
+  const auto upstream = record::parse_upstream_url(upstream_text, url_error);
+  if (!upstream) return usage_error("record", "--upstream: " + url_error);
+  const auto port = r.number<int>("--port", port_text, 0, 65535, "a port number");
+  const auto timeout_s = r.number<int>("--agent-timeout", timeout_text, 1, 86400, "seconds");
+  if (!port || !timeout_s) return usage_error("record", r.error());
+  if (!prompt.empty() && agent_cmd.empty()) return usage_error("record", "--prompt needs --agent-cmd");
+  if (auto why = unwritable(out)) {
+    std::cerr << "error: " << out << ": cannot write the recording: " << *why << '\n';
+    return kExitInvalidInput;
+  }
+  if (name.empty()) name = std::filesystem::path(out).stem().string();
+
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGUSR1);  // the agent ended
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  record::SessionRecorder recorder;
+  record::ProxyOptions options;
+  options.port = *port;
+  options.upstream = *upstream;
+  record::RecordingProxy proxy(options, &recorder);
+  try {
+    proxy.start();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  std::cout << proxy.base_url() << std::endl;
+  std::cerr << "recording to " << out << " through " << upstream->origin() << upstream->prefix
+            << (agent_cmd.empty() ? "; Ctrl-C to stop and write it" : "; the agent runs now") << std::endl;
+
+  std::thread agent;
+  agents::ProcessResult agent_result;
+  if (!agent_cmd.empty()) {
+    agents::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", agent_cmd};
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string kv = *e;
+      const std::string key = kv.substr(0, kv.find('='));
+      if (key == "HICCUP_BASE_URL" || key == "GOOGLE_GEMINI_BASE_URL" || key == "OPENAI_BASE_URL" ||
+          key == "ANTHROPIC_BASE_URL" || key == "HICCUP_PROMPT") continue;
+      spec.env.push_back(kv);
+    }
+    const std::string base = proxy.base_url();
+    spec.env.push_back("HICCUP_BASE_URL=" + base);
+    spec.env.push_back("GOOGLE_GEMINI_BASE_URL=" + base);
+    spec.env.push_back("OPENAI_BASE_URL=" + base + "/v1");
+    spec.env.push_back("ANTHROPIC_BASE_URL=" + base);
+    if (!prompt.empty()) spec.env.push_back("HICCUP_PROMPT=" + prompt);
+    spec.stdout_path = out + ".agent-stdout.log";
+    spec.stderr_path = out + ".agent-stderr.log";
+    spec.timeout_s = *timeout_s;
+    agent = std::thread([spec, &agent_result] {
+      agent_result = agents::run_process(spec);
+      kill(getpid(), SIGUSR1);
+    });
+  }
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  if (agent.joinable()) {
+    if (sig != SIGUSR1) std::cerr << "stopping: the agent is still running; waiting for it (its timeout: " << *timeout_s << " s)\n";
+    agent.join();
+    if (!agent_result.started) {
+      std::cerr << "error: the agent did not start: " << agent_result.error << '\n';
+    } else {
+      std::cerr << "the agent exited with " << agent_result.exit_code << (agent_result.timed_out ? " (timed out)" : "")
+                << "; its output: " << out << ".agent-stdout.log, " << out << ".agent-stderr.log\n";
+    }
+  }
+  proxy.stop();
+
+  for (const std::string& n : recorder.notes()) std::cerr << "note: " << n << '\n';
+  const record::RecordingStats stats = recorder.stats();
+  if (stats.requests == 0) {
+    std::cerr << "error: no model request was recorded (" << proxy.relayed() << " request(s) relayed); nothing written\n";
+    return kExitFailed;
+  }
+  const std::string text =
+      recorder.scenario(name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  {
+    std::ofstream file(out, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (!file) {
+      std::cerr << "error: " << out << ": cannot write the recording\n";
+      return kExitInvalidInput;
+    }
+  }
+  const LoadResult check = parse_scenario(text, out);
+  for (const LoadProblem& p : check.problems) std::cerr << format_problem(p) << '\n';
+  std::cerr << "wrote " << out << ": " << stats.requests << " request(s), " << stats.turns << " turn(s), "
+            << stats.faults << " attempt(s) with an HTTP error or a fault\n";
+  return check.problems.empty() ? kExitPassed : kExitInvalidInput;
+}
+
+int proxy_command(const Args& args) {
+  std::string upstream_text, port_text = "0", journal_path, scale_text = "1000";
+  std::vector<std::string> positional;
+  ArgReader r(args);
+  while (!r.done()) {
+    if (r.flag("-h") || r.flag("--help")) {
+      std::cout << kProxyUsage;
+      return kExitPassed;
+    }
+    if (r.value("--upstream", upstream_text) || r.value("--port", port_text) || r.value("--journal", journal_path) ||
+        r.value("--stall-ms-per-s", scale_text)) {
+      if (!r.error().empty()) return usage_error("proxy", r.error());
+      continue;
+    }
+    const std::string a = r.take();
+    if (a.rfind("-", 0) == 0) return usage_error("proxy", "unknown option \"" + a + "\"");
+    positional.push_back(a);
+  }
+  if (upstream_text.empty()) return usage_error("proxy", "--upstream URL is required");
+  std::string url_error;
+  const auto upstream = record::parse_upstream_url(upstream_text, url_error);
+  if (!upstream) return usage_error("proxy", "--upstream: " + url_error);
+  if (positional.size() != 1) return usage_error("proxy", "expected one SCENARIO file, found " + std::to_string(positional.size()));
+  const auto port = r.number<int>("--port", port_text, 0, 65535, "a port number");
+  if (!port) return usage_error("proxy", r.error());
+  double scale = 0;
+  try {
+    std::size_t used = 0;
+    scale = std::stod(scale_text, &used);
+    if (used != scale_text.size() || !(scale >= 0) || scale > 1e6) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    return usage_error("proxy", "--stall-ms-per-s expects a number of milliseconds in 0..1000000, found \"" + scale_text + "\"");
+  }
+  LoadResult loaded = load_scenario_file(positional.front());
+  for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
+  if (!loaded.scenario) return kExitInvalidInput;
+  if (!journal_path.empty()) {
+    if (auto why = unwritable(journal_path)) {
+      std::cerr << "error: " << journal_path << ": cannot write the journal: " << *why << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  record::ProxyOptions options;
+  options.port = *port;
+  options.upstream = *upstream;
+  options.faults = &loaded.scenario->script;
+  options.stall_ms_per_s = scale;
+  record::RecordingProxy proxy(options, nullptr);
+  try {
+    proxy.start();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitInvalidInput;
+  }
+  std::cout << proxy.base_url() << std::endl;
+  std::cerr << "applying the faults of \"" << loaded.scenario->name << "\" to " << upstream->origin() << upstream->prefix
+            << "; Ctrl-C to stop" << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  proxy.stop();
+  std::string lines;
+  for (const nlohmann::json& e : proxy.journal()) lines += e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (journal_path.empty()) {
+    std::cerr << lines;
+  } else {
+    std::ofstream file(journal_path, std::ios::binary | std::ios::trunc);
+    file << lines;
+    if (!file) {
+      std::cerr << "error: " << journal_path << ": cannot write the journal\n";
+      return kExitInvalidInput;
+    }
+  }
+  return kExitPassed;
+}
+
+}  // namespace harness::cli

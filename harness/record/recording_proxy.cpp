@@ -1,0 +1,465 @@
+// RecordingProxy; see recording_proxy.h. Part of the I/O shell: sockets and real time live here.
+#include "harness/record/recording_proxy.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <strings.h>
+
+#include <httplib.h>
+
+#include "harness/record/live_faults.h"
+#include "mock_server/http_wire.h"
+#include "runtime_under_test/codec.h"
+#include "mock_server/wire_format.h"
+
+namespace harness::record {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Request headers not passed upstream: hop-by-hop (RFC 9110 §7.6.1), the framing the client
+/// library redoes, and Accept-Encoding (the proxy asks for identity so it can decode the answer).
+bool dropped_request_header(const std::string& name) {
+  static const char* const kDropped[] = {"host", "connection", "keep-alive", "content-length",
+                                         "transfer-encoding", "te", "trailer", "upgrade",
+                                         "proxy-connection", "proxy-authorization", "expect",
+                                         "accept-encoding"};
+  const std::string n = lower(name);
+  for (const char* d : kDropped) {
+    if (n == d) return true;
+  }
+  return false;
+}
+
+/// Answer headers not relayed: the framing the proxy redoes (chunked) and hop-by-hop ones.
+bool dropped_answer_header(const std::string& name) {
+  static const char* const kDropped[] = {"connection", "keep-alive", "content-length", "transfer-encoding",
+                                         "te", "trailer", "upgrade", "content-encoding"};
+  const std::string n = lower(name);
+  for (const char* d : kDropped) {
+    if (n == d) return true;
+  }
+  return false;
+}
+
+/// The reason phrase of `status` (RFC 9110 §15; clients read the number only).
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Status";
+  }
+}
+
+bool send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string chunk(std::string_view bytes) {
+  char size[24];
+  std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+  std::string out = size;
+  out.append(bytes);
+  out += "\r\n";
+  return out;
+}
+
+/// A plain answer from the proxy itself (the upstream could not be reached), in the envelope of
+/// the path's provider when it has one.
+std::string own_answer(int status, const std::string& message, std::string_view target, bool keep_alive) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  const mock::WireFormat* f = mock::format_for_path(path);
+  std::string body;
+  std::string type = "application/json";
+  if (f != nullptr) {
+    body = f->error_answer(status, message, std::nullopt).body;
+    type = f->error_content_type(target);
+  } else {
+    body = nlohmann::json{{"error", {{"code", status}, {"message", message}}}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
+  out += "Content-Type: " + type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!keep_alive) out += "Connection: close\r\n";
+  out += "\r\n" + body;
+  return out;
+}
+
+}  // namespace
+
+std::string UpstreamUrl::origin() const { return scheme + "://" + host + ":" + std::to_string(port); }
+
+std::optional<UpstreamUrl> parse_upstream_url(std::string_view text, std::string& error) {
+  const auto bad = [&](const std::string& why) -> std::optional<UpstreamUrl> {
+    error = "expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH], found \"" + std::string(text) +
+            "\" (" + why + ")";
+    return std::nullopt;
+  };
+  UpstreamUrl u;
+  std::string_view rest;
+  if (text.rfind("http://", 0) == 0) {
+    u.scheme = "http";
+    u.port = 80;
+    rest = text.substr(7);
+  } else if (text.rfind("https://", 0) == 0) {
+    u.scheme = "https";
+    u.port = 443;
+    rest = text.substr(8);
+  } else {
+    return bad("the scheme must be http or https");
+  }
+  if (rest.find_first_of("?#") != std::string_view::npos) return bad("a query or fragment is not allowed");
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view prefix = rest.substr(slash);
+    while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+    u.prefix = std::string(prefix);
+  }
+  if (authority.find('@') != std::string_view::npos) return bad("credentials in the URL are not allowed; pass them as headers");
+  if (authority.empty()) return bad("no host");
+  std::string_view host = authority;
+  if (authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return bad("an unclosed IPv6 address");
+    host = authority.substr(1, close - 1);
+    authority.remove_prefix(close + 1);
+    if (!authority.empty() && authority.front() != ':') return bad("text after the IPv6 address");
+  } else {
+    const std::size_t colon = authority.find(':');
+    host = authority.substr(0, colon);
+    authority = colon == std::string_view::npos ? std::string_view() : authority.substr(colon);
+  }
+  if (host.empty()) return bad("no host");
+  for (char c : host) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '_')) return bad("a bad host");
+  }
+  u.host = std::string(host);
+  if (!authority.empty()) {
+    const std::string_view port = authority.substr(1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return bad("a bad port");
+    const int p = std::stoi(std::string(port));
+    if (p < 1 || p > 65535) return bad("the port must be 1..65535");
+    u.port = p;
+  }
+  return u;
+}
+
+RecordingProxy::RecordingProxy(ProxyOptions options, SessionRecorder* recorder)
+    : options_(std::move(options)), recorder_(recorder) {}
+
+RecordingProxy::~RecordingProxy() { stop(); }
+
+int RecordingProxy::start() {
+  if (listen_fd_ >= 0) throw std::runtime_error("the proxy is already started");
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) throw std::runtime_error("socket(): " + std::string(std::strerror(errno)));
+  const int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(options_.port));
+  if (inet_pton(AF_INET, options_.host.c_str(), &addr.sin_addr) != 1) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    throw std::runtime_error("cannot listen on " + options_.host + ": not an IPv4 address");
+  }
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 512) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    throw std::runtime_error("cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " + why);
+  }
+  socklen_t len = sizeof addr;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) throw std::runtime_error("pipe(): " + std::string(std::strerror(errno)));
+  accept_thread_ = std::thread([this] { accept_loop(); });
+  return port_;
+}
+
+void RecordingProxy::stop() {
+  if (stopping_.exchange(true)) return;
+  if (wake_fds_[1] >= 0) {
+    const char c = 0;
+    [[maybe_unused]] const auto n = ::write(wake_fds_[1], &c, 1);
+  }
+  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+    for (httplib::Client* c : clients_) c->stop();
+  }
+  std::list<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    threads.swap(threads_);
+  }
+  for (std::thread& t : threads) t.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  for (int& fd : wake_fds_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+nlohmann::json RecordingProxy::journal() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return nlohmann::json(journal_);
+}
+
+std::string RecordingProxy::base_url() const { return "http://" + options_.host + ":" + std::to_string(port_); }
+
+void RecordingProxy::accept_loop() {
+  while (!stopping_.load()) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents != 0 || stopping_.load()) return;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::lock_guard<std::mutex> lock(mu_);
+    open_fds_.insert(fd);
+    threads_.emplace_back([this, fd] { serve_connection(fd); });
+  }
+}
+
+void RecordingProxy::serve_connection(int fd) {
+  httplib::Client upstream(options_.upstream.origin());
+  upstream.set_connection_timeout(options_.connect_timeout_s, 0);
+  upstream.set_read_timeout(options_.read_timeout_s, 0);
+  upstream.set_write_timeout(options_.read_timeout_s, 0);
+  upstream.set_keep_alive(true);
+  upstream.set_tcp_nodelay(true);
+  upstream.set_decompress(false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    clients_.insert(&upstream);
+  }
+  mock::RequestParser parser(mock::ParserLimits{64u << 10, 64u << 20});
+  char buf[16384];
+  bool open = true;
+  while (open && !stopping_.load()) {
+    mock::RequestParser::Status st = parser.parse();
+    if (st == mock::RequestParser::Status::kHeadDone) {
+      if (parser.request().expect_continue) send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n");
+      st = parser.parse();
+    }
+    if (st == mock::RequestParser::Status::kNeedMore || st == mock::RequestParser::Status::kHeadDone) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      parser.feed(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (st == mock::RequestParser::Status::kBad) {
+      send_all(fd, own_answer(parser.error_status(), "hiccup proxy: " + parser.error(), parser.request().target, false));
+      break;
+    }
+    // A complete request: relay it.
+    const mock::HttpRequest& req = parser.request();
+    ++relayed_;
+    const bool keep_alive = req.keep_alive;
+    Exchange* ex = recorder_ ? recorder_->begin(req.method, req.target, req.body) : nullptr;
+
+    // `hiccup proxy`: the scripted attempt for this request, matched as the script engine does.
+    std::optional<mock::Attempt> scripted;
+    std::unique_ptr<LiveFaultGate> gate;
+    std::size_t entry = 0;
+    const mock::WireFormat* format = mock::format_for_path(std::string_view(req.target).substr(0, req.target.find('?')));
+    if (options_.faults != nullptr && format != nullptr && req.method == "POST") {
+      const mock::DecodedRequest d = format->decode_request(req.target, req.body);
+      if (!d.contents.is_null()) {
+        const int turn = mock::turn_index(d.contents);
+        std::lock_guard<std::mutex> lock(mu_);
+        const int attempt = attempts_[turn]++;
+        entry = journal_.size();
+        journal_.push_back(nlohmann::json{{"request", entry + 1}, {"turn", turn}, {"attempt", attempt}, {"played", "live"},
+                                          {"status", 0}, {"fault", ""}, {"upstream", true}});
+        const auto& turns = options_.faults->turns;
+        if (turn < static_cast<int>(turns.size()) && !turns[static_cast<std::size_t>(turn)].attempts.empty()) {
+          const auto& attempts = turns[static_cast<std::size_t>(turn)].attempts;
+          scripted = attempts[std::min(static_cast<std::size_t>(attempt), attempts.size() - 1)];
+        }
+        if (scripted && !scripted->status && d.streaming) {
+          bool filter = false;
+          for (const mock::Event& e : scripted->events) {
+            if (const auto* f = std::get_if<mock::FinishEvent>(&e)) filter = filter || f->reason == mock::FinishReason::kContentFilter;
+          }
+          const rut::ICodec* codec = rut::codec_for(format->name());
+          if ((scripted->fault || filter) && codec != nullptr) {
+            mock::ResponseContext ctx;
+            ctx.model = d.model;
+            ctx.journal_index = entry;
+            ctx.include_usage = d.include_usage;
+            gate = std::make_unique<LiveFaultGate>(*format, *codec, *scripted, ctx, options_.stall_ms_per_s, options_.max_delay_ms);
+          }
+        }
+      }
+    }
+    if (scripted && scripted->status) {
+      // A scripted HTTP error: answered here, upstream is not asked.
+      const mock::ErrorAnswer a = format->error_answer(*scripted->status, format->default_message(*scripted->status), scripted->retry_after_s);
+      std::string out = "HTTP/1.1 " + std::to_string(*scripted->status) + " " + reason_phrase(*scripted->status) + "\r\n";
+      out += "Content-Type: " + format->error_content_type(req.target) + "\r\nContent-Length: " + std::to_string(a.body.size()) + "\r\n";
+      for (const auto& [name, value] : a.headers) out += name + ": " + value + "\r\n";
+      if (!keep_alive) out += "Connection: close\r\n";
+      out += "\r\n" + a.body;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        journal_[entry]["played"] = "status";
+        journal_[entry]["status"] = *scripted->status;
+        journal_[entry]["upstream"] = false;
+      }
+      if (ex) ex->end(AnswerEnd::kNoAnswer);
+      if (!send_all(fd, out) || !keep_alive) break;
+      parser.next();
+      continue;
+    }
+
+    httplib::Request up;
+    up.method = req.method;
+    up.path = options_.upstream.prefix + req.target;
+    for (const auto& [name, value] : req.headers) {
+      if (!dropped_request_header(name)) up.headers.emplace(name, value);
+    }
+    up.headers.emplace("Accept-Encoding", "identity");
+    up.body = req.body;
+    bool head_sent = false;
+    bool client_ok = true;
+    int status = 0;
+    GateStep::End gate_end = GateStep::End::kGoOn;
+    // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
+    const auto run_steps = [&](const std::vector<GateStep>& steps) {
+      for (const GateStep& step : steps) {
+        for (double left = step.pause_ms; left > 0 && !stopping_.load(); left -= 20) {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(std::min(left, 20.0) * 1000)));
+        }
+        if (!step.bytes.empty()) client_ok = client_ok && send_all(fd, chunk(step.bytes));
+        if (step.end == GateStep::End::kTerminate) client_ok = client_ok && send_all(fd, "0\r\n\r\n");
+        if (step.end != GateStep::End::kGoOn) {
+          gate_end = step.end;
+          return;
+        }
+      }
+    };
+    up.response_handler = [&](const httplib::Response& r) {
+      status = r.status;
+      if (r.status != 200) gate.reset();  // faults act on streams; an upstream error goes through
+      std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
+      std::vector<std::pair<std::string, std::string>> headers;
+      for (const auto& [name, value] : r.headers) {
+        headers.emplace_back(lower(name), value);
+        if (dropped_answer_header(name)) continue;
+        head += name + ": " + value + "\r\n";
+      }
+      head += "Transfer-Encoding: chunked\r\n";
+      if (!keep_alive) head += "Connection: close\r\n";
+      head += "\r\n";
+      if (ex) ex->head(r.status, headers);
+      head_sent = true;
+      client_ok = send_all(fd, head);
+      return client_ok;
+    };
+    up.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+      if (ex) ex->body(std::string_view(data, n));
+      if (gate) {
+        run_steps(gate->feed(std::string_view(data, n)));
+        return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
+      }
+      client_ok = client_ok && send_all(fd, chunk(std::string_view(data, n)));
+      return client_ok;
+    };
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    const bool ok = upstream.send(up, res, err);
+    if (gate) {
+      if (ok && gate_end == GateStep::End::kGoOn) run_steps(gate->finish());
+      std::lock_guard<std::mutex> lock(mu_);
+      journal_[entry]["fault"] = gate->applied();
+      if (!gate->applied().empty()) journal_[entry]["played"] = "live+fault";
+    }
+    if (options_.faults != nullptr && entry < journal_.size()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      journal_[entry]["status"] = status;
+    }
+    if (gate_end == GateStep::End::kReset) {
+      linger lg{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      break;
+    }
+    if (gate_end == GateStep::End::kFin) {
+      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      break;
+    }
+    if (gate_end == GateStep::End::kTerminate) {
+      if (ex) ex->end(AnswerEnd::kComplete);
+      if (!client_ok) break;
+    } else if (!head_sent) {
+      if (ex) ex->end(AnswerEnd::kNoAnswer);
+      const std::string message = "hiccup proxy: upstream " + options_.upstream.origin() + " did not answer: " +
+                                  httplib::to_string(err);
+      if (!send_all(fd, own_answer(502, message, req.target, keep_alive))) break;
+    } else if (ok) {
+      if (ex) ex->end(AnswerEnd::kComplete);
+      if (!client_ok || !send_all(fd, "0\r\n\r\n")) break;
+    } else {
+      // Upstream closed or reset mid-answer: the client sees the same (no chunked terminator).
+      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      break;
+    }
+    if (!keep_alive) break;
+    parser.next();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    clients_.erase(&upstream);
+    open_fds_.erase(fd);
+  }
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+}
+
+}  // namespace harness::record

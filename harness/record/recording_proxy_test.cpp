@@ -1,0 +1,370 @@
+// The recording proxy end to end: the upstream is the mock server playing a bundled scenario (as
+// `hiccup serve` does), the client the reference runtime over real HTTP; the recording must lint
+// clean and replay to the transcript digest of the original, in all four wire formats.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <httplib.h>
+
+#include "harness/record/recording_proxy.h"
+#include "harness/record/session_recorder.h"
+#include "harness/runner.h"
+#include "harness/scenario_io.h"
+#include "mock_server/faults.h"
+#include "mock_server/http_server.h"
+#include "mock_server/script_engine.h"
+#include "runtime_under_test/http_transport.h"
+#include "runtime_under_test/runtime.h"
+
+namespace recording_proxy_test {
+
+using harness::Scenario;
+using harness::record::ProxyOptions;
+using harness::record::RecordingProxy;
+using harness::record::SessionRecorder;
+
+Scenario load(const std::string& relative) {
+  harness::LoadResult r = harness::load_scenario_file(std::string(HICCUP_SOURCE_DIR) + "/scenarios/" + relative);
+  REQUIRE(r.problems.empty());
+  return *r.scenario;
+}
+
+struct Recorded {
+  std::string text;                   // the scenario file as written
+  std::optional<Scenario> scenario;   // as the loader reads it back
+  std::vector<harness::LoadProblem> problems;
+};
+
+/// Plays `original` from a mock server upstream, through a recording proxy, with the reference
+/// runtime as the client (over real HTTP, virtual time), and returns the recording.
+Recorded record(const Scenario& original) {
+  mock::ScriptEngine engine(original.script);
+  mock::ServerOptions server_options;
+  server_options.max_delay_ms = 25;
+  mock::MockHttpServer upstream(engine, server_options);
+  const int upstream_port = upstream.start();
+
+  SessionRecorder recorder;
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(upstream_port), error);
+  RecordingProxy proxy(options, &recorder);
+  const int port = proxy.start();
+  {
+    const rut::Config config = harness::runtime_config(original, {});
+    rut::VirtualClock clock;
+    rut::SplitMix64 random(1);
+    rut::HttpTransport transport("127.0.0.1", port, 20);
+    (void)rut::run_session(config, {original.prompt}, clock, random, transport);
+  }
+  proxy.stop();
+  upstream.stop();
+  Recorded out;
+  out.text = recorder.scenario(original.name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  harness::LoadResult r = harness::parse_scenario(out.text, "recorded.json");
+  out.scenario = std::move(r.scenario);
+  out.problems = std::move(r.problems);
+  return out;
+}
+
+std::string problems_text(const std::vector<harness::LoadProblem>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += harness::format_problem(p) + "\n";
+  return out;
+}
+
+/// The in-memory digest of `s` played by the reference runtime.
+std::string digest(const Scenario& s) {
+  harness::RunOptions o;
+  o.transport = harness::TransportKind::kMemory;
+  return harness::run_scenario(s, o).digest;
+}
+
+/// Record `original` and compare the replay's digest with the original's: the recording stands in
+/// for the original when it is given the agent's runtime settings (the client's configuration,
+/// not part of the recording) and its name (which the transcript carries).
+void check_round_trip(Scenario original) {
+  const Recorded rec = record(original);
+  INFO(rec.text);
+  REQUIRE(problems_text(rec.problems) == "");
+  Scenario replay = *rec.scenario;
+  CHECK(replay.script.provider == original.script.provider);
+  CHECK(replay.prompt == original.prompt);
+  CHECK(replay.script.turns.size() == original.script.turns.size());
+  // Fault-free, the recording's script is the original's: every event as delivered, calls with
+  // their argument fragment count (Gemini sends a call whole: none), no ids.
+  std::vector<mock::Turn> expected = original.script.turns;
+  for (mock::Turn& t : expected) {
+    for (mock::Attempt& a : t.attempts) {
+      for (mock::Event& e : a.events) {
+        if (auto* c = std::get_if<mock::CallEvent>(&e)) {
+          if (original.script.provider == "gemini" || c->fragments == 1) c->fragments = 0;
+        }
+      }
+    }
+  }
+  CHECK(replay.script.turns == expected);
+  replay.runtime = original.runtime;
+  replay.name = original.name;
+  CHECK(digest(replay) == digest(original));
+}
+
+TEST_CASE("record: a recording replays to the original's transcript digest, in every wire format, streaming and not") {
+  for (const char* file : {"tools/tools-parallel-calls.json", "tools/tools-same-call-in-two-turns.json",
+                           "http-status/http-500-retried.json"}) {
+    for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      for (bool stream : {true, false}) {
+        Scenario s = load(file);
+        s.script.provider = provider;
+        s.runtime.stream = stream;
+        if (stream) {  // arguments streamed in 3 fragments where the format streams them
+          for (mock::Turn& t : s.script.turns) {
+            for (mock::Attempt& a : t.attempts) {
+              for (mock::Event& e : a.events) {
+                if (auto* c = std::get_if<mock::CallEvent>(&e)) c->fragments = 3;
+              }
+            }
+          }
+        }
+        INFO(file << " as " << provider << (stream ? " streaming" : " non-streaming"));
+        check_round_trip(s);
+      }
+    }
+  }
+}
+
+TEST_CASE("record: an upstream 503 and a cut are recorded as the faults they were") {
+  for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    INFO(provider);
+    Scenario s = load("mid-stream/midstream-cut-mid-frame.json");
+    s.script.provider = provider;
+    // Attempt 0 of turn 0: 503 with Retry-After, then the scenario's own attempts.
+    mock::Attempt unavailable;
+    unavailable.status = 503;
+    unavailable.retry_after_s = 1;
+    auto& attempts = s.script.turns[0].attempts;
+    attempts.insert(attempts.begin(), unavailable);
+    const Recorded rec = record(s);
+    INFO(rec.text);
+    REQUIRE(problems_text(rec.problems) == "");
+    const auto& got = rec.scenario->script.turns[0].attempts;
+    REQUIRE(got.size() >= 3);
+    CHECK(got[0].status == 503);
+    CHECK(got[0].retry_after_s == 1);
+    REQUIRE(got[1].fault.has_value());
+    const auto* cut = std::get_if<mock::CutFault>(&*got[1].fault);
+    REQUIRE(cut != nullptr);
+    const auto* want = std::get_if<mock::CutFault>(&*attempts[1].fault);
+    REQUIRE(want != nullptr);
+    CHECK(cut->after_event == want->after_event);
+    CHECK(cut->bytes == want->bytes);
+    CHECK_FALSE(got[2].fault.has_value());
+  }
+}
+
+TEST_CASE("record: an in-stream error and a stream without its terminal event are recorded as error_event and end") {
+  for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    INFO(provider);
+    Scenario s = load("mid-stream/midstream-error-event-after-call.json");
+    s.script.provider = provider;
+    const Recorded rec = record(s);
+    INFO(rec.text);
+    REQUIRE(problems_text(rec.problems) == "");
+    const auto& got = rec.scenario->script.turns[0].attempts;
+    const auto* e = std::get_if<mock::ErrorEventFault>(&*got.at(0).fault);
+    const auto* want = std::get_if<mock::ErrorEventFault>(&*s.script.turns[0].attempts[0].fault);
+    REQUIRE(e != nullptr);
+    REQUIRE(want != nullptr);
+    // Anthropic sends the same overloaded_error for 503 and 529: the recorder reads it as its
+    // overload, 529 (the bytes on the wire are the same).
+    CHECK(e->status == (std::string(provider) == "anthropic" && want->status == 503 ? 529 : want->status));
+    CHECK(e->after_event == want->after_event);
+  }
+  Scenario s = load("incomplete-stream/incomplete-end-after-call.json");
+  const Recorded rec = record(s);
+  INFO(rec.text);
+  REQUIRE(problems_text(rec.problems) == "");
+  CHECK(std::holds_alternative<mock::EndFault>(*rec.scenario->script.turns[0].attempts.at(0).fault));
+}
+
+TEST_CASE("record: credentials go upstream and never into the file, and each SSE frame reaches the client before the next is sent") {
+  // An upstream that checks the client's key and sends its second frame only once the proxy's
+  // client has read the first: a proxy that buffered the answer would deadlock (and time out).
+  std::mutex mu;
+  std::condition_variable cv;
+  bool first_read = false;
+  std::string seen_key, seen_auth;
+  httplib::Server up;
+  up.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent", [&](const httplib::Request& req, httplib::Response& res) {
+    seen_key = req.get_header_value("x-goog-api-key");
+    seen_auth = req.get_header_value("Authorization");
+    res.set_chunked_content_provider("text/event-stream", [&](std::size_t, httplib::DataSink& sink) {
+      const std::string f1 = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]})" "\n\n";
+      sink.write(f1.data(), f1.size());
+      std::unique_lock<std::mutex> lock(mu);
+      const bool read = cv.wait_for(lock, std::chrono::seconds(10), [&] { return first_read; });
+      const std::string f2 = std::string(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":")") +
+                             (read ? "lo" : "TIMEOUT") + R"("}]},"finishReason":"STOP"}]})" "\n\n";
+      sink.write(f2.data(), f2.size());
+      sink.done();
+      return true;
+    });
+  });
+  const int up_port = up.bind_to_any_port("127.0.0.1");
+  std::thread up_thread([&] { up.listen_after_bind(); });
+
+  SessionRecorder recorder;
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up_port), error);
+  RecordingProxy proxy(options, &recorder);
+  const int port = proxy.start();
+  const std::string key = "SECRET-hiccup-key-7f3a";
+  httplib::Client client("127.0.0.1", port);
+  httplib::Headers headers = {{"x-goog-api-key", key}, {"Authorization", "Bearer " + key}, {"Cookie", "session=" + key}};
+  std::string received;
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key=" + key;
+  req.headers = headers;
+  req.body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
+  req.headers.emplace("Content-Type", "application/json");
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    received.append(data, n);
+    if (received.find("Hel") != std::string::npos) {
+      std::lock_guard<std::mutex> lock(mu);
+      first_read = true;
+      cv.notify_all();
+    }
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err;
+  REQUIRE(client.send(req, res, err));
+  CHECK(res.status == 200);
+  CHECK(received.find("\"lo\"") != std::string::npos);
+  CHECK(received.find("TIMEOUT") == std::string::npos);
+  proxy.stop();
+  up.stop();
+  up_thread.join();
+  CHECK(seen_key == key);
+  CHECK(seen_auth == "Bearer " + key);
+  const std::string text = recorder.scenario("creds").dump(2);
+  INFO(text);
+  CHECK(text.find("SECRET") == std::string::npos);
+  CHECK(text.find("Hel") != std::string::npos);
+  harness::LoadResult r = harness::parse_scenario(text, "creds.json");
+  CHECK(problems_text(r.problems) == "");
+}
+
+TEST_CASE("record: an unreachable upstream answers 502 in the provider's envelope and records nothing") {
+  SessionRecorder recorder;
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:1", error);
+  options.connect_timeout_s = 2;
+  RecordingProxy proxy(options, &recorder);
+  const int port = proxy.start();
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Post("/v1/messages", R"({"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})",
+                         "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 502);
+  CHECK(res->body.find("\"type\":\"error\"") != std::string::npos);
+  proxy.stop();
+  CHECK(recorder.stats().requests == 0);
+  CHECK(recorder.notes().size() == 1);
+}
+
+}  // namespace recording_proxy_test
+
+namespace recording_proxy_test {
+
+/// The reference runtime's run of `faulted` through a proxy applying its faults to the live
+/// answers of an upstream playing `faulted` without them; the proxy's journal in `journal`.
+rut::RunResult through_proxy(const Scenario& faulted, nlohmann::json& journal) {
+  Scenario live = faulted;
+  for (mock::Turn& t : live.script.turns) {
+    std::vector<mock::Attempt> kept;
+    for (mock::Attempt& a : t.attempts) {
+      if (!a.fault && !a.status) kept.push_back(a);
+    }
+    t.attempts = kept;
+  }
+  mock::ScriptEngine engine(live.script);
+  mock::MockHttpServer upstream(engine, mock::ServerOptions{});
+  const int upstream_port = upstream.start();
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(upstream_port), error);
+  options.faults = &faulted.script;
+  options.max_delay_ms = 25;
+  RecordingProxy proxy(options, nullptr);
+  const int port = proxy.start();
+  rut::RunResult run;
+  {
+    const rut::Config config = harness::runtime_config(faulted, {});
+    rut::VirtualClock clock;
+    rut::SplitMix64 random(1);
+    rut::HttpTransport transport("127.0.0.1", port, 20);
+    run = rut::run_session(config, {faulted.prompt}, clock, random, transport);
+  }
+  proxy.stop();
+  upstream.stop();
+  journal = proxy.journal();
+  return run;
+}
+
+TEST_CASE("proxy: faults applied to live answers give the run the outcome the same scenario gives under serve") {
+  for (const char* file : {"mid-stream/midstream-cut-mid-frame.json", "mid-stream/midstream-error-event-after-call.json",
+                           "http-status/http-500-retried.json", "mid-stream/midstream-reset-after-call.json"}) {
+    for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+      INFO(file << " as " << provider);
+      Scenario s = load(file);
+      s.script.provider = provider;
+      // Live answers are the upstream's: a faulted attempt streams what the turn's fault-free
+      // attempt streams (the scenario under serve is given the same events, so both runs meet
+      // the same bytes).
+      for (mock::Turn& t : s.script.turns) {
+        const mock::Attempt* clean = nullptr;
+        for (const mock::Attempt& a : t.attempts) {
+          if (!a.fault && !a.status && !clean) clean = &a;
+        }
+        if (clean == nullptr) continue;
+        const std::vector<mock::Event> events = clean->events;
+        for (mock::Attempt& a : t.attempts) {
+          if (a.fault) a.events = events;
+        }
+      }
+      harness::RunOptions o;
+      o.transport = harness::TransportKind::kHttp;
+      const harness::CaseResult under_serve = harness::run_scenario(s, o);
+      nlohmann::json journal;
+      const rut::RunResult run = through_proxy(s, journal);
+      INFO(journal.dump(1));
+      CHECK(run.completed == under_serve.run.completed);
+      CHECK(run.error == under_serve.run.error);
+      CHECK(run.final_text == under_serve.run.final_text);
+      CHECK(run.requests == under_serve.run.requests);
+      CHECK(run.waited_s == under_serve.run.waited_s);
+      CHECK(run.ledger.size() == under_serve.run.ledger.size());
+      CHECK(nlohmann::json(run.events).dump() == nlohmann::json(under_serve.run.events).dump());
+      REQUIRE(journal.size() >= 2);
+      const mock::Attempt& first = s.script.turns[0].attempts[0];
+      if (first.status) {
+        CHECK(journal[0]["played"] == "status");
+        CHECK(journal[0]["upstream"] == false);
+      } else {
+        CHECK(journal[0]["played"] == "live+fault");
+        CHECK(journal[0]["fault"].get<std::string>().rfind(std::string(mock::fault_name(*first.fault)) + " after ", 0) == 0);
+      }
+      CHECK(journal[1]["played"] == "live");
+    }
+  }
+}
+
+}  // namespace recording_proxy_test

@@ -1,0 +1,139 @@
+// The session recorder without sockets: upstream URLs, turn matching, faults from how an answer
+// ended, hostile bytes.
+#include <catch2/catch.hpp>
+
+#include "harness/record/recording_proxy.h"
+#include "harness/record/session_recorder.h"
+#include "harness/scenario_io.h"
+
+namespace session_recorder_test {
+
+using harness::record::AnswerEnd;
+using harness::record::SessionRecorder;
+using nlohmann::json;
+
+const char* kGeminiPath = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+const std::vector<std::pair<std::string, std::string>> kSse = {{"content-type", "text/event-stream"}};
+
+std::string problems(const std::string& text) {
+  std::string out;
+  for (const auto& p : harness::parse_scenario(text, "rec.json").problems) out += harness::format_problem(p) + "\n";
+  return out;
+}
+
+TEST_CASE("record: upstream URLs are http or https with a host, an optional port and path") {
+  std::string error;
+  auto u = harness::record::parse_upstream_url("https://api.anthropic.com", error);
+  REQUIRE(u);
+  CHECK(u->origin() == "https://api.anthropic.com:443");
+  CHECK(u->prefix == "");
+  u = harness::record::parse_upstream_url("http://127.0.0.1:8080/proxy/v1/", error);
+  REQUIRE(u);
+  CHECK(u->origin() == "http://127.0.0.1:8080");
+  CHECK(u->prefix == "/proxy/v1");
+  for (const char* bad : {"ftp://x", "127.0.0.1:80", "http://", "http://:80", "http://h:0", "http://h:99999",
+                          "http://h:8x", "http://user:key@h", "http://h/?key=1", "http://h b"}) {
+    INFO(bad);
+    error.clear();
+    CHECK_FALSE(harness::record::parse_upstream_url(bad, error));
+    CHECK(error.rfind("expected http://HOST", 0) == 0);
+  }
+}
+
+TEST_CASE("record: turns are matched by the model contents of the request's history, attempts by arrival") {
+  SessionRecorder rec;
+  const std::string first = R"({"contents":[{"role":"user","parts":[{"text":"<ctx>"},{"text":"Deploy it."}]}]})";
+  const std::string second = R"({"contents":[{"role":"user","parts":[{"text":"Deploy it."}]},
+    {"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"./deploy.sh"}}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"shell","response":{"ok":true}}}]}]})";
+  // Turn 0, attempt 0: a 503 with Retry-After.
+  auto* a = rec.begin("POST", kGeminiPath, first);
+  REQUIRE(a);
+  a->head(503, {{"content-type", "application/json"}});
+  a->body(R"({"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2s"}]}})");
+  a->end(AnswerEnd::kComplete);
+  // Turn 0, attempt 1: a call, then a frame cut after 7 bytes.
+  auto* b = rec.begin("POST", kGeminiPath, first);
+  b->head(200, kSse);
+  b->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"shell\",\"args\":{\"command\":\"./deploy.sh\"}}}]}}]}\n\n");
+  b->body("data: {\"");
+  b->end(AnswerEnd::kConnectionLost);
+  // Turn 0, attempt 2: the call and its finish, in one frame.
+  auto* c = rec.begin("POST", kGeminiPath, first);
+  c->head(200, kSse);
+  c->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"shell\",\"args\":{\"command\":\"./deploy.sh\"}}}]},\"finishReason\":\"STOP\"}]}\n\n");
+  c->end(AnswerEnd::kComplete);
+  // Turn 1: two text frames, the stream ends without a finish.
+  auto* d = rec.begin("POST", kGeminiPath, second);
+  d->head(200, kSse);
+  d->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Dep\"}]}}]}\n\ndata: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"loyed.\"}]}}]}\n\n");
+  d->end(AnswerEnd::kComplete);
+  // Not model requests: not recorded.
+  CHECK(rec.begin("GET", kGeminiPath, "") == nullptr);
+  CHECK(rec.begin("POST", "/v1/unknown", first) == nullptr);
+
+  const auto s = rec.scenario("My Session!");
+  const json want = json::parse(R"({
+    "schema": 1, "name": "my-session",
+    "description": "Recorded by `hiccup record`: 4 model request(s) in 2 turn(s).",
+    "tags": ["recorded"], "provider": "gemini", "prompt": "Deploy it.",
+    "runtime": {"model": "gemini-2.5-flash"},
+    "turns": [
+      {"attempts": [
+        {"status": 503, "retry_after_s": 2.0},
+        {"events": [{"call": {"name": "shell", "args": {"command": "./deploy.sh"}}}],
+         "fault": {"kind": "cut", "after_event": 1, "bytes": 8}},
+        {"events": [{"call": {"name": "shell", "args": {"command": "./deploy.sh"}}}, {"finish": "stop"}]}]},
+      {"attempts": [
+        {"events": [{"text": "Dep"}, {"text": "loyed."}], "fault": {"kind": "end", "after_event": 2}}]}]})");
+  CHECK(json(s) == want);
+  CHECK(problems(s.dump()) == "");
+  CHECK(rec.stats().requests == 4);
+  CHECK(rec.stats().turns == 2);
+  CHECK(rec.stats().faults == 3);
+}
+
+TEST_CASE("record: an in-stream error is recorded with the status whose message it carries") {
+  SessionRecorder rec;
+  auto* a = rec.begin("POST", "/v1/messages", R"({"model":"claude-sonnet-4-5","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]})");
+  REQUIRE(a);
+  a->head(200, kSse);
+  a->body("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-4-5\"}}\n\n");
+  a->body("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+  a->end(AnswerEnd::kComplete);
+  const auto s = rec.scenario("x");
+  CHECK(json(s["turns"][0]["attempts"][0]["fault"]) == json::parse(R"({"kind":"error_event","after_event":0,"status":529})"));
+  CHECK(problems(s.dump()) == "");
+}
+
+TEST_CASE("record: hostile upstream bytes never throw and the scenario stays valid JSON") {
+  const char* paths[] = {kGeminiPath, "/v1/chat/completions", "/v1/responses", "/v1/messages"};
+  const char* bodies[] = {R"({"contents":[{"role":"user","parts":[{"text":"x"}]}]})",
+                          R"({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]})",
+                          R"({"model":"m","stream":true,"input":"x"})",
+                          R"({"model":"m","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"x"}]})"};
+  const std::string junk[] = {"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":6}}]}}]}\n\n",
+                              std::string("data: \xff\xfe{\n\n", 11), "data: [DONE]\n\n", "\r\n\r\n\n\ndata:",
+                              "event: error\ndata: {\"error\":{\"code\":\"x\"}}\n\n",
+                              "data: " + std::string(2000, '[') + "\n\n"};
+  for (int i = 0; i < 4; ++i) {
+    SessionRecorder rec;
+    for (const std::string& j : junk) {
+      for (AnswerEnd how : {AnswerEnd::kComplete, AnswerEnd::kConnectionLost}) {
+        auto* e = rec.begin("POST", paths[i], bodies[i]);
+        REQUIRE(e);
+        e->head(200, kSse);
+        e->body(j);
+        e->end(how);
+        auto* u = rec.begin("POST", paths[i], bodies[i]);
+        u->head(200, {{"content-type", "application/json"}});
+        u->body(j);
+        u->end(how);
+      }
+    }
+    const std::string text = rec.scenario("junk").dump(2, ' ', false, json::error_handler_t::replace);
+    CHECK(json::accept(text));
+  }
+}
+
+}  // namespace session_recorder_test

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""`hiccup record` as a user meets it: the upstream is `hiccup serve` playing a scenario with
+faults, the agent harness/agents/testdata/fake_agent.py (a small Gemini agent loop, no npm). One
+check per ctest entry:
+
+    record_cli.py --hiccup build/hiccup --source SRC --work DIR CHECK
+
+records-and-replays: `hiccup record --agent-cmd` writes a scenario that lints clean, holds the
+    upstream's 503 and cut as the faults they were, holds no credential the agent sent, and passes
+    under `hiccup run --agent-cmd` with the same agent, as the original does.
+unmatched-replay-fails: replaying a recording that lacks a turn the agent asks for fails (exit 1)
+    naming the request and the missing /turns/N, never with a guessed answer.
+usage: --help, a bad --upstream URL (exit 2), an unwritable --out (exit 3), nothing recorded (exit 1).
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+SECRET = "sk-hiccup-test-secret-4242"
+
+SCENARIO = {
+    "schema": 1,
+    "name": "record-upstream",
+    "provider": "gemini",
+    "prompt": "Record one entry in the ledger.",
+    "turns": [
+        {"attempts": [
+            {"status": 503, "retry_after_s": 0.01},
+            {"events": [{"call": {"name": "run_shell_command", "args": {"command": "{{ledger}}"}}}, {"finish": "stop"}],
+             "fault": {"kind": "cut", "after_event": 1, "bytes": 9}},
+            {"events": [{"call": {"name": "run_shell_command", "args": {"command": "{{ledger}}"}}}, {"finish": "stop"}]},
+        ]},
+        {"attempts": [{"events": [{"text": "Recorded."}, {"finish": "stop"}]}]},
+    ],
+    "expect": {"outcome": "completed", "final_text": "Recorded.",
+               "executions": [{"name": "run_shell_command", "count": 1}]},
+}
+
+# The fake agent, sending an API key the way a real client does (header and query).
+AGENT = """#!/usr/bin/env python3
+import http.client, os, runpy
+orig = http.client.HTTPConnection.request
+def request(self, method, url, body=None, headers={{}}, **kw):
+    headers = dict(headers, **{{"x-goog-api-key": {secret!r}}})
+    return orig(self, method, url + "&key=" + {secret!r}, body, headers, **kw)
+http.client.HTTPConnection.request = request
+runpy.run_path({fake!r}, run_name="__main__")
+"""
+
+# The agent, then one request more for a turn the recording does not hold.
+DEPARTING = """#!/usr/bin/env python3
+import http.client, json, os, subprocess, sys, urllib.parse
+rc = subprocess.run([sys.executable, {agent!r}]).returncode
+base = urllib.parse.urlparse(os.environ["HICCUP_BASE_URL"])
+conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
+history = [{{"role": "user", "parts": [{{"text": os.environ["HICCUP_PROMPT"]}}]}},
+           {{"role": "model", "parts": [{{"text": "a"}}]}}, {{"role": "user", "parts": [{{"text": "more"}}]}},
+           {{"role": "model", "parts": [{{"text": "b"}}]}}, {{"role": "user", "parts": [{{"text": "more"}}]}}]
+conn.request("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", json.dumps({{"contents": history}}),
+             {{"Content-Type": "application/json"}})
+print("extra request answered", conn.getresponse().status, file=sys.stderr)
+sys.exit(rc)
+"""
+
+
+class Checker:
+    def __init__(self, hiccup, source, work):
+        self.hiccup, self.source, self.work = hiccup, source, work
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        self.scenario = os.path.join(work, "original.json")
+        with open(self.scenario, "w") as f:
+            json.dump(SCENARIO, f, indent=2)
+        self.agent = os.path.join(work, "agent.py")
+        with open(self.agent, "w") as f:
+            f.write(AGENT.format(secret=SECRET, fake=os.path.join(source, "harness/agents/testdata/fake_agent.py")))
+        self.agent_cmd = f"{sys.executable} {self.agent}"
+
+    def run(self, *args, timeout=120):
+        p = subprocess.run([self.hiccup, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=timeout, cwd=self.work)
+        return p.returncode, p.stdout
+
+    def serve(self):
+        p = subprocess.Popen([self.hiccup, "serve", self.scenario, "--port", "0"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+        return p, p.stdout.readline().strip()
+
+    def record(self, out):
+        serve, url = self.serve()
+        try:
+            return self.run("record", "--upstream", url, "--out", out, "--agent-cmd", self.agent_cmd,
+                            "--prompt", SCENARIO["prompt"])
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=30)
+
+    def records_and_replays(self):
+        out = os.path.join(self.work, "rec.json")
+        rc, text = self.record(out)
+        print(text)
+        assert rc == 0, f"hiccup record exited {rc}"
+        with open(out) as f:
+            raw = f.read()
+        assert SECRET not in raw, "the API key reached the recording"
+        rec = json.loads(raw)
+        print(json.dumps(rec, indent=1))
+        assert rec["provider"] == "gemini" and rec["prompt"] == SCENARIO["prompt"], rec
+        attempts = rec["turns"][0]["attempts"]
+        assert attempts[0]["status"] == 503, attempts
+        assert attempts[1]["fault"] == {"kind": "cut", "after_event": 1, "bytes": 9}, attempts
+        assert "fault" not in attempts[2], attempts
+        assert rec["turns"][1]["attempts"][0]["events"] == [{"text": "Recorded."}, {"finish": "stop"}], rec
+        rc, text = self.run("lint", out)
+        print(text)
+        assert rc == 0, f"hiccup lint exited {rc}"
+        for path in (self.scenario, out):
+            rc, text = self.run("run", path, "--agent-cmd", self.agent_cmd, "--report-dir",
+                                os.path.join(self.work, "reports-" + os.path.basename(path)))
+            print(text)
+            assert rc == 0, f"hiccup run {path} exited {rc}"
+
+    def unmatched_replay_fails(self):
+        out = os.path.join(self.work, "rec.json")
+        rc, text = self.record(out)
+        assert rc == 0, text
+        # At replay the agent departs from the recording: after its last turn it asks for one
+        # more (a history with two model turns), which no recorded turn answers.
+        departing = os.path.join(self.work, "departing.py")
+        with open(departing, "w") as f:
+            f.write(DEPARTING.format(agent=self.agent))
+        rc, text = self.run("run", out, "--agent-cmd", f"{sys.executable} {departing}", "--report-dir",
+                            os.path.join(self.work, "reports-departing"))
+        print(text)
+        assert rc == 1, f"expected exit 1, got {rc}"
+        assert "turn 2 is past the script's last turn (2 turns): no /turns/2 to play" in text, text
+        assert "request 4" in text, text
+
+    def proxy_cut(self):
+        """`hiccup proxy` applies a cut after event 1 to the live answers of `hiccup serve` playing
+        the same scenario without it: the agent retries and completes, the call runs once, as
+        `hiccup run --agent-cmd` judges the faulted scenario under serve (PASS)."""
+        call = {"call": {"name": "run_shell_command", "args": {"command": "echo run >> ledger.txt"}}}
+        faulted = {"schema": 1, "name": "proxy-cut", "provider": "gemini", "prompt": "Run it.",
+                   "turns": [{"attempts": [{"events": [call, {"finish": "stop"}], "fault": {"kind": "cut", "after_event": 1, "bytes": 9}},
+                                           {"events": [call, {"finish": "stop"}]}]},
+                             {"attempts": [{"events": [{"text": "Done."}, {"finish": "stop"}]}]}],
+                   "expect": {"outcome": "completed", "final_text": "Done.", "executions": [{"name": "run_shell_command", "count": 1}]}}
+        live = json.loads(json.dumps(faulted))
+        live["name"] = "proxy-live"
+        live["turns"][0]["attempts"] = live["turns"][0]["attempts"][1:]
+        paths = {}
+        for s in (faulted, live):
+            paths[s["name"]] = os.path.join(self.work, s["name"] + ".json")
+            with open(paths[s["name"]], "w") as f:
+                json.dump(s, f)
+        serve = subprocess.Popen([self.hiccup, "serve", paths["proxy-live"]], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        url = serve.stdout.readline().strip()
+        journal = os.path.join(self.work, "proxy-journal.jsonl")
+        proxy = subprocess.Popen([self.hiccup, "proxy", "--upstream", url, paths["proxy-cut"], "--journal", journal],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proxy_url = proxy.stdout.readline().strip()
+        try:
+            agent = subprocess.run([sys.executable, os.path.join(self.source, "harness/agents/testdata/fake_agent.py")],
+                                   env=dict(os.environ, HICCUP_BASE_URL=proxy_url, HICCUP_PROMPT="Run it."),
+                                   cwd=self.work, stdout=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            proxy.send_signal(signal.SIGINT)
+            rc = proxy.wait(timeout=30)
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=30)
+        print(agent.stdout)
+        assert rc == 0, f"hiccup proxy exited {rc}"
+        with open(journal) as f:
+            entries = [json.loads(line) for line in f]
+        print(entries)
+        assert [e["played"] for e in entries] == ["live+fault", "live", "live"], entries
+        assert entries[0]["fault"] == "cut after 1 event(s)", entries
+        assert agent.returncode == 0 and agent.stdout.strip() == "Done.", agent.stdout
+        with open(os.path.join(self.work, "ledger.txt")) as f:
+            assert f.read() == "run\n", "the call ran more or less than once"
+        # Under serve, through `hiccup run`, the call writes the harness's ledger instead.
+        judged = json.loads(json.dumps(faulted).replace("echo run >> ledger.txt", "{{ledger}}"))
+        with open(paths["proxy-cut"], "w") as f:
+            json.dump(judged, f)
+        rc, text = self.run("run", paths["proxy-cut"], "--agent-cmd",
+                            f"{sys.executable} {os.path.join(self.source, 'harness/agents/testdata/fake_agent.py')}",
+                            "--report-dir", os.path.join(self.work, "reports-proxy"))
+        print(text)
+        assert rc == 0 and "PASS proxy-cut" in text, text
+
+    def usage(self):
+        rc, text = self.run("record", "--help")
+        assert rc == 0 and "usage: hiccup record" in text, text
+        rc, text = self.run("record", "--upstream", "ftp://example.com")
+        print(text)
+        assert rc == 2 and "expected http://HOST" in text, text
+        rc, text = self.run("record")
+        assert rc == 2 and "--upstream URL is required" in text, text
+        rc, text = self.run("record", "--upstream", "http://127.0.0.1:9", "--out", "/nonexistent-dir/x.json")
+        print(text)
+        assert rc == 3 and "cannot write the recording" in text, text
+        # An agent that sends nothing: nothing recorded, nothing written, exit 1.
+        out = os.path.join(self.work, "empty.json")
+        rc, text = self.run("record", "--upstream", "http://127.0.0.1:9", "--out", out, "--agent-cmd", "true")
+        print(text)
+        assert rc == 1 and "no model request was recorded" in text and not os.path.exists(out), text
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hiccup", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("check")
+    a = ap.parse_args()
+    c = Checker(a.hiccup, a.source, a.work)
+    getattr(c, a.check.replace("-", "_"))()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
