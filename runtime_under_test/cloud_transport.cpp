@@ -168,7 +168,8 @@ TransportResult CloudTransport::post(const HttpRequest& request,
     }
     const ojson err = ojson::parse(raw, nullptr, false);
     const auto mapped = anthropic_error_for(type);
-    if (mapped) result.status = mapped->status;
+    // The status as sent, but a ModelTimeoutException's 408 is the retryable timeout it stands for.
+    if (mapped && mapped->status == 504) result.status = 504;
     const std::string envelope =
         anthropic_envelope(mapped ? mapped->type : "api_error", err.is_object() ? string_member(err, "message") : raw);
     on_body(envelope);

@@ -195,8 +195,9 @@ BedrockError bedrock_error(int status) {
     case 529: return {"ServiceUnavailableException", 503};
     default: break;
   }
-  if (status >= 400 && status < 500) return {"ValidationException", 400};
-  return {"InternalServerException", 500};
+  // A status outside the table keeps its number (a scenario's 501 stays non-retryable).
+  if (status >= 400 && status < 500) return {"ValidationException", status};
+  return {"InternalServerException", status};
 }
 
 std::string_view bedrock_exception(std::string_view type) {

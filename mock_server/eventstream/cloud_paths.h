@@ -43,7 +43,9 @@ std::optional<CloudTarget> cloud_target(std::string_view target);
 const std::vector<std::string>& cloud_paths();
 
 /// Bedrock's error type and HTTP status for an Anthropic error answer with `status` (529 and 503
-/// → ServiceUnavailableException 503, 429 → ThrottlingException, …; docs/WIRE-FORMATS.md).
+/// → ServiceUnavailableException 503, 429 → ThrottlingException, …; a status outside Bedrock's
+/// table keeps its number, typed ValidationException (4xx) or InternalServerException (5xx);
+/// docs/WIRE-FORMATS.md).
 struct BedrockError {
   std::string_view type;  ///< e.g. "ThrottlingException"
   int status = 500;
