@@ -30,6 +30,18 @@ CaseResult run(const Scenario& s, const std::string& cloud) {
   return harness::run_scenario(s, o);
 }
 
+/// The runtime's error code per failed attempt ("stream_error", "http_429", "connection_lost", …),
+/// from its retry and error events: what it made of each fault.
+std::vector<std::string> attempt_errors(const CaseResult& r) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& e : r.run.events) {
+    const std::string type = e.value("type", "");
+    const char* key = type == "retry" ? "error" : type == "error" ? "attempt_error" : nullptr;
+    if (key && e.contains(key) && e[key].is_string()) out.push_back(e[key].get<std::string>());
+  }
+  return out;
+}
+
 std::string describe(const CaseResult& r) {
   std::string out = r.scenario.name + " (" + r.run.error + "):";
   for (const auto& v : r.violations) out += "\n  " + v.invariant + ": " + v.message;
@@ -49,6 +61,7 @@ CaseResult same_verdict(const std::string& relative, const std::string& cloud, c
   CHECK(over.violations == sse.violations);
   CHECK(over.run.requests == sse.run.requests);
   CHECK(over.run.error == sse.run.error);
+  CHECK(attempt_errors(over) == attempt_errors(sse));  // each fault read as the same failure
   CHECK(over.journal.size() == sse.journal.size());
   if (!fault.empty()) {
     bool played = false;
