@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "harness/scenario_io.h"
+#include "mock_server/eventstream/cloud_paths.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/websocket/ws_frame.h"
 #include "runtime_under_test/codec.h"
@@ -97,6 +98,11 @@ int main(int argc, char** argv) {
           }
           write_seed(out / ("codec_stream_" + provider), bytes, count);
           if (plan.streaming) write_seed(out / "sse_decoder", bytes, count);
+          if (plan.streaming && provider == "anthropic") {  // the same stream as Bedrock's event stream
+            std::string es;
+            for (const std::string& w : mock::cloud::sse_writes_to_eventstream({std::string_view(bytes)})) es += w;
+            write_seed(out / "eventstream", es, count);
+          }
         }
       }
     }

@@ -1,6 +1,8 @@
 // One scenario run, judged; see runner.h.
 #include "harness/runner.h"
 
+#include "runtime_under_test/cloud_transport.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -188,6 +190,7 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
   mock::ScriptEngine engine(scenario.script);
   std::unique_ptr<mock::MockHttpServer> server;
   std::unique_ptr<rut::ITransport> inner;
+  std::unique_ptr<rut::ITransport> http;  // under `inner` when a cloud path wraps it
   if (over_network(options.transport)) {
     // Over HTTP virtual seconds of silence become real milliseconds; a floor on the real idle
     // timeout keeps a loaded machine's scheduling jitter from turning slow bytes into timeouts.
@@ -205,6 +208,10 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
       inner = std::make_unique<rut::WebSocketTransport>("127.0.0.1", port, scale);
     } else {
       inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);
+      if (const auto cloud = rut::cloud_path_from_name(options.cloud)) {
+        http = std::move(inner);
+        inner = std::make_unique<rut::CloudTransport>(*http, *cloud);
+      }
     }
   } else {
     inner = std::make_unique<MemoryTransport>(engine);
@@ -232,6 +239,7 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
     result.run.waited_s = clock.now_s();
   }
   inner.reset();
+  http.reset();
   if (server) server->stop();
   result.journal = engine.take_journal();  // the server is stopped: nothing settles any more
   result.sent_at_s = transport.sent_at_s();

@@ -29,6 +29,10 @@ bool transport_from_name(std::string_view name, TransportKind& out);
 
 struct RunOptions {
   TransportKind transport = TransportKind::kHttp;
+  /// HTTP only: the cloud path the runtime and the mock speak instead of Anthropic's own
+  /// (`hiccup run --transport bedrock|vertex|foundry`; rut::CloudTransport, mock::cloud): ""
+  /// for the provider's own path (SSE). Anthropic scenarios only.
+  std::string cloud;
   std::vector<std::string> extra_defects;  ///< added to the scenario's runtime.defects
   int max_requests = 64;                   ///< cap on model requests per run
   double max_virtual_s = 3600;             ///< cap on virtual time per run (seconds)

@@ -7,6 +7,8 @@
 // real time lives here.
 #include "mock_server/http_server.h"
 
+#include "mock_server/eventstream/cloud_paths.h"
+
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -360,6 +362,7 @@ class SingleEngineRouter : public RequestRouter {
   explicit SingleEngineRouter(ScriptEngine& engine)
       : engine_(std::shared_ptr<ScriptEngine>(), &engine) {}  // aliasing: not owned
   Route route(const std::string&, const std::string& target, const std::string&) override {
+    if (auto c = cloud::make_cloud_responder(engine_, target)) return Route{std::move(c), target, {}};
     return Route{engine_, target, {}};
   }
 

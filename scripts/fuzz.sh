@@ -45,7 +45,7 @@ if [ "${FUZZ_FAST:-0}" = 1 ]; then
   sanitizers=undefined
   opt="-O2 -gline-tables-only -fno-sanitize-coverage=trace-cmp"
 fi
-all_targets=(fuzz_sse_decoder fuzz_scenario_loader fuzz_json_reader fuzz_server_bytes fuzz_ws_frame fuzz_record)
+all_targets=(fuzz_sse_decoder fuzz_eventstream fuzz_scenario_loader fuzz_json_reader fuzz_server_bytes fuzz_ws_frame fuzz_record)
 for p in gemini openai-chat openai-responses anthropic; do
   all_targets+=("fuzz_codec_stream_$p" "fuzz_mock_request_$p")
 done
@@ -68,6 +68,7 @@ ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/hiccup_fuzz_seeds" . "$build/corpus/see
 seeds_of() {  # the seed folder of a target
   case "$1" in
     fuzz_sse_decoder) echo sse_decoder ;;
+    fuzz_eventstream) echo eventstream ;;
     fuzz_scenario_loader) echo scenario_loader ;;
     fuzz_json_reader) echo scenario_loader ;;  # JSON texts: the scenario files
     fuzz_server_bytes) echo server_bytes ;;

@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config catch2 nlohmann-json3-dev libcpp-httplib-dev librapidcheck-dev
+  zlib1g-dev  # CRC32 of the AWS event stream (mock_server/eventstream, runtime_under_test)
   libgoogle-perftools-dev  # tcmalloc_minimal: the allocator (CMakeLists.txt, HICCUP_MALLOC)
   libssl-dev)  # libcrypto's SHA-1: the WebSocket handshake (mock_server/websocket/, runtime_under_test/ws_transport.cpp)
 if [ "${HICCUP_BUILD_ONLY:-0}" != 1 ]; then

@@ -132,6 +132,11 @@ std::optional<std::string> written_for_others(const Scenario& scenario, const st
                                               const std::set<std::string>& agent_names) {
   const std::set<std::string> owners = scenario_owners(scenario, agent_names);
   if (owners.empty() || owners.contains(agent)) return std::nullopt;
+  // A recipe variant (claude-code-bedrock) also plays what its agent's scenarios say (claude-code-…),
+  // unless a more specific owner (another variant: claude-code-vertex-…) claims the scenario.
+  const std::string& specific = *std::max_element(owners.begin(), owners.end(),
+      [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  if (agent.rfind(specific + "-", 0) == 0) return std::nullopt;
   std::string who;
   for (const std::string& o : owners) {
     const bool named = scenario.name.rfind(o + "-", 0) == 0;

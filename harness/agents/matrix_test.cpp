@@ -192,6 +192,18 @@ TEST_CASE("a scenario named or tagged for some agents is theirs alone: matrix an
   CHECK(scenario_owners(s, names) == std::set<std::string>{"qwen-code"});
   CHECK_FALSE(written_for_others(s, "qwen-code", names));
   CHECK(written_for_others(s, "opencode", names) == "written for agent qwen-code (named qwen-code-…), not for opencode");
+  {
+    // A recipe variant (claude-code-bedrock, claude-code-vertex: issue 37) plays its agent's scenarios,
+    // not a sibling variant's.
+    const std::set<std::string> cc = {"claude-code", "claude-code-bedrock", "claude-code-vertex"};
+    const Scenario base = scenario("claude-code-tool-round-trip", "anthropic", "Bash");
+    CHECK_FALSE(written_for_others(base, "claude-code-bedrock", cc));
+    CHECK_FALSE(written_for_others(base, "claude-code", cc));
+    const Scenario vertex = scenario("claude-code-vertex-tool-round-trip", "anthropic", "Bash");
+    CHECK_FALSE(written_for_others(vertex, "claude-code-vertex", cc));
+    CHECK(written_for_others(vertex, "claude-code-bedrock", cc).has_value());
+    CHECK(written_for_others(base, "gemini-cli", cc).has_value());
+  }
   s.tags = {"opencode", "baseline"};
   CHECK_FALSE(written_for_others(s, "opencode", names));
   CHECK(written_for_others(s, "my-agent", names) ==

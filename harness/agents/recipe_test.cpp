@@ -29,7 +29,8 @@ TEST_CASE("the bundled gemini-cli recipe loads with its tool, settings and exit 
   CHECK(r.exit_code_meanings.at(247).find("503") != std::string::npos);
   CHECK(r.install_hint.find("scripts/install_agents.sh") != std::string::npos);
   CHECK(recipe_names(default_recipes_dir()) ==
-        std::vector<std::string>{"claude-code", "codex", "gemini-cli", "opencode", "qwen-code"});
+        std::vector<std::string>{"claude-code", "claude-code-bedrock", "claude-code-vertex", "codex", "gemini-cli",
+                                 "opencode", "qwen-code"});
 }
 
 TEST_CASE("an unknown agent name lists the known recipes") {
@@ -77,16 +78,22 @@ TEST_CASE("every bundled recipe loads, is pinned, and names a format, a shell to
   std::ifstream script(repo_root() + "/scripts/install_agents.sh");
   std::stringstream text;
   text << script.rdbuf();
-  for (const std::string& name : recipe_names(default_recipes_dir())) {
+  const std::vector<std::string> names = recipe_names(default_recipes_dir());
+  for (const std::string& name : names) {
     INFO(name);
     const Recipe r = load_recipe(name, default_recipes_dir());
     CHECK(r.name == name);
     CHECK_FALSE(r.version.empty());
     CHECK(rut::codec_for(r.provider) != nullptr);
     CHECK_FALSE(r.tool_name.empty());
-    CHECK(r.install_hint == "scripts/install_agents.sh " + name);
-    CHECK(text.str().find("    " + name + ")") != std::string::npos);
-    CHECK(r.binary.find(name + "-" + r.version) != std::string::npos);  // the pinned install prefix
+    // A recipe variant (claude-code-bedrock: the same CLI on another path) installs its agent.
+    std::string agent = name;
+    for (const std::string& other : names) {
+      if (name.rfind(other + "-", 0) == 0) agent = other;
+    }
+    CHECK(r.install_hint == "scripts/install_agents.sh " + agent);
+    CHECK(text.str().find("    " + agent + ")") != std::string::npos);
+    CHECK(r.binary.find(agent + "-" + r.version) != std::string::npos);  // the pinned install prefix
   }
 }
 

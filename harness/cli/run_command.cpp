@@ -10,6 +10,7 @@
 #include "harness/agents/agent_runner.h"
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
+#include "runtime_under_test/cloud_transport.h"
 #include "harness/oracle.h"
 #include "harness/report/report.h"
 #include "mock_server/json_text.h"
@@ -36,9 +37,13 @@ options (each at most once, unless marked repeatable):
   --catches            kill matrix: also run each scenario once per defect in its `catches`;
                        such a run passes when its verdict fails (the defect was caught)
   --tag TAG            run only scenarios with this tag (repeatable: any of them)
-  --transport KIND     http (default: a mock server per run on 127.0.0.1), memory (in-process)
-                       or websocket (the Responses API's WebSocket mode on that server; needs
-                       --provider openai-responses; docs/WIRE-FORMATS.md "Responses over WebSocket")
+  --transport KIND     http or sse (default: a mock server per run on 127.0.0.1, the provider's
+                       own path and SSE), memory (in-process), websocket (the Responses API's
+                       WebSocket mode on that server; needs --provider openai-responses;
+                       docs/WIRE-FORMATS.md "Responses over WebSocket"), or a cloud path of the
+                       anthropic format over HTTP: bedrock (/model/{id}/invoke-with-response-stream,
+                       AWS event-stream frames), vertex (:streamRawPredict) or foundry
+                       (/anthropic/v1/messages); docs/WIRE-FORMATS.md "Cloud paths"
   --provider NAME      play every scenario in this wire format instead of its own `provider`:
                        gemini, openai-chat, openai-responses or anthropic; a scenario it
                        cannot play (a per-day quota in anthropic) is skipped with a note,
@@ -130,7 +135,8 @@ std::string replay_command(const Scenario& s, const RunOptions& o, const std::st
                            const std::string& recovery) {
   std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
-  if (o.transport != TransportKind::kHttp) cmd += " --transport " + std::string(transport_name(o.transport));
+  if (!o.cloud.empty()) cmd += " --transport " + o.cloud;
+  else if (o.transport != TransportKind::kHttp) cmd += " --transport " + std::string(transport_name(o.transport));
   if (!provider.empty()) cmd += " --provider " + provider;
   if (!recovery.empty()) cmd += " --recovery " + recovery;
   if (o.seed != 1) cmd += " --seed " + std::to_string(o.seed);
@@ -227,8 +233,12 @@ int run_command(const Args& args) {
   RunOptions options;
   const auto seed = in.number<std::uint64_t>("--seed", seed_text, 0, std::numeric_limits<std::uint64_t>::max(),
                                              "a whole number");
-  if (!transport_from_name(transport, options.transport)) {
-    in.set_error("--transport expects http, memory or websocket, found \"" + transport + "\"");
+  if (transport == "sse") transport = "http";
+  if (rut::cloud_path_from_name(transport)) {
+    options.cloud = transport;  // a cloud path of the anthropic format, over HTTP
+    options.transport = TransportKind::kHttp;
+  } else if (!transport_from_name(transport, options.transport)) {
+    in.set_error("--transport expects http, sse, memory, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
   }
   if (transport == "websocket" && provider != "openai-responses") {
     in.set_error("--transport websocket needs --provider openai-responses (the WebSocket mode is the Responses API's)");
@@ -245,7 +255,9 @@ int run_command(const Args& args) {
   if (!agent.empty() && !agent_cmd.empty()) in.set_error("--agent and --agent-cmd exclude each other");
   const bool black_box = !agent.empty() || !agent_cmd.empty();
   if (black_box && seed_given) in.set_error("--seed applies to the reference runtime, not to --agent/--agent-cmd");
-  if (black_box && transport_given && transport != "http") {
+  if (!options.cloud.empty() && black_box) {
+    in.set_error("--transport " + transport + " applies to the reference runtime, not to --agent/--agent-cmd");
+  } else if (black_box && transport_given && transport != "http") {
     in.set_error("--agent/--agent-cmd runs over HTTP only (an external process), found --transport " + transport);
   }
   if (!black_box && !agent_timeout.empty()) in.set_error("--agent-timeout applies to --agent/--agent-cmd runs");
@@ -305,6 +317,19 @@ int run_command(const Args& args) {
       return kExitInvalidInput;
     }
   }
+  if (!options.cloud.empty()) {
+    // A cloud path is a path of the anthropic format: other providers' scenarios are skipped.
+    std::erase_if(scenarios, [&](const Scenario& s) {
+      if (s.script.provider == "anthropic") return false;
+      std::cout << "SKIP " << s.name << ": --transport " << options.cloud << " plays anthropic scenarios (its provider is "
+                << s.script.provider << "; add --provider anthropic)\n";
+      return true;
+    });
+    if (scenarios.empty()) {
+      std::cerr << "error: --transport " << options.cloud << " plays anthropic scenarios only; none is (add --provider anthropic)\n";
+      return kExitInvalidInput;
+    }
+  }
   std::set<std::string> redesigned;  // scenarios --recovery moved to another design
   if (!recovery.empty()) {
     // After --provider: the oracle predicts in the format played (the same in every format).
@@ -335,7 +360,7 @@ int run_command(const Args& args) {
   report.add(make_summary_listener(report_dir + "/summary.json"));
   report.add(make_markdown_listener(report_dir + "/summary.md", github_step_summary_path()));
   report.add(make_html_listener(report_dir + "/report.html"));
-  RunInfo info{"run", options.seed, std::string(transport_name(options.transport)), defects, provider};
+  RunInfo info{"run", options.seed, options.cloud.empty() ? std::string(transport_name(options.transport)) : options.cloud, defects, provider};
   info.recovery = recovery;
   info.scenarios = static_cast<int>(scenarios.size());
   for (const Scenario& s : scenarios) {

@@ -20,6 +20,7 @@
 #include "harness/scenario_io.h"
 #include "harness/serve/control_api.h"
 #include "harness/serve/session_registry.h"
+#include "mock_server/eventstream/cloud_paths.h"
 #include "mock_server/http_server.h"
 #include "mock_server/json_text.h"
 #include "mock_server/script_engine.h"
@@ -123,6 +124,8 @@ std::string serve_usage() {
       paths += "  " + name + p + "\n";
     }
   }
+  // The anthropic format's cloud paths (docs/WIRE-FORMATS.md "Cloud paths"), the same scenarios.
+  for (const std::string& p : mock::cloud::cloud_paths()) paths += "  anthropic         " + p + "\n";
   std::string usage = kServeUsage;
   const std::string marker = "@PATHS@\n";
   usage.replace(usage.find(marker), marker.size(), paths);

@@ -3,6 +3,8 @@
 // parse_scenario, the code path of `hiccup lint`, so a session accepts exactly what lint accepts.
 #include "harness/serve/control_api.h"
 
+#include "mock_server/eventstream/cloud_paths.h"
+
 #include <cmath>
 #include <vector>
 
@@ -179,6 +181,17 @@ std::optional<mock::DirectAnswer> ControlApi::refusal(int status, const std::str
   return error_answer(status, code, message);
 }
 
+namespace {
+
+/// A session's engine, behind the cloud path's responder when `target` is one (Bedrock, Vertex,
+/// Foundry: mock_server/eventstream/cloud_paths.h).
+mock::Route engine_route(std::shared_ptr<mock::Responder> engine, std::string target) {
+  if (auto cloud = mock::cloud::make_cloud_responder(engine, target)) return mock::Route{std::move(cloud), std::move(target), {}, {}};
+  return mock::Route{std::move(engine), std::move(target), {}, {}};
+}
+
+}  // namespace
+
 mock::Route ControlApi::route(const std::string& method, const std::string& target, const std::string& body) {
   const std::string path = target.substr(0, target.find('?'));
   if (path.rfind(kControlPrefix, 0) == 0 || path == kControlPrefix.substr(0, kControlPrefix.size() - 1)) {
@@ -205,11 +218,11 @@ mock::Route ControlApi::route(const std::string& method, const std::string& targ
     std::string rest = target.substr(id_end);
     if (rest.empty() || rest[0] == '?') rest = "/" + rest;
     if (rest.substr(0, rest.find('?')) == kMcpPath) return mock::Route{s->mcp(), std::move(rest), {}, {}};
-    return mock::Route{s->engine(), std::move(rest), {}, {}};
+    return engine_route(s->engine(), std::move(rest));
   }
   if (std::shared_ptr<Session> s = registry_.find(SessionRegistry::kDefaultId)) {
     if (path == kMcpPath) return mock::Route{s->mcp(), target, {}, {}};
-    return mock::Route{s->engine(), target, {}, {}};
+    return engine_route(s->engine(), target);
   }
   return mock::Route{nullptr, target,
                      error_answer(404, "no_default_session",
