@@ -639,21 +639,13 @@ class Format final : public WireFormat {
 }  // namespace
 
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers) {
-  // splitmix64 of the index, twice: 32 hex digits that differ for every request, same every run.
-  auto mix = [](std::uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = "req_";
-  for (std::uint64_t part : {mix(journal_index), mix(journal_index ^ 0x5bd1e995ULL)}) {
-    for (int shift = 60; shift >= 0; shift -= 4) id += kHex[(part >> shift) & 0xf];
-  }
+  // No `x-request-id` yet, although the API sends one: with it qwen-code 0.24.4 classifies an
+  // in-stream error without a status as retryable ("upstream-error-without-status": its
+  // classifier keys on the request id) and retries it as a continuation whose history ends in the
+  // cut text, a request the engine cannot match to its turn yet (docs/WIRE-FORMATS.md, "Response
+  // headers"). It comes back with continuation matching.
   const bool limited = status == 429;
   constexpr std::uint64_t kRequests = 10000, kTokens = 30000000;
-  headers.emplace_back("x-request-id", std::move(id));
   headers.emplace_back("x-ratelimit-limit-requests", std::to_string(kRequests));
   headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(kTokens));
   headers.emplace_back("x-ratelimit-remaining-requests",

@@ -39,8 +39,9 @@ inline constexpr std::string_view kModelErrorMessage =
 /// messages users quote from the API (openai-python and langchain issue threads).
 std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s);
 
-/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers):
-/// `x-request-id: req_` and 32 hex digits derived from `journal_index`; `x-ratelimit-limit-requests`
+/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers), but
+/// the request id (the .cpp says why):
+/// `x-ratelimit-limit-requests`
 /// 10000, `x-ratelimit-remaining-requests` one less per request, `x-ratelimit-reset-requests` "6ms",
 /// `x-ratelimit-limit-tokens` 30000000, `x-ratelimit-remaining-tokens`, `x-ratelimit-reset-tokens`
 /// "0s"; a 429 says 0 remaining requests and tokens. Source: live response headers users quote
