@@ -38,8 +38,8 @@ TEST_CASE("an unknown agent name lists the known recipes") {
     (void)load_recipe("gemni-cli", default_recipes_dir());
     FAIL("expected an error");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, codex, gemini-cli, opencode, qwen-code; or pass a "
-                               "recipe .json path)");
+    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, claude-code-bedrock, claude-code-vertex, codex, "
+                               "gemini-cli, opencode, qwen-code; or pass a recipe .json path)");
   }
 }
 
