@@ -72,6 +72,37 @@ std::string client_frame(int opcode, std::string_view payload, std::uint32_t mas
 
 constexpr std::size_t kMaxMessageBytes = 64u << 20;
 
+/// Whether a text message's payload is well-formed UTF-8 (RFC 3629: no overlongs, no surrogates,
+/// nothing past U+10FFFF). RFC 6455 §8.1: a text message that is not fails the connection (1007).
+bool ws_text_is_utf8(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = b(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC) n = 3;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c >= 0xEE && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else return false;
+    if (i + n > s.size()) return false;
+    if (b(i + 1) < lo || b(i + 1) > hi) return false;
+    for (std::size_t k = 2; k < n; ++k) {
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
 /// One server message: a text/binary message reassembled, or a control frame.
 struct Frame {
   int opcode = 0;
@@ -467,6 +498,14 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
         // Closed by the server before the terminal event (or a binary message, which this mode
         // never sends): the connection is gone.
         s.send_all(client_frame(0x8, f.opcode == 0x8 ? f.payload.substr(0, 2) : std::string("\x03\xeb", 2), s.next_mask()));
+        s.drop();
+        result.end = TransportEnd::kConnectionLost;
+        return result;
+      }
+      if (!ws_text_is_utf8(f.payload)) {
+        // RFC 6455 §8.1: invalid UTF-8 in a text message fails the connection with 1007 (a frame
+        // cut short and followed by other bytes, e.g. the server's close frame, reads so).
+        s.send_all(client_frame(0x8, std::string("\x03\xef", 2), s.next_mask()));  // 1007
         s.drop();
         result.end = TransportEnd::kConnectionLost;
         return result;

@@ -3,6 +3,7 @@
 // configured with a command plays the same scripted tools, journal and counts as one that speaks
 // HTTP.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -15,7 +16,7 @@
 namespace harness::cli {
 namespace {
 
-constexpr const char* kMcpUsage = R"(usage: hiccup mcp URL [--read-timeout-s N]
+constexpr const char* kMcpUsage = R"(usage: hiccup mcp URL [--read-timeout-s N] [--drain-s N]
 
 The MCP stdio transport bridged to the MCP endpoint of a running `hiccup serve`: URL is that
 endpoint, http://127.0.0.1:PORT/mcp for the default session or http://127.0.0.1:PORT/s/ID/mcp
@@ -41,6 +42,9 @@ options:
 }  // namespace
 
 int mcp_command(const Args& args) {
+  // The endpoint may close while a large message is still being sent, and the client may close
+  // stdout: a failed write, not a process killed by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   ArgReader in(args);
   std::string timeout_text = "86400";
   std::string drain_text = "10";

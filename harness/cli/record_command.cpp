@@ -112,6 +112,9 @@ std::optional<std::string> unwritable(const std::filesystem::path& path) {
 }  // namespace
 
 int record_command(const Args& args) {
+  // A relay writes to sockets whose peer may hang up at any time (an upstream that answers 413
+  // and closes while a large body is still being sent): that must fail the write, not kill hiccup.
+  std::signal(SIGPIPE, SIG_IGN);
   std::string upstream_text, port_text = "0", out = "recording.json", name, agent_cmd, prompt, timeout_text = "600";
   ArgReader r(args);
   while (!r.done()) {
@@ -228,6 +231,9 @@ int record_command(const Args& args) {
 }
 
 int proxy_command(const Args& args) {
+  // A relay writes to sockets whose peer may hang up at any time (an upstream that answers 413
+  // and closes while a large body is still being sent): that must fail the write, not kill hiccup.
+  std::signal(SIGPIPE, SIG_IGN);
   std::string upstream_text, port_text = "0", journal_path, scale_text = "1000";
   std::vector<std::string> positional;
   ArgReader r(args);
