@@ -109,12 +109,14 @@ std::optional<std::string> unwritable(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
+/// A relay writes to sockets whose peer may hang up at any time (an upstream that answers 413
+/// and closes while a large body is still being sent): that must fail the write, not kill hiccup.
+void ignore_sigpipe() { std::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace
 
 int record_command(const Args& args) {
-  // A relay writes to sockets whose peer may hang up at any time (an upstream that answers 413
-  // and closes while a large body is still being sent): that must fail the write, not kill hiccup.
-  std::signal(SIGPIPE, SIG_IGN);
+  ignore_sigpipe();
   std::string upstream_text, port_text = "0", out = "recording.json", name, agent_cmd, prompt, timeout_text = "600";
   ArgReader r(args);
   while (!r.done()) {
@@ -231,9 +233,7 @@ int record_command(const Args& args) {
 }
 
 int proxy_command(const Args& args) {
-  // A relay writes to sockets whose peer may hang up at any time (an upstream that answers 413
-  // and closes while a large body is still being sent): that must fail the write, not kill hiccup.
-  std::signal(SIGPIPE, SIG_IGN);
+  ignore_sigpipe();
   std::string upstream_text, port_text = "0", journal_path, scale_text = "1000";
   std::vector<std::string> positional;
   ArgReader r(args);
