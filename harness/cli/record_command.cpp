@@ -82,8 +82,10 @@ last attempt of a turn repeats; a turn past the script is relayed untouched):
 The attempt's own events are not played: the content is the live model's.
 
 On SIGINT or SIGTERM it stops and prints its journal, one JSON line per model request:
-{"request","turn","attempt","played": "live"|"status"|"live+fault","status","fault","upstream"}
-(to FILE with --journal).
+{"request","turn","attempt","played": "live"|"status"|"live+fault"|"upstream-failed","status","fault",
+"upstream"} (to FILE with --journal); an upstream that gave no answer (down, refused, timed out)
+is "played": "upstream-failed" with "status": 502 (the proxy's own answer), and any failed
+exchange carries "upstream_error": the reason in words ("connection refused", …).
 
 options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)

@@ -21,6 +21,7 @@
 #include <httplib.h>
 
 #include "harness/record/live_faults.h"
+#include "harness/record/upstream_connection.h"
 #include "mock_server/http_wire.h"
 #include "runtime_under_test/codec.h"
 #include "mock_server/wire_format.h"
@@ -121,6 +122,54 @@ std::string own_answer(int status, const std::string& message, std::string_view 
   if (!keep_alive) out += "Connection: close\r\n";
   out += "\r\n" + body;
   return out;
+}
+
+/// Why cpp-httplib's client (https:// upstreams) got no answer, in words (its to_string() says
+/// "Write", "Read", "Connection").
+std::string httplib_reason(httplib::Error err, const ProxyOptions& o) {
+  switch (err) {
+    case httplib::Error::Connection: return "could not connect (refused, unreachable, or no answer within " + std::to_string(o.connect_timeout_s) + " s)";
+    case httplib::Error::BindIPAddress: return "could not bind the local address";
+    case httplib::Error::Read: return "the connection failed while reading the answer (closed, reset, or silent for " + std::to_string(o.read_timeout_s) + " s)";
+    case httplib::Error::Write: return "the connection failed while sending the request (closed or reset)";
+    case httplib::Error::ExceedRedirectCount: return "too many redirects";
+    case httplib::Error::Canceled: return "the answer was canceled";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts: return "the system's CA certificates could not be loaded";
+    case httplib::Error::SSLServerVerification: return "its TLS certificate did not verify";
+    case httplib::Error::UnsupportedMultipartBoundaryChars: return "a bad multipart boundary";
+    case httplib::Error::Compression: return "the answer could not be decompressed";
+    case httplib::Error::ConnectionTimeout: return "connecting timed out after " + std::to_string(o.connect_timeout_s) + " s";
+    default: return "an unknown client error (" + httplib::to_string(err) + ")";
+  }
+}
+
+/// The upstream's request head for `req` (request line and headers, ending in CRLF CRLF): the
+/// client's headers minus the hop-by-hop ones, Host for the upstream, Accept-Encoding: identity.
+std::string upstream_head(const mock::HttpRequest& req, const UpstreamUrl& u) {
+  std::string head;
+  head.reserve(256 + req.target.size());
+  head += req.method;
+  head += ' ';
+  head += u.prefix;
+  head += req.target;
+  head += " HTTP/1.1\r\nHost: ";
+  head += u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+  if (u.port != 80) head += ":" + std::to_string(u.port);
+  head += "\r\n";
+  for (const auto& [name, value] : req.headers) {
+    if (dropped_request_header(name)) continue;
+    head += name;
+    head += ": ";
+    head += value;
+    head += "\r\n";
+  }
+  head += "Accept-Encoding: identity\r\n";
+  if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
+    head += "Content-Length: " + std::to_string(req.body.size()) + "\r\n";
+  }
+  head += "\r\n";
+  return head;
 }
 
 }  // namespace
@@ -227,6 +276,7 @@ void RecordingProxy::stop() {
     std::lock_guard<std::mutex> lock(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
     for (httplib::Client* c : clients_) c->stop();
+    for (UpstreamConnection* c : plain_clients_) c->stop();
   }
   std::list<std::thread> threads;
   {
@@ -267,16 +317,26 @@ void RecordingProxy::accept_loop() {
 }
 
 void RecordingProxy::serve_connection(int fd) {
-  httplib::Client upstream(options_.upstream.origin());
-  upstream.set_connection_timeout(options_.connect_timeout_s, 0);
-  upstream.set_read_timeout(options_.read_timeout_s, 0);
-  upstream.set_write_timeout(options_.read_timeout_s, 0);
-  upstream.set_keep_alive(true);
-  upstream.set_tcp_nodelay(true);
-  upstream.set_decompress(false);
+  // http:// upstreams: our own connection (one sendmsg per request, one send to the client per
+  // upstream read); https://: cpp-httplib's client (TLS), one send to the client per piece.
+  std::unique_ptr<UpstreamConnection> plain;
+  std::unique_ptr<httplib::Client> tls;
+  if (options_.upstream.scheme == "http") {
+    plain = std::make_unique<UpstreamConnection>(options_.upstream.host, options_.upstream.port, options_.connect_timeout_s,
+                                                 options_.read_timeout_s);
+  } else {
+    tls = std::make_unique<httplib::Client>(options_.upstream.origin());
+    tls->set_connection_timeout(options_.connect_timeout_s, 0);
+    tls->set_read_timeout(options_.read_timeout_s, 0);
+    tls->set_write_timeout(options_.read_timeout_s, 0);
+    tls->set_keep_alive(true);
+    tls->set_tcp_nodelay(true);
+    tls->set_decompress(false);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    clients_.insert(&upstream);
+    if (plain) plain_clients_.insert(plain.get());
+    if (tls) clients_.insert(tls.get());
   }
   mock::RequestParser parser(mock::ParserLimits{64u << 10, 64u << 20});
   char buf[16384];
@@ -358,38 +418,41 @@ void RecordingProxy::serve_connection(int fd) {
       continue;
     }
 
-    httplib::Request up;
-    up.method = req.method;
-    up.path = options_.upstream.prefix + req.target;
-    for (const auto& [name, value] : req.headers) {
-      if (!dropped_request_header(name)) up.headers.emplace(name, value);
-    }
-    up.headers.emplace("Accept-Encoding", "identity");
-    up.body = req.body;
     bool head_sent = false;
     bool client_ok = true;
     int status = 0;
     GateStep::End gate_end = GateStep::End::kGoOn;
+    // What is to go to the client: sent by flush(), before every blocking upstream read (plain) or
+    // after every piece (https), so a frame waits only for the rest of the read it came in.
+    std::string pending;
+    const auto flush = [&] {
+      if (!pending.empty()) {
+        client_ok = client_ok && send_all(fd, pending);
+        pending.clear();
+      }
+      return client_ok;
+    };
     // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
     const auto run_steps = [&](const std::vector<GateStep>& steps) {
       for (const GateStep& step : steps) {
+        if (step.pause_ms > 0) flush();
         for (double left = step.pause_ms; left > 0 && !stopping_.load(); left -= 20) {
           std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(std::min(left, 20.0) * 1000)));
         }
-        if (!step.bytes.empty()) client_ok = client_ok && send_all(fd, chunk(step.bytes));
-        if (step.end == GateStep::End::kTerminate) client_ok = client_ok && send_all(fd, "0\r\n\r\n");
+        if (!step.bytes.empty()) pending += chunk(step.bytes);
+        if (step.end == GateStep::End::kTerminate) pending += "0\r\n\r\n";
         if (step.end != GateStep::End::kGoOn) {
           gate_end = step.end;
           return;
         }
       }
     };
-    up.response_handler = [&](const httplib::Response& r) {
-      status = r.status;
-      if (r.status != 200) gate.reset();  // faults act on streams; an upstream error goes through
-      std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + reason_phrase(r.status) + "\r\n";
+    const auto on_head = [&](int answer_status, const std::vector<std::pair<std::string, std::string>>& answer_headers) {
+      status = answer_status;
+      if (answer_status != 200) gate.reset();  // faults act on streams; an upstream error goes through
+      std::string head = "HTTP/1.1 " + std::to_string(answer_status) + " " + reason_phrase(answer_status) + "\r\n";
       std::vector<std::pair<std::string, std::string>> headers;
-      for (const auto& [name, value] : r.headers) {
+      for (const auto& [name, value] : answer_headers) {
         headers.emplace_back(lower(name), value);
         if (dropped_answer_header(name)) continue;
         head += name + ": " + value + "\r\n";
@@ -397,23 +460,52 @@ void RecordingProxy::serve_connection(int fd) {
       head += "Transfer-Encoding: chunked\r\n";
       if (!keep_alive) head += "Connection: close\r\n";
       head += "\r\n";
-      if (ex) ex->head(r.status, headers);
+      if (ex) ex->head(answer_status, headers);
       head_sent = true;
-      client_ok = send_all(fd, head);
+      pending += head;
       return client_ok;
     };
-    up.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-      if (ex) ex->body(std::string_view(data, n));
+    const auto on_body = [&](std::string_view data) {
+      if (ex) ex->body(data);
       if (gate) {
-        run_steps(gate->feed(std::string_view(data, n)));
+        run_steps(gate->feed(data));
         return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
       }
-      client_ok = client_ok && send_all(fd, chunk(std::string_view(data, n)));
+      pending += chunk(data);
       return client_ok;
     };
-    httplib::Response res;
-    httplib::Error err = httplib::Error::Success;
-    const bool ok = upstream.send(up, res, err);
+    bool ok = false;
+    std::string upstream_error;  // why upstream gave no (whole) answer, in words
+    if (plain) {
+      AnswerParser answer(req.method == "HEAD");
+      answer.on_head = [&](const AnswerHead& h) { return on_head(h.status, h.headers); };
+      answer.on_body = on_body;
+      const UpstreamConnection::Outcome outcome = plain->exchange(upstream_head(req, options_.upstream), req.body, answer, flush);
+      ok = outcome == UpstreamConnection::Outcome::kComplete;
+      if (!ok && outcome != UpstreamConnection::Outcome::kCanceled) upstream_error = plain->error();
+    } else {
+      httplib::Request up;
+      up.method = req.method;
+      up.path = options_.upstream.prefix + req.target;
+      for (const auto& [name, value] : req.headers) {
+        if (!dropped_request_header(name)) up.headers.emplace(name, value);
+      }
+      up.headers.emplace("Accept-Encoding", "identity");
+      up.body = req.body;
+      up.response_handler = [&](const httplib::Response& r) {
+        const std::vector<std::pair<std::string, std::string>> headers(r.headers.begin(), r.headers.end());
+        on_head(r.status, headers);
+        return flush();
+      };
+      up.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+        const bool go_on = on_body(std::string_view(data, n));
+        return flush() && go_on;
+      };
+      httplib::Response res;
+      httplib::Error err = httplib::Error::Success;
+      ok = tls->send(up, res, err);
+      if (!ok && err != httplib::Error::Canceled) upstream_error = httplib_reason(err, options_);
+    }
     if (gate) {
       if (ok && gate_end == GateStep::End::kGoOn) run_steps(gate->finish());
       std::lock_guard<std::mutex> lock(mu_);
@@ -422,31 +514,37 @@ void RecordingProxy::serve_connection(int fd) {
     }
     if (options_.faults != nullptr && entry < journal_.size()) {
       std::lock_guard<std::mutex> lock(mu_);
-      journal_[entry]["status"] = status;
+      journal_[entry]["status"] = head_sent ? status : 502;
+      if (!head_sent) journal_[entry]["played"] = "upstream-failed";
+      if (!upstream_error.empty()) journal_[entry]["upstream_error"] = upstream_error;
     }
     if (gate_end == GateStep::End::kReset) {
+      flush();
       linger lg{1, 0};
       setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
       if (ex) ex->end(AnswerEnd::kConnectionLost);
       break;
     }
     if (gate_end == GateStep::End::kFin) {
+      flush();
       if (ex) ex->end(AnswerEnd::kConnectionLost);
       break;
     }
     if (gate_end == GateStep::End::kTerminate) {
       if (ex) ex->end(AnswerEnd::kComplete);
-      if (!client_ok) break;
+      if (!flush()) break;
     } else if (!head_sent) {
       if (ex) ex->end(AnswerEnd::kNoAnswer);
-      const std::string message = "hiccup proxy: upstream " + options_.upstream.origin() + " did not answer: " +
-                                  httplib::to_string(err);
+      const std::string message = "hiccup proxy: the upstream " + options_.upstream.origin() + options_.upstream.prefix +
+                                  " gave no answer: " + (upstream_error.empty() ? "the request was canceled" : upstream_error);
       if (!send_all(fd, own_answer(502, message, req.target, keep_alive))) break;
     } else if (ok) {
       if (ex) ex->end(AnswerEnd::kComplete);
-      if (!client_ok || !send_all(fd, "0\r\n\r\n")) break;
+      pending += "0\r\n\r\n";
+      if (!flush()) break;
     } else {
       // Upstream closed or reset mid-answer: the client sees the same (no chunked terminator).
+      flush();
       if (ex) ex->end(AnswerEnd::kConnectionLost);
       break;
     }
@@ -455,7 +553,8 @@ void RecordingProxy::serve_connection(int fd) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    clients_.erase(&upstream);
+    clients_.erase(tls.get());
+    plain_clients_.erase(plain.get());
     open_fds_.erase(fd);
   }
   ::shutdown(fd, SHUT_RDWR);

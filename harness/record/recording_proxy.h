@@ -31,6 +31,8 @@ class Client;
 
 namespace harness::record {
 
+class UpstreamConnection;
+
 /// An upstream base URL: `http://HOST[:PORT][/PREFIX]` or `https://…` (a prefix is put before
 /// every request target).
 struct UpstreamUrl {
@@ -84,7 +86,10 @@ class RecordingProxy {
   std::size_t relayed() const { return relayed_.load(); }
   /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (1-based),
   /// "turn", "attempt", "played": "live" | "status" | "live+fault", "status" (sent to the client),
-  /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}.
+  /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}. When upstream
+  /// gave no answer (down, refused, timed out, not HTTP), "played" is "upstream-failed" and "status"
+  /// 502 (the proxy's own answer); whenever the exchange failed, "upstream_error" says why in words
+  /// ("connection refused", "closed the connection in the middle of the answer", …).
   nlohmann::json journal() const;
 
  private:
@@ -101,7 +106,8 @@ class RecordingProxy {
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::set<int> open_fds_;
-  std::set<httplib::Client*> clients_;  // upstream clients in use, stopped by stop()
+  std::set<httplib::Client*> clients_;  // https:// upstream clients in use, stopped by stop()
+  std::set<UpstreamConnection*> plain_clients_;  // http:// ones
   std::list<std::thread> threads_;
   std::map<int, int> attempts_;          // turn index → requests seen (faults only)
   std::vector<nlohmann::json> journal_;  // see journal()

@@ -275,9 +275,34 @@ TEST_CASE("record: an unreachable upstream answers 502 in the provider's envelop
   REQUIRE(res);
   CHECK(res->status == 502);
   CHECK(res->body.find("\"type\":\"error\"") != std::string::npos);
+  // The text names the upstream and says why in words (not cpp-httplib's "Write").
+  CHECK(res->body.find("the upstream http://127.0.0.1:1 gave no answer: connection refused") != std::string::npos);
   proxy.stop();
   CHECK(recorder.stats().requests == 0);
   CHECK(recorder.notes().size() == 1);
+}
+
+TEST_CASE("proxy: an unreachable upstream is journaled as a connection failure with its reason") {
+  const Scenario s = load("mid-stream/midstream-cut-mid-frame.json");
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:1", error);
+  options.faults = &s.script;
+  RecordingProxy proxy(options, nullptr);
+  const int port = proxy.start();
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+                         R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 502);
+  proxy.stop();
+  const nlohmann::json journal = proxy.journal();
+  INFO(journal.dump());
+  REQUIRE(journal.size() == 1);
+  CHECK(journal[0]["played"] == "upstream-failed");
+  CHECK(journal[0]["status"] == 502);
+  CHECK(journal[0]["upstream"] == true);
+  CHECK(journal[0]["upstream_error"] == "connection refused");
 }
 
 }  // namespace recording_proxy_test

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The latency `hiccup proxy` and `hiccup record` add per request and per streamed SSE frame, against
+# `hiccup serve` direct (issue 38's target: under 0.2 ms added p99 at 16 connections).
+# Debian's wrk on 127.0.0.1, keep-alive connections, a 1 s warm-up thrown away before each run; one
+# streamed Gemini answer per request: a short one (a text event and a finish: 2 SSE frames) and a
+# long one (64 text events and a finish: 65 SSE frames) for the per-frame cost.
+# Prints one line per run: what, connections, frames, p50, p99 (ms), req/s; then the added p50/p99.
+# usage: bench/proxy_overhead.sh [HICCUP] [SECONDS] [CONNECTIONS...]
+#        (defaults build/hiccup, 5, "1 16"; not run in CI; a shared machine's tails are its own)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+hiccup="${1:-$root/build/hiccup}"
+secs="${2:-5}"
+shift $(( $# > 2 ? 2 : $# )) || true
+conns=("$@")
+(( ${#conns[@]} )) || conns=(1 16)
+command -v wrk >/dev/null || { echo "proxy_overhead.sh: wrk is missing (apt-get install wrk)" >&2; exit 1; }
+work="$(mktemp -d)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+# $1 = number of text events
+scenario() {
+  python3 - "$1" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+events = [{"text": "word %d of a streamed answer, " % i} for i in range(n)] + [{"finish": "stop"}]
+print(json.dumps({"schema": 1, "name": "bench", "provider": "gemini", "prompt": "hi",
+                  "turns": [{"attempts": [{"events": events}]}]}))
+PY
+}
+scenario 1 >"$work/short.json"
+scenario 64 >"$work/long.json"
+# `hiccup proxy` relays every request untouched under a scenario whose attempt has no fault.
+cp "$work/short.json" "$work/nofault.json"
+cat >"$work/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["x-goog-api-key"] = "bench-key"
+wrk.body = '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
+LUA
+
+# Starts "$@" in the background, prints the first line it writes to stdout (its URL).
+start() {
+  local out="$work/url.$RANDOM"
+  "$@" >"$out" 2>/dev/null &
+  pids+=($!)
+  for _ in $(seq 200); do [[ -s "$out" ]] && break; sleep 0.05; done
+  head -1 "$out"
+}
+
+# wrk's "50%  33.00us" → milliseconds
+to_ms() { awk '{v=$1; u=v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+  if (u=="us") v/=1000; else if (u=="s") v*=1000; else if (u=="m") v*=60000; printf "%.3f", v}'; }
+
+# $1 label, $2 url, $3 connections, $4 frames
+run() {
+  local t=$(( $3 < 2 ? 1 : 2 ))
+  wrk -t"$t" -c"$3" -d1s -s "$work/post.lua" "$2" >/dev/null
+  local out p50 p99 rps
+  out="$(wrk -t"$t" -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "$2")"
+  if grep -q "Non-2xx" <<<"$out"; then echo "proxy_overhead.sh: $1 answered errors:" >&2; echo "$out" >&2; exit 1; fi
+  p50="$(awk '$1=="50%"{print $2}' <<<"$out" | to_ms)"
+  p99="$(awk '$1=="99%"{print $2}' <<<"$out" | to_ms)"
+  rps="$(awk '/Requests\/sec/{printf "%d", $2}' <<<"$out")"
+  printf '%-7s %5s %6s %9s %9s %9s\n' "$1" "$3" "$4" "$p50" "$p99" "$rps"
+  echo "$1 $3 $4 $p50 $p99" >>"$work/results"
+}
+
+printf '%-7s %5s %6s %9s %9s %9s\n' what conns frames p50_ms p99_ms req/s
+for shape in short long; do
+  frames=$([[ $shape == short ]] && echo 2 || echo 65)
+  serve_url="$(start "$hiccup" serve "$work/$shape.json")"
+  proxy_url="$(start "$hiccup" proxy --upstream "$serve_url" "$work/nofault.json")"
+  record_url="$(start "$hiccup" record --upstream "$serve_url" --out "$work/rec.json")"
+  for c in "${conns[@]}"; do
+    run direct "$serve_url" "$c" "$frames"
+    run proxy "$proxy_url" "$c" "$frames"
+    run record "$record_url" "$c" "$frames"
+  done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+done
+echo "added over direct (ms):"
+awk '{k=$2" "$3; if ($1=="direct") {d50[k]=$4; d99[k]=$5} else {m[NR]=$0}}
+     END {for (i in m) {split(m[i], f, " "); k=f[2]" "f[3];
+       printf "%-7s %5s conns %3s frames: p50 %+.3f  p99 %+.3f\n", f[1], f[2], f[3], f[4]-d50[k], f[5]-d99[k]}}' \
+  "$work/results" | sort -k2,2n -k4,4n -k1,1
