@@ -4,7 +4,9 @@
 # Debian's wrk on 127.0.0.1, keep-alive connections, a 1 s warm-up thrown away before each run; one
 # streamed Gemini answer per request: a short one (a text event and a finish: 2 SSE frames) and a
 # long one (64 text events and a finish: 65 SSE frames) for the per-frame cost.
-# Prints one line per run: what, connections, frames, p50, p99 (ms), req/s; then the added p50/p99.
+# Prints one line per run: what, connections, frames, p50, p99 (ms), req/s, and the CPU time per
+# request of the process asked (serve for direct, the proxy for proxy and record; the proxied
+# requests' serve CPU is not in it), in µs; then the added p50/p99.
 # usage: bench/proxy_overhead.sh [HICCUP] [SECONDS] [CONNECTIONS...]
 #        (defaults build/hiccup, 5, "1 16"; not run in CI; a shared machine's tails are its own)
 set -euo pipefail
@@ -42,43 +44,53 @@ wrk.headers["x-goog-api-key"] = "bench-key"
 wrk.body = '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
 LUA
 
-# Starts "$@" in the background, prints the first line it writes to stdout (its URL).
+# Starts "$@" in the background; sets $url to the first line it writes to stdout, $pid to its pid.
 start() {
   local out="$work/url.$RANDOM"
   "$@" >"$out" 2>/dev/null &
-  pids+=($!)
+  pid=$!
+  pids+=("$pid")
   for _ in $(seq 200); do [[ -s "$out" ]] && break; sleep 0.05; done
-  head -1 "$out"
+  url="$(head -1 "$out")"
 }
+# CPU time of process $1 so far, in clock ticks (user + system).
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
 
 # wrk's "50%  33.00us" → milliseconds
 to_ms() { awk '{v=$1; u=v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
   if (u=="us") v/=1000; else if (u=="s") v*=1000; else if (u=="m") v*=60000; printf "%.3f", v}'; }
 
-# $1 label, $2 url, $3 connections, $4 frames
+# $1 label, $2 url, $3 connections, $4 frames, $5 pid of the process whose CPU per request is shown
 run() {
   local t=$(( $3 < 2 ? 1 : 2 ))
   wrk -t"$t" -c"$3" -d1s -s "$work/post.lua" "$2" >/dev/null
-  local out p50 p99 rps
+  local out p50 p99 rps before cpu requests
+  before=$(ticks "$5")
   out="$(wrk -t"$t" -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "$2")"
+  requests="$(awk '/requests in/{print $1}' <<<"$out")"
+  cpu="$(awk -v t=$(( $(ticks "$5") - before )) -v hz="$hz" -v n="$requests" 'BEGIN{printf "%.1f", t / hz * 1e6 / n}')"
   if grep -q "Non-2xx" <<<"$out"; then echo "proxy_overhead.sh: $1 answered errors:" >&2; echo "$out" >&2; exit 1; fi
   p50="$(awk '$1=="50%"{print $2}' <<<"$out" | to_ms)"
   p99="$(awk '$1=="99%"{print $2}' <<<"$out" | to_ms)"
   rps="$(awk '/Requests\/sec/{printf "%d", $2}' <<<"$out")"
-  printf '%-7s %5s %6s %9s %9s %9s\n' "$1" "$3" "$4" "$p50" "$p99" "$rps"
+  printf '%-7s %5s %6s %9s %9s %9s %9s\n' "$1" "$3" "$4" "$p50" "$p99" "$rps" "$cpu"
   echo "$1 $3 $4 $p50 $p99" >>"$work/results"
 }
 
-printf '%-7s %5s %6s %9s %9s %9s\n' what conns frames p50_ms p99_ms req/s
+printf '%-7s %5s %6s %9s %9s %9s %9s\n' what conns frames p50_ms p99_ms req/s cpu_us
 for shape in short long; do
   frames=$([[ $shape == short ]] && echo 2 || echo 65)
-  serve_url="$(start "$hiccup" serve "$work/$shape.json")"
-  proxy_url="$(start "$hiccup" proxy --upstream "$serve_url" "$work/nofault.json")"
-  record_url="$(start "$hiccup" record --upstream "$serve_url" --out "$work/rec.json")"
+  start "$hiccup" serve "$work/$shape.json"
+  serve_url=$url serve_pid=$pid
+  start "$hiccup" proxy --upstream "$serve_url" "$work/nofault.json"
+  proxy_url=$url proxy_pid=$pid
+  start "$hiccup" record --upstream "$serve_url" --out "$work/rec.json"
+  record_url=$url record_pid=$pid
   for c in "${conns[@]}"; do
-    run direct "$serve_url" "$c" "$frames"
-    run proxy "$proxy_url" "$c" "$frames"
-    run record "$record_url" "$c" "$frames"
+    run direct "$serve_url" "$c" "$frames" "$serve_pid"
+    run proxy "$proxy_url" "$c" "$frames" "$proxy_pid"
+    run record "$record_url" "$c" "$frames" "$record_pid"
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true

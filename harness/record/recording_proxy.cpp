@@ -424,13 +424,24 @@ void RecordingProxy::serve_connection(int fd) {
     GateStep::End gate_end = GateStep::End::kGoOn;
     // What is to go to the client: sent by flush(), before every blocking upstream read (plain) or
     // after every piece (https), so a frame waits only for the rest of the read it came in.
+    // The recorder (which decodes every frame: 5-7 µs of CPU each) reads the bytes after they
+    // went to the client, so recording delays no frame.
     std::string pending;
+    std::string to_record;
     const auto flush = [&] {
       if (!pending.empty()) {
         client_ok = client_ok && send_all(fd, pending);
         pending.clear();
       }
+      if (!to_record.empty()) {
+        ex->body(to_record);
+        to_record.clear();
+      }
       return client_ok;
+    };
+    const auto end_exchange = [&](AnswerEnd how) {
+      flush();
+      if (ex) ex->end(how);
     };
     // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
     const auto run_steps = [&](const std::vector<GateStep>& steps) {
@@ -466,7 +477,7 @@ void RecordingProxy::serve_connection(int fd) {
       return client_ok;
     };
     const auto on_body = [&](std::string_view data) {
-      if (ex) ex->body(data);
+      if (ex) to_record.append(data);
       if (gate) {
         run_steps(gate->feed(data));
         return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
@@ -519,33 +530,31 @@ void RecordingProxy::serve_connection(int fd) {
       if (!upstream_error.empty()) journal_[entry]["upstream_error"] = upstream_error;
     }
     if (gate_end == GateStep::End::kReset) {
-      flush();
+      flush();  // what the fault lets through leaves before the RST
       linger lg{1, 0};
       setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      end_exchange(AnswerEnd::kConnectionLost);
       break;
     }
     if (gate_end == GateStep::End::kFin) {
-      flush();
-      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      end_exchange(AnswerEnd::kConnectionLost);
       break;
     }
     if (gate_end == GateStep::End::kTerminate) {
-      if (ex) ex->end(AnswerEnd::kComplete);
-      if (!flush()) break;
+      end_exchange(AnswerEnd::kComplete);
+      if (!client_ok) break;
     } else if (!head_sent) {
-      if (ex) ex->end(AnswerEnd::kNoAnswer);
+      end_exchange(AnswerEnd::kNoAnswer);
       const std::string message = "hiccup proxy: the upstream " + options_.upstream.origin() + options_.upstream.prefix +
                                   " gave no answer: " + (upstream_error.empty() ? "the request was canceled" : upstream_error);
       if (!send_all(fd, own_answer(502, message, req.target, keep_alive))) break;
     } else if (ok) {
-      if (ex) ex->end(AnswerEnd::kComplete);
       pending += "0\r\n\r\n";
-      if (!flush()) break;
+      end_exchange(AnswerEnd::kComplete);
+      if (!client_ok) break;
     } else {
       // Upstream closed or reset mid-answer: the client sees the same (no chunked terminator).
-      flush();
-      if (ex) ex->end(AnswerEnd::kConnectionLost);
+      end_exchange(AnswerEnd::kConnectionLost);
       break;
     }
     if (!keep_alive) break;
