@@ -4,7 +4,9 @@
 # Debian's wrk on 127.0.0.1, keep-alive connections, a 1 s warm-up thrown away before each run; one
 # streamed Gemini answer per request: a short one (a text event and a finish: 2 SSE frames) and a
 # long one (64 text events and a finish: 65 SSE frames) for the per-frame cost.
-# Prints one line per run: what, connections, frames, p50, p99 (ms), req/s, and the CPU time per
+# Two loads: max (wrk's closed loop: each connection sends its next request as soon as the answer
+# is in, so on a small machine latency is the CPU's queue) and paced (each connection waits 10 ms
+# between requests). Prints one line per run: what, load, connections, frames, p50, p99 (ms), req/s, and the CPU time per
 # request of the process asked (serve for direct, the proxy for proxy and record; the proxied
 # requests' serve CPU is not in it), in µs; then the added p50/p99.
 # usage: bench/proxy_overhead.sh [HICCUP] [SECONDS] [CONNECTIONS...]
@@ -43,6 +45,9 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["x-goog-api-key"] = "bench-key"
 wrk.body = '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}'
 LUA
+# Paced: every connection waits 10 ms between its requests (16 connections: about 1,600 req/s), so
+# the latency is a request's own, not the queue behind a saturated CPU (see docs/RECORDING.md).
+{ cat "$work/post.lua"; echo 'function delay() return 10 end'; } >"$work/paced.lua"
 
 # Starts "$@" in the background; sets $url to the first line it writes to stdout, $pid to its pid.
 start() {
@@ -61,24 +66,27 @@ hz=$(getconf CLK_TCK)
 to_ms() { awk '{v=$1; u=v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
   if (u=="us") v/=1000; else if (u=="s") v*=1000; else if (u=="m") v*=60000; printf "%.3f", v}'; }
 
-# $1 label, $2 url, $3 connections, $4 frames, $5 pid of the process whose CPU per request is shown
+# $1 label, $2 url, $3 connections, $4 frames, $5 pid of the process whose CPU per request is
+# shown, $6 load: max (each connection sends its next request as soon as the answer is in) or paced
 run() {
   local t=$(( $3 < 2 ? 1 : 2 ))
-  wrk -t"$t" -c"$3" -d1s -s "$work/post.lua" "$2" >/dev/null
+  local script="$work/post.lua"
+  [[ $6 == paced ]] && script="$work/paced.lua"
+  wrk -t"$t" -c"$3" -d1s -s "$script" "$2" >/dev/null
   local out p50 p99 rps before cpu requests
   before=$(ticks "$5")
-  out="$(wrk -t"$t" -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "$2")"
+  out="$(wrk -t"$t" -c"$3" -d"${secs}s" --latency -s "$script" "$2")"
   requests="$(awk '/requests in/{print $1}' <<<"$out")"
   cpu="$(awk -v t=$(( $(ticks "$5") - before )) -v hz="$hz" -v n="$requests" 'BEGIN{printf "%.1f", t / hz * 1e6 / n}')"
   if grep -q "Non-2xx" <<<"$out"; then echo "proxy_overhead.sh: $1 answered errors:" >&2; echo "$out" >&2; exit 1; fi
   p50="$(awk '$1=="50%"{print $2}' <<<"$out" | to_ms)"
   p99="$(awk '$1=="99%"{print $2}' <<<"$out" | to_ms)"
   rps="$(awk '/Requests\/sec/{printf "%d", $2}' <<<"$out")"
-  printf '%-7s %5s %6s %9s %9s %9s %9s\n' "$1" "$3" "$4" "$p50" "$p99" "$rps" "$cpu"
-  echo "$1 $3 $4 $p50 $p99" >>"$work/results"
+  printf '%-7s %-6s %5s %6s %9s %9s %9s %9s\n' "$1" "$6" "$3" "$4" "$p50" "$p99" "$rps" "$cpu"
+  echo "$1 $6 $3 $4 $p50 $p99" >>"$work/results"
 }
 
-printf '%-7s %5s %6s %9s %9s %9s %9s\n' what conns frames p50_ms p99_ms req/s cpu_us
+printf '%-7s %-6s %5s %6s %9s %9s %9s %9s\n' what load conns frames p50_ms p99_ms req/s cpu_us
 for shape in short long; do
   frames=$([[ $shape == short ]] && echo 2 || echo 65)
   start "$hiccup" serve "$work/$shape.json"
@@ -87,17 +95,19 @@ for shape in short long; do
   proxy_url=$url proxy_pid=$pid
   start "$hiccup" record --upstream "$serve_url" --out "$work/rec.json"
   record_url=$url record_pid=$pid
-  for c in "${conns[@]}"; do
-    run direct "$serve_url" "$c" "$frames" "$serve_pid"
-    run proxy "$proxy_url" "$c" "$frames" "$proxy_pid"
-    run record "$record_url" "$c" "$frames" "$record_pid"
+  for load in max paced; do
+    for c in "${conns[@]}"; do
+      run direct "$serve_url" "$c" "$frames" "$serve_pid" "$load"
+      run proxy "$proxy_url" "$c" "$frames" "$proxy_pid" "$load"
+      run record "$record_url" "$c" "$frames" "$record_pid" "$load"
+    done
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   pids=()
 done
 echo "added over direct (ms):"
-awk '{k=$2" "$3; if ($1=="direct") {d50[k]=$4; d99[k]=$5} else {m[NR]=$0}}
-     END {for (i in m) {split(m[i], f, " "); k=f[2]" "f[3];
-       printf "%-7s %5s conns %3s frames: p50 %+.3f  p99 %+.3f\n", f[1], f[2], f[3], f[4]-d50[k], f[5]-d99[k]}}' \
-  "$work/results" | sort -k2,2n -k4,4n -k1,1
+awk '{k=$2" "$3" "$4; if ($1=="direct") {d50[k]=$5; d99[k]=$6} else {m[NR]=$0}}
+     END {for (i in m) {split(m[i], f, " "); k=f[2]" "f[3]" "f[4];
+       printf "%-7s %-6s %5s conns %3s frames: p50 %+.3f  p99 %+.3f\n", f[1], f[2], f[3], f[4], f[5]-d50[k], f[6]-d99[k]}}' \
+  "$work/results" | sort -k2,2 -k3,3n -k5,5n -k1,1

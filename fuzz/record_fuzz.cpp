@@ -1,6 +1,8 @@
 // libFuzzer target: upstream answer bytes through `hiccup record`'s session recorder (streamed,
 // non-streaming and as an error answer, in the wire format the first byte picks, the stream cut or
-// complete) and through `hiccup proxy`'s live fault gate, then the scenario written as JSON.
+// complete) and through `hiccup proxy`'s live fault gate, then the scenario written as JSON; and the
+// raw bytes through the proxy's own upstream answer parser (upstream_connection.h), whole and in
+// pieces of a size the first byte picks.
 // Upstream bytes are foreign input: nothing in them may crash hiccup (docs/ROBUSTNESS.md).
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "fuzz/fuzz_common.h"
 #include "harness/record/live_faults.h"
 #include "harness/record/session_recorder.h"
+#include "harness/record/upstream_connection.h"
 #include "mock_server/wire_format.h"
 #include "runtime_under_test/codec.h"
 
@@ -56,5 +59,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   harness::record::LiveFaultGate gate(*format, *codec, attempt, mock::ResponseContext{"m", 0, false}, 0, 0);
   (void)gate.feed(text);
   (void)gate.finish();
+
+  for (const std::size_t step : {text.size(), static_cast<std::size_t>(1 + (data[0] & 15))}) {
+    harness::record::AnswerParser answer((data[0] & 16) != 0);
+    std::size_t body_bytes = 0;
+    answer.on_head = [](const harness::record::AnswerHead& h) { return h.status > 0; };
+    answer.on_body = [&](std::string_view b) {
+      body_bytes += b.size();
+      return true;
+    };
+    harness::record::AnswerParser::Status st = harness::record::AnswerParser::Status::kNeedMore;
+    for (std::size_t i = 0; i < text.size() && st == harness::record::AnswerParser::Status::kNeedMore; i += step) {
+      st = answer.feed(text.substr(i, step == 0 ? text.size() : step));
+    }
+    if (st == harness::record::AnswerParser::Status::kNeedMore) (void)answer.eof();
+    (void)answer.reusable();
+  }
   return 0;
 }

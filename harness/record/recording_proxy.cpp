@@ -312,6 +312,15 @@ void RecordingProxy::accept_loop() {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::lock_guard<std::mutex> lock(mu_);
     open_fds_.insert(fd);
+    // Join the threads of connections that have ended (a client without keep-alive opens one per
+    // request): an unjoined thread keeps its stack until stop().
+    for (const std::thread::id id : finished_) {
+      const auto t = std::find_if(threads_.begin(), threads_.end(), [&](const std::thread& x) { return x.get_id() == id; });
+      if (t == threads_.end()) continue;
+      t->join();  // it only closes its sockets after saying it finished
+      threads_.erase(t);
+    }
+    finished_.clear();
     threads_.emplace_back([this, fd] { serve_connection(fd); });
   }
 }
@@ -565,6 +574,7 @@ void RecordingProxy::serve_connection(int fd) {
     clients_.erase(tls.get());
     plain_clients_.erase(plain.get());
     open_fds_.erase(fd);
+    finished_.push_back(std::this_thread::get_id());
   }
   ::shutdown(fd, SHUT_RDWR);
   ::close(fd);

@@ -82,6 +82,12 @@ class RecordingProxy {
   void stop();
   /// "http://HOST:PORT" of the running proxy.
   std::string base_url() const;
+  /// Connection threads not yet joined: the open connections' and those of connections that
+  /// ended since the last accept (a connection's thread is joined when the next one is accepted).
+  std::size_t connection_threads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_.size();
+  }
   /// Requests relayed so far (model requests and others).
   std::size_t relayed() const { return relayed_.load(); }
   /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (1-based),
@@ -109,6 +115,7 @@ class RecordingProxy {
   std::set<httplib::Client*> clients_;  // https:// upstream clients in use, stopped by stop()
   std::set<UpstreamConnection*> plain_clients_;  // http:// ones
   std::list<std::thread> threads_;
+  std::vector<std::thread::id> finished_;  // threads whose connection ended, joined at the next accept
   std::map<int, int> attempts_;          // turn index → requests seen (faults only)
   std::vector<nlohmann::json> journal_;  // see journal()
 };

@@ -282,6 +282,25 @@ TEST_CASE("record: an unreachable upstream answers 502 in the provider's envelop
   CHECK(recorder.notes().size() == 1);
 }
 
+TEST_CASE("record: a client that closes its connection after every request leaves no thread behind") {
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:1", error);
+  RecordingProxy proxy(options, nullptr);
+  const int port = proxy.start();
+  for (int i = 0; i < 40; ++i) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_keep_alive(false);  // Connection: close, a new connection (and thread) per request
+    auto res = client.Get("/v1/models");
+    REQUIRE(res);
+    CHECK(res->status == 502);
+  }
+  // Each accept joins the threads whose connections ended: the last one or two are left.
+  CHECK(proxy.connection_threads() <= 5);
+  proxy.stop();
+  CHECK(proxy.connection_threads() == 0);
+}
+
 TEST_CASE("proxy: an unreachable upstream is journaled as a connection failure with its reason") {
   const Scenario s = load("mid-stream/midstream-cut-mid-frame.json");
   ProxyOptions options;

@@ -54,7 +54,7 @@ Parsed parse(const std::string& wire, std::size_t step, bool eof = false, bool h
   return p;
 }
 
-TEST_CASE("upstream answer parser: chunked, Content-Length and close-delimited bodies, split at every byte") {
+TEST_CASE("proxy upstream answer parser: chunked, Content-Length and close-delimited bodies, split at every byte") {
   const std::string chunked =
       "HTTP/1.1 100 Continue\r\n\r\n"
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -81,7 +81,7 @@ TEST_CASE("upstream answer parser: chunked, Content-Length and close-delimited b
   }
 }
 
-TEST_CASE("upstream answer parser: no body for HEAD, 204 and 304; Connection: close; bytes after the answer") {
+TEST_CASE("proxy upstream answer parser: no body for HEAD, 204 and 304, no reuse after Connection: close or bytes past the answer") {
   CHECK(parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", 0, false, true).status == AnswerParser::Status::kDone);
   CHECK(parse("HTTP/1.1 204 No Content\r\n\r\n", 0).status == AnswerParser::Status::kDone);
   CHECK(parse("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", 0).status == AnswerParser::Status::kDone);
@@ -93,7 +93,7 @@ TEST_CASE("upstream answer parser: no body for HEAD, 204 and 304; Connection: cl
   CHECK_FALSE(extra.reusable);
 }
 
-TEST_CASE("upstream answer parser: what is not an HTTP answer, and a close before the end, are errors in words") {
+TEST_CASE("proxy upstream answer parser: what is not an HTTP answer, and a close before the end, are errors in words") {
   CHECK(parse("SSH-2.0-OpenSSH\r\n\r\n", 0).error.find("not an HTTP/1.x status line") != std::string::npos);
   CHECK(parse("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 0).error.find("Content-Length") != std::string::npos);
   CHECK(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0).error.find("chunk size") != std::string::npos);
@@ -107,7 +107,7 @@ TEST_CASE("upstream answer parser: what is not an HTTP answer, and a close befor
   CHECK(parse("", 0, true).error == "closed the connection before answering");
 }
 
-TEST_CASE("upstream answer parser: a callback that returns false cancels") {
+TEST_CASE("proxy upstream answer parser: a callback that returns false cancels") {
   AnswerParser parser;
   parser.on_body = [](std::string_view) { return false; };
   CHECK(parser.feed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") == AnswerParser::Status::kCanceled);
@@ -144,7 +144,7 @@ std::string read_request(int fd) {
   }
 }
 
-TEST_CASE("upstream connection: one request per sendmsg, the connection reused, a new one when upstream closed it") {
+TEST_CASE("proxy upstream connection: one request per sendmsg, the connection reused, a new one when upstream closed it") {
   auto [listen_fd, port] = listen_any();
   std::vector<std::string> requests;
   int connections = 0;
@@ -191,7 +191,7 @@ TEST_CASE("upstream connection: one request per sendmsg, the connection reused, 
   CHECK(flushes >= 3);  // before every read
 }
 
-TEST_CASE("upstream connection: a refused connection and an answer that is not HTTP say why") {
+TEST_CASE("proxy upstream connection: a refused connection and an answer that is not HTTP say why") {
   auto [listen_fd, port] = listen_any();
   ::close(listen_fd);  // nothing listens there now
   UpstreamConnection refused("127.0.0.1", port, 5, 5);
