@@ -141,6 +141,20 @@ def main():
         print(f"{verdict} hiccup {' '.join(args)}: exit {p.returncode}, {err.splitlines()[0] if lines else '(no stderr)'}")
         failures += [f"hiccup {' '.join(args)}: {x}\n  stderr: {err[:300]!r}" for x in problems]
 
+    # A bad --upstream is quoted as text from outside: its password never echoed, a byte that is
+    # not UTF-8 escaped rather than written raw to the terminal.
+    for command in ("record", "proxy"):
+        extra = ["x.json"] if command == "proxy" else []
+        p = subprocess.run([a.hiccup, command, "--upstream", "http://user:hunter2-secret@h:99999"] + extra,
+                           cwd=a.work, capture_output=True, timeout=30)
+        if p.returncode != 2 or b"hunter2-secret" in p.stderr or b'"http://***@h:99999"' not in p.stderr:
+            failures.append(f"hiccup {command} --upstream with a password: exit {p.returncode}, stderr {p.stderr[:300]!r}")
+        p = subprocess.run([a.hiccup.encode(), command.encode(), b"--upstream", b"http://h\xff"] + [e.encode() for e in extra],
+                           cwd=a.work, capture_output=True, timeout=30)
+        if p.returncode != 2 or b"\xff" in p.stderr:
+            failures.append(f"hiccup {command} --upstream with a raw 0xFF: exit {p.returncode}, stderr {p.stderr[:300]!r}")
+    print(f"{'ok  ' if not failures else 'FAIL'} record/proxy --upstream: no password, no raw byte echoed")
+
     p = run(["nosuch"])
     if p.returncode != 2 or not p.stderr.startswith('error: unknown command "nosuch"') or \
             "hiccup --help" not in p.stderr or len(p.stderr.splitlines()) > 3:
