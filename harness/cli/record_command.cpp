@@ -31,7 +31,7 @@ the address printed on stdout (GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL=ADDRESS/v
 ANTHROPIC_BASE_URL). The wire format is the request's path, as `hiccup serve` routes it (gemini,
 openai-chat, openai-responses, anthropic; docs/WIRE-FORMATS.md).
 
-On SIGINT or SIGTERM, or when the agent started with --agent or --agent-cmd ends, the session is written to
+On SIGINT or SIGTERM, or when the agent (--agent, --agent-cmd) ends, the session is written to
 FILE as a scenario (docs/SCENARIO-FORMAT.md) that `hiccup lint` accepts and `hiccup run` replays:
 one turn per turn index (the model contents in a request's history, as the server matches), its
 attempts in the order they were sent, each with the events as delivered (text per SSE frame,
@@ -61,7 +61,8 @@ options (each at most once):
                        files; the recording is tagged NAME. Not installed: exit 3 naming the
                        install command (scripts/install_agents.sh NAME)
   --prompt TEXT        the agent's prompt: HICCUP_PROMPT (--agent-cmd), the recipe's {prompt}
-                       (--agent: required)
+                       (--agent: required); also the recording's prompt (else the last text of
+                       the first user message, which clients may prefix with context of theirs)
   --agent-timeout S    wall-clock limit of the agent in seconds (default 600); then it is killed
                        and the recording written
   -h, --help           this text
@@ -202,6 +203,7 @@ int record_command(const Args& args) {
       spec = record_agent_spec(recorded_agent, proxy.base_url(), out, name);
     } catch (const std::exception& e) {
       std::cerr << "error: the agent cannot be prepared: " << e.what() << '\n';
+      remove_agent_scratch(recorded_agent);
       proxy.stop();
       return kExitInvalidInput;
     }
