@@ -326,45 +326,42 @@ def start_server(hiccup):
     return child, url
 
 
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy for 127.0.0.1
+
+
 def post(url, body, timeout=20):
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
+    with _OPENER.open(req, timeout=timeout) as r:
         return r.headers.get("Content-Type", ""), r.read().decode("utf-8")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--hiccup", required=True, help="the hiccup binary")
-    ap.add_argument("--facts", default=os.path.join(HERE, "live_facts.json"))
-    ap.add_argument("--verbose", action="store_true", help="print each stream's event names")
-    args = ap.parse_args()
-    try:
-        with open(args.facts, encoding="utf-8") as f:
-            facts = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"error: {args.facts}: {e}", file=sys.stderr)
-        return 2
-    try:
-        child, url = start_server(args.hiccup)
-    except (OSError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    findings = Findings()
+def fetch_streams(hiccup):
+    """Serves each format's text and call scenario and returns [(format, stream, content type,
+    body)]. Raises RuntimeError or OSError when the server cannot be run or asked."""
+    child, url = start_server(hiccup)
+    out = []
     try:
         for fmt, (path, request) in REQUESTS.items():
             for stream in ("text", "call"):
                 sid = f"{fmt}-{stream}"
                 post(f"{url}/_hiccup/sessions", {"id": sid, "scenario": scenario(fmt, stream)})
                 ctype, body = post(f"{url}/s/{sid}{path}", request)
-                check_stream(fmt, stream, facts, body, ctype, findings, args.verbose)
+                out.append((fmt, stream, ctype, body))
     finally:
         child.send_signal(signal.SIGTERM)
         try:
             child.wait(timeout=10)
         except subprocess.TimeoutExpired:
             child.kill()
+    return out
 
+
+def evaluate(facts, streams, verbose=False):
+    """Checks the streams against the facts: (failure lines, known lines, warning lines)."""
+    findings = Findings()
+    for fmt, stream, ctype, body in streams:
+        check_stream(fmt, stream, facts, body, ctype, findings, verbose)
     # One line per difference (format, stream, event, pointer, kind), naming the frames it was seen in.
     groups = {}
     for fd in findings.items:
@@ -372,7 +369,7 @@ def main():
                fd["expected"], fd["found"])
         groups.setdefault(key, []).append(fd)
     failures, known_lines, used = [], [], set()
-    for key, fds in groups.items():
+    for fds in groups.values():
         fd = fds[0]
         hit = next((k for k, known in enumerate(known_for(facts, fd["format"])) if matches_known(fd, known)), None)
         where = ", ".join(sorted({x["where"] for x in fds}, key=lambda w: (len(w), w)))
@@ -391,14 +388,97 @@ def main():
                 failures.append(f"FAIL {fmt}: known difference no longer seen ({known['kind']}"
                                 + (f"; {what}" if what else "") + "): remove it from the fixture "
                                 "(tests/conformance/live_facts.json) and from docs/WIRE-FORMATS.md")
+    return failures, known_lines, sorted(set(findings.warnings))
+
+
+# The self-test: each drift, made in a copy of the fixture, must fail with a line holding these words.
+def _rename(facts, fmt, event, old, new):
+    fields = facts["formats"][fmt]["events"][event]["fields"]
+    fields[new] = fields.pop(old)
+
+
+def _drop_known(facts, fmt, kind):
+    facts["formats"][fmt]["known_differences"] = [
+        k for k in facts["formats"][fmt]["known_differences"] if k["kind"] != kind]
+
+
+DRIFTS = [
+    ("a field renamed", lambda f: _rename(f, "anthropic", "content_block_delta:text_delta", "/delta/text", "/delta/txt"),
+     ["FAIL anthropic text content_block_delta:text_delta /delta/txt: missing: expected string, found nothing"]),
+    ("a nested field renamed", lambda f: _rename(f, "openai-chat", "call_arguments",
+                                                 "/choices/*/delta/tool_calls/*/function/arguments",
+                                                 "/choices/*/delta/tool_calls/*/function/args"),
+     ["FAIL openai-chat call call_arguments /choices/*/delta/tool_calls/*/function/args: missing"]),
+    ("a type changed", lambda f: f["formats"]["openai-responses"]["events"]["response.output_text.delta"]
+                                  ["fields"].__setitem__("/sequence_number", "string"),
+     ["FAIL openai-responses text response.output_text.delta /sequence_number: type: expected string, found integer"]),
+    ("a value changed", lambda f: f["formats"]["gemini"]["events"]["finish"]["values"]
+                                  .__setitem__("/candidates/*/finishReason", "MAX_TOKENS"),
+     ['FAIL gemini text finish /candidates/*/finishReason: value: expected "MAX_TOKENS", found "STOP"']),
+    ("the event order changed", lambda f: f["formats"]["openai-responses"]["streams"]["call"].__setitem__(
+        "grammar", "response.created response.output_item.added:function_call response.function_call_arguments.delta+ "
+                   "response.function_call_arguments.done response.output_item.done:function_call response.completed"),
+     ["FAIL openai-responses call: grammar"]),
+    ("a known difference unlisted", lambda f: _drop_known(f, "openai-chat", "grammar"),
+     ["FAIL openai-chat call: grammar: expected call_start call_arguments+ finish usage [DONE], found role call_start"]),
+    ("a listed difference that does not occur", lambda f: f["formats"]["gemini"]["known_differences"].append(
+        {"kind": "missing", "pointer": "/responseId", "note": "self-test"}),
+     ["FAIL gemini: known difference no longer seen (missing; pointer /responseId)"]),
+]
+
+
+def self_test(facts, streams):
+    """Runs every drift of DRIFTS; returns the problems (empty when each one failed as it should)."""
+    problems = []
+    failures, _, _ = evaluate(facts, streams)
+    if failures:
+        problems.append("the fixture as it is does not pass:\n  " + "\n  ".join(failures))
+    for label, mutate, wanted in DRIFTS:
+        drifted = json.loads(json.dumps(facts))
+        mutate(drifted)
+        failures, _, _ = evaluate(drifted, streams)
+        for want in wanted:
+            if not any(line.startswith(want) for line in failures):
+                problems.append(f"{label}: no failure line starting {want!r}; got:\n  " +
+                                ("\n  ".join(failures) or "(no failure)"))
+        print(f"{label}: {len(failures)} failure(s)" + (f": {failures[0]}" if failures else ""))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hiccup", required=True, help="the hiccup binary")
+    ap.add_argument("--facts", default=os.path.join(HERE, "live_facts.json"))
+    ap.add_argument("--verbose", action="store_true", help="print each stream's event names")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check that drifts made in a copy of the fixture (a renamed field, a changed type, "
+                         "value or event order, an unlisted or stale known difference) each fail")
+    args = ap.parse_args()
+    try:
+        with open(args.facts, encoding="utf-8") as f:
+            facts = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"error: {args.facts}: {e}", file=sys.stderr)
+        return 2
+    try:
+        streams = fetch_streams(args.hiccup)
+    except (OSError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.self_test:
+        problems = self_test(facts, streams)
+        for p in problems:
+            print("FAIL " + p)
+        print(f"{len(DRIFTS)} drift(s) checked, {len(problems)} problem(s)")
+        return 1 if problems else 0
+    failures, known_lines, warnings = evaluate(facts, streams, args.verbose)
     for line in known_lines:
         print(line)
-    for w in sorted(set(findings.warnings)):
+    for w in warnings:
         print("WARN " + w)
     for line in failures:
         print(line)
-    print(f"{len(failures)} failure(s), {len(used)} known difference(s) seen, "
-          f"{len(set(findings.warnings))} warning(s)")
+    print(f"{len(failures)} failure(s), {len(known_lines)} known difference line(s), {len(warnings)} warning(s)")
     return 1 if failures else 0
 
 
