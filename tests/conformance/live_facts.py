@@ -417,6 +417,10 @@ DRIFTS = [
     ("a value changed", lambda f: f["formats"]["gemini"]["events"]["finish"]["values"]
                                   .__setitem__("/candidates/*/finishReason", "MAX_TOKENS"),
      ['FAIL gemini text finish /candidates/*/finishReason: value: expected "MAX_TOKENS", found "STOP"']),
+    ("the Content-Type changed", lambda f: f["formats"]["gemini"]["framing"].__setitem__("content_type", "application/json"),
+     ["FAIL gemini text: content_type: expected application/json, found text/event-stream"]),
+    ("a frame separator changed", lambda f: f["formats"]["anthropic"]["framing"].__setitem__("frame_separator", "\r\n\r\n"),
+     ["FAIL anthropic text: framing"]),
     ("the event order changed", lambda f: f["formats"]["openai-responses"]["streams"]["call"].__setitem__(
         "grammar", "response.created response.output_item.added:function_call response.function_call_arguments.delta+ "
                    "response.function_call_arguments.done response.output_item.done:function_call response.completed"),
