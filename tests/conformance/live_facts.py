@@ -21,7 +21,8 @@ listed fails, naming format, stream, event, frame, JSON pointer, expected and fo
 that no longer occurs fails too (remove it from the fixture). The notation is the fixture's own
 `notation` member. Exit status: 0 no unlisted difference, 1 differences, 2 usage or setup error.
 
-Usage: live_facts.py --hiccup BUILD/hiccup [--facts FILE] [--verbose]
+Usage: live_facts.py --hiccup BUILD/hiccup [--facts FILE] [--verbose] [--self-test]
+(--self-test: drifts made in a copy of the fixture must each fail; see DRIFTS.)
 """
 import argparse
 import json
@@ -30,6 +31,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -318,13 +320,15 @@ def matches_known(finding, known):
 
 
 def start_server(hiccup):
-    child = subprocess.Popen([hiccup, "serve", "--port", "0"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    # stderr to a file, not a pipe: a server that writes much (a sanitizer's report) never blocks
+    err = tempfile.TemporaryFile(mode="w+")
+    child = subprocess.Popen([hiccup, "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=err, text=True)
     url = child.stdout.readline().strip()
     if not url.startswith("http://"):
         child.kill()
-        err = child.stderr.read()
-        raise RuntimeError(f"hiccup serve printed no URL (got {url!r}); stderr:\n{err}")
+        child.wait()
+        err.seek(0)
+        raise RuntimeError(f"hiccup serve printed no URL (got {url!r}); stderr:\n{err.read()}")
     return child, url
 
 
