@@ -1634,6 +1634,20 @@ std::vector<LoadProblem> unplayed_warnings(const Scenario& s) {
 
 std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
   std::vector<LoadProblem> out;
+  // WebSocket fields act only over the Responses API's WebSocket mode: in a scenario of another
+  // provider they take effect only when it is played with --provider openai-responses.
+  if (s.script.provider != "openai-responses") {
+    const std::string why = "takes effect only over WebSocket, the Responses API's mode, and this scenario's provider is " +
+                            s.script.provider + " (play it with --provider openai-responses --transport websocket)";
+    if (s.script.websocket_upgrade_status) out.push_back({s.source_path, "/websocket", why});
+    for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+      for (std::size_t a = 0; a < s.script.turns[t].attempts.size(); ++a) {
+        if (s.script.turns[t].attempts[a].websocket) {
+          out.push_back({s.source_path, "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/websocket", why});
+        }
+      }
+    }
+  }
   if (s.runtime.continuation_prompt && s.runtime.recovery == std::optional<std::string>("hold")) {
     out.push_back({s.source_path, "/runtime/continuation_prompt",
                    "a continuation prompt follows a kept cut turn, which the pinned \"hold\" design never keeps: it is "

@@ -81,8 +81,9 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// Part of scenario_warnings.
 [[nodiscard]] std::vector<LoadProblem> unplayed_warnings(const Scenario& scenario);
 
-/// scenario_warnings without the timing ones: the fallback model equal to the model in use, and a
-/// continuation prompt the pinned hold design never sends.
+/// scenario_warnings without the timing ones: the fallback model equal to the model in use, a
+/// continuation prompt the pinned hold design never sends, and `websocket` fields in a scenario
+/// whose provider is not openai-responses (they act over WebSocket only).
 [[nodiscard]] std::vector<LoadProblem> fallback_warnings(const Scenario& scenario);
 
 /// Reads `path` and parses it; an unreadable file, or one larger than kMaxScenarioBytes, gives one

@@ -962,7 +962,7 @@ TEST_CASE("a number beyond a double's range is one problem naming its pointer, n
 }
 
 TEST_CASE("a json syntax error at a non-ASCII character quotes no half UTF-8 character") {
-  for (const std::string text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}")}) {
+  for (const std::string& text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}")}) {
     const auto r = parse_scenario(text, "x.json");
     REQUIRE(r.problems.size() == 1);
     INFO(r.problems[0].message);
@@ -1231,6 +1231,33 @@ TEST_CASE("websocket fields load, write back, and are linted against what they a
   CHECK(has(problems_with(attempt + R"({"string_error": true} } ] } ]})"), "/turns/0/attempts/0/websocket/string_error", "needs a status attempt"));
   CHECK(has(problems_with(attempt + R"({"malformed_frame": true} } ] } ]})"), "/turns/0/attempts/0/websocket/malformed_frame", "malformed"));
   CHECK(has(problems_with(attempt + R"({"forget_response": 1} } ] } ]})"), "/turns/0/attempts/0/websocket/forget_response", "expected a boolean"));
+}
+
+TEST_CASE("websocket fields in a scenario of another provider are warnings naming --provider openai-responses") {
+  const char* text = R"({
+    "schema": 1, "name": "ws", "prompt": "hi", "provider": "PROVIDER",
+    "websocket": {"upgrade_status": 426},
+    "turns": [ { "attempts": [
+      { "status": 503 },
+      { "status": 503, "websocket": {"string_error": true} },
+      { "events": [ { "text": "a" }, { "finish": "stop" } ] } ] } ]
+  })";
+  std::string gemini = text;
+  gemini.replace(gemini.find("PROVIDER"), 8, "gemini");
+  auto r = parse_scenario(gemini, "g.json");
+  INFO(dump(r.problems));
+  REQUIRE(r.problems.empty());  // valid: --provider openai-responses plays them
+  const auto warnings = harness::fallback_warnings(*r.scenario);
+  REQUIRE(warnings.size() == 2u);
+  CHECK(warnings[0].pointer == "/websocket");
+  CHECK(warnings[1].pointer == "/turns/0/attempts/1/websocket");
+  CHECK(warnings[1].message.find("provider is gemini (play it with --provider openai-responses --transport websocket)") !=
+        std::string::npos);
+  std::string responses = text;
+  responses.replace(responses.find("PROVIDER"), 8, "openai-responses");
+  auto ok = parse_scenario(responses, "r.json");
+  REQUIRE(ok.scenario);
+  CHECK(harness::fallback_warnings(*ok.scenario).empty());
 }
 
 }  // namespace scenario_io_websocket_test

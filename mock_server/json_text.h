@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "json_reader/utf8.h"
+
 namespace mock::json_text {
 
 /// Appends `s` as a JSON string exactly as nlohmann's dump() writes it: `"` and `\\` escaped,
@@ -24,13 +26,10 @@ void append_string(std::string& out, std::string_view s);
 /// Appends `v` in decimal, as nlohmann writes an integer.
 void append_int(std::string& out, long long v);
 
-/// The length in bytes (1–4) of the well-formed UTF-8 character `s` starts with (RFC 3629: no
-/// overlong forms, no surrogates, nothing above U+10FFFF); 0 when `s` is empty or starts with an
-/// ill-formed or truncated sequence.
-std::size_t utf8_char_length(std::string_view s);
-
-/// True when all of `s` is well-formed UTF-8 (what nlohmann's dump() accepts).
-bool is_utf8(std::string_view s);
+/// json_reader/utf8.h (shared with the runtime): the length of the well-formed UTF-8 character `s`
+/// starts with (0 when ill-formed or truncated), and whether all of `s` is well-formed UTF-8.
+using json_reader::utf8_char_length;
+using json_reader::is_utf8;
 
 /// The longest prefix of `s` of at most `max_bytes` bytes that ends on a character boundary (never
 /// half a UTF-8 character; a byte outside well-formed UTF-8 counts as a character of its own).

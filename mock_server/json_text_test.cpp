@@ -24,7 +24,7 @@ TEST_CASE("utf8_char_length accepts RFC 3629 characters and refuses overlongs, s
 }
 
 TEST_CASE("is_utf8 agrees with what nlohmann's dump accepts") {
-  for (const std::string s : {std::string("plain"), std::string("caf\xC3\xA9"), std::string("\xFF"),
+  for (const std::string& s : {std::string("plain"), std::string("caf\xC3\xA9"), std::string("\xFF"),
                               std::string("a\xE2\x80"), std::string("\xED\xA0\x80"), std::string("\xC3\xA9\xE2\x80\x9C")}) {
     bool dumps = true;
     try {

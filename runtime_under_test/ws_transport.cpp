@@ -21,6 +21,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "json_reader/utf8.h"
 #include "runtime_under_test/http_transport.h"
 
 namespace rut {
@@ -71,37 +72,6 @@ std::string client_frame(int opcode, std::string_view payload, std::uint32_t mas
 }
 
 constexpr std::size_t kMaxMessageBytes = 64u << 20;
-
-/// Whether a text message's payload is well-formed UTF-8 (RFC 3629: no overlongs, no surrogates,
-/// nothing past U+10FFFF). RFC 6455 §8.1: a text message that is not fails the connection (1007).
-bool ws_text_is_utf8(std::string_view s) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = b(i);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) n = 3, lo = 0xA0;
-    else if (c >= 0xE1 && c <= 0xEC) n = 3;
-    else if (c == 0xED) n = 3, hi = 0x9F;
-    else if (c >= 0xEE && c <= 0xEF) n = 3;
-    else if (c == 0xF0) n = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
-    else if (c == 0xF4) n = 4, hi = 0x8F;
-    else return false;
-    if (i + n > s.size()) return false;
-    if (b(i + 1) < lo || b(i + 1) > hi) return false;
-    for (std::size_t k = 2; k < n; ++k) {
-      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return false;
-    }
-    i += n;
-  }
-  return true;
-}
 
 /// One server message: a text/binary message reassembled, or a control frame.
 struct Frame {
@@ -502,7 +472,7 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
         result.end = TransportEnd::kConnectionLost;
         return result;
       }
-      if (!ws_text_is_utf8(f.payload)) {
+      if (!json_reader::is_utf8(f.payload)) {  // RFC 3629, json_reader/utf8.h
         // RFC 6455 §8.1: invalid UTF-8 in a text message fails the connection with 1007 (a frame
         // cut short and followed by other bytes, e.g. the server's close frame, reads so).
         s.send_all(client_frame(0x8, std::string("\x03\xef", 2), s.next_mask()));  // 1007

@@ -80,13 +80,6 @@ std::string tail_of(const std::string& path, std::size_t max_lines) {
   return out;
 }
 
-std::string make_scratch() {
-  const char* base = std::getenv("HICCUP_SCRATCH_DIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/hiccup-agent-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a scratch folder " + tmpl);
-  return tmpl;
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path);
@@ -180,6 +173,65 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
   return problems;
 }
 
+std::optional<std::string> agent_not_installed(const Recipe& recipe) {
+  const std::string binary = agent_binary(recipe);
+  if (binary.empty() || access(binary.c_str(), X_OK) == 0) return std::nullopt;
+  // The install script reads the same variable: the command that installs where we look.
+  const char* cache = std::getenv("HICCUP_AGENT_CACHE");
+  const bool in_cache = recipe.binary.rfind(kAgentCachePrefix, 0) == 0 && cache != nullptr && *cache != '\0';
+  return "agent " + recipe.name + " is not installed: " + binary + " is missing or not executable; run " +
+         (in_cache ? "HICCUP_AGENT_CACHE=" + shell_quote(cache) + " " : std::string()) +
+         (recipe.install_hint.empty() ? std::string("scripts/install_agents.sh") : recipe.install_hint);
+}
+
+std::string make_agent_scratch() {
+  const char* base = std::getenv("HICCUP_SCRATCH_DIR");
+  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/hiccup-agent-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a scratch folder " + tmpl);
+  return tmpl;
+}
+
+ProcessSpec prepare_agent_launch(const Recipe& recipe, const std::string& scratch_dir, const AgentLaunchInputs& in) {
+  const fs::path scratch = scratch_dir;
+  const fs::path home = scratch / "home", tmp = scratch / "tmp", work = scratch / "work";
+  fs::create_directories(home);
+  fs::create_directories(tmp);
+  fs::create_directories(work);
+  const std::string ledger = (scratch / "ledger").string();
+  const std::string binary = agent_binary(recipe);
+  const std::map<std::string, std::string> vars = {
+      {"binary", binary}, {"prompt", in.prompt}, {"model", recipe.model},
+      {"base_url", in.base_url}, {"home", home.string()}, {"tmpdir", tmp.string()},
+      {"workdir", work.string()}, {"ledger", ledger}};
+  for (const auto& [rel, content] : recipe.home_files) {
+    if (rel.back() == '/') {
+      fs::create_directories(home / rel);
+      continue;
+    }
+    const json expanded = expand_json(content, vars);
+    write_file(home / rel, expanded.is_string() ? expanded.get<std::string>() : expanded.dump(2) + "\n");
+  }
+
+  ProcessSpec spec;
+  for (const std::string& a : recipe.argv) spec.argv.push_back(expand(a, vars));
+  const char* path = std::getenv("PATH");
+  std::map<std::string, std::string> env = {
+      {"PATH", path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"},
+      {"HOME", home.string()}, {"TMPDIR", tmp.string()}, {"LANG", "C.UTF-8"},
+      {"HICCUP_BASE_URL", in.base_url}, {"HICCUP_PROMPT", in.prompt},
+      {"HICCUP_LEDGER", ledger}, {"HICCUP_SCENARIO", in.scenario_name},
+      {"HICCUP_INVOKE_DIR", fs::current_path().string()}};
+  if (!recipe.model.empty()) env["HICCUP_MODEL"] = recipe.model;
+  if (const std::string var = base_url_variable(in.provider); !var.empty()) env[var] = in.base_url;
+  for (const auto& [k, v] : recipe.env) env[k] = expand(v, vars);
+  for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
+  spec.cwd = work.string();
+  spec.stdout_path = (scratch / "stdout").string();
+  spec.stderr_path = (scratch / "stderr").string();
+  spec.timeout_s = in.timeout_s > 0 ? in.timeout_s : recipe.timeout_s;
+  return spec;
+}
+
 AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe, const AgentRunOptions& options) {
   const Stopwatch stopwatch;
   AgentCaseResult result;
@@ -190,18 +242,9 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     return result;
   };
 
-  const std::string binary = agent_binary(recipe);
-  if (!binary.empty()) {
-    if (access(binary.c_str(), X_OK) != 0) {
-      // The install script reads the same variable: the command that installs where we look.
-      const char* cache = std::getenv("HICCUP_AGENT_CACHE");
-      const bool in_cache = recipe.binary.rfind(kAgentCachePrefix, 0) == 0 && cache != nullptr && *cache != '\0';
-      result.harness_error = "agent " + recipe.name + " is not installed: " + binary +
-                             " is missing or not executable; run " +
-                             (in_cache ? "HICCUP_AGENT_CACHE=" + shell_quote(cache) + " " : std::string()) +
-                             (recipe.install_hint.empty() ? std::string("scripts/install_agents.sh") : recipe.install_hint);
-      return finish();
-    }
+  if (auto missing = agent_not_installed(recipe)) {
+    result.harness_error = *missing;
+    return finish();
   }
   for (const std::string& p : check_agent_scenario(scenario, recipe)) {
     result.harness_error += (result.harness_error.empty() ? "" : "; ") + p;
@@ -209,12 +252,8 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
   if (!result.harness_error.empty()) return finish();
 
   try {
-    const fs::path scratch = make_scratch();
+    const fs::path scratch = make_agent_scratch();
     result.scratch_dir = scratch.string();
-    const fs::path home = scratch / "home", tmp = scratch / "tmp", work = scratch / "work";
-    fs::create_directories(home);
-    fs::create_directories(tmp);
-    fs::create_directories(work);
     const std::string ledger = (scratch / "ledger").string();
     const std::string out_path = (scratch / "stdout").string(), err_path = (scratch / "stderr").string();
 
@@ -227,37 +266,9 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     mock::MockHttpServer server(engine, server_options);
     server.start();
 
-    const std::map<std::string, std::string> vars = {
-        {"binary", binary}, {"prompt", scenario.prompt}, {"model", recipe.model},
-        {"base_url", server.base_url()}, {"home", home.string()}, {"tmpdir", tmp.string()},
-        {"workdir", work.string()}, {"ledger", ledger}};
-    for (const auto& [rel, content] : recipe.home_files) {
-      if (rel.back() == '/') {
-        fs::create_directories(home / rel);
-        continue;
-      }
-      const json expanded = expand_json(content, vars);
-      write_file(home / rel, expanded.is_string() ? expanded.get<std::string>() : expanded.dump(2) + "\n");
-    }
-
-    ProcessSpec spec;
-    for (const std::string& a : recipe.argv) spec.argv.push_back(expand(a, vars));
-    const char* path = std::getenv("PATH");
-    std::map<std::string, std::string> env = {
-        {"PATH", path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"},
-        {"HOME", home.string()}, {"TMPDIR", tmp.string()}, {"LANG", "C.UTF-8"},
-        {"HICCUP_BASE_URL", server.base_url()}, {"HICCUP_PROMPT", scenario.prompt},
-        {"HICCUP_LEDGER", ledger}, {"HICCUP_SCENARIO", scenario.name},
-        {"HICCUP_INVOKE_DIR", fs::current_path().string()}};
-    if (!recipe.model.empty()) env["HICCUP_MODEL"] = recipe.model;
-    if (const std::string var = base_url_variable(scenario.script.provider); !var.empty()) env[var] = server.base_url();
-    for (const auto& [k, v] : recipe.env) env[k] = expand(v, vars);
-    for (const auto& [k, v] : env) spec.env.push_back(k + "=" + v);
-    spec.cwd = work.string();
-    spec.stdout_path = out_path;
-    spec.stderr_path = err_path;
-    spec.timeout_s = options.timeout_s > 0 ? options.timeout_s : recipe.timeout_s;
-
+    const ProcessSpec spec = prepare_agent_launch(
+        recipe, scratch.string(),
+        AgentLaunchInputs{scenario.prompt, server.base_url(), scenario.script.provider, scenario.name, options.timeout_s});
     result.process = run_process(spec);
     const bool strict = options.strict;
     server.stop();

@@ -49,6 +49,34 @@ std::optional<std::string> written_for_others(const Scenario& scenario, const st
 /// outside the recipe's shell tool command argument.
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe);
 
+/// When `recipe`'s binary (agent_binary) is missing or not executable: the message saying so and
+/// naming the command that installs it, e.g. "agent qwen-code is not installed: PATH is missing or
+/// not executable; run scripts/install_agents.sh qwen-code" (prefixed with HICCUP_AGENT_CACHE=…
+/// when that variable chose the folder). nullopt when it is installed or the recipe has no binary
+/// (--agent-cmd).
+std::optional<std::string> agent_not_installed(const Recipe& recipe);
+
+/// What one launch of a recipe's agent is given (the variables {prompt}, {base_url}, … of recipe.h).
+struct AgentLaunchInputs {
+  std::string prompt;         ///< {prompt}, HICCUP_PROMPT
+  std::string base_url;       ///< {base_url}, HICCUP_BASE_URL and the provider's base-URL variable
+  std::string provider;       ///< wire format whose base-URL variable is set (gemini: GOOGLE_GEMINI_BASE_URL)
+  std::string scenario_name;  ///< HICCUP_SCENARIO
+  double timeout_s = 0;       ///< the process's wall-clock limit; 0 = the recipe's timeout_s
+};
+
+/// A new scratch folder (under $HICCUP_SCRATCH_DIR, else /tmp) for one agent run. Throws
+/// std::runtime_error when it cannot be made.
+std::string make_agent_scratch();
+
+/// Prepares one run of `recipe`'s agent in `scratch` (from make_agent_scratch) as
+/// run_agent_scenario runs it: makes SCRATCH/home, SCRATCH/tmp, SCRATCH/work, writes the recipe's
+/// home_files into SCRATCH/home, and returns the process: the recipe's argv with its variables
+/// expanded, the environment documented at run_agent_scenario (HICCUP_LEDGER = SCRATCH/ledger),
+/// cwd SCRATCH/work, output to SCRATCH/stdout and SCRATCH/stderr. The caller may change cwd and
+/// the output paths. Throws std::runtime_error when a file cannot be written.
+ProcessSpec prepare_agent_launch(const Recipe& recipe, const std::string& scratch, const AgentLaunchInputs& inputs);
+
 /// Runs `scenario` against `recipe`'s agent and judges it. The agent runs in SCRATCH/work with
 /// HOME=SCRATCH/home and TMPDIR=SCRATCH/tmp; its environment is exactly PATH, HOME, TMPDIR, LANG,
 /// HICCUP_BASE_URL, HICCUP_PROMPT, HICCUP_LEDGER, HICCUP_SCENARIO, HICCUP_MODEL (when the recipe

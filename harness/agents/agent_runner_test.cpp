@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "harness/agents/agent_runner.h"
 #include "harness/scenario_io.h"
@@ -309,6 +311,51 @@ TEST_CASE("a missing agent binary names the install script") {
   CHECK_FALSE(res.passed());
   CHECK(res.harness_error ==
         "agent ghost is not installed: /nonexistent/ghost is missing or not executable; run scripts/install_agents.sh ghost");
+}
+
+TEST_CASE("prepare_agent_launch: the recipe's command line, environment and settings files in a scratch folder") {
+  Recipe r;
+  r.name = "launch-probe";
+  r.provider = "openai-chat";
+  r.binary = "/bin/true";
+  r.model = "m-1";
+  r.argv = {"{binary}", "-p", "{prompt}", "--home={home}"};
+  r.env = {{"OPENAI_API_KEY", "hiccup-not-a-key"}, {"PROBE_URL", "{base_url}/v1"}};
+  r.home_files = {{".probe/settings.json", nlohmann::json{{"url", "{base_url}"}, {"model", "{model}"}}},
+                  {".probe/empty/", nullptr}};
+  const std::string scratch = make_agent_scratch();
+  const ProcessSpec spec = prepare_agent_launch(r, scratch, AgentLaunchInputs{"say {model} hi", "http://127.0.0.1:9", "openai-chat", "probe", 7});
+  // The prompt is substituted once: its own {model} stays as written.
+  CHECK(spec.argv == std::vector<std::string>{"/bin/true", "-p", "say {model} hi", "--home=" + scratch + "/home"});
+  auto env_has = [&](const std::string& kv) { return std::find(spec.env.begin(), spec.env.end(), kv) != spec.env.end(); };
+  CHECK(env_has("HOME=" + scratch + "/home"));
+  CHECK(env_has("TMPDIR=" + scratch + "/tmp"));
+  CHECK(env_has("OPENAI_BASE_URL=http://127.0.0.1:9"));
+  CHECK(env_has("PROBE_URL=http://127.0.0.1:9/v1"));
+  CHECK(env_has("OPENAI_API_KEY=hiccup-not-a-key"));
+  CHECK(env_has("HICCUP_LEDGER=" + scratch + "/ledger"));
+  CHECK(env_has("HICCUP_PROMPT=say {model} hi"));
+  CHECK(env_has("HICCUP_SCENARIO=probe"));
+  CHECK(env_has("HICCUP_MODEL=m-1"));
+  CHECK(spec.cwd == scratch + "/work");
+  CHECK(spec.timeout_s == 7);
+  std::ifstream settings(scratch + "/home/.probe/settings.json");
+  nlohmann::json written;
+  settings >> written;
+  CHECK(written == nlohmann::json{{"url", "http://127.0.0.1:9"}, {"model", "m-1"}});
+  CHECK(std::filesystem::is_directory(scratch + "/home/.probe/empty"));
+  std::filesystem::remove_all(scratch);
+}
+
+TEST_CASE("agent_not_installed: nothing for an executable binary or --agent-cmd, the install command otherwise") {
+  Recipe r;
+  r.name = "probe";
+  r.binary = "/bin/true";
+  CHECK_FALSE(agent_not_installed(r));
+  CHECK_FALSE(agent_not_installed(command_recipe("true")));
+  r.binary = "/nonexistent/probe";
+  CHECK(agent_not_installed(r) ==
+        "agent probe is not installed: /nonexistent/probe is missing or not executable; run scripts/install_agents.sh");
 }
 
 TEST_CASE("the ledger placeholder must sit in the recipe's shell tool command") {

@@ -26,8 +26,13 @@ answers to stdout, one per line (progress notifications as they come, then the r
 session's scenario scripts each tools/call (docs/SCENARIO-FORMAT.md "tools"); it is journaled at
 GET /_hiccup/sessions/ID/tool_calls as over HTTP. A lost reply writes nothing (a note on stderr);
 a hung call writes nothing. When stdin ends (the client shuts its server down, MCP stdio), the
-answers still in flight are waited for up to --drain-s and written, then the bridge exits 0; a
-call still running then (a hung one) is abandoned with a note on stderr.
+answers still in flight are waited for up to --drain-s and written, then the bridge exits; a
+call still running then (a hung one) is abandoned with a note on stderr. Only JSON-RPC messages
+reach stdout: an answer that is not one (a wrong session id in URL gets the control API's error)
+is noted on stderr, and a request with an id gets a JSON-RPC error (-32603) naming it.
+
+exit codes: 0 every request reached the endpoint; 2 usage error; 3 nothing accepted connections
+at URL for some request (no `hiccup serve` there, or it stopped).
 
 Configure it as a client's stdio MCP server, e.g. {"command": "hiccup", "args": ["mcp",
 "http://127.0.0.1:PORT/s/ID/mcp"]}.
@@ -79,9 +84,15 @@ int mcp_command(const Args& args) {
     std::cerr << "hiccup mcp: stdin ended; " << abandoned << " request(s) still without an answer after "
               << *drain << " s abandoned\n";
   }
+  int code = kExitPassed;
+  if (const std::uint64_t refused = bridge.refused(); refused > 0) {
+    std::cerr << "hiccup mcp: " << refused << " of " << bridge.posted() << " request(s) found nothing accepting connections at "
+              << "http://" << endpoint->host << ':' << endpoint->port << endpoint->path << " (exit 3)\n";
+    code = kExitInvalidInput;
+  }
   std::cout.flush();
   std::cerr.flush();
-  std::_Exit(kExitPassed);
+  std::_Exit(code);
 }
 
 }  // namespace harness::cli

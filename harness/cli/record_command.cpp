@@ -12,18 +12,17 @@
 #include "harness/agents/subprocess.h"
 #include "harness/cli/args.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/record_agent.h"
 #include "harness/record/recording_proxy.h"
 #include "harness/record/session_recorder.h"
 #include "harness/scenario_io.h"
-
-extern char** environ;
 
 namespace harness::cli {
 
 namespace {
 
 constexpr const char* kRecordUsage = R"(usage: hiccup record --upstream URL [--port N] [--out FILE] [--name NAME]
-                     [--agent-cmd COMMAND [--prompt TEXT] [--agent-timeout S]]
+                     [--agent NAME | --agent-cmd COMMAND] [--prompt TEXT] [--agent-timeout S]
 
 Runs a recording proxy on 127.0.0.1 in front of a model provider: every request goes to URL
 unchanged (its headers too: API keys, Authorization, cookies are passed upstream and never stored)
@@ -32,7 +31,7 @@ the address printed on stdout (GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL=ADDRESS/v
 ANTHROPIC_BASE_URL). The wire format is the request's path, as `hiccup serve` routes it (gemini,
 openai-chat, openai-responses, anthropic; docs/WIRE-FORMATS.md).
 
-On SIGINT or SIGTERM, or when the agent started with --agent-cmd ends, the session is written to
+On SIGINT or SIGTERM, or when the agent (--agent, --agent-cmd) ends, the session is written to
 FILE as a scenario (docs/SCENARIO-FORMAT.md) that `hiccup lint` accepts and `hiccup run` replays:
 one turn per turn index (the model contents in a request's history, as the server matches), its
 attempts in the order they were sent, each with the events as delivered (text per SSE frame,
@@ -53,13 +52,25 @@ options (each at most once):
                        the proxy and the rest of hiccup's environment; its output goes to
                        FILE.agent-stdout.log and FILE.agent-stderr.log; the recording is written
                        when it exits
-  --prompt TEXT        HICCUP_PROMPT for the agent (with --agent-cmd)
-  --agent-timeout S    wall-clock limit of the agent in seconds (default 600)
+  --agent NAME         run a bundled agent CLI (a recipe, as `hiccup run --agent` runs it: codex,
+                       claude-code, gemini-cli, qwen-code, opencode, …; or a recipe .json) headless
+                       with --prompt, pointed at the proxy, in this folder, HOME and TMPDIR a
+                       scratch folder holding the recipe's settings; a variable the recipe sets to
+                       its placeholder key (OPENAI_API_KEY=hiccup-not-a-key, …) takes this
+                       environment's value when set (your real key); output to the same .log
+                       files; the recording is tagged NAME. Not installed: exit 3 naming the
+                       install command (scripts/install_agents.sh NAME)
+  --prompt TEXT        the agent's prompt: HICCUP_PROMPT (--agent-cmd), the recipe's {prompt}
+                       (--agent: required); also the recording's prompt (else the last text of
+                       the first user message, which clients may prefix with context of theirs)
+  --agent-timeout S    wall-clock limit of the agent in seconds (default 600); then it is killed
+                       and the recording written
   -h, --help           this text
 
 exit codes: 0 recording written (it lints clean), 1 no model request was recorded (nothing
 written), 2 usage error (a bad --upstream URL among them), 3 FILE cannot be written, the port
-cannot be bound, or the recording does not lint (written anyway, the problems listed),
+cannot be bound, --agent names no recipe or an agent that is not installed, or the recording does
+not lint (written anyway, the problems listed),
 5 internal error
 )";
 
@@ -120,6 +131,7 @@ void ignore_sigpipe() { std::signal(SIGPIPE, SIG_IGN); }
 int record_command(const Args& args) {
   ignore_sigpipe();
   std::string upstream_text, port_text = "0", out = "recording.json", name, agent_cmd, prompt, timeout_text = "600";
+  std::string agent_name;
   ArgReader r(args);
   while (!r.done()) {
     if (r.flag("-h") || r.flag("--help")) {
@@ -128,7 +140,7 @@ int record_command(const Args& args) {
     }
     if (r.value("--upstream", upstream_text) || r.value("--port", port_text) || r.value("--out", out) ||
         r.value("--name", name) || r.value("--agent-cmd", agent_cmd) || r.value("--prompt", prompt) ||
-        r.value("--agent-timeout", timeout_text)) {
+        r.value("--agent-timeout", timeout_text) || r.value("--agent", agent_name)) {
       if (!r.error().empty()) return usage_error("record", r.error());
       continue;
     }
@@ -142,12 +154,26 @@ int record_command(const Args& args) {
   const auto port = r.number<int>("--port", port_text, 0, 65535, "a port number");
   const auto timeout_s = r.number<int>("--agent-timeout", timeout_text, 1, 86400, "seconds");
   if (!port || !timeout_s) return usage_error("record", r.error());
-  if (!prompt.empty() && agent_cmd.empty()) return usage_error("record", "--prompt needs --agent-cmd");
+  if (!agent_name.empty() && !agent_cmd.empty()) return usage_error("record", "give --agent or --agent-cmd, not both");
+  if (!prompt.empty() && agent_cmd.empty() && agent_name.empty()) {
+    return usage_error("record", "--prompt needs --agent or --agent-cmd");
+  }
+  if (!agent_name.empty() && prompt.empty()) return usage_error("record", "--agent NAME needs --prompt TEXT");
   if (auto why = unwritable(out)) {
     std::cerr << "error: " << out << ": cannot write the recording: " << *why << '\n';
     return kExitInvalidInput;
   }
   if (name.empty()) name = std::filesystem::path(out).stem().string();
+  RecordAgent recorded_agent{std::nullopt, agent_cmd, prompt, static_cast<double>(*timeout_s), ""};
+  if (!agent_name.empty()) {
+    std::string why;
+    recorded_agent.recipe = record_recipe(agent_name, why);
+    if (!recorded_agent.recipe) {
+      std::cerr << "error: --agent: " << why << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  const bool has_agent = recorded_agent.recipe || !agent_cmd.empty();
 
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -169,29 +195,20 @@ int record_command(const Args& args) {
   }
   std::cout << proxy.base_url() << std::endl;
   std::cerr << "recording to " << out << " through " << upstream->origin() << upstream->prefix
-            << (agent_cmd.empty() ? "; Ctrl-C to stop and write it" : "; the agent runs now") << std::endl;
+            << (has_agent ? "; the agent runs now" : "; Ctrl-C to stop and write it") << std::endl;
 
   std::thread agent;
   agents::ProcessResult agent_result;
-  if (!agent_cmd.empty()) {
+  if (has_agent) {
     agents::ProcessSpec spec;
-    spec.argv = {"/bin/sh", "-c", agent_cmd};
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string kv = *e;
-      const std::string key = kv.substr(0, kv.find('='));
-      if (key == "HICCUP_BASE_URL" || key == "GOOGLE_GEMINI_BASE_URL" || key == "OPENAI_BASE_URL" ||
-          key == "ANTHROPIC_BASE_URL" || key == "HICCUP_PROMPT") continue;
-      spec.env.push_back(kv);
+    try {
+      spec = record_agent_spec(recorded_agent, proxy.base_url(), out, name);
+    } catch (const std::exception& e) {
+      std::cerr << "error: the agent cannot be prepared: " << e.what() << '\n';
+      remove_agent_scratch(recorded_agent);
+      proxy.stop();
+      return kExitInvalidInput;
     }
-    const std::string base = proxy.base_url();
-    spec.env.push_back("HICCUP_BASE_URL=" + base);
-    spec.env.push_back("GOOGLE_GEMINI_BASE_URL=" + base);
-    spec.env.push_back("OPENAI_BASE_URL=" + base + "/v1");
-    spec.env.push_back("ANTHROPIC_BASE_URL=" + base);
-    if (!prompt.empty()) spec.env.push_back("HICCUP_PROMPT=" + prompt);
-    spec.stdout_path = out + ".agent-stdout.log";
-    spec.stderr_path = out + ".agent-stderr.log";
-    spec.timeout_s = *timeout_s;
     agent = std::thread([spec, &agent_result] {
       agent_result = agents::run_process(spec);
       kill(getpid(), SIGUSR1);
@@ -210,6 +227,7 @@ int record_command(const Args& args) {
     }
   }
   proxy.stop();
+  remove_agent_scratch(recorded_agent);
 
   for (const std::string& n : recorder.notes()) std::cerr << "note: " << n << '\n';
   const record::RecordingStats stats = recorder.stats();
@@ -217,8 +235,8 @@ int record_command(const Args& args) {
     std::cerr << "error: no model request was recorded (" << proxy.relayed() << " request(s) relayed); nothing written\n";
     return kExitFailed;
   }
-  const std::string text =
-      recorder.scenario(name).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text = with_agent_facts(recorder.scenario(name), recorded_agent)
+                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   {
     std::ofstream file(out, std::ios::binary | std::ios::trunc);
     file << text;

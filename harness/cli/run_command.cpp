@@ -39,7 +39,8 @@ options (each at most once, unless marked repeatable):
   --tag TAG            run only scenarios with this tag (repeatable: any of them)
   --transport KIND     http or sse (default: a mock server per run on 127.0.0.1, the provider's
                        own path and SSE), memory (in-process), websocket (the Responses API's
-                       WebSocket mode on that server; needs --provider openai-responses;
+                       WebSocket mode on that server; plays openai-responses scenarios, others
+                       are skipped unless --provider openai-responses;
                        docs/WIRE-FORMATS.md "Responses over WebSocket"), or a cloud path of the
                        anthropic format over HTTP: bedrock (/model/{id}/invoke-with-response-stream,
                        AWS event-stream frames), vertex (:streamRawPredict) or foundry
@@ -54,8 +55,8 @@ options (each at most once, unless marked repeatable):
                        between the designs are replaced by the prediction for DESIGN, and
                        --catches runs only the catches of scenarios played under their own
                        design, and skips defects with no site in the design played
-  --report-dir DIR     where junit.xml, summary.json and summary.md go (default: reports); a
-                       folder scan skips it (docs/REPORTS.md)
+  --report-dir DIR     where junit.xml, report.html, summary.json and summary.md go (default:
+                       reports); a folder scan skips it (docs/REPORTS.md)
   --transcripts        every case's transcript in summary.json (failing cases always carry theirs)
   --seed N             the runtime's random seed (default 1)
   --agent NAME         run an external agent CLI instead of the reference runtime, by recipe
@@ -240,8 +241,8 @@ int run_command(const Args& args) {
   } else if (!transport_from_name(transport, options.transport)) {
     in.set_error("--transport expects http, sse, memory, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
   }
-  if (transport == "websocket" && provider != "openai-responses") {
-    in.set_error("--transport websocket needs --provider openai-responses (the WebSocket mode is the Responses API's)");
+  if (transport == "websocket" && provider_given && provider != "openai-responses") {
+    in.set_error("--transport websocket plays the openai-responses format (the WebSocket mode is the Responses API's), found --provider " + provider);
   }
   if (provider_given && !rut::codec_for(provider)) {
     in.set_error("--provider expects gemini, openai-chat, openai-responses or anthropic, found \"" +
@@ -314,6 +315,19 @@ int run_command(const Args& args) {
     });
     if (scenarios.empty()) {
       std::cerr << "error: no scenario under the given paths can be played with --provider " << provider << '\n';
+      return kExitInvalidInput;
+    }
+  }
+  if (transport == "websocket") {
+    // The WebSocket mode is the Responses API's: other providers' scenarios are skipped.
+    std::erase_if(scenarios, [&](const Scenario& s) {
+      if (s.script.provider == "openai-responses") return false;
+      std::cout << "SKIP " << s.name << ": --transport websocket plays openai-responses scenarios (its provider is "
+                << s.script.provider << "; add --provider openai-responses)\n";
+      return true;
+    });
+    if (scenarios.empty()) {
+      std::cerr << "error: --transport websocket plays openai-responses scenarios only; none is (add --provider openai-responses)\n";
       return kExitInvalidInput;
     }
   }

@@ -126,6 +126,8 @@ std::string serve_usage() {
   }
   // The anthropic format's cloud paths (docs/WIRE-FORMATS.md "Cloud paths"), the same scenarios.
   for (const std::string& p : mock::cloud::cloud_paths()) paths += "  anthropic         " + p + "\n";
+  // Responses over WebSocket (docs/WIRE-FORMATS.md "Responses over WebSocket").
+  paths += "  openai-responses  GET /v1/responses with Upgrade: websocket (response.create frames, RFC 6455)\n";
   std::string usage = kServeUsage;
   const std::string marker = "@PATHS@\n";
   usage.replace(usage.find(marker), marker.size(), paths);

@@ -23,6 +23,7 @@
 #include "harness/record/live_faults.h"
 #include "harness/record/upstream_connection.h"
 #include "mock_server/http_wire.h"
+#include "mock_server/json_text.h"
 #include "runtime_under_test/codec.h"
 #include "mock_server/wire_format.h"
 
@@ -178,8 +179,15 @@ std::string UpstreamUrl::origin() const { return scheme + "://" + host + ":" + s
 
 std::optional<UpstreamUrl> parse_upstream_url(std::string_view text, std::string& error) {
   const auto bad = [&](const std::string& why) -> std::optional<UpstreamUrl> {
-    error = "expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH], found \"" + std::string(text) +
-            "\" (" + why + ")";
+    // Quoted as text from outside (valid UTF-8, control characters escaped), and a password
+    // before an '@' never echoed: the user part of the authority shows as "***".
+    std::string shown(text);
+    const std::size_t scheme_end = shown.find("://");
+    const std::size_t start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+    const std::size_t at = shown.find('@', start);
+    if (at != std::string::npos && shown.find_first_of("/?#", start) > at) shown.replace(start, at - start, "***");
+    error = "expected http://HOST[:PORT][/PATH] or https://HOST[:PORT][/PATH], found " +
+            mock::json_text::quote_input(shown, 200) + " (" + why + ")";
     return std::nullopt;
   };
   UpstreamUrl u;

@@ -656,7 +656,7 @@ TEST_CASE("a number beyond a double's range in any control body is a 400 naming 
 
 TEST_CASE("a scenario text that fails to parse at a non-ASCII character is refused in valid UTF-8") {
   Fixture f;
-  for (const std::string text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}"),
+  for (const std::string& text : {std::string("{\"name\": \xC3\xA9}"), std::string("{\xE2\x80\x9Cschema\xE2\x80\x9D: 1}"),
                                  std::string("{\"turns\": [\xC2\xA0]}"), std::string("{\"name\": \"x\"} \xF0\x9F\x98\x80")}) {
     INFO(text);
     auto [status, j] = f.call("POST", "/_hiccup/sessions", {{"scenario", text}});

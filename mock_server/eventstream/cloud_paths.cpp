@@ -171,8 +171,8 @@ const std::vector<std::string>& cloud_paths() {
   static const std::vector<std::string> paths = {
       "POST /model/{modelId}/invoke-with-response-stream (Bedrock, application/vnd.amazon.eventstream)",
       "POST /model/{modelId}/invoke (Bedrock)",
-      "POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:streamRawPredict (Vertex)",
-      "POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict (Vertex)",
+      "POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:streamRawPredict (Vertex; /v1beta1/ too)",
+      "POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict (Vertex; /v1beta1/ too)",
       "POST /anthropic/v1/messages (Foundry)"};
   return paths;
 }

@@ -113,6 +113,46 @@ std::uint64_t StdioBridge::posted() const {
   return posted_;
 }
 
+std::uint64_t StdioBridge::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+namespace {
+
+/// Whether `j` is a JSON-RPC 2.0 message or a batch of them (JSON-RPC 2.0 sections 4-6).
+bool is_json_rpc(const nlohmann::json& j) {
+  if (j.is_object()) return j.contains("jsonrpc") && j["jsonrpc"] == "2.0";
+  if (!j.is_array() || j.empty()) return false;
+  for (const auto& m : j) {
+    if (!m.is_object() || !m.contains("jsonrpc") || m["jsonrpc"] != "2.0") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void StdioBridge::write_answer(const std::string& request, int status, const std::string& body) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_discarded() && is_json_rpc(j)) {
+    write_line(body);
+    return;
+  }
+  const std::string what = "the endpoint answered HTTP " + std::to_string(status) + " with a body that is not JSON-RPC: " +
+                           json_text::escape_input(body, 200);
+  {
+    std::lock_guard lock(mu_);
+    *log_ << "hiccup mcp: " << what << '\n' << std::flush;
+  }
+  const nlohmann::json req = nlohmann::json::parse(request, nullptr, false);
+  if (!req.is_object() || !req.contains("id") || !(req["id"].is_string() || req["id"].is_number())) return;
+  // -32603 Internal error (JSON-RPC 2.0 section 5.1): the bridge, not the client's message, failed.
+  const nlohmann::ordered_json error = {{"jsonrpc", "2.0"},
+                                {"id", req["id"]},
+                                {"error", {{"code", -32603}, {"message", "hiccup mcp: " + what}}}};
+  write_line(error.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 void StdioBridge::write_line(const std::string& message) {
   // One message per line: MCP stdio messages "MUST NOT contain embedded newlines". The server's
   // answers are compact JSON; anything else is rewritten compact (or, not JSON, dropped with a note).
@@ -172,17 +212,23 @@ void StdioBridge::post(const std::string& message) {
   };
   httplib::Response res;
   httplib::Error error = httplib::Error::Success;
+  const auto sent = std::chrono::steady_clock::now();
   const bool ok = client.send(req, res, error);
-  if (!sse && ok && !body.empty()) {
-    write_line(body);
+  // cpp-httplib reports a read timeout as a read error: told apart by the time the read took.
+  const bool timed_out = !ok && error == httplib::Error::Read &&
+                         std::chrono::steady_clock::now() - sent >= std::chrono::seconds(options_.read_timeout_s);
+  if (!sse && ok && (!body.empty() || res.status >= 400)) {
+    write_answer(message, res.status, body);
     wrote = true;
   }
   std::lock_guard lock(mu_);
+  if (!ok && error == httplib::Error::Connection) ++refused_;
   if (!ok) {
     *log_ << "hiccup mcp: no " << (wrote ? "complete " : "") << "answer to " << json_text::escape_input(message, 120)
           << " (" << httplib::to_string(error) << ": "
           << (error == httplib::Error::Connection ? "nothing accepts connections at " + endpoint_.host + ":" + std::to_string(endpoint_.port)
-                                                  : std::string("the connection ended before the reply"))
+              : timed_out ? "no byte for " + std::to_string(options_.read_timeout_s) + " s, --read-timeout-s: given up"
+                          : std::string("the connection ended before the reply"))
           << ")\n"
           << std::flush;
   }

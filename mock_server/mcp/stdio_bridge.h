@@ -82,9 +82,16 @@ class StdioBridge {
   /// Requests posted so far.
   std::uint64_t posted() const;
 
+  /// Requests that found nothing accepting connections at the endpoint (no server there).
+  std::uint64_t refused() const;
+
  private:
   void post(const std::string& message);
   void write_line(const std::string& message);
+  /// Writes `body` (an answer to `request`, HTTP `status`) when it is a JSON-RPC message; otherwise
+  /// notes it on the log and, when `request` has an id, answers that id with a JSON-RPC error, so
+  /// that stdout carries MCP messages only and the client is not left waiting.
+  void write_answer(const std::string& request, int status, const std::string& body);
 
   const Endpoint endpoint_;
   const BridgeOptions options_;
@@ -93,6 +100,7 @@ class StdioBridge {
   std::ostream* log_ = nullptr;
   std::string session_id_;
   std::uint64_t posted_ = 0;
+  std::uint64_t refused_ = 0;
   std::size_t in_flight_ = 0;   // requests whose post() has not returned
   std::condition_variable ended_;  // signalled when in_flight_ drops
   std::vector<std::thread> threads_;

@@ -160,5 +160,17 @@ TEST_CASE("mcp bridge: at the end of stdin the answers in flight are drained and
     INFO(log.str());
     CHECK(log.str().find(R"(no answer to {"jsonrpc":"2.0","id":1,"method":"tools/call")") != std::string::npos);
   }
+  SECTION("a hung call given up after --read-timeout-s is noted as a timeout, not a lost reply") {
+    std::istringstream in(initialize + R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hung"}})" "\n");
+    std::ostringstream out, log;
+    mock::mcp::BridgeOptions options;
+    options.read_timeout_s = 1;  // the I/O shell's real timeout: the one second this section waits
+    mock::mcp::StdioBridge bridge(Endpoint{"127.0.0.1", port, "/mcp"}, options);
+    bridge.run(in, out, log, /*wait=*/true);
+    INFO(log.str());
+    CHECK(log.str().find("no byte for 1 s, --read-timeout-s: given up") != std::string::npos);
+    CHECK(log.str().find("the connection ended before the reply") == std::string::npos);
+    CHECK(out.str().find(R"("id":1)") == std::string::npos);
+  }
   server.stop();
 }

@@ -17,7 +17,8 @@ CASES = [
     (["run", "--seed", "abc", "x.json"], "run", "abc"),
     (["run", "--defect", "nosuch", "x.json"], "run", "nosuch"),
     (["run", "--transport"], "run", "--transport needs a value"),
-    (["run", "--transport", "websocket", "x.json"], "run", "--transport websocket needs --provider openai-responses"),
+    (["run", "--transport", "websocket", "--provider", "gemini", "x.json"], "run",
+     "--transport websocket plays the openai-responses format (the WebSocket mode is the Responses API's), found --provider gemini"),
     (["run", "--transport", "kinesis", "x.json"], "run",
      '--transport expects http, sse, memory, websocket, bedrock, vertex or foundry, found "kinesis"'),
     (["run", "--transport", "bedrock", "--agent-cmd", "true", "x.json"], "run",
@@ -139,6 +140,20 @@ def main():
         verdict = "ok  " if not problems else "FAIL"
         print(f"{verdict} hiccup {' '.join(args)}: exit {p.returncode}, {err.splitlines()[0] if lines else '(no stderr)'}")
         failures += [f"hiccup {' '.join(args)}: {x}\n  stderr: {err[:300]!r}" for x in problems]
+
+    # A bad --upstream is quoted as text from outside: its password never echoed, a byte that is
+    # not UTF-8 escaped rather than written raw to the terminal.
+    for command in ("record", "proxy"):
+        extra = ["x.json"] if command == "proxy" else []
+        p = subprocess.run([a.hiccup, command, "--upstream", "http://user:hunter2-secret@h:99999"] + extra,
+                           cwd=a.work, capture_output=True, timeout=30)
+        if p.returncode != 2 or b"hunter2-secret" in p.stderr or b'"http://***@h:99999"' not in p.stderr:
+            failures.append(f"hiccup {command} --upstream with a password: exit {p.returncode}, stderr {p.stderr[:300]!r}")
+        p = subprocess.run([a.hiccup.encode(), command.encode(), b"--upstream", b"http://h\xff"] + [e.encode() for e in extra],
+                           cwd=a.work, capture_output=True, timeout=30)
+        if p.returncode != 2 or b"\xff" in p.stderr:
+            failures.append(f"hiccup {command} --upstream with a raw 0xFF: exit {p.returncode}, stderr {p.stderr[:300]!r}")
+    print(f"{'ok  ' if not failures else 'FAIL'} record/proxy --upstream: no password, no raw byte echoed")
 
     p = run(["nosuch"])
     if p.returncode != 2 or not p.stderr.startswith('error: unknown command "nosuch"') or \
