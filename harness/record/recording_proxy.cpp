@@ -368,6 +368,13 @@ void RecordingProxy::serve_connection(int fd) {
     up.body = req.body;
     bool head_sent = false;
     bool client_ok = true;
+    bool client_gone = false;  // the client closed its connection mid-answer (recorded as what it got)
+    // Whether the client has closed its side (FIN, RST): a client that leaves mid-stream must not
+    // have the rest of the upstream answer recorded as delivered to it.
+    const auto client_hung_up = [fd] {
+      pollfd p{fd, POLLRDHUP, 0};
+      return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+    };
     int status = 0;
     GateStep::End gate_end = GateStep::End::kGoOn;
     // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
@@ -403,10 +410,18 @@ void RecordingProxy::serve_connection(int fd) {
       return client_ok;
     };
     up.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-      if (ex) ex->body(std::string_view(data, n));
       if (gate) {
+        if (ex) ex->body(std::string_view(data, n));
         run_steps(gate->feed(std::string_view(data, n)));
         return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
+      }
+      if (ex) {
+        // Recording: the recorder sees only what was handed on to the client.
+        if (client_ok && client_hung_up()) client_ok = false;
+        client_ok = client_ok && send_all(fd, chunk(std::string_view(data, n)));
+        if (client_ok) ex->body(std::string_view(data, n));
+        client_gone = !client_ok && !stopping_.load();  // stop() shuts client sockets down itself
+        return client_ok;
       }
       client_ok = client_ok && send_all(fd, chunk(std::string_view(data, n)));
       return client_ok;
@@ -442,6 +457,10 @@ void RecordingProxy::serve_connection(int fd) {
       const std::string message = "hiccup proxy: upstream " + options_.upstream.origin() + " did not answer: " +
                                   httplib::to_string(err);
       if (!send_all(fd, own_answer(502, message, req.target, keep_alive))) break;
+    } else if (client_gone) {
+      // The client left mid-answer (upstream was dropped there): recorded as what it got.
+      if (ex) ex->end(AnswerEnd::kClientGone);
+      break;
     } else if (ok) {
       if (ex) ex->end(AnswerEnd::kComplete);
       if (!client_ok || !send_all(fd, "0\r\n\r\n")) break;
