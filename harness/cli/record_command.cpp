@@ -43,8 +43,11 @@ attempts in the order they were sent, each with the events as delivered (text pe
 whole function calls with their argument fragment count, reasoning, the finish), or the HTTP error
 status (with Retry-After) or the fault the attempt met upstream (a cut frame: cut; a closed or
 reset connection: disconnect; an in-stream error: error_event; an undecodable frame: malformed; no
-terminal event: end). Provider ids are left out (the server makes its own), the prompt is the last
-text of the first user message, `runtime.model` the model asked for.
+terminal event: end; inside a call's arguments: the call with the fragments it delivered and the
+fault's after_fragment). A client that closes its connection mid-answer is recorded as what it
+got (the proxy stops reading upstream there), and the file's description and a note say so.
+Provider ids are left out (the server makes its own), the prompt is the last text of the first
+user message, `runtime.model` the model asked for.
 
 options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://…; PATH goes before
