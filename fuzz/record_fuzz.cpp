@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::size_t half = text.size() / 2;
     ex->body(text.substr(0, half));
     ex->body(text.substr(half));
-    ex->end(cut ? harness::record::AnswerEnd::kConnectionLost : harness::record::AnswerEnd::kComplete);
+    ex->end(cut ? ((data[0] & 16) != 0 ? harness::record::AnswerEnd::kClientGone : harness::record::AnswerEnd::kConnectionLost)
+                : harness::record::AnswerEnd::kComplete);
   }
   (void)rec.scenario("fuzz").dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   (void)rec.notes();

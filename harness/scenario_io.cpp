@@ -386,7 +386,8 @@ class ShapeReader : public Checks {
       return false;
     }
     only_keys(root, "", {"$schema", "schema", "name", "description", "tags", "catches", "provider", "prompt",
-                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "tools", "expect", "websocket"});
+                         "session", "interrupt", "runtime", "max_virtual_s", "turns", "tools", "expect", "websocket",
+                         "timing"});
     if (root.contains("$schema")) {
       if (auto u = string(root["$schema"], "/$schema")) s.json_schema = *u;
     }
@@ -554,7 +555,20 @@ class ShapeReader : public Checks {
 
   std::optional<mock::Event> event(const json& j, const std::string& p) {
     if (!is_object(j, p)) return std::nullopt;
-    only_keys(j, p, {"text", "call", "finish", "reasoning", "after_fragment"});
+    only_keys(j, p, {"text", "call", "finish", "reasoning", "after_fragment", "delay_s"});
+    // The event's timing (SCENARIO-FORMAT.md "Event timing"), set on whichever event this is.
+    std::optional<double> delay_s;
+    if (j.contains("delay_s")) {
+      delay_s = number(j["delay_s"], at(p, "delay_s"), 0, false);
+      if (!delay_s) return std::nullopt;
+    }
+    std::optional<mock::Event> e = event_body(j, p);
+    if (e && delay_s) std::visit([&](auto& ev) { ev.delay_s = delay_s; }, *e);
+    return e;
+  }
+
+  /// An event's kind and fields (all but `delay_s`).
+  std::optional<mock::Event> event_body(const json& j, const std::string& p) {
     if (j.contains("after_fragment") && !j.contains("finish")) {
       problem(at(p, "after_fragment"), "field \"after_fragment\" belongs to a finish event (a max_tokens finish that cuts the call before it)");
     }
@@ -984,6 +998,18 @@ class ShapeReader : public Checks {
 
   void max_virtual_s(const json& root, Scenario& s) {
     if (root.contains("max_virtual_s")) s.max_virtual_s = number(root["max_virtual_s"], "/max_virtual_s", 0, true);
+  }
+
+  /// The scenario's `timing` object: `scale`, `max_delay_s` (docs/SCENARIO-FORMAT.md "Event timing").
+  void timing(const json& root, Scenario& s) {
+    if (!root.contains("timing")) return;
+    const json& t = root["timing"];
+    if (!is_object(t, "/timing")) return;
+    only_keys(t, "/timing", {"scale", "max_delay_s"});
+    if (t.contains("scale")) {
+      if (auto v = number(t["scale"], "/timing/scale", 0, false)) s.script.timing.scale = *v;
+    }
+    if (t.contains("max_delay_s")) s.script.timing.max_delay_s = number(t["max_delay_s"], "/timing/max_delay_s", 0, false);
   }
 
   /// The scenario's `websocket` object: `upgrade_status` (docs/SCENARIO-FORMAT.md "Over WebSocket").
@@ -1439,6 +1465,7 @@ class DocumentReader {
     if (root.contains("session")) shape_.session(root["session"], "/session", s.session);
     if (root.contains("runtime")) shape_.runtime(root["runtime"], "/runtime", s.runtime);
     shape_.max_virtual_s(root, s);
+    shape_.timing(root, s);
     shape_.websocket(root, s);
     if (const json* turns_json = shape_.turns(root)) turns(*turns_json, "/turns", s.script.turns);
     if (root.contains("tools")) {
@@ -1533,6 +1560,8 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     out["finish"] = std::string(mock::finish_name(f.reason));
     if (f.after_fragment) out["after_fragment"] = *f.after_fragment;
   }
+  const std::optional<double> delay = std::visit([](const auto& ev) { return ev.delay_s; }, e);
+  if (delay) out["delay_s"] = to_ordered(number_json(*delay));
   return out;
 }
 
@@ -1822,6 +1851,12 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   if (rt.continuation_prompt) runtime["continuation_prompt"] = *rt.continuation_prompt;
   if (!runtime.empty()) out["runtime"] = runtime;
   if (s.max_virtual_s) out["max_virtual_s"] = to_ordered(number_json(*s.max_virtual_s));
+  if (s.script.timing != mock::Script::Timing{}) {
+    oj timing;
+    if (s.script.timing.scale != 1) timing["scale"] = to_ordered(number_json(s.script.timing.scale));
+    if (s.script.timing.max_delay_s) timing["max_delay_s"] = to_ordered(number_json(*s.script.timing.max_delay_s));
+    out["timing"] = timing;
+  }
   if (s.script.websocket_upgrade_status) out["websocket"] = oj{{"upgrade_status", *s.script.websocket_upgrade_status}};
 
   oj turns = oj::array();

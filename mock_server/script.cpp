@@ -45,6 +45,14 @@ std::string default_signature(std::size_t journal_index, int reasoning_index) {
   return out;
 }
 
+double event_delay_s(const Event& e, const Script::Timing& timing) {
+  const std::optional<double> d = std::visit([](const auto& ev) { return ev.delay_s; }, e);
+  if (!d || !(*d > 0) || !(timing.scale > 0)) return 0;
+  double out = *d * timing.scale;
+  if (timing.max_delay_s) out = std::min(out, *timing.max_delay_s);
+  return out > 0 ? out : 0;
+}
+
 std::optional<int> cut_by_finish(const std::vector<Event>& events, std::size_t i) {
   if (i + 1 >= events.size() || !std::holds_alternative<CallEvent>(events[i])) return std::nullopt;
   const auto* f = std::get_if<FinishEvent>(&events[i + 1]);

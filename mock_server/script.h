@@ -27,6 +27,10 @@ std::optional<FinishReason> finish_from_name(std::string_view name);
 /// `{ "text": "…" }`: one text part.
 struct TextEvent {
   std::string text;
+  /// `delay_s`: the event's timing, virtual seconds before its first byte goes out (played as a
+  /// `stall` of that length, scaled by Script::timing); unset: none. `hiccup record --timing`
+  /// records it (SCENARIO-FORMAT.md "Event timing").
+  std::optional<double> delay_s;
   bool operator==(const TextEvent&) const = default;
 };
 
@@ -43,6 +47,10 @@ struct CallEvent {
   std::string id;
   int fragments = 0;
   bool reuse_id = false;
+  /// `delay_s`: the event's timing, virtual seconds before its first byte goes out (played as a
+  /// `stall` of that length, scaled by Script::timing); unset: none. `hiccup record --timing`
+  /// records it (SCENARIO-FORMAT.md "Event timing").
+  std::optional<double> delay_s;
   bool operator==(const CallEvent&) const = default;
 };
 
@@ -53,6 +61,10 @@ struct CallEvent {
 struct FinishEvent {
   FinishReason reason = FinishReason::kStop;
   std::optional<int> after_fragment;
+  /// `delay_s`: the event's timing, virtual seconds before its first byte goes out (played as a
+  /// `stall` of that length, scaled by Script::timing); unset: none. `hiccup record --timing`
+  /// records it (SCENARIO-FORMAT.md "Event timing").
+  std::optional<double> delay_s;
   bool operator==(const FinishEvent&) const = default;
 };
 
@@ -66,6 +78,10 @@ struct FinishEvent {
 struct ReasoningEvent {
   std::string text;
   std::string signature;
+  /// `delay_s`: the event's timing, virtual seconds before its first byte goes out (played as a
+  /// `stall` of that length, scaled by Script::timing); unset: none. `hiccup record --timing`
+  /// records it (SCENARIO-FORMAT.md "Event timing").
+  std::optional<double> delay_s;
   bool operator==(const ReasoningEvent&) const = default;
 };
 
@@ -139,7 +155,18 @@ struct Script {
   /// Over WebSocket: every upgrade is refused with this status (403, 404, 405 or 426) and the
   /// client must fall back to HTTP; unset: upgrades are accepted.
   std::optional<int> websocket_upgrade_status;
+  /// How events' `delay_s` play (SCENARIO-FORMAT.md "Event timing"): each delay times `scale`,
+  /// then at most `max_delay_s`.
+  struct Timing {
+    double scale = 1;
+    std::optional<double> max_delay_s;
+    bool operator==(const Timing&) const = default;
+  };
+  Timing timing;
   bool operator==(const Script&) const = default;
 };
+
+/// Event `e`'s delay as Script `timing` plays it, in virtual seconds (0: none).
+double event_delay_s(const Event& e, const Script::Timing& timing);
 
 }  // namespace mock

@@ -357,6 +357,8 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
            std::holds_alternative<EndFault>(*a.fault) || std::holds_alternative<ErrorEventFault>(*a.fault)));
     if (i < n && needs_event) {
       const Event& e = a.events[static_cast<std::size_t>(i)];
+      // The event's timing (`delay_s`): nothing goes out for that long before it, as a stall.
+      if (const double delay = event_delay_s(e, script_.timing); delay > 0) out.stall(delay);
       const bool is_call = std::holds_alternative<CallEvent>(e);
       units = encoder->event_units(e, call_index);
       if (is_call) ++call_index;
@@ -455,6 +457,10 @@ Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const 
   Plan plan;
   plan.status = 200;
   plan.streaming = false;
+  // The events' timing (`delay_s`): the whole answer is late by their sum, as by a stall.
+  double delay_s = 0;
+  for (const Event& e : full) delay_s += event_delay_s(e, script_.timing);
+  if (delay_s > 0) plan.actions.push_back(StallAction{delay_s});
   auto answer = [&](const std::vector<Event>& events) {
     plan.body = format.unary_body(events, ctx);
     record.has_body_events = true;

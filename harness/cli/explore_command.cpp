@@ -16,6 +16,7 @@
 #include "harness/explore/explorer.h"
 #include "harness/report/report.h"
 #include "harness/report/report_dir_lock.h"
+#include "harness/scenario_io.h"
 #include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
 
@@ -44,6 +45,15 @@ options (each at most once, unless marked repeatable):
   --defect NAME             switch a seeded defect on (repeatable; see `hiccup defects`)
   --provider NAME           play every case in this wire format: gemini, openai-chat,
                             openai-responses or anthropic (default: drawn per case from its seed)
+  --from FILE               every case is FILE's scenario (a `hiccup record` recording or any
+                            scenario file) with 0-2 failures drawn before each turn's
+                            scripted attempts (an HTTP status, or the turn's own answer with any
+                            fault at any event; an interrupt's attempt moves with them); its
+                            provider, runtime settings, session, turns, texts and calls stay,
+                            expectations come from the oracle, and the counterexample keeps
+                            FILE's turns, each ending with FILE's answer unchanged, and no
+                            text or arguments but FILE's (only what was drawn onto it is cut
+                            down; docs/RECORDING.md). Not with --provider, --recovery
   --recovery DESIGN         every case under this recovery design: hold or continue (default: drawn
                             per case, one in three continue; when every --defect has a site in one
                             design only, that design)
@@ -282,7 +292,7 @@ int explore_command(const Args& args) {
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
                in.value("--http-reruns", reruns_text) ||
                in.value("--progress-every", progress_text) ||
-               in.value("--recovery", options.recovery) ||
+               in.value("--recovery", options.recovery) || in.value("--from", options.base_path) ||
                in.value("--agent", agent_options.agent) || in.value("--agent-cmd", agent_options.agent_cmd) ||
                in.value("--tool", tool) || in.value("--confirm", confirm_text) ||
                in.value("--time-budget", budget_text) || in.value("--agent-timeout", agent_timeout_text) ||
@@ -308,6 +318,12 @@ int explore_command(const Args& args) {
 
   constexpr int kIntMax = std::numeric_limits<int>::max();
   const bool black_box = !agent_options.agent.empty() || !agent_options.agent_cmd.empty();
+  if (!options.base_path.empty()) {
+    // --from: the base fixes the wire format and the runtime settings (its recovery design too).
+    if (black_box) in.set_error("--from applies to the reference runtime, not to --agent/--agent-cmd");
+    if (provider_given) in.set_error("--from and --provider exclude each other (the scenario file names its provider)");
+    if (!options.recovery.empty()) in.set_error("--from and --recovery exclude each other (the scenario file's runtime settings stay)");
+  }
   if (black_box) {
     if (!agent_options.agent.empty() && !agent_options.agent_cmd.empty()) {
       in.set_error("--agent and --agent-cmd exclude each other");
@@ -436,6 +452,12 @@ int explore_command(const Args& args) {
     if (!rut::defect_from_name(d)) {
       return usage_error("explore", "--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
     }
+  }
+  if (!options.base_path.empty()) {
+    LoadResult base = load_scenario_file(options.base_path);
+    for (const LoadProblem& p : base.problems) std::cerr << format_problem(p) << '\n';
+    if (!base.scenario) return kExitInvalidInput;
+    options.base = std::move(*base.scenario);
   }
 
   options.progress = ::isatty(::fileno(stderr)) != 0;

@@ -1,9 +1,13 @@
 // `hiccup record`: a recording proxy in front of a real provider (harness/record/); on SIGINT,
 // SIGTERM or when the agent it started ends, writes the session as a scenario file.
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,7 +25,7 @@ namespace harness::cli {
 
 namespace {
 
-constexpr const char* kRecordUsage = R"(usage: hiccup record --upstream URL [--port N] [--out FILE] [--name NAME]
+constexpr const char* kRecordUsage = R"(usage: hiccup record --upstream URL [--port N] [--out FILE] [--name NAME] [--timing]
                      [--agent NAME | --agent-cmd COMMAND] [--prompt TEXT] [--agent-timeout S]
 
 Runs a recording proxy on 127.0.0.1 in front of a model provider: every request goes to URL
@@ -38,8 +42,11 @@ attempts in the order they were sent, each with the events as delivered (text pe
 whole function calls with their argument fragment count, reasoning, the finish), or the HTTP error
 status (with Retry-After) or the fault the attempt met upstream (a cut frame: cut; a closed or
 reset connection: disconnect; an in-stream error: error_event; an undecodable frame: malformed; no
-terminal event: end). Provider ids are left out (the server makes its own), the prompt is the last
-text of the first user message, `runtime.model` the model asked for.
+terminal event: end; inside a call's arguments: the call with the fragments it delivered and the
+fault's after_fragment). A client that closes its connection mid-answer is recorded as what it
+got (the proxy stops reading upstream there), and the file's description and a note say so.
+Provider ids are left out (the server makes its own), the prompt is the last text of the first
+user message, `runtime.model` the model asked for.
 
 options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://…; PATH goes before
@@ -47,6 +54,10 @@ options (each at most once):
   --port N             the proxy's port (default 0: any free port)
   --out FILE           the scenario file to write (default recording.json)
   --name NAME          the scenario's name (default: FILE's name without .json)
+  --timing             record each event's timing as `delay_s` (seconds from the request, or the
+                       previous event, to its arrival); replays play it as stalls, scaled and
+                       capped by the scenario's `timing` {"scale", "max_delay_s"}
+                       (docs/SCENARIO-FORMAT.md "Event timing")
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent, with HICCUP_BASE_URL,
                        GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL (…/v1), ANTHROPIC_BASE_URL set to
                        the proxy and the rest of hiccup's environment; its output goes to
@@ -68,10 +79,12 @@ options (each at most once):
   -h, --help           this text
 
 exit codes: 0 recording written (it lints clean), 1 no model request was recorded (nothing
-written), 2 usage error (a bad --upstream URL among them), 3 FILE cannot be written, the port
-cannot be bound, --agent names no recipe or an agent that is not installed, or the recording does
-not lint (written anyway, the problems listed),
-5 internal error
+written), 2 usage error (a bad --upstream URL, an --out FILE that cannot be written: checked
+before the proxy starts), 3 the port cannot be bound, --agent names no recipe or an agent that is
+not installed, FILE could not be written at the end, or the recording does not lint (written
+anyway, the problems listed), 5 internal error
+
+More: docs/RECORDING.md (what the proxy does, what the file holds, replaying, `hiccup proxy`).
 )";
 
 constexpr const char* kProxyUsage = R"(usage: hiccup proxy --upstream URL SCENARIO [--port N] [--journal FILE] [--stall-ms-per-s X]
@@ -109,16 +122,20 @@ exit codes: 0 stopped by a signal, 2 usage error (a bad --upstream URL among the
 SCENARIO, an unwritable --journal FILE or a port that cannot be bound, 5 internal error
 )";
 
-/// Whether `path` can be created or overwritten; else why not.
+/// Whether `path` can be created or overwritten; else why not. Opens it for writing (creating it,
+/// and removing it again when it did not exist) instead of asking access(2), which says yes to root
+/// for folders that take no files (/proc, a read-only mount).
 std::optional<std::string> unwritable(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return "is a folder";
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec)) return "its folder " + parent.string() + " does not exist";
-  if (fs::exists(path, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(parent.c_str(), W_OK | X_OK) != 0) {
-    return "permission denied";
-  }
+  const bool existed = fs::exists(path, ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return std::string(std::strerror(errno));
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
   return std::nullopt;
 }
 
@@ -132,11 +149,16 @@ int record_command(const Args& args) {
   ignore_sigpipe();
   std::string upstream_text, port_text = "0", out = "recording.json", name, agent_cmd, prompt, timeout_text = "600";
   std::string agent_name;
+  bool timing = false;
   ArgReader r(args);
   while (!r.done()) {
     if (r.flag("-h") || r.flag("--help")) {
       std::cout << kRecordUsage;
       return kExitPassed;
+    }
+    if (r.flag("--timing")) {
+      timing = true;
+      continue;
     }
     if (r.value("--upstream", upstream_text) || r.value("--port", port_text) || r.value("--out", out) ||
         r.value("--name", name) || r.value("--agent-cmd", agent_cmd) || r.value("--prompt", prompt) ||
@@ -159,10 +181,8 @@ int record_command(const Args& args) {
     return usage_error("record", "--prompt needs --agent or --agent-cmd");
   }
   if (!agent_name.empty() && prompt.empty()) return usage_error("record", "--agent NAME needs --prompt TEXT");
-  if (auto why = unwritable(out)) {
-    std::cerr << "error: " << out << ": cannot write the recording: " << *why << '\n';
-    return kExitInvalidInput;
-  }
+  // Before the proxy starts: a session recorded into a file that cannot be written is lost.
+  if (auto why = unwritable(out)) return usage_error("record", "--out " + out + ": cannot write the recording: " + *why);
   if (name.empty()) name = std::filesystem::path(out).stem().string();
   RecordAgent recorded_agent{std::nullopt, agent_cmd, prompt, static_cast<double>(*timeout_s), ""};
   if (!agent_name.empty()) {
@@ -182,7 +202,10 @@ int record_command(const Args& args) {
   sigaddset(&stop_signals, SIGUSR1);  // the agent ended
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  record::SessionRecorder recorder;
+  // Real time lives here, in the I/O shell: the recorder reads the clock it is given.
+  record::SessionRecorder recorder(timing ? record::SessionRecorder::Clock([] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }) : record::SessionRecorder::Clock());
   record::ProxyOptions options;
   options.port = *port;
   options.upstream = *upstream;

@@ -93,6 +93,7 @@ nlohmann::json review_transcript(const CaseResult& r) {
 std::string explore_command_line(const ExploreOptions& o) {
   std::string cmd = o.hiccup_path + " explore --seed " + std::to_string(o.seed) + " --cases " +
                     std::to_string(o.cases);
+  if (o.base) cmd += " --from " + shell_quote(o.base_path);
   for (const auto& d : o.defects) cmd += " --defect " + d;
   if (!o.provider.empty()) cmd += " --provider " + o.provider;
   if (!o.recovery.empty()) cmd += " --recovery " + o.recovery;
@@ -177,6 +178,10 @@ std::string case_name(std::uint64_t seed, int index) {
 rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider,
                                        const std::string& recovery, const GenerateLimits& limits) {
   return gen_scenario(case_name(seed, index), provider, recovery, limits)(case_random(seed, index), kGenSize);
+}
+
+rc::Shrinkable<Scenario> generate_case_from(std::uint64_t seed, int index, const Scenario& base) {
+  return gen_from_base(case_name(seed, index), base)(case_random(seed, index), kGenSize);
 }
 
 std::string effective_recovery(const ExploreOptions& options) {
@@ -396,6 +401,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   log << "explore: seed " << options.seed << ", " << shard_total << (shard_total == 1 ? " case" : " cases");
   if (options.shard_count > 1) log << " (shard " << options.shard_index << "/" << options.shard_count << ")";
   log << ", transport " << transport_name(options.transport);
+  if (options.base) log << ", from " << options.base_path << " (\"" << options.base->name << "\")";
   if (!options.defects.empty()) log << ", defects " << join(options.defects, ", ");
   if (options.determinism_pct > 0) log << ", determinism check " << options.determinism_pct << "%";
   log << "\n";
@@ -441,7 +447,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
                         [&options, &indices, &case_options, &generating, &recovery](std::size_t k, CaseSlot& slot) {
                           generating.acquire();
                           try {
-                            slot.root = generate_case(options.seed, indices[k], options.provider, recovery);
+                            slot.root = options.base ? generate_case_from(options.seed, indices[k], *options.base)
+                                                     : generate_case(options.seed, indices[k], options.provider, recovery);
                             slot.scenario = with_oracle_expect(slot.root->value());
                           } catch (...) {
                             generating.release();
@@ -563,6 +570,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       Shrunk out_shrunk;
       FailureJudge judge(opts, target);
       judge.keep_recovery(recovery);
+      if (options.base) judge.keep_content(*options.base);
       rc::Shrinkable<Scenario> current = *slot.root;
       CaseResult current_result = start_result;
       bool progressed = true;

@@ -69,6 +69,12 @@ struct ExploreOptions {
   /// Keep every case's review transcript (CaseRecord::transcript; `--transcripts`); the failure's
   /// are kept either way.
   bool transcripts = false;
+  /// `--from FILE`: every case is this scenario (a recording or any scenario file) with failures
+  /// drawn before its turns' answers (gen_from_base) instead of a generated one; its provider,
+  /// runtime settings, turns, texts and calls are kept, and minimization never replaces a text or
+  /// a call's arguments (FailureJudge::keep_content). `provider` and `recovery` do not apply.
+  std::optional<Scenario> base;
+  std::string base_path;  ///< FILE, for the printed command lines
 };
 
 /// How big a scenario is, for shrinking reports.
@@ -160,6 +166,10 @@ std::string case_name(std::uint64_t seed, int index);
 /// the whole space, as for the reference runtime).
 rc::Shrinkable<Scenario> generate_case(std::uint64_t seed, int index, const std::string& provider = "",
                                        const std::string& recovery = "", const GenerateLimits& limits = {});
+
+/// Case `index` of `hiccup explore --from`: `base` with failures drawn from (seed, index)
+/// (gen_from_base), expect not yet filled.
+rc::Shrinkable<Scenario> generate_case_from(std::uint64_t seed, int index, const Scenario& base);
 
 /// The design every case of `options` is drawn under: options.recovery when set, else the one
 /// design every defect of options.defects has its site in, else "" (drawn per case).

@@ -1000,4 +1000,101 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// `hiccup explore --from FILE`: fault schedules drawn onto a given scenario (a recording or any
+// scenario file) instead of a generated one. The base's turns, texts, calls, runtime settings and
+// provider stay as they are; what is drawn is only what goes wrong before each turn's answer.
+
+/// One failure drawn before a turn's scripted attempts: an HTTP status attempt, or the turn's own
+/// answer (its events as the base has them) streamed with a fault.
+struct BaseFaultDraw {
+  bool status = false;
+  mock::Attempt status_attempt;  ///< when `status`
+  mock::Fault fault;             ///< otherwise; its after_event is clamped to the answer when placed
+};
+
+/// A BaseFaultDraw: a fault of any kind (gen_fault, positions up to 7) three times in four, else a
+/// status attempt the provider sends (gen_status_attempt); shrinks towards the fault.
+inline rc::Gen<BaseFaultDraw> gen_base_fault_draw(int idle_s, const std::string& provider) {
+  return memo_gen(std::tuple(idle_s, provider), [&] {
+    return gen_weighted<BaseFaultDraw>({
+        {3, rc::gen::map(gen_fault(7, idle_s, provider), [](mock::Fault f) {
+           BaseFaultDraw d;
+           d.fault = std::move(f);
+           return d;
+         })},
+        {1, rc::gen::map(gen_status_attempt(provider), [](mock::Attempt a) {
+           BaseFaultDraw d;
+           d.status = true;
+           d.status_attempt = std::move(a);
+           return d;
+         })},
+    });
+  });
+}
+
+/// Puts `draws[t]` before the scripted attempts of turn t of `s` (turns beyond draws untouched). A
+/// fault draw copies the turn's answer, the last stream attempt of the turn (its events, slicing
+/// and WebSocket choices, not its own fault), with the fault's after_event at most the answer's
+/// last event (before the finish: the fault hits the answer, never after it). A turn without a
+/// stream attempt takes only status draws. The interrupt's attempt indexes move with the
+/// attempts inserted before them.
+inline void place_base_faults(Scenario& s, const std::vector<std::vector<BaseFaultDraw>>& draws) {
+  for (std::size_t t = 0; t < s.script.turns.size() && t < draws.size(); ++t) {
+    mock::Turn& turn = s.script.turns[t];
+    const mock::Attempt* answer = nullptr;
+    for (const mock::Attempt& a : turn.attempts) {
+      if (!a.status) answer = &a;
+    }
+    std::vector<mock::Attempt> inserted;
+    for (const BaseFaultDraw& d : draws[t]) {
+      if (d.status) {
+        inserted.push_back(d.status_attempt);
+        continue;
+      }
+      if (answer == nullptr) continue;
+      mock::Attempt a;
+      a.events = answer->events;
+      a.slice_bytes = answer->slice_bytes;
+      a.websocket = answer->websocket;
+      const int last = std::max(0, static_cast<int>(a.events.size()) - 1);
+      mock::Fault f = d.fault;
+      std::visit([last](auto& k) { k.after_event = std::min(k.after_event.value_or(last), last); }, f);
+      a.fault = f;
+      inserted.push_back(std::move(a));
+    }
+    if (inserted.empty()) continue;
+    if (s.interrupt && s.interrupt->turn == static_cast<int>(t)) {
+      const int n = static_cast<int>(inserted.size());
+      if (s.interrupt->attempt) *s.interrupt->attempt += n;
+      if (s.interrupt->before_attempt) *s.interrupt->before_attempt += n;
+    }
+    turn.attempts.insert(turn.attempts.begin(), inserted.begin(), inserted.end());
+  }
+}
+
+/// `hiccup explore --from`: `base` (expect dropped: the oracle fills it) named `name`, with 0-2
+/// failures drawn before each turn's scripted attempts (gen_base_fault_draw, place_base_faults).
+/// Shrinking removes draws and simplifies them; the base itself is never drawn, so it never
+/// shrinks here (minimization may still delete what the failure does not need).
+inline rc::Gen<Scenario> gen_from_base(std::string name, Scenario base) {
+  const int idle = static_cast<int>(base.runtime.idle_timeout_s.value_or(60));
+  const std::string provider = base.script.provider;
+  const int turns = static_cast<int>(base.script.turns.size());
+  auto shared = std::make_shared<const Scenario>(std::move(base));
+  return rc::gen::map(
+      rc::gen::container<std::vector<std::vector<BaseFaultDraw>>>(
+          static_cast<std::size_t>(turns),
+          rc::gen::resize(2, rc::gen::container<std::vector<BaseFaultDraw>>(gen_base_fault_draw(idle, provider)))),
+      [shared, name](const std::vector<std::vector<BaseFaultDraw>>& draws) {
+        Scenario s = *shared;
+        s.name = name;
+        s.description = "drawn by hiccup explore --from onto \"" + shared->name + "\"";
+        s.expect = {};
+        s.catches.clear();
+        place_base_faults(s, draws);
+        return s;
+      });
+}
+
 }  // namespace harness::explore

@@ -258,9 +258,41 @@ bool breaks_all(const std::vector<Violation>& violations, const std::set<std::st
   return true;
 }
 
+void FailureJudge::keep_content(const Scenario& base) {
+  keep_content_ = true;
+  for (const mock::Turn& t : base.script.turns) {
+    answers_.push_back(t.attempts.empty() ? mock::Attempt{} : t.attempts.back());
+    for (const mock::Attempt& a : t.attempts) {
+      for (const mock::Event& e : a.events) {
+        if (const auto* text = std::get_if<mock::TextEvent>(&e)) texts_.insert(text->text);
+        if (const auto* call = std::get_if<mock::CallEvent>(&e)) args_.insert(call->args.dump());
+      }
+    }
+  }
+}
+
+bool FailureJudge::content_kept(const Scenario& candidate) const {
+  if (!keep_content_) return true;
+  if (candidate.script.turns.size() != answers_.size()) return false;
+  for (std::size_t t = 0; t < answers_.size(); ++t) {
+    const auto& attempts = candidate.script.turns[t].attempts;
+    if (attempts.empty() || !(attempts.back() == answers_[t])) return false;
+  }
+  for (const mock::Turn& t : candidate.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      for (const mock::Event& e : a.events) {
+        if (const auto* text = std::get_if<mock::TextEvent>(&e); text && !texts_.count(text->text)) return false;
+        if (const auto* call = std::get_if<mock::CallEvent>(&e); call && !args_.count(call->args.dump())) return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::optional<CaseResult> FailureJudge::fails(const Scenario& candidate) {
   ++runs_;
   if (!recovery_.empty() && candidate.runtime.recovery.value_or("hold") != recovery_) return std::nullopt;
+  if (!content_kept(candidate)) return std::nullopt;
   try {
     Scenario s = candidate;
     s.expect = oracle_expect(s);

@@ -79,8 +79,19 @@ class FailureJudge {
   /// Only candidates under this recovery design ("hold" or "continue"; "" = any) still fail: an
   /// exploration fixed to one design (ExploreOptions::recovery) keeps its counterexamples in it.
   void keep_recovery(std::string recovery) { recovery_ = std::move(recovery); }
+  /// `hiccup explore --from`: only candidates that keep `base`'s conversation still fail: as many
+  /// turns as it, each ending with its turn's last attempt unchanged (the answer the recording
+  /// holds), and every text and call's arguments among `base`'s (never replaced by "ok" or {}).
+  /// What was drawn onto it (inserted attempts, their events and faults) and the base's own
+  /// earlier attempts may still be deleted and simplified.
+  void keep_content(const Scenario& base);
 
  private:
+  bool content_kept(const Scenario& candidate) const;
+  std::set<std::string> texts_;  // with keep_content: the base's texts
+  std::set<std::string> args_;   // with keep_content: the base's calls' arguments (dump())
+  std::vector<mock::Attempt> answers_;  // with keep_content: each base turn's last attempt
+  bool keep_content_ = false;
   RunOptions options_;
   std::set<std::string> target_;
   std::string recovery_;

@@ -437,6 +437,13 @@ void RecordingProxy::serve_connection(int fd) {
 
     bool head_sent = false;
     bool client_ok = true;
+    bool client_gone = false;  // the client closed its connection mid-answer (recorded as what it got)
+    // Whether the client has closed its side (FIN, RST): a client that leaves mid-stream must not
+    // have the rest of the upstream answer recorded as delivered to it.
+    const auto client_hung_up = [fd] {
+      pollfd p{fd, POLLRDHUP, 0};
+      return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+    };
     int status = 0;
     GateStep::End gate_end = GateStep::End::kGoOn;
     // What is to go to the client: sent by flush(), before every blocking upstream read (plain) or
@@ -447,11 +454,14 @@ void RecordingProxy::serve_connection(int fd) {
     std::string to_record;
     const auto flush = [&] {
       if (!pending.empty()) {
+        const bool was_ok = client_ok;
         client_ok = client_ok && send_all(fd, pending);
         pending.clear();
+        // The client left mid-answer (stop() shuts client sockets down itself): recorded as what it got.
+        if (ex && !gate && was_ok && !client_ok && !stopping_.load()) client_gone = true;
       }
       if (!to_record.empty()) {
-        ex->body(to_record);
+        if (client_ok || gate) ex->body(to_record);
         to_record.clear();
       }
       return client_ok;
@@ -494,12 +504,20 @@ void RecordingProxy::serve_connection(int fd) {
       return client_ok;
     };
     const auto on_body = [&](std::string_view data) {
-      if (ex) to_record.append(data);
       if (gate) {
+        if (ex) to_record.append(data);
         run_steps(gate->feed(data));
         return client_ok && gate_end == GateStep::End::kGoOn;  // a fault that ended the answer drops upstream
       }
+      // Recording: a client that has left gets nothing more, and the recorder is handed only what
+      // went to the client (flush() below), so the rest of the upstream answer is not recorded as
+      // delivered.
+      if (ex && client_ok && client_hung_up()) {
+        client_ok = false;
+        client_gone = !stopping_.load();
+      }
       pending += chunk(data);
+      if (ex) to_record.append(data);
       return client_ok;
     };
     bool ok = false;
@@ -565,6 +583,10 @@ void RecordingProxy::serve_connection(int fd) {
       const std::string message = "hiccup proxy: the upstream " + options_.upstream.origin() + options_.upstream.prefix +
                                   " gave no answer: " + (upstream_error.empty() ? "the request was canceled" : upstream_error);
       if (!send_all(fd, own_answer(502, message, req.target, keep_alive))) break;
+    } else if (client_gone) {
+      // The client left mid-answer (upstream was dropped there): recorded as what it got.
+      if (ex) ex->end(AnswerEnd::kClientGone);
+      break;
     } else if (ok) {
       pending += "0\r\n\r\n";
       end_exchange(AnswerEnd::kComplete);

@@ -3,6 +3,11 @@
 // clean and replay to the transcript digest of the original, in all four wire formats.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -409,6 +414,154 @@ TEST_CASE("proxy: faults applied to live answers give the run the outcome the sa
       CHECK(journal[1]["played"] == "live");
     }
   }
+}
+
+}  // namespace recording_proxy_test
+
+namespace recording_proxy_test {
+
+TEST_CASE("record: a cut inside a call's arguments is recorded as the call, its fragments delivered and the cut") {
+  // The first attempt streams a call in 3 argument fragments and is cut inside the second: the
+  // recording holds the call (name, the arguments it had, completed into an object) and the cut
+  // after its first fragment, not an empty answer; replayed, it meets the original's expectations.
+  for (const char* provider : {"openai-chat", "openai-responses", "anthropic"}) {
+    INFO(provider);
+    Scenario s = load("arguments/args-cut-mid-fragments.json");
+    s.script.provider = provider;
+    const Recorded rec = record(s);
+    INFO(rec.text);
+    REQUIRE(problems_text(rec.problems) == "");
+    const mock::Attempt& got = rec.scenario->script.turns.at(0).attempts.at(0);
+    REQUIRE(got.events.size() == 1);
+    const auto* call = std::get_if<mock::CallEvent>(&got.events[0]);
+    REQUIRE(call != nullptr);
+    CHECK(call->name == "deploy");
+    CHECK(call->fragments >= 2);
+    // The arguments delivered: a non-empty prefix of the original's, each string value a prefix.
+    const auto& want = std::get<mock::CallEvent>(s.script.turns[0].attempts[0].events[0]).args;
+    REQUIRE(call->args.is_object());
+    CHECK_FALSE(call->args.empty());
+    for (const auto& [key, value] : call->args.items()) {
+      INFO(key);
+      REQUIRE(want.contains(key));
+      REQUIRE(value.is_string());
+      CHECK(want[key].get<std::string>().rfind(value.get<std::string>(), 0) == 0);
+    }
+    REQUIRE(got.fault.has_value());
+    const auto* cut = std::get_if<mock::CutFault>(&*got.fault);
+    REQUIRE(cut != nullptr);
+    CHECK(cut->after_event == 0);
+    CHECK(mock::fault_after_fragment(*got.fault) == 1);
+    CHECK(cut->bytes >= 1);
+    // The retry is recorded whole, and the recording plays to the original's expectations.
+    const auto& retry = rec.scenario->script.turns.at(0).attempts.at(1);
+    CHECK_FALSE(retry.fault.has_value());
+    Scenario replay = *rec.scenario;
+    replay.runtime = s.runtime;
+    replay.expect = s.expect;
+    harness::RunOptions o;
+    o.transport = harness::TransportKind::kMemory;
+    const harness::CaseResult r = harness::run_scenario(replay, o);
+    for (const auto& v : r.violations) FAIL_CHECK(v.invariant << ": " << v.message);
+  }
+}
+
+TEST_CASE("object_from_partial_json: a cut argument text becomes the object it had so far") {
+  using harness::record::object_from_partial_json;
+  using nlohmann::ordered_json;
+  CHECK(object_from_partial_json(R"({"target": "stag)") == ordered_json::parse(R"({"target": "stag"})"));
+  CHECK(object_from_partial_json(R"({"a": 1, "b)") == ordered_json::parse(R"({"a": 1})"));
+  CHECK(object_from_partial_json(R"({"a": 1,)") == ordered_json::parse(R"({"a": 1})"));
+  CHECK(object_from_partial_json(R"({"a":)") == ordered_json::parse(R"({"a": null})"));
+  CHECK(object_from_partial_json(R"({"a": {"b": [1, 2)") == ordered_json::parse(R"({"a": {"b": [1, 2]}})"));
+  CHECK(object_from_partial_json(R"({"a": "x\)") == ordered_json::parse(R"({"a": "x"})"));
+  CHECK(object_from_partial_json(R"({"a": "x\u00)") == ordered_json::parse(R"({"a": "x"})"));
+  CHECK(object_from_partial_json(R"({"a": tr)") == ordered_json::object());
+  CHECK(object_from_partial_json(R"({"a": 1, "b": tr)") == ordered_json::parse(R"({"a": 1})"));
+  CHECK(object_from_partial_json("") == ordered_json::object());
+  CHECK(object_from_partial_json("[1,") == ordered_json::object());
+  CHECK(object_from_partial_json(std::string(100000, '{')) == ordered_json::object());
+}
+
+TEST_CASE("record: a client that leaves mid-stream is recorded as what it got, not as the whole upstream answer") {
+  // The upstream sends its first frame, and the rest of the answer only after the client has
+  // read that frame and closed its connection. The recording must stop where the client left.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool client_closed = false, upstream_done = false;
+  httplib::Server up;
+  up.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/event-stream", [&](std::size_t, httplib::DataSink& sink) {
+      const std::string f1 = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]})" "\n\n";
+      sink.write(f1.data(), f1.size());
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, std::chrono::seconds(10), [&] { return client_closed; });
+      const std::string rest = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"lo-after-the-client-left"}]},"finishReason":"STOP"}]})" "\n\n";
+      sink.write(rest.data(), rest.size());
+      sink.done();
+      upstream_done = true;
+      cv.notify_all();
+      return true;
+    });
+  });
+  const int up_port = up.bind_to_any_port("127.0.0.1");
+  std::thread up_thread([&] { up.listen_after_bind(); });
+
+  SessionRecorder recorder;
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up_port), error);
+  RecordingProxy proxy(options, &recorder);
+  const int port = proxy.start();
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
+    const std::string request = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\nHost: x\r\n"
+                                "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+    std::string received;
+    char buf[4096];
+    while (received.find("Hel") == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      REQUIRE(n > 0);
+      received.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);  // the client leaves mid-stream
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    client_closed = true;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return upstream_done; });
+  }
+  // The proxy's connection thread records the exchange's end once it has seen the client gone.
+  for (int i = 0; i < 2000 && recorder.stats().requests == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  proxy.stop();
+  up.stop();
+  up_thread.join();
+  const std::string text = recorder.scenario("client-left").dump(2);
+  INFO(text);
+  REQUIRE(recorder.stats().requests == 1);
+  CHECK(text.find("lo-after-the-client-left") == std::string::npos);
+  harness::LoadResult r = harness::parse_scenario(text, "client-left.json");
+  REQUIRE(problems_text(r.problems) == "");
+  const mock::Attempt& got = r.scenario->script.turns.at(0).attempts.at(0);
+  REQUIRE(got.events.size() == 1);
+  CHECK(std::get<mock::TextEvent>(got.events[0]).text == "Hel");
+  REQUIRE(got.fault.has_value());
+  const auto* gone = std::get_if<mock::DisconnectFault>(&*got.fault);
+  REQUIRE(gone != nullptr);
+  CHECK(gone->after_event == 1);
+  // The file and the notes say it was the client that left.
+  CHECK(r.scenario->description.find("the client closed its connection after 1 event(s)") != std::string::npos);
+  const auto notes = recorder.notes();
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].rfind("request 1 (/turns/0/attempts/0): the client closed its connection", 0) == 0);
 }
 
 }  // namespace recording_proxy_test

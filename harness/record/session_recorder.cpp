@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "mock_server/wire_format.h"
@@ -20,6 +21,8 @@ namespace {
 constexpr std::size_t kMaxTailBytes = 1u << 20;
 /// The largest non-streaming body decoded (larger: recorded as undecodable, `end`).
 constexpr std::size_t kMaxUnaryBytes = 64u << 20;
+/// The longest argument text of a cut call that is completed into an object (longer: its prefix).
+constexpr std::size_t kMaxPartialArgs = 256u << 10;
 
 std::string finish_spelling(rut::FinishClass c) {
   switch (c) {
@@ -99,13 +102,92 @@ int stream_error_status(const mock::WireFormat& format, std::string_view data) {
   return status;
 }
 
+/// The closing brackets of the open ones in `stack` ('{' and '['), innermost first.
+std::string closers(const std::string& stack) {
+  std::string out;
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) out += *it == '{' ? '}' : ']';
+  return out;
+}
+
+/// `text` as a JSON object when it is one; else nullopt.
+std::optional<ordered_json> as_object(const std::string& text) {
+  ordered_json j = ordered_json::parse(text, nullptr, false);
+  if (j.is_object()) return j;
+  return std::nullopt;
+}
+
 }  // namespace
+
+ordered_json object_from_partial_json(std::string_view text) {
+  try {
+    if (text.size() > kMaxPartialArgs) text = text.substr(0, kMaxPartialArgs);
+    // Prefixes that end right after an opening bracket or right before a comma, with the
+    // brackets that close them: each is a complete object once closed.
+    struct Point {
+      std::size_t end;
+      std::string close;
+    };
+    std::vector<Point> points;
+    std::string stack;
+    bool in_string = false, escape = false;
+    std::size_t string_start = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (in_string) {
+        if (escape) escape = false;
+        else if (c == '\\') escape = true;
+        else if (c == '"') in_string = false;
+        continue;
+      }
+      if (c == '"') {
+        in_string = true;
+        string_start = i;
+      } else if (c == '{' || c == '[') {
+        if (stack.size() >= 512) break;  // as deep as the scenario loader reads
+        stack += c;
+        points.push_back({i + 1, closers(stack)});
+      } else if (c == '}' || c == ']') {
+        if (!stack.empty()) stack.pop_back();
+      } else if (c == ',') {
+        points.push_back({i, closers(stack)});
+      }
+    }
+    // The whole prefix: an open string closed (an incomplete escape dropped), a dangling comma
+    // dropped, a key without its value given null.
+    std::string whole(text);
+    if (in_string) {
+      if (escape) {
+        whole.pop_back();
+      } else {
+        const std::size_t bs = whole.rfind('\\');
+        if (bs != std::string::npos && bs > string_start && bs + 1 < whole.size() && whole[bs + 1] == 'u' &&
+            whole.size() - bs < 6) {
+          whole.erase(bs);
+        }
+      }
+      whole += '"';
+    }
+    while (!whole.empty() && std::isspace(static_cast<unsigned char>(whole.back()))) whole.pop_back();
+    if (!whole.empty() && whole.back() == ',') whole.pop_back();
+    if (!whole.empty() && whole.back() == ':') whole += "null";
+    if (auto j = as_object(whole + closers(stack))) return *j;
+    int tries = 0;
+    for (auto it = points.rbegin(); it != points.rend() && tries < 64; ++it, ++tries) {
+      if (auto j = as_object(std::string(text.substr(0, it->end)) + it->close)) return *j;
+    }
+  } catch (const std::exception&) {
+  }
+  return ordered_json::object();
+}
 
 /// The recording of one exchange.
 class RecordedExchange final : public Exchange {
  public:
-  RecordedExchange(const mock::WireFormat& format, const rut::ICodec& codec, int turn, bool streaming)
-      : format_(format), codec_(codec), turn_(turn), streaming_(streaming) {}
+  RecordedExchange(const mock::WireFormat& format, const rut::ICodec& codec, int turn, bool streaming,
+                   SessionRecorder::Clock clock)
+      : format_(format), codec_(codec), turn_(turn), streaming_(streaming), clock_(std::move(clock)) {
+    if (clock_) last_s_ = clock_();
+  }
 
   void head(int status, const std::vector<std::pair<std::string, std::string>>& headers) override {
     status_ = status;
@@ -125,7 +207,9 @@ class RecordedExchange final : public Exchange {
       std::vector<rut::SseFrame> frames;
       sse_.feed(bytes, frames);
       track_tail(bytes);
+      const std::size_t before = events_.size();
       for (const rut::SseFrame& f : frames) on_frame(f);
+      if (clock_ && events_.size() > before) stamp(before, clock_());
     } catch (const std::exception&) {
       broken_ = true;  // a decoder bug must not end the proxy; the attempt is recorded as far as it got
     }
@@ -148,16 +232,26 @@ class RecordedExchange final : public Exchange {
         if (fault_.is_null() && !finished_) {
           if (how == AnswerEnd::kComplete) {
             fault_ = ordered_json{{"kind", "end"}, {"after_event", events_.size()}};
-          } else if (!tail_.empty()) {
-            fault_ = ordered_json{{"kind", "cut"}, {"after_event", events_.size()}, {"bytes", std::max<std::size_t>(1, tail_.size())}};
           } else {
-            fault_ = ordered_json{{"kind", "disconnect"}, {"after_event", events_.size()}};
+            // Calls the stream had started and the codec not completed: those whose arguments
+            // arrived whole as they are, the one cut inside its arguments with the fragments
+            // delivered (the fault's after_fragment).
+            const std::optional<int> after_fragment = close_open_calls();
+            const std::size_t after = after_fragment ? events_.size() - 1 : events_.size();
+            if (!tail_.empty()) {
+              fault_ = ordered_json{{"kind", "cut"}, {"after_event", after}};
+              if (after_fragment) fault_["after_fragment"] = *after_fragment;
+              fault_["bytes"] = std::max<std::size_t>(1, tail_.size());
+            } else {
+              fault_ = ordered_json{{"kind", "disconnect"}, {"after_event", after}};
+              if (after_fragment) fault_["after_fragment"] = *after_fragment;
+            }
           }
         }
         return;
       }
       // A non-streaming 200 answer.
-      if (how == AnswerEnd::kConnectionLost) {
+      if (how == AnswerEnd::kConnectionLost || how == AnswerEnd::kClientGone) {
         fault_ = ordered_json{{"kind", "disconnect"}, {"after_event", 0}};
         return;
       }
@@ -170,12 +264,23 @@ class RecordedExchange final : public Exchange {
       } else {
         fault_ = ordered_json{{"kind", "end"}, {"after_event", events_.size()}};
       }
+      if (clock_ && !events_.empty()) stamp(0, clock_());
     } catch (const std::exception&) {
       broken_ = true;
     }
   }
 
   bool recorded() const { return how_ && *how_ != AnswerEnd::kNoAnswer; }
+  /// With AnswerEnd::kClientGone: what the recording says of it ("" otherwise).
+  std::string client_gone_note() const {
+    if (!how_ || *how_ != AnswerEnd::kClientGone) return "";
+    std::string where = fault_.is_null() ? std::string("after its finish")
+                                         : "after " + std::to_string(fault_.value("after_event", 0)) + " event(s)";
+    if (fault_.contains("after_fragment")) where += " and " + std::to_string(fault_.at("after_fragment").get<int>()) + " argument fragment(s) of the next";
+    return "the client closed its connection " + where + "; the proxy stopped reading upstream there, and the attempt is recorded as " +
+           (fault_.is_null() ? std::string("delivered") : "a " + fault_.value("kind", std::string()) + " at that point") +
+           ", what the client got (the provider did not end it)";
+  }
   int turn() const { return turn_; }
   bool streaming() const { return streaming_; }
   bool faulted() const { return status_ != 200 || !fault_.is_null(); }
@@ -214,6 +319,13 @@ class RecordedExchange final : public Exchange {
     if (tail_.size() > kMaxTailBytes) tail_.erase(0, tail_.size() - kMaxTailBytes);
   }
 
+  /// Event `first`'s timing: the seconds from the last stamp (the request's start) to `now_s`.
+  void stamp(std::size_t first, double now_s) {
+    const double delay = std::round((now_s - last_s_) * 1000) / 1000;
+    last_s_ = now_s;
+    if (delay > 0 && first < events_.size()) events_[first]["delay_s"] = delay;
+  }
+
   void add_parts(const std::vector<rut::ModelPart>& parts) {
     bool last_text = false;  // text deltas of one frame merge into one event
     for (const rut::ModelPart& p : parts) {
@@ -229,7 +341,13 @@ class RecordedExchange final : public Exchange {
       last_text = false;
       if (p.call) {
         ordered_json call{{"name", p.call->name}, {"args", p.call->args.is_object() ? ordered_json(p.call->args) : ordered_json::object()}};
-        if (open_fragments_ > 1) call["fragments"] = open_fragments_;
+        int fragments = open_fragments_;
+        const auto open = std::find_if(open_calls_.begin(), open_calls_.end(), [&](const OpenCall& c) { return c.name == p.call->name; });
+        if (open != open_calls_.end()) {
+          fragments = open->fragments;
+          open_calls_.erase(open);
+        }
+        if (fragments > 1) call["fragments"] = fragments;
         events_.push_back(ordered_json{{"call", call}});
         open_fragments_ = 0;
       } else if (p.reasoning) {
@@ -255,9 +373,123 @@ class RecordedExchange final : public Exchange {
     if (fragment) ++open_fragments_;
   }
 
+  /// A call the stream has started and the codec not yet completed: its name and the argument
+  /// text its fragments delivered so far.
+  struct OpenCall {
+    std::string key;   ///< the format's handle: Chat's tool_calls index, Responses' output_index, Anthropic's block index
+    std::string name;
+    std::string args;
+    int fragments = 0;
+  };
+
+  OpenCall* open_call(const std::string& key) {
+    for (OpenCall& c : open_calls_) {
+      if (c.key == key) return &c;
+    }
+    return nullptr;
+  }
+
+  void add_fragment(const std::string& key, const json& delta) {
+    OpenCall* c = open_call(key);
+    if (c == nullptr || !delta.is_string() || delta.get_ref<const std::string&>().empty()) return;
+    if (c->args.size() < kMaxPartialArgs) c->args += delta.get_ref<const std::string&>();
+    ++c->fragments;
+  }
+
+  /// Follows the calls a frame starts and the argument fragments it carries, in the formats that
+  /// stream arguments (docs/WIRE-FORMATS.md): Chat `choices[].delta.tool_calls[]` (`index`,
+  /// `function.name`, `function.arguments`), Responses `response.output_item.added` with a
+  /// `function_call` item and `response.function_call_arguments.delta` (`output_index`, `delta`),
+  /// Anthropic `content_block_start` with a `tool_use` block and `content_block_delta` with an
+  /// `input_json_delta` (`index`, `partial_json`). Gemini sends calls whole: nothing to follow.
+  void track_open_calls(const rut::SseFrame& f) {
+    if (f.kind != rut::SseFrame::Kind::kData) return;
+    const std::string_view d = f.data;
+    if (d.find("tool_calls") == std::string_view::npos && d.find("function_call") == std::string_view::npos &&
+        d.find("tool_use") == std::string_view::npos && d.find("input_json_delta") == std::string_view::npos) {
+      return;
+    }
+    const json j = rut::parse_json(d);
+    if (!j.is_object()) return;
+    const auto index_of = [](const json& o, const char* key) -> std::string {
+      const auto v = o.find(key);
+      return v != o.end() && v->is_number_integer() ? std::to_string(v->get<long long>()) : std::string("0");
+    };
+    const auto text_of = [](const json& o, const char* key) -> std::string {
+      const auto v = o.find(key);
+      return v != o.end() && v->is_string() ? v->get<std::string>() : std::string();
+    };
+    const std::string_view format = format_.name();
+    if (format == "openai-chat") {
+      const auto choices = j.find("choices");
+      if (choices == j.end() || !choices->is_array()) return;
+      for (const json& choice : *choices) {
+        if (!choice.is_object() || !choice.contains("delta") || !choice["delta"].is_object()) continue;
+        const json& delta = choice["delta"];
+        const auto calls = delta.find("tool_calls");
+        if (calls == delta.end() || !calls->is_array()) continue;
+        for (const json& tc : *calls) {
+          if (!tc.is_object()) continue;
+          const std::string key = "c" + index_of(tc, "index");
+          const json fn = tc.contains("function") && tc["function"].is_object() ? tc["function"] : json::object();
+          const std::string name = text_of(fn, "name");
+          if (!name.empty() && open_call(key) == nullptr) open_calls_.push_back(OpenCall{key, name, "", 0});
+          if (fn.contains("arguments")) add_fragment(key, fn["arguments"]);
+        }
+      }
+    } else if (format == "openai-responses") {
+      const std::string type = text_of(j, "type");
+      const std::string key = "r" + index_of(j, "output_index");
+      if (type == "response.output_item.added" && j.contains("item") && j["item"].is_object() &&
+          text_of(j["item"], "type") == "function_call" && open_call(key) == nullptr) {
+        open_calls_.push_back(OpenCall{key, text_of(j["item"], "name"), "", 0});
+        if (j["item"].contains("arguments")) add_fragment(key, j["item"]["arguments"]);
+      } else if (type == "response.function_call_arguments.delta" && j.contains("delta")) {
+        add_fragment(key, j["delta"]);
+      }
+    } else if (format == "anthropic") {
+      const std::string type = text_of(j, "type");
+      const std::string key = "a" + index_of(j, "index");
+      if (type == "content_block_start" && j.contains("content_block") && j["content_block"].is_object() &&
+          text_of(j["content_block"], "type") == "tool_use" && open_call(key) == nullptr) {
+        open_calls_.push_back(OpenCall{key, text_of(j["content_block"], "name"), "", 0});
+      } else if (type == "content_block_delta" && j.contains("delta") && j["delta"].is_object() &&
+                 text_of(j["delta"], "type") == "input_json_delta" && j["delta"].contains("partial_json")) {
+        add_fragment(key, j["delta"]["partial_json"]);
+      }
+    }
+  }
+
+  /// At a cut: the open calls become call events, those whose arguments arrived whole as they are;
+  /// the last, when its arguments are incomplete, with the arguments it had (completed into an
+  /// object, object_from_partial_json) and one fragment more than it delivered. Returns the
+  /// fragments it delivered (the fault's after_fragment), or nullopt when no call was cut.
+  std::optional<int> close_open_calls() {
+    std::optional<int> after_fragment;
+    for (std::size_t i = 0; i < open_calls_.size(); ++i) {
+      const OpenCall& c = open_calls_[i];
+      if (c.name.empty()) continue;
+      const std::optional<ordered_json> whole = as_object(c.args);
+      ordered_json call{{"name", c.name}, {"args", whole ? *whole : object_from_partial_json(c.args)}};
+      if (whole || i + 1 < open_calls_.size()) {
+        if (c.fragments > 1) call["fragments"] = c.fragments;
+        events_.push_back(ordered_json{{"call", call}});
+        continue;
+      }
+      const int fragments = c.fragments + 1;
+      const std::size_t sent = mock::split_fragments(call["args"].dump(-1, ' ', false, json::error_handler_t::replace), fragments).size();
+      if (fragments > 1) call["fragments"] = fragments;
+      events_.push_back(ordered_json{{"call", call}});
+      after_fragment = std::min<int>(c.fragments, static_cast<int>(sent) - 1);
+    }
+    open_calls_.clear();
+    return after_fragment;
+  }
+
   void on_frame(const rut::SseFrame& f) {
     if (finished_ || (!fault_.is_null() && fault_.value("kind", "") != "malformed")) return;
     count_fragment(f);
+    track_open_calls(f);
     const rut::DecodedChunk d = decoder_->on_frame(f);
     if (d.undecodable) {
       if (fault_.is_null()) fault_ = ordered_json{{"kind", "malformed"}, {"after_event", events_.size()}};
@@ -297,10 +529,14 @@ class RecordedExchange final : public Exchange {
   bool finished_ = false;
   bool broken_ = false;
   int open_fragments_ = 0;
+  std::vector<OpenCall> open_calls_;
   std::optional<AnswerEnd> how_;
+  SessionRecorder::Clock clock_;  // null: no timing
+  double last_s_ = 0;             // the request's start, then the last event's arrival
 };
 
 struct SessionRecorder::State {
+  Clock clock;
   const mock::WireFormat* format = nullptr;
   std::string model;
   std::deque<std::unique_ptr<RecordedExchange>> exchanges;
@@ -308,6 +544,7 @@ struct SessionRecorder::State {
 };
 
 SessionRecorder::SessionRecorder() : state_(std::make_unique<State>()) {}
+SessionRecorder::SessionRecorder(Clock clock) : state_(std::make_unique<State>()) { state_->clock = std::move(clock); }
 SessionRecorder::~SessionRecorder() = default;
 
 Exchange* SessionRecorder::begin(std::string_view method, std::string_view target, std::string_view body) {
@@ -334,7 +571,7 @@ Exchange* SessionRecorder::begin(std::string_view method, std::string_view targe
                               ": relayed, not recorded");
       return nullptr;
     }
-    auto ex = std::make_unique<RecordedExchange>(*format, *codec, mock::turn_index(d.contents), d.streaming);
+    auto ex = std::make_unique<RecordedExchange>(*format, *codec, mock::turn_index(d.contents), d.streaming, state_->clock);
     ex->prompt = prompt_of(d.contents);
     state_->exchanges.push_back(std::move(ex));
     return state_->exchanges.back().get();
@@ -362,8 +599,21 @@ ordered_json SessionRecorder::scenario(const std::string& name) const {
     ++recorded;
     by_turn[e->turn()].push_back(e.get());
   }
-  out["description"] = "Recorded by `hiccup record`: " + std::to_string(recorded) + " model request(s) in " +
-                       std::to_string(by_turn.empty() ? 0 : by_turn.rbegin()->first + 1) + " turn(s).";
+  std::string description = "Recorded by `hiccup record`: " + std::to_string(recorded) + " model request(s) in " +
+                            std::to_string(by_turn.empty() ? 0 : by_turn.rbegin()->first + 1) + " turn(s).";
+  {
+    // Answers the client left mid-stream: the file says so (their faults are the client's, not the provider's).
+    std::map<int, int> attempts;
+    for (const auto& e : s.exchanges) {
+      if (!e->recorded()) continue;
+      const int attempt = attempts[e->turn()]++;
+      const std::string note = e->client_gone_note();
+      if (!note.empty()) {
+        description += " /turns/" + std::to_string(e->turn()) + "/attempts/" + std::to_string(attempt) + ": " + note + ".";
+      }
+    }
+  }
+  out["description"] = description;
   out["tags"] = ordered_json::array({"recorded"});
   out["provider"] = s.format ? std::string(s.format->name()) : std::string("gemini");
   out["prompt"] = prompt.empty() ? std::string("(no prompt was recorded)") : prompt;
@@ -409,10 +659,18 @@ std::vector<std::string> SessionRecorder::notes() const {
   std::map<int, bool> seen;
   int last = -1;
   std::size_t unanswered = 0;
-  for (const auto& e : state_->exchanges) {
+  std::map<int, int> attempts;
+  for (std::size_t i = 0; i < state_->exchanges.size(); ++i) {
+    const auto& e = state_->exchanges[i];
     if (!e->recorded()) {
       ++unanswered;
       continue;
+    }
+    const int attempt = attempts[e->turn()]++;
+    const std::string gone = e->client_gone_note();
+    if (!gone.empty()) {
+      out.push_back("request " + std::to_string(i + 1) + " (/turns/" + std::to_string(e->turn()) + "/attempts/" +
+                    std::to_string(attempt) + "): " + gone);
     }
     seen[e->turn()] = true;
     last = std::max(last, e->turn());

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,11 @@ namespace harness::record {
 enum class AnswerEnd {
   kComplete,        ///< the whole answer arrived (Content-Length reached, chunked terminator)
   kConnectionLost,  ///< the connection closed or reset before the answer was complete
+  /// The client closed its connection before the answer was complete: the proxy stopped reading
+  /// upstream there. Recorded as what the client got (a `disconnect`, or a `cut` when part of a
+  /// frame had reached it, after the events delivered to it), and said so in the scenario's
+  /// description and notes().
+  kClientGone,
   kNoAnswer,        ///< no status line arrived (upstream unreachable): the request is not recorded
 };
 
@@ -37,7 +43,8 @@ class Exchange {
   virtual ~Exchange() = default;
   /// The upstream answer's HTTP status and headers (names lower-case).
   virtual void head(int status, const std::vector<std::pair<std::string, std::string>>& headers) = 0;
-  /// The next bytes of the answer's body (chunked framing already removed), as they arrived.
+  /// The next bytes of the answer's body (chunked framing already removed), as they arrived
+  /// (the proxy hands them over once they have been sent on to the client).
   virtual void body(std::string_view bytes) = 0;
   /// The answer ended `how`.
   virtual void end(AnswerEnd how) = 0;
@@ -54,7 +61,16 @@ struct RecordingStats {
 /// scenario() may be called from any thread; each Exchange belongs to the thread that began it.
 class SessionRecorder {
  public:
+  /// A monotonic clock in seconds (any origin), for timing.
+  using Clock = std::function<double()>;
   SessionRecorder();
+  /// Records each event's timing (`delay_s`, SCENARIO-FORMAT.md "Event timing") read from `clock`:
+  /// the seconds, rounded to the millisecond, from the request's start (its first event) or from
+  /// the previous event's arrival until the bytes that complete the event arrived (events of one
+  /// read: the first carries the delay). A non-streaming answer's first event carries the whole
+  /// answer's time. Null: no timing (as the default constructor). The proxy passes the steady
+  /// clock; tests pass their own.
+  explicit SessionRecorder(Clock clock);
   ~SessionRecorder();
   SessionRecorder(const SessionRecorder&) = delete;
   SessionRecorder& operator=(const SessionRecorder&) = delete;
@@ -80,6 +96,13 @@ class SessionRecorder {
   mutable std::mutex mu_;
   std::unique_ptr<State> state_;
 };
+
+/// The JSON object a prefix of a call's argument JSON stands for (what a cut inside the arguments
+/// leaves): an open string closed, a dangling comma dropped, a key without its value given null,
+/// the open brackets closed; else the longest prefix ending after an opening bracket or before a
+/// comma that closes into an object; else {}. `{"target": "stag` → {"target": "stag"};
+/// `{"a": 1, "b` → {"a": 1}. Never throws.
+nlohmann::ordered_json object_from_partial_json(std::string_view text);
 
 /// `text` as a scenario name: lower-case letters, digits and '-', starting with a letter or digit;
 /// "recorded-session" when nothing is left.

@@ -4,6 +4,7 @@
 
 #include "harness/record/recording_proxy.h"
 #include "harness/record/session_recorder.h"
+#include "harness/runner.h"
 #include "harness/scenario_io.h"
 
 namespace session_recorder_test {
@@ -134,6 +135,77 @@ TEST_CASE("record: hostile upstream bytes never throw and the scenario stays val
     const std::string text = rec.scenario("junk").dump(2, ' ', false, json::error_handler_t::replace);
     CHECK(json::accept(text));
   }
+}
+
+}  // namespace session_recorder_test
+
+namespace session_recorder_test {
+
+TEST_CASE("record --timing: each event's delay_s is read from the injected clock, and replays as a stall scaled and capped") {
+  double now = 100;  // the injected clock: no real time
+  SessionRecorder rec([&now] { return now; });
+  auto* a = rec.begin("POST", kGeminiPath, R"({"contents":[{"role":"user","parts":[{"text":"Hi."}]}]})");
+  REQUIRE(a);
+  now = 100.5;
+  a->head(200, kSse);
+  now = 101.25;  // the first event 1.25 s after the request
+  a->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]}}]}\n\n");
+  now = 101.5;   // the next 0.25 s later; its finish in the same read carries none
+  a->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\"}]}\n\n");
+  a->end(AnswerEnd::kComplete);
+  const json s = json::parse(rec.scenario("timed").dump());
+  INFO(s.dump(2));
+  const json& events = s["turns"][0]["attempts"][0]["events"];
+  REQUIRE(events.size() == 3);
+  CHECK(events[0] == json::parse(R"({"text": "Hel", "delay_s": 1.25})"));
+  CHECK(events[1] == json::parse(R"({"text": "lo", "delay_s": 0.25})"));
+  CHECK(events[2] == json::parse(R"({"finish": "stop"})"));
+  CHECK(problems(s.dump()) == "");
+  // Without a clock nothing is timed.
+  SessionRecorder untimed;
+  auto* b = untimed.begin("POST", kGeminiPath, R"({"contents":[{"role":"user","parts":[{"text":"Hi."}]}]})");
+  b->head(200, kSse);
+  b->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]},\"finishReason\":\"STOP\"}]}\n\n");
+  b->end(AnswerEnd::kComplete);
+  CHECK(untimed.scenario("untimed").dump().find("delay_s") == std::string::npos);
+
+  // Replayed in virtual time: a delay at or past the idle timeout fails the attempt as a stall
+  // does; the scenario's timing scales and caps it; the writer keeps delay_s and timing.
+  const std::string text = R"({"schema": 1, "name": "timed", "prompt": "Hi.", "runtime": {"idle_timeout_s": 60, "max_attempts": 2, "backoff_s": [1]},
+    "turns": [{"attempts": [{"events": [{"text": "Hel", "delay_s": 90}, {"finish": "stop"}]}]}]})";
+  harness::LoadResult loaded = harness::parse_scenario(text, "timed.json");
+  REQUIRE(problems(text) == "");
+  const auto* t = std::get_if<mock::TextEvent>(&loaded.scenario->script.turns[0].attempts[0].events[0]);
+  REQUIRE(t != nullptr);
+  CHECK(t->delay_s == 90);
+  harness::RunOptions o;
+  o.transport = harness::TransportKind::kMemory;
+  harness::Scenario as_recorded = *loaded.scenario;
+  const harness::CaseResult slow = harness::run_scenario(as_recorded, o);
+  CHECK_FALSE(slow.run.completed);  // 90 s of silence: idle timeout on both attempts
+  CHECK(slow.run.requests == 2);
+  for (const auto& [timing, label] : {std::pair<mock::Script::Timing, const char*>{{0.5, std::nullopt}, "scale 0.5"},
+                                      {{1, 2.0}, "max_delay_s 2"}}) {
+    INFO(label);
+    harness::Scenario s2 = *loaded.scenario;
+    s2.script.timing = timing;
+    const harness::CaseResult fast = harness::run_scenario(s2, o);
+    CHECK(fast.run.completed);
+    CHECK(fast.run.requests == 1);
+    const std::string written = harness::write_scenario(s2);
+    CHECK(written.find("\"delay_s\": 90") != std::string::npos);
+    harness::LoadResult back = harness::parse_scenario(written, "w.json");
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->script.timing == timing);
+  }
+  // Bad values are named with their pointer.
+  CHECK(problems(R"({"schema": 1, "name": "x", "prompt": "p", "timing": {"scale": -1, "cap": 1},
+    "turns": [{"attempts": [{"events": [{"text": "a", "delay_s": "1"}, {"finish": "stop"}]}]}]})")
+            .find("/turns/0/attempts/0/events/0/delay_s") != std::string::npos);
+  const std::string bad_timing = problems(R"({"schema": 1, "name": "x", "prompt": "p", "timing": {"scale": -1, "cap": 1},
+    "turns": [{"attempts": [{"events": [{"text": "a"}, {"finish": "stop"}]}]}]})");
+  CHECK(bad_timing.find("/timing/scale") != std::string::npos);
+  CHECK(bad_timing.find("cap") != std::string::npos);
 }
 
 }  // namespace session_recorder_test

@@ -10,7 +10,8 @@ records-and-replays: `hiccup record --agent-cmd` writes a scenario that lints cl
     under `hiccup run --agent-cmd` with the same agent, as the original does.
 unmatched-replay-fails: replaying a recording that lacks a turn the agent asks for fails (exit 1)
     naming the request and the missing /turns/N, never with a guessed answer.
-usage: --help, a bad --upstream URL (exit 2), an unwritable --out (exit 3), nothing recorded (exit 1).
+usage: --help (names docs/RECORDING.md), a bad --upstream URL (exit 2), an unwritable --out (a missing
+folder, /proc/x.json: exit 2, before the proxy starts), nothing recorded (exit 1).
 """
 import argparse
 import json
@@ -196,15 +197,20 @@ class Checker:
 
     def usage(self):
         rc, text = self.run("record", "--help")
-        assert rc == 0 and "usage: hiccup record" in text, text
+        assert rc == 0 and "usage: hiccup record" in text and "docs/RECORDING.md" in text, text
         rc, text = self.run("record", "--upstream", "ftp://example.com")
         print(text)
         assert rc == 2 and "expected http://HOST" in text, text
         rc, text = self.run("record")
         assert rc == 2 and "--upstream URL is required" in text, text
-        rc, text = self.run("record", "--upstream", "http://127.0.0.1:9", "--out", "/nonexistent-dir/x.json")
-        print(text)
-        assert rc == 3 and "cannot write the recording" in text, text
+        # An --out that cannot be written is a usage error before the proxy starts (it would
+        # otherwise run the whole session and lose it): a missing folder, and a folder that exists
+        # but takes no files even for root (/proc).
+        for bad in ("/nonexistent-dir/x.json", "/proc/x.json"):
+            rc, text = self.run("record", "--upstream", "http://127.0.0.1:9", "--out", bad, timeout=10)
+            print(text)
+            assert rc == 2 and f"--out {bad}: cannot write the recording" in text, text
+            assert "127.0.0.1" not in text.split("\n")[0], text  # no proxy address printed
         # An agent that sends nothing: nothing recorded, nothing written, exit 1.
         out = os.path.join(self.work, "empty.json")
         rc, text = self.run("record", "--upstream", "http://127.0.0.1:9", "--out", out, "--agent-cmd", "true")
