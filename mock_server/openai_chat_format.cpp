@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <set>
 
 #include "mock_server/json_text.h"
@@ -639,11 +640,23 @@ class Format final : public WireFormat {
 }  // namespace
 
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers) {
-  // No `x-request-id` yet, although the API sends one: with it qwen-code 0.24.4 classifies an
-  // in-stream error without a status as retryable ("upstream-error-without-status": its
-  // classifier keys on the request id) and retries it as a continuation whose history ends in the
-  // cut text, a request the engine cannot match to its turn yet (docs/WIRE-FORMATS.md, "Response
-  // headers"). It comes back with continuation matching.
+  // `req_` and 32 lowercase hex digits, from the journal index (splitmix64, as Anthropic's).
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::uint64_t z = journal_index + 0x6a09e667f3bcc908ULL;
+  auto next = [&z] {
+    z += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t r = z;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebULL;
+    return r ^ (r >> 31);
+  };
+  std::string id(36, '0');
+  id.replace(0, 4, "req_");
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t r = next();
+    for (int i = 0; i < 16; ++i, r >>= 4) id[4 + half * 16 + i] = kHex[r & 15];
+  }
+  headers.emplace_back("x-request-id", std::move(id));
   const bool limited = status == 429;
   constexpr std::uint64_t kRequests = 10000, kTokens = 30000000;
   headers.emplace_back("x-ratelimit-limit-requests", std::to_string(kRequests));
