@@ -39,17 +39,13 @@ inline constexpr std::string_view kModelErrorMessage =
 /// messages users quote from the API (openai-python and langchain issue threads).
 std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s);
 
-/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers):
-/// `x-request-id` `req_` + 32 lowercase hex digits (36 characters, as live), different for every
-/// journal index and the same in every run; `x-ratelimit-limit-requests`
+/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers), but
+/// the request id (the .cpp says why): `x-ratelimit-limit-requests`
 /// 10000, `x-ratelimit-remaining-requests` one less per request, `x-ratelimit-reset-requests` "6ms",
 /// `x-ratelimit-limit-tokens` 30000000, `x-ratelimit-remaining-tokens`, `x-ratelimit-reset-tokens`
 /// "0s"; a 429 says 0 remaining requests and tokens. Source: live response headers users quote
 /// (community.openai.com "How to get rate limit reset time for response API?", 2025-05: the same
-/// family on Chat Completions and Responses; platform.openai.com/docs/guides/rate-limits); live
-/// headers recorded January 2026 (newrelic/newrelic-python-agent,
-/// tests/mlmodel_langchain/_mock_external_openai_server.py: `x-request-id:
-/// req_619548c272db4f1ab380b83de9fdedef` beside the same x-ratelimit-* family).
+/// family on Chat Completions and Responses; platform.openai.com/docs/guides/rate-limits).
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers);
 
 /// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
