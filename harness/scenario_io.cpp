@@ -580,14 +580,28 @@ class ShapeReader : public Checks {
       return std::nullopt;
     }
     if (j.contains("reasoning")) {
-      // {"reasoning": {"text": "…", "signature"?: "…"}}: SCENARIO-FORMAT.md "Reasoning".
+      // {"reasoning": {"text": "…", "signature"?: "…"}} or {"reasoning": {"redacted": true,
+      // "signature"?: "…"}}: SCENARIO-FORMAT.md "Reasoning".
       const auto& r = j["reasoning"];
       const std::string rp = at(p, "reasoning");
       if (!is_object(r, rp)) return std::nullopt;
-      only_keys(r, rp, {"text", "signature"});
+      only_keys(r, rp, {"text", "signature", "redacted"});
       mock::ReasoningEvent reasoning;
       bool ok = true;
-      if (!r.contains("text")) {
+      if (r.contains("redacted")) {
+        if (!r["redacted"].is_boolean()) {
+          problem(at(rp, "redacted"), "expected a boolean, found " + type_of(r["redacted"]));
+          ok = false;
+        } else {
+          reasoning.redacted = r["redacted"].get<bool>();
+        }
+      }
+      if (reasoning.redacted) {
+        if (r.contains("text")) {
+          problem(at(rp, "text"), "redacted reasoning has no text (only its signature travels)");
+          ok = false;
+        }
+      } else if (!r.contains("text")) {
         problem(rp, "missing required field \"text\"");
         ok = false;
       } else if (auto s = string(r["text"], at(rp, "text"))) {
@@ -1552,7 +1566,8 @@ nlohmann::ordered_json event_json(const mock::Event& e) {
     out["call"] = call;
   } else if (const auto* r = std::get_if<mock::ReasoningEvent>(&e)) {
     nlohmann::ordered_json reasoning;
-    reasoning["text"] = r->text;
+    if (r->redacted) reasoning["redacted"] = true;
+    else reasoning["text"] = r->text;
     if (!r->signature.empty()) reasoning["signature"] = r->signature;
     out["reasoning"] = reasoning;
   } else {

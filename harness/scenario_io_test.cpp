@@ -138,7 +138,7 @@ TEST_CASE("reasoning event problems, each at its pointer") {
   CHECK(has(events(R"([{"reasoning": {"text": "t", "signature": ""}}, {"text": "a"}])"), e0 + "/reasoning/signature",
             "non-empty"));
   CHECK(has(events(R"([{"reasoning": {"text": "t", "sig": "x"}}, {"text": "a"}])"), e0 + "/reasoning/sig",
-            "unknown field \"sig\" (known: text, signature)"));
+            "unknown field \"sig\" (known: text, signature, redacted)"));
   CHECK(has(events(R"([{"reasoning": "plan"}, {"text": "a"}])"), e0 + "/reasoning", "expected an object"));
   CHECK(has(events(R"([{"reasoning": {"text": "t"}, "text": "a"}])"), e0, "exactly one of \"text\", \"call\", \"finish\", \"reasoning\""));
   // Reasoning leads to a text or call event, never ends an answer.
@@ -147,6 +147,14 @@ TEST_CASE("reasoning event problems, each at its pointer") {
   CHECK(has(events(R"([{"text": "a"}, {"reasoning": {"text": "t"}}])"), "/turns/0/attempts/0/events/1",
             "found no event"));
   CHECK(events(R"([{"reasoning": {"text": "t", "signature": "c2ln"}}, {"text": "a"}, {"finish": "stop"}])").empty());
+  // Redacted reasoning: no text, only its signature.
+  CHECK(has(events(R"([{"reasoning": {"redacted": true, "text": "t"}}, {"text": "a"}])"), e0 + "/reasoning/text",
+            "redacted reasoning has no text"));
+  CHECK(has(events(R"([{"reasoning": {"redacted": "yes"}}, {"text": "a"}])"), e0 + "/reasoning/redacted",
+            "expected a boolean"));
+  CHECK(has(events(R"([{"reasoning": {"redacted": false}}, {"text": "a"}])"), e0 + "/reasoning",
+            "missing required field \"text\""));
+  CHECK(events(R"([{"reasoning": {"redacted": true}}, {"text": "a"}, {"finish": "stop"}])").empty());
 }
 
 TEST_CASE("an interrupt cannot point at a reasoning event") {
@@ -171,6 +179,17 @@ TEST_CASE("a reasoning event round-trips through the writer, its signature only 
   const auto again = parse_scenario(written, "r.json");
   REQUIRE(again.problems.empty());
   CHECK(again.scenario->script == loaded.scenario->script);
+  // Redacted reasoning is written as redacted, without a text, and reads back the same.
+  const auto redacted = parse_scenario(R"({"schema": 1, "name": "r", "prompt": "p", "turns": [ { "attempts": [ { "events": [
+      {"reasoning": {"redacted": true, "signature": "EmwK"}}, {"text": "a"}, {"finish": "stop"} ] } ] } ]})", "r.json");
+  REQUIRE(redacted.problems.empty());
+  CHECK(std::get<mock::ReasoningEvent>(redacted.scenario->script.turns[0].attempts[0].events[0]) ==
+        mock::ReasoningEvent{"", "EmwK", true});
+  const std::string redacted_text = write_scenario(*redacted.scenario);
+  CHECK(redacted_text.find("\"redacted\": true") != std::string::npos);
+  const auto redacted_again = parse_scenario(redacted_text, "r.json");
+  REQUIRE(redacted_again.problems.empty());
+  CHECK(redacted_again.scenario->script == redacted.scenario->script);
 }
 
 TEST_CASE("event problems") {

@@ -31,10 +31,20 @@ ojson args_object(const CallEvent& c) {
   return c.args.is_null() ? ojson::object() : ojson(c.args);
 }
 
+/// The usage object of a message as live: {input_tokens, cache_creation_input_tokens 0,
+/// cache_read_input_tokens 0, cache_creation {ephemeral_5m_input_tokens 0,
+/// ephemeral_1h_input_tokens 0}, output_tokens, service_tier "standard"} (anthropic-sdk-python
+/// src/anthropic/types/usage.py; a live message_start of 2026-05 for claude-haiku-4-5 carries these
+/// members in this order). `message_start` and a unary message carry it; `message_delta` carries
+/// the cumulative counts without the tier (usage_delta).
 ojson usage(int output_tokens) {
   ojson u = ojson::object();
   u["input_tokens"] = kInputTokens;
+  u["cache_creation_input_tokens"] = 0;
+  u["cache_read_input_tokens"] = 0;
+  u["cache_creation"] = ojson{{"ephemeral_5m_input_tokens", 0}, {"ephemeral_1h_input_tokens", 0}};
   u["output_tokens"] = output_tokens;
+  u["service_tier"] = "standard";
   return u;
 }
 
@@ -467,6 +477,15 @@ std::string thinking_first_message(std::size_t n, std::string_view found) {
          "https://docs.claude.com/en/docs/build-with-claude/extended-thinking";
 }
 
+/// The API's 400 for a `redacted_thinking` block sent back changed (a `data` no answer carried).
+/// Source: the message users quote (maximhq/bifrost#5093; docs.claude.com "Extended thinking",
+/// "Preserving thinking blocks").
+std::string modified_thinking_message(std::size_t n, std::size_t m) {
+  return "messages." + std::to_string(n) + ".content." + std::to_string(m) +
+         ": `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks "
+         "must remain as they were in the original response.";
+}
+
 std::string invalid_signature_message(std::size_t n, std::size_t m) {
   return "messages." + std::to_string(n) + ".content." + std::to_string(m) + ": Invalid `signature` in `thinking` block";
 }
@@ -495,11 +514,20 @@ std::optional<Rejection> check_thinking(std::string_view body, const std::vector
     // the thinking text (docs.claude.com "Extended thinking": blocks must be passed back complete
     // and unmodified).
     for (std::size_t m = 0; m < blocks.size(); ++m) {
+      if (is_block(blocks[m], "redacted_thinking")) {
+        // Redacted thinking goes back as it came: its `data`, unchanged.
+        const std::string data = str_field(blocks[m], "data");
+        const bool known = std::any_of(check.delivered.begin(), check.delivered.end(), [&](const auto& d) {
+          return d.second.redacted && d.second.signature == data;
+        });
+        if (!known) return pairing_error(modified_thinking_message(n, m));
+        continue;
+      }
       if (!is_block(blocks[m], "thinking")) continue;
       const std::string signature = str_field(blocks[m], "signature");
       const std::string thinking = str_field(blocks[m], "thinking");
       const bool known = std::any_of(check.delivered.begin(), check.delivered.end(), [&](const auto& d) {
-        return d.second.signature == signature && d.second.text == thinking;
+        return !d.second.redacted && d.second.signature == signature && d.second.text == thinking;
       });
       if (!known) return pairing_error(invalid_signature_message(n, m));
     }
@@ -563,7 +591,16 @@ class AnthropicEncoder final : public StreamEncoder {
           .member("model", ctx_.model)
           .member_null("stop_reason")
           .member_null("stop_sequence")
-          .key("usage").begin_object().member("input_tokens", kInputTokens).member("output_tokens", 1).end_object()
+          .key("usage").begin_object()
+          .member("input_tokens", kInputTokens)
+          .member("cache_creation_input_tokens", 0)
+          .member("cache_read_input_tokens", 0)
+          .key("cache_creation").begin_object()
+          .member("ephemeral_5m_input_tokens", 0).member("ephemeral_1h_input_tokens", 0)
+          .end_object()
+          .member("output_tokens", 1)
+          .member("service_tier", "standard")
+          .end_object()
           .end_object();
     });
     s += sse("ping", [](json_text::Writer&) {});
@@ -578,6 +615,15 @@ class AnthropicEncoder final : public StreamEncoder {
       // the stream inside the block, as a live overload does.
       std::string s = close_text() + close_thinking();
       open_thinking_ = next_index_++;
+      if (r->redacted) {
+        // Redacted thinking arrives whole in its content_block_start, `data` and no deltas
+        // (anthropic-sdk-typescript RedactedThinkingBlock; maximhq/bifrost#5093); it stays open
+        // until the next event as a thinking block does.
+        s += block_event("content_block_start", open_thinking_, [r](json_text::Writer& w) {
+          w.key("content_block").begin_object().member("type", "redacted_thinking").member("data", r->signature).end_object();
+        });
+        return {s};
+      }
       s += block_event("content_block_start", open_thinking_, [](json_text::Writer& w) {
         w.key("content_block").begin_object().member("type", "thinking").member("thinking", "").member("signature", "").end_object();
       });
@@ -642,7 +688,14 @@ class AnthropicEncoder final : public StreamEncoder {
           .member("stop_reason", stop_reason(reason, delivered_calls_))
           .member_null("stop_sequence")
           .end_object()
-          .key("usage").begin_object().member("output_tokens", std::max(next_index_, 1)).end_object();
+          // Cumulative, without the tier (the live message_delta of 2026-05: input_tokens,
+          // cache_creation_input_tokens, cache_read_input_tokens, output_tokens).
+          .key("usage").begin_object()
+          .member("input_tokens", kInputTokens)
+          .member("cache_creation_input_tokens", 0)
+          .member("cache_read_input_tokens", 0)
+          .member("output_tokens", std::max(next_index_, 1))
+          .end_object();
     });
     s += sse("message_stop", [](json_text::Writer&) {});
     return {s};
@@ -757,9 +810,14 @@ class AnthropicFormat final : public WireFormat {
         text_run = true;
       } else if (auto* r = std::get_if<ReasoningEvent>(&e)) {
         ojson b = ojson::object();
-        b["type"] = "thinking";
-        b["thinking"] = r->text;
-        b["signature"] = r->signature;
+        if (r->redacted) {
+          b["type"] = "redacted_thinking";
+          b["data"] = r->signature;
+        } else {
+          b["type"] = "thinking";
+          b["thinking"] = r->text;
+          b["signature"] = r->signature;
+        }
         content.push_back(std::move(b));
         text_run = false;
       } else if (auto* c = std::get_if<CallEvent>(&e)) {

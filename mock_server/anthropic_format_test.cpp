@@ -64,7 +64,7 @@ TEST_CASE("golden bytes: message_start and ping, a text block, a call in two fra
   s += join(enc->event_units(mock::FinishEvent{mock::FinishReason::kStop}, 0));
   const std::string golden =
       "event: message_start\n"
-      R"(data: {"type":"message_start","message":{"id":"msg_hiccup_3","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":8,"output_tokens":1}}})"
+      R"(data: {"type":"message_start","message":{"id":"msg_hiccup_3","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":8,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}}})"
       "\n\n"
       "event: ping\n"
       R"(data: {"type":"ping"})"
@@ -91,7 +91,7 @@ TEST_CASE("golden bytes: message_start and ping, a text block, a call in two fra
       R"(data: {"type":"content_block_stop","index":1})"
       "\n\n"
       "event: message_delta\n"
-      R"(data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":2}})"
+      R"(data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":8,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":2}})"
       "\n\n"
       "event: message_stop\n"
       R"(data: {"type":"message_stop"})"
@@ -410,7 +410,7 @@ TEST_CASE("a well-paired request passes validation") {
                                      {{"role", "user"}, {"content", json::array({tool_result("toolu_b"), tool_result("toolu_a")})}},
                                      {{"role", "assistant"}, {"content", "Done."}}}));
   CHECK_FALSE(d.rejection);
-  CHECK(mock::turn_index(d.contents) == 2);
+  CHECK(mock::turn_index(d.contents) == 1);  // ends in the model's own text: turn 1 continued
 }
 
 // claude-code 2.1.332 sends a `role: "system"` message second: a list of text blocks on the first
@@ -548,7 +548,9 @@ TEST_CASE("the non-streaming answer is one Message: blocks, stop_reason and usag
     "id":"msg_hiccup_3","type":"message","role":"assistant","model":"claude-sonnet-4-5",
     "content":[{"type":"text","text":"Running."},
                {"type":"tool_use","id":"toolu_hiccup_3_0","name":"shell","input":{"command":"ls"}}],
-    "stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":8,"output_tokens":2}})"));
+    "stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":8,"cache_creation_input_tokens":0,
+    "cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},
+    "output_tokens":2,"service_tier":"standard"}})"));
   CHECK(json::parse(fmt().unary_body({mock::TextEvent{"x"}}, kCtx))["stop_reason"].is_null());
   CHECK(json::parse(fmt().unary_body({mock::FinishEvent{mock::FinishReason::kContentFilter}}, kCtx))
             ["stop_reason"] == "refusal");

@@ -14,11 +14,12 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::string_view kModelsPrefix = "/v1beta/models/";
 
-ojson usage_metadata() {
+ojson usage_metadata(int thoughts) {
   ojson u = ojson::object();
   u["promptTokenCount"] = 8;
   u["candidatesTokenCount"] = 1;
-  u["totalTokenCount"] = 9;
+  u["totalTokenCount"] = 9 + thoughts;
+  if (thoughts > 0) u["thoughtsTokenCount"] = thoughts;
   return u;
 }
 
@@ -36,7 +37,7 @@ ojson signature_part(const std::string& signature) {
 ojson response_shell(ojson candidate, const FrameContext& ctx) {
   ojson r = ojson::object();
   r["candidates"] = ojson::array({std::move(candidate)});
-  r["usageMetadata"] = usage_metadata();
+  r["usageMetadata"] = usage_metadata(ctx.thoughts);
   r["modelVersion"] = ctx.model;
   r["responseId"] = ctx.response_id;
   return r;
@@ -243,8 +244,15 @@ bool direct_event_frame(std::string& out, const Event& event, const FrameContext
     out += finish_reason_name(finish->reason);
     out += "\",";
   }
-  out += "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,"
-         "\"totalTokenCount\":9},\"modelVersion\":";
+  out += "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,\"totalTokenCount\":";
+  if (ctx.thoughts > 0) {
+    out += std::to_string(9 + ctx.thoughts);
+    out += ",\"thoughtsTokenCount\":";
+    out += std::to_string(ctx.thoughts);
+  } else {
+    out += '9';
+  }
+  out += "},\"modelVersion\":";
   json_text::append_string(out, ctx.model);
   out += ",\"responseId\":";
   json_text::append_string(out, ctx.response_id);
@@ -294,6 +302,10 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
     }
   }
   if (!pending.empty()) parts.push_back(signature_part(pending));
+  FrameContext counted = ctx;
+  counted.thoughts = static_cast<int>(std::count_if(events.begin(), events.end(), [](const Event& e) {
+    return std::holds_alternative<ReasoningEvent>(e);
+  }));
   ojson cand = ojson::object();
   // A content filter blocks the whole answer: the candidate has no content, whatever was
   // generated before (WIRE-FORMATS.md "Gemini": a blocked output).
@@ -306,7 +318,7 @@ ojson merged_response(const std::vector<Event>& events, const FrameContext& ctx)
   if (finish) cand["finishReason"] = std::string(finish_reason_name(*finish));
   if (malformed_call) cand["finishMessage"] = "Malformed function call.";
   cand["index"] = 0;
-  return response_shell(std::move(cand), ctx);
+  return response_shell(std::move(cand), counted);
 }
 
 
@@ -385,6 +397,7 @@ class GeminiEncoder final : public StreamEncoder {
     // Reasoning (Gemini 3, ai.google.dev "Thought signatures"): a thought part, and its signature
     // on the first functionCall part after it; when no call comes before the next reasoning or
     // the finish, on a part of its own (`{"text":"","thoughtSignature":…}`) there.
+    if (std::holds_alternative<ReasoningEvent>(event)) ++ctx_.thoughts;
     ojson response = event_response(event, ctx_);
     ojson& cand = response["candidates"][0];
     if (auto* r = std::get_if<ReasoningEvent>(&event)) {

@@ -83,6 +83,13 @@ std::string response_id(std::size_t journal_index);
 struct FrameContext {
   std::string model;        ///< echoed as `modelVersion` (the requested model)
   std::string response_id;  ///< `responseId`
+  /// Reasoning events so far in the answer: when > 0, `usageMetadata` carries
+  /// `thoughtsTokenCount` (this count) after `totalTokenCount`, which includes it, as a thinking
+  /// model's answer does (ai.google.dev/gemini-api/docs/thought-signatures, the Gemini 3 answer
+  /// shown there: `promptTokenCount, candidatesTokenCount, totalTokenCount, promptTokensDetails,
+  /// thoughtsTokenCount`). `cachedContentTokenCount` is never sent: the API leaves out a zero count,
+  /// and nothing is cached here.
+  int thoughts = 0;
 };
 
 /// Gemini finish reason for a scenario finish: STOP, MAX_TOKENS, SAFETY, MALFORMED_FUNCTION_CALL.

@@ -41,6 +41,7 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
     for (const auto& r : e.delivered_reasoning) {
       nlohmann::json one = {{"text", r.text}, {"signature", r.signature}, {"reasoning_index", r.reasoning_index}};
       if (r.before_call >= 0) one["before_call"] = r.before_call;
+      if (r.redacted) one["redacted"] = true;
       reasoning.push_back(std::move(one));
     }
     j["delivered_reasoning"] = std::move(reasoning);

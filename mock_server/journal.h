@@ -36,6 +36,7 @@ struct DeliveredReasoning {
   /// call_index of the call right after it in the attempt (the call whose place it holds in
   /// history), -1 when no call follows before the next reasoning event or the finish.
   int before_call = -1;
+  bool redacted = false;     ///< ReasoningEvent::redacted: only the signature was sent
   bool operator==(const DeliveredReasoning&) const = default;
 };
 

@@ -311,12 +311,25 @@ struct ChunkContext {
   bool include_usage = false;
 };
 
-ojson usage() {
-  ojson u = ojson::object();
-  u["prompt_tokens"] = 8;
-  u["completion_tokens"] = 1;
-  u["total_tokens"] = 9;
-  return u;
+/// The usage object as live, its details included (a recorded live answer of January 2026:
+/// newrelic/newrelic-python-agent tests/mlmodel_langchain/_mock_external_openai_server.py):
+/// {prompt_tokens 8, completion_tokens 1 + R, total_tokens 9 + R, prompt_tokens_details
+/// {cached_tokens 0, audio_tokens 0}, completion_tokens_details {reasoning_tokens R, audio_tokens 0,
+/// accepted_prediction_tokens 0, rejected_prediction_tokens 0}}, R the answer's reasoning events
+/// (a reasoning model reasons on Chat Completions too; it only keeps the reasoning server-side).
+void write_usage(std::string& out, int reasoning) {
+  json_text::Writer(out).begin_object()
+      .member("prompt_tokens", 8)
+      .member("completion_tokens", 1 + reasoning)
+      .member("total_tokens", 9 + reasoning)
+      .key("prompt_tokens_details").begin_object().member("cached_tokens", 0).member("audio_tokens", 0).end_object()
+      .key("completion_tokens_details").begin_object()
+      .member("reasoning_tokens", reasoning)
+      .member("audio_tokens", 0)
+      .member("accepted_prediction_tokens", 0)
+      .member("rejected_prediction_tokens", 0)
+      .end_object()
+      .end_object();
 }
 
 std::string frame(const ojson& j) { return "data: " + j.dump() + "\n\n"; }
@@ -374,6 +387,7 @@ class Encoder final : public StreamEncoder {
         .member("object", "chat.completion.chunk")
         .member("created", kCreated)
         .member("model", ctx_.model)
+        .member("service_tier", "default")
         .member("system_fingerprint", kSystemFingerprint)
         .key("choices");
   }
@@ -388,7 +402,10 @@ class Encoder final : public StreamEncoder {
     }
     // Chat Completions has no reasoning round trip (OpenAI's reasoning models keep it server-side
     // here): a reasoning event sends nothing.
-    if (std::holds_alternative<ReasoningEvent>(event)) return {std::string()};
+    if (std::holds_alternative<ReasoningEvent>(event)) {
+      ++reasoning_;  // counted in the usage's reasoning_tokens
+      return {std::string()};
+    }
     if (auto* c = std::get_if<CallEvent>(&event)) {
       had_calls_ = true;
       std::vector<std::string> units;
@@ -420,9 +437,8 @@ class Encoder final : public StreamEncoder {
       out += prefix_;
       json_text::Writer(out)
           .begin_array().end_array()
-          .key("usage").begin_object()
-          .member("prompt_tokens", 8).member("completion_tokens", 1).member("total_tokens", 9)
-          .end_object();
+          .key("usage");
+      write_usage(out, reasoning_);
       out += "}\n\n";
     }
     out += "data: [DONE]\n\n";
@@ -460,6 +476,7 @@ class Encoder final : public StreamEncoder {
   ChunkContext ctx_;
   std::string prefix_;  // `data: {"id":…,"choices":` — every chunk's bytes up to its choices
   bool had_calls_ = false;
+  int reasoning_ = 0;  // reasoning events so far
 };
 
 class Format final : public WireFormat {
@@ -564,11 +581,13 @@ class Format final : public WireFormat {
     bool has_text = false;
     ojson tool_calls = ojson::array();
     std::optional<FinishReason> finish;
+    int reasoning = 0;
     for (const Event& e : events) {
       if (auto* f = std::get_if<FinishEvent>(&e)) {
         finish = f->reason;
         break;
       }
+      if (std::holds_alternative<ReasoningEvent>(e)) ++reasoning;
       if (auto* t = std::get_if<TextEvent>(&e)) {
         text += t->text;
         has_text = true;
@@ -606,7 +625,10 @@ class Format final : public WireFormat {
     body["created"] = kCreated;
     body["model"] = ctx.model;
     body["choices"] = ojson::array({std::move(choice)});
-    body["usage"] = usage();
+    std::string usage;
+    write_usage(usage, reasoning);
+    body["usage"] = ojson::parse(usage);
+    body["service_tier"] = "default";
     body["system_fingerprint"] = std::string(kSystemFingerprint);
     return body.dump();
   }
@@ -639,11 +661,13 @@ class Format final : public WireFormat {
 }  // namespace
 
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers) {
-  // No `x-request-id` yet, although the API sends one: with it qwen-code 0.24.4 classifies an
-  // in-stream error without a status as retryable ("upstream-error-without-status": its
-  // classifier keys on the request id) and retries it as a continuation whose history ends in the
-  // cut text, a request the engine cannot match to its turn yet (docs/WIRE-FORMATS.md, "Response
-  // headers"). It comes back with continuation matching.
+  // No `x-request-id` yet, although the API sends one (`req_` + 32 hex digits): with it
+  // qwen-code 0.24.4 classifies an in-stream error without a status as retryable
+  // ("upstream-error-without-status": its classifier keys on the request id) and continues the cut
+  // turn: its next request keeps the cut text as a model turn and adds a user "Resume directly"
+  // prompt. That is the continue design with a continuation prompt, whose next request is the next
+  // turn (POLICY.md), and the one-turn scenario has none to play (docs/WIRE-FORMATS.md, "Response
+  // headers").
   const bool limited = status == 429;
   constexpr std::uint64_t kRequests = 10000, kTokens = 30000000;
   headers.emplace_back("x-ratelimit-limit-requests", std::to_string(kRequests));

@@ -40,8 +40,7 @@ inline constexpr std::string_view kModelErrorMessage =
 std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s);
 
 /// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers), but
-/// the request id (the .cpp says why):
-/// `x-ratelimit-limit-requests`
+/// the request id (the .cpp says why): `x-ratelimit-limit-requests`
 /// 10000, `x-ratelimit-remaining-requests` one less per request, `x-ratelimit-reset-requests` "6ms",
 /// `x-ratelimit-limit-tokens` 30000000, `x-ratelimit-remaining-tokens`, `x-ratelimit-reset-tokens`
 /// "0s"; a 429 says 0 remaining requests and tokens. Source: live response headers users quote

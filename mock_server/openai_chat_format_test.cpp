@@ -21,7 +21,7 @@ const mock::ResponseContext kCtx{"gpt-4.1-mini", 3};
 // The fixed head of every chunk of the response to journal entry 3.
 const std::string kHead =
     R"(data: {"id":"chatcmpl-hiccup-3","object":"chat.completion.chunk","created":1700000000,)"
-    R"("model":"gpt-4.1-mini","system_fingerprint":"fp_hiccup","choices":[)";
+    R"("model":"gpt-4.1-mini","service_tier":"default","system_fingerprint":"fp_hiccup","choices":[)";
 
 /// The data payloads of an SSE byte string (frames end with a blank line).
 std::vector<std::string> payloads(const std::string& bytes) {
@@ -149,7 +149,18 @@ TEST_CASE("include_usage puts usage null on every chunk and a usage chunk before
   CHECK(json::parse(p[0])["usage"].is_null());
   const json usage = json::parse(p[1]);
   CHECK(usage["choices"] == json::array());
-  CHECK(usage["usage"] == json{{"prompt_tokens", 8}, {"completion_tokens", 1}, {"total_tokens", 9}});
+  // The live usage object, details included (newrelic-python-agent's recorded answers, 2026-01).
+  CHECK(nlohmann::ordered_json::parse(p[1])["usage"].dump() ==
+        R"({"prompt_tokens":8,"completion_tokens":1,"total_tokens":9,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
+        R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})");
+  // Reasoning the model did server-side counts as reasoning tokens, inside the completion tokens.
+  auto reasoned = chat::make_encoder(kCtx, true);
+  reasoned->open();
+  reasoned->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0);
+  const json after = json::parse(payloads(reasoned->event_units(mock::FinishEvent{}, 0).at(0)).at(1));
+  CHECK(after["usage"]["completion_tokens_details"]["reasoning_tokens"] == 1);
+  CHECK(after["usage"]["completion_tokens"] == 2);
+  CHECK(after["usage"]["total_tokens"] == 10);
   CHECK(p[2] == "[DONE]");
   // Without it (what the WireFormat's encoder does) no chunk carries `usage`.
   auto plain = fmt().stream_encoder(kCtx);
@@ -404,7 +415,9 @@ TEST_CASE("the non-streaming answer is a chat.completion with the message and fi
         R"("choices":[{"index":0,"message":{"role":"assistant","content":"Reading both.","refusal":null,)"
         R"("tool_calls":[{"id":"call_3_0","type":"function","function":{"name":"read","arguments":"{\"path\":\"a\"}"}}]},)"
         R"("logprobs":null,"finish_reason":"tool_calls"}],)"
-        R"("usage":{"prompt_tokens":8,"completion_tokens":1,"total_tokens":9},"system_fingerprint":"fp_hiccup"})");
+        R"("usage":{"prompt_tokens":8,"completion_tokens":1,"total_tokens":9,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
+        R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},)"
+        R"("service_tier":"default","system_fingerprint":"fp_hiccup"})");
   const json text_only = json::parse(fmt().unary_body({mock::TextEvent{"Hi"}, mock::FinishEvent{}}, kCtx));
   CHECK(text_only["choices"][0]["finish_reason"] == "stop");
   CHECK_FALSE(text_only["choices"][0]["message"].contains("tool_calls"));

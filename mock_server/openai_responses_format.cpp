@@ -66,14 +66,25 @@ void write_reasoning_item(json_text::Writer& w, std::string_view id, const Reaso
   w.end_object();
 }
 
-void write_usage(json_text::Writer& w) {
+/// The usage object as live (platform.openai.com/docs/api-reference/responses/object, `usage`):
+/// input_tokens 8, input_tokens_details {cached_tokens 0}, output_tokens 1 + R,
+/// output_tokens_details {reasoning_tokens R}, total_tokens 9 + R; R the reasoning items in
+/// `output` (output tokens include reasoning tokens).
+void write_usage(json_text::Writer& w, int reasoning) {
   w.begin_object()
       .member("input_tokens", 8)
       .key("input_tokens_details").begin_object().member("cached_tokens", 0).end_object()
-      .member("output_tokens", 1)
-      .key("output_tokens_details").begin_object().member("reasoning_tokens", 0).end_object()
-      .member("total_tokens", 9)
+      .member("output_tokens", 1 + reasoning)
+      .key("output_tokens_details").begin_object().member("reasoning_tokens", reasoning).end_object()
+      .member("total_tokens", 9 + reasoning)
       .end_object();
+}
+
+/// Whether an output item's JSON text (as write_reasoning_item and the others write it: `id`
+/// first, then `type`) is a reasoning item.
+bool is_reasoning_item(std::string_view item) {
+  const std::size_t type = item.find("\"type\":");
+  return type != std::string_view::npos && item.compare(type + 7, 11, "\"reasoning\"") == 0;
 }
 
 /// How a finish ends the response: its status, event and `incomplete_details` / `error`.
@@ -123,8 +134,12 @@ void write_response(json_text::Writer& w, const ResponseContext& ctx, std::strin
       .key("output").begin_array();
   for (const std::string& item : output) w.raw(item);
   w.end_array().key("parallel_tool_calls").boolean(true).key("usage");
-  if (status == "in_progress") w.null();
-  else write_usage(w);
+  if (status == "in_progress") {
+    w.null();
+  } else {
+    const auto reasoning = std::count_if(output.begin(), output.end(), [](const std::string& item) { return is_reasoning_item(item); });
+    write_usage(w, static_cast<int>(reasoning));
+  }
   w.end_object();
 }
 

@@ -138,6 +138,54 @@ TEST_CASE("anthropic rejects a final assistant turn that drops the thinking bloc
   CHECK(engine.journal().at(4).turn == 1);
 }
 
+TEST_CASE("anthropic streams redacted reasoning as a redacted_thinking block: data whole in its start, no deltas") {
+  mock::ReasoningEvent redacted{"", "EmwKAhgB", true};
+  auto enc = mock::anthropic::format().stream_encoder({"claude-sonnet-4-5", 0, false});
+  enc->open();
+  const auto frames = parsed_frames(mock::testing::join(enc->event_units(redacted, 0)));
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].dump() ==
+        R"({"content_block":{"data":"EmwKAhgB","type":"redacted_thinking"},"index":0,"type":"content_block_start"})");
+  // Stopped by the next block, as a thinking block is.
+  const auto next = parsed_frames(enc->event_units(call("shell", kArgs, "toolu_1"), 0).front());
+  REQUIRE(next.size() == 2);
+  CHECK(next[0] == json{{"type", "content_block_stop"}, {"index", 0}});
+  // A unary message holds the block as it came.
+  const json body = json::parse(mock::anthropic::format().unary_body({redacted, call("shell", kArgs, "toolu_1"), kStop},
+                                                                     {"claude-sonnet-4-5", 0, false}));
+  CHECK(body["content"][0] == json{{"type", "redacted_thinking"}, {"data", "EmwKAhgB"}});
+}
+
+TEST_CASE("anthropic accepts redacted_thinking sent back unchanged before tool_use, and rejects it dropped or changed") {
+  mock::ReasoningEvent redacted{"", "", true};  // the default signature is its data
+  mock::ScriptEngine engine(script_of("anthropic", {redacted, call("shell", kArgs, ""), kStop}));
+  play(engine, {"POST", "/v1/messages", anthropic_body(json::array({{{"role", "user"}, {"content", "Go."}}}))});
+  REQUIRE(engine.journal().at(0).delivered_reasoning.size() == 1);
+  CHECK(engine.journal().at(0).delivered_reasoning[0].redacted);
+  const std::string data = mock::default_signature(0, 0);
+  auto redacted_block = [](const std::string& d) { return json{{"type", "redacted_thinking"}, {"data", d}}; };
+
+  const mock::Plan dropped = play(engine, {"POST", "/v1/messages", anthropic_body(anthropic_history(json::array({tool_use_block()})))});
+  CHECK(dropped.status == 400);
+  CHECK(error_message(dropped).rfind("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.", 0) == 0);
+
+  const mock::Plan changed = play(engine, {"POST", "/v1/messages",
+                                           anthropic_body(anthropic_history(json::array({redacted_block(data + "x"), tool_use_block()})))});
+  CHECK(changed.status == 400);
+  CHECK(error_message(changed) ==
+        "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be "
+        "modified. These blocks must remain as they were in the original response.");
+  // Sent back as a thinking block with the data as its signature: not the block it came as.
+  const mock::Plan as_thinking = play(engine, {"POST", "/v1/messages",
+                                               anthropic_body(anthropic_history(json::array({thinking_block("", data), tool_use_block()})))});
+  CHECK(as_thinking.status == 400);
+
+  const mock::Plan kept = play(engine, {"POST", "/v1/messages",
+                                        anthropic_body(anthropic_history(json::array({redacted_block(data), tool_use_block()})))});
+  CHECK(kept.status == 200);
+  CHECK(engine.journal().at(4).turn == 1);
+}
+
 TEST_CASE("without reasoning delivered, a history without thinking blocks is served as before") {
   mock::ScriptEngine engine(script_of("anthropic", {call("shell", kArgs, ""), kStop}));
   play(engine, {"POST", "/v1/messages", anthropic_body(json::array({{{"role", "user"}, {"content", "Go."}}}))});
@@ -192,6 +240,11 @@ TEST_CASE("gemini streams a thought part and carries its signature on the next f
   const auto thought = gemini_frames(mock::testing::join(enc->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0)));
   REQUIRE(thought.size() == 1);
   CHECK(thought[0]["candidates"][0]["content"]["parts"] == json::array({{{"text", "plan"}, {"thought", true}}}));
+  // usageMetadata counts the thoughts from the thought part on (thoughtsTokenCount, in the total).
+  const std::string thought_bytes = mock::testing::join(mock::gemini::format().stream_encoder({"gemini-3-pro-preview", 0, false})
+                                                         ->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0));
+  CHECK(thought_bytes.find(R"("usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":1,"totalTokenCount":10,"thoughtsTokenCount":1})") !=
+        std::string::npos);
   const auto first = gemini_frames(mock::testing::join(enc->event_units(call("shell", kArgs, ""), 0)));
   CHECK(first[0]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] == "c2ln");
   const auto second = gemini_frames(mock::testing::join(enc->event_units(call("shell", kArgs, ""), 1)));
@@ -201,6 +254,19 @@ TEST_CASE("gemini streams a thought part and carries its signature on the next f
   enc->event_units(mock::TextEvent{"Done."}, 0);
   const auto fin = gemini_frames(mock::testing::join(enc->event_units(kStop, 0)));
   CHECK(fin[0]["candidates"][0]["content"]["parts"] == json::array({{{"text", ""}, {"thoughtSignature", "c2lnMg=="}}}));
+  CHECK(fin[0]["usageMetadata"]["thoughtsTokenCount"] == 2);
+  CHECK(fin[0]["usageMetadata"]["totalTokenCount"] == 11);
+  // The direct path (a text frame after the signatures went out) counts them too.
+  auto plain = mock::gemini::format().stream_encoder({"gemini-3-pro-preview", 0, false});
+  CHECK_FALSE(gemini_frames(mock::testing::join(plain->event_units(mock::TextEvent{"Hi"}, 0)))[0]["usageMetadata"].contains("thoughtsTokenCount"));
+  plain->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0);
+  plain->event_units(call("shell", kArgs, ""), 0);
+  const auto text = gemini_frames(mock::testing::join(plain->event_units(mock::TextEvent{"Hi"}, 0)));
+  CHECK(text[0]["usageMetadata"]["thoughtsTokenCount"] == 1);
+  // A unary answer counts the answer's reasoning events.
+  const json unary = json::parse(mock::gemini::format().unary_body({mock::ReasoningEvent{"plan", "c2ln"}, call("shell", kArgs, ""), kStop},
+                                                                   {"gemini-3-pro-preview", 0, false}));
+  CHECK(unary["usageMetadata"]["thoughtsTokenCount"] == 1);
 }
 
 TEST_CASE("gemini rejects a current-turn function call sent back without its thought signature, or with another") {
@@ -270,6 +336,13 @@ TEST_CASE("openai-responses streams reasoning as a whole reasoning item with its
   CHECK(frames.front()["item"] == json{{"id", "rs_hiccup_4_0"}, {"type", "reasoning"}, {"summary", json::array()}});
   CHECK(frames.back()["item"]["encrypted_content"] == "c2ln");
   CHECK(frames.back()["item"]["summary"] == json::array({{{"type", "summary_text"}, {"text", "plan"}}}));
+  // The completed response's usage counts the reasoning item as reasoning tokens.
+  const auto done = parsed_frames(mock::testing::join(enc->event_units(mock::TextEvent{"Hi"}, 0)) +
+                                  mock::testing::join(enc->event_units(kStop, 0)));
+  const json& usage = done.back()["response"]["usage"];
+  CHECK(usage["output_tokens_details"]["reasoning_tokens"] == 1);
+  CHECK(usage["output_tokens"] == 2);
+  CHECK(usage["input_tokens_details"]["cached_tokens"] == 0);
 }
 
 TEST_CASE("openai-responses rejects a function_call sent back without its reasoning item, or with changed encrypted_content") {

@@ -75,9 +75,14 @@ struct FinishEvent {
 /// `thoughtSignature` travels on the next functionCall part; Chat Completions sends nothing.
 /// `signature` empty means "the server's deterministic one" (default_signature). It is neither
 /// text output nor a call.
+/// `redacted`: reasoning the provider withholds (Anthropic flags part of the thinking): only its
+/// opaque `signature` travels, as an Anthropic `redacted_thinking` block whose `data` it is (whole
+/// in its content_block_start, no deltas), a Responses reasoning item with `encrypted_content` and
+/// an empty `summary`, a Gemini thought part with empty text; `text` is then "".
 struct ReasoningEvent {
   std::string text;
   std::string signature;
+  bool redacted = false;
   /// `delay_s`: the event's timing, virtual seconds before its first byte goes out (played as a
   /// `stall` of that length, scaled by Script::timing); unset: none. `hiccup record --timing`
   /// records it (SCENARIO-FORMAT.md "Event timing").

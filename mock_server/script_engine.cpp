@@ -720,7 +720,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
     const bool delivered = static_cast<int>(i) < events && !rec.body_blocked;
     if (auto* r = std::get_if<ReasoningEvent>(&ev)) {
       if (delivered && rec.reasoning) {
-        DeliveredReasoning d{r->text, r->signature, reasoning_index, -1};
+        DeliveredReasoning d{r->text, r->signature, reasoning_index, -1, r->redacted};
         // The call it holds the place of: the next call, unless other reasoning or the finish
         // comes first.
         int next_call = call_index;

@@ -75,6 +75,12 @@ class AnthropicDecoder final : public IStreamDecoder {
       } else if (kind == "thinking") {
         b.kind = Block::kThinking;
         b.partial_json = string_member(cb, "thinking");  // the thinking text so far
+      } else if (kind == "redacted_thinking" && !string_member(cb, "data").empty()) {
+        // Redacted thinking is whole in its content_block_start (its `data`, no deltas): it goes
+        // out as reasoning at once, and goes back as the block it came as.
+        ModelPart part;
+        part.reasoning = Reasoning{"", string_member(cb, "data"), "", true, true};
+        out.parts.push_back(std::move(part));
       }
       blocks_[index] = std::move(b);
     } else if (type == "content_block_delta") {
@@ -239,6 +245,10 @@ class AnthropicCodec final : public ICodec {
         const std::string type = string_member(b, "type");
         if (type == "text") {
           out.parts.push_back({string_member(b, "text"), std::nullopt});
+        } else if (type == "redacted_thinking" && !string_member(b, "data").empty()) {
+          ModelPart part;
+          part.reasoning = Reasoning{"", string_member(b, "data"), "", true, true};
+          out.parts.push_back(std::move(part));
         } else if (type == "thinking" && !string_member(b, "signature").empty()) {
           // Whole only with its signature, which the API checks when it comes back.
           ModelPart part;
@@ -293,7 +303,11 @@ json anthropic_messages(const json& contents) {
           // the API checks its signature; a thought without one was never a thinking block).
           const std::string signature = string_member(p, "thoughtSignature");
           if (model && !signature.empty()) {
-            thinking_blocks.push_back({{"type", "thinking"}, {"thinking", string_member(p, "text")}, {"signature", signature}});
+            if (p.value("redacted", false)) {
+              thinking_blocks.push_back({{"type", "redacted_thinking"}, {"data", signature}});
+            } else {
+              thinking_blocks.push_back({{"type", "thinking"}, {"thinking", string_member(p, "text")}, {"signature", signature}});
+            }
           }
         } else if (p.contains("text") && p["text"].is_string()) {
           if (!p["text"].get_ref<const std::string&>().empty()) {

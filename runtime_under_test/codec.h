@@ -38,6 +38,9 @@ struct Reasoning {
   std::string signature;  ///< Anthropic `signature`, Responses `encrypted_content`, Gemini `thoughtSignature`
   std::string id;         ///< the Responses reasoning item's id (`rs_…`), else ""
   bool thought = true;    ///< Gemini: a thought part; false for a part that carries only a signature
+  /// Anthropic `redacted_thinking`: `signature` is its `data`, `text` is ""; in the neutral
+  /// history a reasoning part with `"redacted": true`, sent back as that block.
+  bool redacted = false;
   bool operator==(const Reasoning&) const = default;
 };
 

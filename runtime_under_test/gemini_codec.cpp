@@ -145,6 +145,7 @@ json part_to_json(const ModelPart& part) {
     if (r.thought) out["thought"] = true;
     if (!r.signature.empty()) out["thoughtSignature"] = r.signature;
     if (!r.id.empty()) out["reasoningId"] = r.id;
+    if (r.redacted) out["redacted"] = true;
     return out;
   }
   return {{"text", part.text.value_or("")}};

@@ -115,6 +115,37 @@ TEST_CASE("openai-responses: a reasoning item is whole at its output_item.done a
   CHECK(input[3]["type"] == "function_call_output");
 }
 
+TEST_CASE("anthropic: a redacted_thinking block is reasoning at its start and goes back as that block, data unchanged") {
+  const std::string stream =
+      ev("message_start", R"({"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"c","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":8,"output_tokens":1}}})") +
+      ev("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}})") +
+      ev("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+      ev("content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"c1","name":"shell","input":{}}})") +
+      ev("content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"ls\"}"}})") +
+      ev("content_block_stop", R"({"type":"content_block_stop","index":1})") +
+      ev("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":3}})") +
+      ev("message_stop", R"({"type":"message_stop"})");
+  const auto d = decode(anthropic_codec(), stream);
+  REQUIRE(d.parts.size() == 2);
+  REQUIRE(d.parts[0].reasoning);
+  CHECK(*d.parts[0].reasoning == Reasoning{"", "EmwKAhgB", "", true, true});
+  REQUIRE(d.parts[1].call);
+  const json messages = anthropic_messages(history_of(d.parts));
+  REQUIRE(messages.size() == 3);
+  REQUIRE(messages[1]["content"].size() == 2);
+  CHECK(messages[1]["content"][0] == json{{"type", "redacted_thinking"}, {"data", "EmwKAhgB"}});
+  CHECK(messages[1]["content"][1]["type"] == "tool_use");
+  // A unary message's block too.
+  const auto u = anthropic_codec().decode_body(
+      R"({"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"redacted_thinking","data":"EmwKAhgB"},)"
+      R"({"type":"tool_use","id":"c1","name":"shell","input":{"command":"ls"}}],"stop_reason":"tool_use","stop_sequence":null,)"
+      R"("usage":{"input_tokens":8,"output_tokens":3}})");
+  REQUIRE(u.parts.size() == 2);
+  REQUIRE(u.parts[0].reasoning);
+  CHECK(u.parts[0].reasoning->redacted);
+  CHECK(u.parts[0].reasoning->signature == "EmwKAhgB");
+}
+
 TEST_CASE("openai-chat: reasoning in history is never sent (Chat Completions has no round trip for it)") {
   std::vector<ModelPart> parts(2);
   parts[0].reasoning = Reasoning{"secret plan", "c2ln", "", true};
