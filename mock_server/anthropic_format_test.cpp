@@ -410,7 +410,7 @@ TEST_CASE("a well-paired request passes validation") {
                                      {{"role", "user"}, {"content", json::array({tool_result("toolu_b"), tool_result("toolu_a")})}},
                                      {{"role", "assistant"}, {"content", "Done."}}}));
   CHECK_FALSE(d.rejection);
-  CHECK(mock::turn_index(d.contents) == 1);  // ends in the model's own text: turn 1 continued
+  CHECK(mock::turn_index(d.contents) == 2);
 }
 
 // claude-code 2.1.332 sends a `role: "system"` message second: a list of text blocks on the first

@@ -119,14 +119,12 @@ int turn_index(const nlohmann::json& contents) {
   // summarize_history's model contents, counted without building the summary.
   int n = 0;
   if (!contents.is_array()) return n;
-  bool last_model = false;  // the last object content is a model content: a continuation
   for (const auto& c : contents) {
     if (!c.is_object()) continue;
     auto r = c.find("role");
-    last_model = r != c.end() && r->is_string() && r->get_ref<const std::string&>() == "model";
-    if (last_model) ++n;
+    if (r != c.end() && r->is_string() && r->get_ref<const std::string&>() == "model") ++n;
   }
-  return last_model ? n - 1 : n;
+  return n;
 }
 
 }  // namespace mock

@@ -75,11 +75,11 @@ struct HistoryContent {
 /// Summaries of a neutral `contents` array (non-object entries and parts are skipped).
 std::vector<HistoryContent> summarize_history(const nlohmann::json& contents);
 
-/// The turn index of a neutral history view: the number of `"model"` contents, less one when the
-/// last content is a model content. A history that ends in the model's own content asks for more
-/// of that turn (a continuation: qwen-code 0.24.4 retries an in-stream error by sending the cut
-/// attempt's text back as the last message; an Anthropic prefill), so it is that turn again, a new
-/// attempt, not the next turn (SCENARIO-FORMAT.md "Matching requests to the script").
+/// The turn index of a neutral history view: the number of `"model"` contents. A history that ends
+/// in the model's own content (a client that keeps a cut turn and asks for more of it) is the next
+/// turn: the black-box judge reads such a request as keeping the cut turn (the `continue` design),
+/// and codex's content-filter row relies on it (stop 48 tried counting it as the same turn, and
+/// codex's matrix changed).
 int turn_index(const nlohmann::json& contents);
 
 /// An HTTP error answer: the body in the provider's error envelope and extra response headers
