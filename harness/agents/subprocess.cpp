@@ -37,6 +37,17 @@ extern "C" void kill_agents_and_die(int sig) {
   raise(sig);  // the default action: hiccup ends as killed by `sig`
 }
 
+}  // namespace
+
+void signal_running_agents(int sig) {
+  for (auto& slot : g_live_groups) {
+    const pid_t group = slot.load();
+    if (group > 0) kill(-group, sig);
+  }
+}
+
+namespace {
+
 /// Installs kill_agents_and_die for the stop signals whose action is still the default (a
 /// command that handles them itself, like `serve`, keeps its own). Once per process.
 void install_stop_handlers() {

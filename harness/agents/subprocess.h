@@ -31,4 +31,9 @@ struct ProcessResult {
 /// tool's background job) are killed once the child itself has exited. Never throws.
 [[nodiscard]] ProcessResult run_process(const ProcessSpec& spec);
 
+/// Sends `sig` to the process group of every child run_process is running now: how a command that
+/// handles its stop signals itself (`hiccup record` waiting on its agent) ends its agents, whose own
+/// process groups a terminal's Ctrl-C does not reach. Async-signal-safe.
+void signal_running_agents(int sig);
+
 }  // namespace harness::agents

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -35,7 +36,8 @@ the address printed on stdout (GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL=ADDRESS/v
 ANTHROPIC_BASE_URL). The wire format is the request's path, as `hiccup serve` routes it (gemini,
 openai-chat, openai-responses, anthropic; docs/WIRE-FORMATS.md).
 
-On SIGINT or SIGTERM, or when the agent (--agent, --agent-cmd) ends, the session is written to
+On SIGINT or SIGTERM (an agent still running is ended first: SIGTERM to its process group, SIGKILL
+after 2 s), or when the agent (--agent, --agent-cmd) ends, the session is written to
 FILE as a scenario (docs/SCENARIO-FORMAT.md) that `hiccup lint` accepts and `hiccup run` replays:
 one turn per turn index (the model contents in a request's history, as the server matches), its
 attempts in the order they were sent, each with the events as delivered (text per SSE frame,
@@ -222,6 +224,7 @@ int record_command(const Args& args) {
 
   std::thread agent;
   agents::ProcessResult agent_result;
+  std::atomic<bool> agent_done{false};
   if (has_agent) {
     agents::ProcessSpec spec;
     try {
@@ -232,15 +235,23 @@ int record_command(const Args& args) {
       proxy.stop();
       return kExitInvalidInput;
     }
-    agent = std::thread([spec, &agent_result] {
+    agent = std::thread([spec, &agent_result, &agent_done] {
       agent_result = agents::run_process(spec);
+      agent_done = true;
       kill(getpid(), SIGUSR1);
     });
   }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   if (agent.joinable()) {
-    if (sig != SIGUSR1) std::cerr << "stopping: the agent is still running; waiting for it (its timeout: " << *timeout_s << " s)\n";
+    if (sig != SIGUSR1) {
+      // The agent runs in a process group of its own, which a terminal's Ctrl-C does not reach:
+      // the user's stop ends it here, and what it recorded so far is written.
+      std::cerr << "stopping: ending the agent (SIGTERM to its process group, SIGKILL after 2 s)\n";
+      agents::signal_running_agents(SIGTERM);
+      for (int i = 0; i < 200 && !agent_done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!agent_done.load()) agents::signal_running_agents(SIGKILL);
+    }
     agent.join();
     if (!agent_result.started) {
       std::cerr << "error: the agent did not start: " << agent_result.error << '\n';

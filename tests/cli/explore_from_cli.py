@@ -95,6 +95,17 @@ def main():
     p = subprocess.run([a.hiccup, "explore", "--from", base_path, "--provider", "anthropic"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     assert p.returncode == 2 and "--from and --provider exclude each other" in p.stdout, p.stdout
+
+    # Bases whose fields the oracle does not predict under drawn failures are refused with their
+    # pointer (exit 3): explored, they made a correct runtime fail (stop 48's newcomer).
+    for rel, pointer in (("scenarios/cancellation/cancel-during-backoff.json", "/interrupt"),
+                         ("scenarios/continue/continue-cut-mid-arguments.json", "/runtime/recovery"),
+                         ("scenarios/mid-stream/midstream-stall-forever.json", "/max_virtual_s")):
+        p = subprocess.run([a.hiccup, "explore", "--from", os.path.join(a.source, rel), "--cases", "3",
+                            "--report-dir", os.path.join(a.work, "refused")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+        assert p.returncode == 3 and f": {pointer}: explore --from cannot draw failures onto this scenario yet" in p.stdout, \
+            (rel, p.returncode, p.stdout)
     print("ok")
 
 

@@ -10,6 +10,8 @@ records-and-replays: `hiccup record --agent-cmd` writes a scenario that lints cl
     under `hiccup run --agent-cmd` with the same agent, as the original does.
 unmatched-replay-fails: replaying a recording that lacks a turn the agent asks for fails (exit 1)
     naming the request and the missing /turns/N, never with a guessed answer.
+stop-ends-agent: SIGINT while the agent still runs ends the agent (its own process group) and
+    writes what was recorded, exit 0.
 usage: --help (names docs/RECORDING.md), a bad --upstream URL (exit 2), an unwritable --out (a missing
 folder, /proc/x.json: exit 2, before the proxy starts), nothing recorded (exit 1).
 """
@@ -20,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 SECRET = "sk-hiccup-test-secret-4242"
 
@@ -124,6 +127,32 @@ class Checker:
                                 os.path.join(self.work, "reports-" + os.path.basename(path)))
             print(text)
             assert rc == 0, f"hiccup run {path} exited {rc}"
+
+    def stop_ends_agent(self):
+        # The agent records its session, then hangs; the user's Ctrl-C (SIGINT to hiccup only: the
+        # agent has a process group of its own) ends it and the session is written.
+        done = os.path.join(self.work, "agent-done")
+        out = os.path.join(self.work, "rec.json")
+        serve, url = self.serve()
+        try:
+            rec = subprocess.Popen([self.hiccup, "record", "--upstream", url, "--out", out, "--agent-cmd",
+                                    f"{self.agent_cmd}; touch {done}; sleep 300", "--prompt", SCENARIO["prompt"]],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=self.work)
+            for _ in range(600):  # the agent's session, at most 60 s
+                if os.path.exists(done) or rec.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert os.path.exists(done), "the agent did not finish its session"
+            rec.send_signal(signal.SIGINT)
+            text, _ = rec.communicate(timeout=30)  # hung before: the agent's 600 s timeout
+            print(text)
+            assert rec.returncode == 0, f"hiccup record exited {rec.returncode}"
+            assert "stopping: ending the agent" in text, text
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=30)
+        with open(out) as f:
+            assert json.load(f)["turns"], "nothing recorded"
 
     def unmatched_replay_fails(self):
         out = os.path.join(self.work, "rec.json")
