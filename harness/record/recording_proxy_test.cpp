@@ -142,6 +142,16 @@ TEST_CASE("record: a recording replays to the original's transcript digest, in e
   }
 }
 
+TEST_CASE("record: Anthropic redacted_thinking is recorded as redacted reasoning and replays as that block") {
+  for (bool stream : {true, false}) {
+    Scenario s = load("reasoning/reasoning-redacted-thinking-before-call.json");
+    s.script.provider = "anthropic";
+    s.runtime.stream = stream;
+    INFO((stream ? "streaming" : "non-streaming"));
+    check_round_trip(s);  // recorded as plain thinking, the replay sent a thinking block back (stop 48's newcomer)
+  }
+}
+
 TEST_CASE("record: an upstream 503 and a cut are recorded as the faults they were") {
   for (const char* provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
     INFO(provider);

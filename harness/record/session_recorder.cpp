@@ -350,6 +350,11 @@ class RecordedExchange final : public Exchange {
         if (fragments > 1) call["fragments"] = fragments;
         events_.push_back(ordered_json{{"call", call}});
         open_fragments_ = 0;
+      } else if (p.reasoning && p.reasoning->redacted) {
+        // Anthropic redacted_thinking: its `data` only, replayed as that block (no text).
+        ordered_json r{{"redacted", true}};
+        if (!p.reasoning->signature.empty()) r["signature"] = p.reasoning->signature;
+        events_.push_back(ordered_json{{"reasoning", r}});
       } else if (p.reasoning) {
         ordered_json r{{"text", p.reasoning->text}};
         if (!p.reasoning->signature.empty()) r["signature"] = p.reasoning->signature;
