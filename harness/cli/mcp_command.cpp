@@ -29,7 +29,8 @@ a hung call writes nothing. When stdin ends (the client shuts its server down, M
 answers still in flight are waited for up to --drain-s and written, then the bridge exits; a
 call still running then (a hung one) is abandoned with a note on stderr. Only JSON-RPC messages
 reach stdout: an answer that is not one (a wrong session id in URL gets the control API's error)
-is noted on stderr, and a request with an id gets a JSON-RPC error (-32603) naming it.
+is noted on stderr, and a request with an id gets a JSON-RPC error (-32603) naming it, as does a
+request that finds nothing listening at URL.
 
 exit codes: 0 every request reached the endpoint; 2 usage error; 3 nothing accepted connections
 at URL for some request (no `hiccup serve` there, or it stopped).

@@ -175,7 +175,10 @@ std::string upstream_head(const mock::HttpRequest& req, const UpstreamUrl& u) {
 
 }  // namespace
 
-std::string UpstreamUrl::origin() const { return scheme + "://" + host + ":" + std::to_string(port); }
+std::string UpstreamUrl::origin() const {
+  const bool ipv6 = host.find(':') != std::string::npos;  // RFC 3986 3.2.2: an IPv6 literal in brackets
+  return scheme + "://" + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
 
 std::optional<UpstreamUrl> parse_upstream_url(std::string_view text, std::string& error) {
   const auto bad = [&](const std::string& why) -> std::optional<UpstreamUrl> {
@@ -209,6 +212,10 @@ std::optional<UpstreamUrl> parse_upstream_url(std::string_view text, std::string
   if (slash != std::string_view::npos) {
     std::string_view prefix = rest.substr(slash);
     while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
+    for (const char c : prefix) {
+      const auto b = static_cast<unsigned char>(c);
+      if (b <= 0x20 || b >= 0x7F) return bad("the path holds a space, a control character or a byte outside ASCII (percent-encode it)");
+    }
     u.prefix = std::string(prefix);
   }
   if (authority.find('@') != std::string_view::npos) return bad("credentials in the URL are not allowed; pass them as headers");

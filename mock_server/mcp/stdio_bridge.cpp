@@ -21,6 +21,12 @@ std::optional<Endpoint> parse_endpoint(std::string_view url, std::string& error)
   std::string_view rest = url.substr(kScheme.size());
   const std::size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
+  if (authority.find('@') != std::string_view::npos) {
+    // Never echoed: the part before '@' may hold a password.
+    error = "credentials in the URL are not allowed (hiccup's MCP endpoint takes none), found http://***@" +
+            json_text::quote_input(authority.substr(authority.rfind('@') + 1), 200);
+    return std::nullopt;
+  }
   Endpoint e;
   if (slash != std::string_view::npos) e.path = std::string(rest.substr(slash));
   std::string_view port;
@@ -220,6 +226,18 @@ void StdioBridge::post(const std::string& message) {
   if (!sse && ok && (!body.empty() || res.status >= 400)) {
     write_answer(message, res.status, body);
     wrote = true;
+  }
+  if (!ok && error == httplib::Error::Connection) {
+    // Nothing listens at the endpoint: the client gets an answer rather than waiting for one.
+    const nlohmann::json req_json = nlohmann::json::parse(message, nullptr, false);
+    if (req_json.is_object() && req_json.contains("id") && (req_json["id"].is_string() || req_json["id"].is_number())) {
+      const nlohmann::ordered_json refused = {
+          {"jsonrpc", "2.0"},
+          {"id", req_json["id"]},
+          {"error", {{"code", -32603}, {"message", "hiccup mcp: nothing accepts connections at " + endpoint_.host + ":" +
+                                                        std::to_string(endpoint_.port) + " (is `hiccup serve` running?)"}}}};
+      write_line(refused.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
   }
   std::lock_guard lock(mu_);
   if (!ok && error == httplib::Error::Connection) ++refused_;

@@ -3,8 +3,8 @@
 
     mcp_cli.py --hiccup build/hiccup --work DIR CHECK
 
-endpoint-down: nothing listens at URL: stdout stays empty (no non-MCP bytes), stderr names the
-    endpoint, and the bridge exits 3, not 0.
+endpoint-down: nothing listens at URL: stdout holds only the request's JSON-RPC error (-32603,
+    naming the endpoint), stderr names the endpoint, and the bridge exits 3, not 0.
 not-json-rpc: URL names a session `hiccup serve` does not have, which answers with the control
     API's error envelope: that body never reaches stdout; the request's id gets a JSON-RPC error
     (-32603) naming HTTP 404, and the bridge exits 0 (the endpoint was reached).
@@ -40,7 +40,11 @@ def endpoint_down(hiccup, work):
     port = free_port()
     rc, out, err = bridge(hiccup, f"http://127.0.0.1:{port}/mcp")
     assert rc == 3, f"expected exit 3, got {rc}"
-    assert out == "", "stdout must carry MCP messages only"
+    lines = out.splitlines()  # MCP messages only: the initialize's JSON-RPC error, so the client is not left waiting
+    assert len(lines) == 1, lines
+    message = json.loads(lines[0])
+    assert message["jsonrpc"] == "2.0" and message["id"] == 7 and message["error"]["code"] == -32603, message
+    assert "nothing accepts connections at 127.0.0.1:%d" % port in message["error"]["message"], message
     assert f"1 of 1 request(s) found nothing accepting connections at http://127.0.0.1:{port}/mcp" in err, err
 
 

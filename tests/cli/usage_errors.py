@@ -83,6 +83,7 @@ CASES = [
     (["mcp"], "mcp", "expected one URL"),
     (["mcp", "https://127.0.0.1:1/mcp"], "mcp", "expected an http:// URL"),
     (["mcp", "http://127.0.0.1:0/mcp"], "mcp", "expected a port 1..65535"),
+    (["mcp", "http://user:hunter2@127.0.0.1:1/mcp"], "mcp", "credentials in the URL are not allowed"),
     (["mcp", "--read-timeout-s", "0", "http://127.0.0.1:1/mcp"], "mcp", "--read-timeout-s 0 is out of range"),
     (["mcp", "--drain-s", "-1", "http://127.0.0.1:1/mcp"], "mcp", "--drain-s"),
     (["mcp", "--drain-s", "86401", "http://127.0.0.1:1/mcp"], "mcp", "--drain-s 86401 is out of range"),
@@ -153,7 +154,15 @@ def main():
                            cwd=a.work, capture_output=True, timeout=30)
         if p.returncode != 2 or b"\xff" in p.stderr:
             failures.append(f"hiccup {command} --upstream with a raw 0xFF: exit {p.returncode}, stderr {p.stderr[:300]!r}")
-    print(f"{'ok  ' if not failures else 'FAIL'} record/proxy --upstream: no password, no raw byte echoed")
+        p = subprocess.run([a.hiccup.encode(), command.encode(), b"--upstream", b"http://h/a b\x01"] + [e.encode() for e in extra],
+                           cwd=a.work, capture_output=True, timeout=30)
+        if p.returncode != 2 or b"\x01" in p.stderr or b"percent-encode it" not in p.stderr:
+            failures.append(f"hiccup {command} --upstream with a space and a control byte in its path: exit {p.returncode}, "
+                            f"stderr {p.stderr[:300]!r}")
+    p = run(["mcp", "http://user:hunter2@127.0.0.1:1/mcp"])
+    if "hunter2" in p.stderr:
+        failures.append(f"hiccup mcp echoed the URL's password: {p.stderr[:300]!r}")
+    print(f"{'ok  ' if not failures else 'FAIL'} record/proxy --upstream and mcp URL: no password, no raw byte echoed")
 
     p = run(["nosuch"])
     if p.returncode != 2 or not p.stderr.startswith('error: unknown command "nosuch"') or \
