@@ -209,7 +209,7 @@ ProcessSpec prepare_agent_launch(const Recipe& recipe, const std::string& scratc
       continue;
     }
     const json expanded = expand_json(content, vars);
-    write_file(home / rel, expanded.is_string() ? expanded.get<std::string>() : expanded.dump(2) + "\n");
+    write_file(home / rel, expanded.is_string() ? expanded.get<std::string>() : expanded.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   }
 
   ProcessSpec spec;

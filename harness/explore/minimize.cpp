@@ -265,7 +265,7 @@ void FailureJudge::keep_content(const Scenario& base) {
     for (const mock::Attempt& a : t.attempts) {
       for (const mock::Event& e : a.events) {
         if (const auto* text = std::get_if<mock::TextEvent>(&e)) texts_.insert(text->text);
-        if (const auto* call = std::get_if<mock::CallEvent>(&e)) args_.insert(call->args.dump());
+        if (const auto* call = std::get_if<mock::CallEvent>(&e)) args_.insert(call->args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       }
     }
   }
@@ -282,7 +282,7 @@ bool FailureJudge::content_kept(const Scenario& candidate) const {
     for (const mock::Attempt& a : t.attempts) {
       for (const mock::Event& e : a.events) {
         if (const auto* text = std::get_if<mock::TextEvent>(&e); text && !texts_.count(text->text)) return false;
-        if (const auto* call = std::get_if<mock::CallEvent>(&e); call && !args_.count(call->args.dump())) return false;
+        if (const auto* call = std::get_if<mock::CallEvent>(&e); call && !args_.count(call->args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) return false;
       }
     }
   }
