@@ -150,12 +150,14 @@ void StdioBridge::write_answer(const std::string& request, int status, const std
     std::lock_guard lock(mu_);
     *log_ << "hiccup mcp: " << what << '\n' << std::flush;
   }
+  answer_with_error(request, "hiccup mcp: " + what);
+}
+
+void StdioBridge::answer_with_error(const std::string& request, const std::string& message) {
   const nlohmann::json req = nlohmann::json::parse(request, nullptr, false);
   if (!req.is_object() || !req.contains("id") || !(req["id"].is_string() || req["id"].is_number())) return;
   // -32603 Internal error (JSON-RPC 2.0 section 5.1): the bridge, not the client's message, failed.
-  const nlohmann::ordered_json error = {{"jsonrpc", "2.0"},
-                                {"id", req["id"]},
-                                {"error", {{"code", -32603}, {"message", "hiccup mcp: " + what}}}};
+  const nlohmann::ordered_json error = {{"jsonrpc", "2.0"}, {"id", req["id"]}, {"error", {{"code", -32603}, {"message", message}}}};
   write_line(error.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -229,15 +231,8 @@ void StdioBridge::post(const std::string& message) {
   }
   if (!ok && error == httplib::Error::Connection) {
     // Nothing listens at the endpoint: the client gets an answer rather than waiting for one.
-    const nlohmann::json req_json = nlohmann::json::parse(message, nullptr, false);
-    if (req_json.is_object() && req_json.contains("id") && (req_json["id"].is_string() || req_json["id"].is_number())) {
-      const nlohmann::ordered_json refused = {
-          {"jsonrpc", "2.0"},
-          {"id", req_json["id"]},
-          {"error", {{"code", -32603}, {"message", "hiccup mcp: nothing accepts connections at " + endpoint_.host + ":" +
-                                                        std::to_string(endpoint_.port) + " (is `hiccup serve` running?)"}}}};
-      write_line(refused.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    }
+    answer_with_error(message, "hiccup mcp: nothing accepts connections at " + endpoint_.host + ":" +
+                                   std::to_string(endpoint_.port) + " (is `hiccup serve` running?)");
   }
   std::lock_guard lock(mu_);
   if (!ok && error == httplib::Error::Connection) ++refused_;

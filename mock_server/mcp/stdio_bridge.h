@@ -92,6 +92,8 @@ class StdioBridge {
   /// notes it on the log and, when `request` has an id, answers that id with a JSON-RPC error, so
   /// that stdout carries MCP messages only and the client is not left waiting.
   void write_answer(const std::string& request, int status, const std::string& body);
+  /// Answers `request`, when it has an id, with a JSON-RPC error -32603 carrying `message`.
+  void answer_with_error(const std::string& request, const std::string& message);
 
   const Endpoint endpoint_;
   const BridgeOptions options_;
