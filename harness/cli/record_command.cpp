@@ -121,7 +121,8 @@ options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)
   --port N             the proxy's port (default 0: any free port)
   --journal FILE       write the journal to FILE (JSON lines) instead of stderr
-  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault (default 1000)
+  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault or an event's
+                       delay_s (default 1000)
   -h, --help           this text
 
 exit codes: 0 stopped by a signal, 2 usage error (a bad --upstream URL among them), 3 invalid
