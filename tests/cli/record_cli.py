@@ -273,6 +273,8 @@ class Checker:
         assert rc == 3 and "scenario files are limited to 16777216 bytes" in text, text[-2000:]
         rc, text = self.run("record", "--help")
         assert "over 16 MiB" in text, text
+        for left in (out, path):  # 24 MB the build folder need not keep
+            os.remove(left)
 
     def usage(self):
         rc, text = self.run("record", "--help")
