@@ -1145,11 +1145,14 @@ class CrossFieldRules : public Checks {
   /// A provider sends reasoning before the part it leads to (a thinking block before the text or
   /// tool_use, a reasoning item before the message or function_call, a thought before the call
   /// that carries its signature), never as the last part of an answer: a reasoning event must be
-  /// followed by a text or call event. (A fault may still fall right after it.) `ep`: the pointer of
-  /// the attempt's events.
+  /// followed by a text or call event. (A fault may still fall right after it.) Reasoning events
+  /// may follow one another (an Anthropic thinking block, then a redacted_thinking block:
+  /// docs.claude.com "Extended thinking", "Thinking redaction"); the last of such a run must lead.
+  /// `ep`: the pointer of the attempt's events.
   void reasoning_leads(const mock::Attempt& a, const std::string& ep) {
     for (std::size_t i = 0; i < a.events.size(); ++i) {
       if (!std::holds_alternative<mock::ReasoningEvent>(a.events[i])) continue;
+      if (i + 1 < a.events.size() && std::holds_alternative<mock::ReasoningEvent>(a.events[i + 1])) continue;
       const bool leads = i + 1 < a.events.size() && (std::holds_alternative<mock::TextEvent>(a.events[i + 1]) ||
                                                      std::holds_alternative<mock::CallEvent>(a.events[i + 1]));
       if (!leads) {
@@ -1611,6 +1614,24 @@ std::vector<LoadProblem> timing_warnings(const Scenario& s) {
   for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
     const auto& attempts = s.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
+      // An event's delay_s plays as a stall of delay_s × timing.scale, capped at timing.max_delay_s
+      // (mock::event_delay_s): one that lands in the same band races the idle timeout as a stall does.
+      for (std::size_t e = 0; e < attempts[a].events.size(); ++e) {
+        const double played = mock::event_delay_s(attempts[a].events[e], s.script.timing);
+        if (played <= idle / 2 || played >= 2 * idle) continue;
+        const double recorded = std::visit([](const auto& ev) { return ev.delay_s.value_or(0); }, attempts[a].events[e]);
+        std::ostringstream msg;
+        msg << "a delay of " << played << " s (delay_s " << recorded << ", timing scale " << s.script.timing.scale;
+        if (s.script.timing.max_delay_s) msg << ", max_delay_s " << *s.script.timing.max_delay_s;
+        msg << ") races the idle timeout of " << idle
+            << " s over HTTP: between half and twice it, a scheduling delay decides whether the runtime times out "
+               "(memory and http may disagree); keep the played delay at most "
+            << idle / 2 << " s (a smaller timing.scale, or timing.max_delay_s) or at least " << 2 * idle << " s";
+        out.push_back({s.source_path,
+                       "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" + std::to_string(e) +
+                           "/delay_s",
+                       msg.str()});
+      }
       if (!attempts[a].fault) continue;
       const auto* stall = std::get_if<mock::StallFault>(&*attempts[a].fault);
       if (stall == nullptr || stall->seconds <= idle / 2 || stall->seconds >= 2 * idle) continue;

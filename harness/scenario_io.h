@@ -63,7 +63,9 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// scheduling delay decides whether the runtime times out (docs/POLICY.md "Time over HTTP"): in
 /// memory the verdict is exact, over HTTP it can differ. One problem per such stall, with its
 /// pointer (`/turns/T/attempts/A/fault/seconds`); `hiccup lint` and `hiccup run` print them as
-/// warnings. The file stays valid.
+/// warnings. The file stays valid. Likewise an event's `delay_s` as it plays (times `timing.scale`,
+/// capped at `timing.max_delay_s`: mock::event_delay_s) in that band, pointer
+/// `/turns/T/attempts/A/events/E/delay_s` (a recording's timing replayed at scale 1 often does).
 [[nodiscard]] std::vector<LoadProblem> timing_warnings(const Scenario& scenario);
 
 /// Everything `hiccup lint` and `hiccup run` warn about in a valid file: timing_warnings, and a

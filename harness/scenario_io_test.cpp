@@ -147,6 +147,13 @@ TEST_CASE("reasoning event problems, each at its pointer") {
   CHECK(has(events(R"([{"text": "a"}, {"reasoning": {"text": "t"}}])"), "/turns/0/attempts/0/events/1",
             "found no event"));
   CHECK(events(R"([{"reasoning": {"text": "t", "signature": "c2ln"}}, {"text": "a"}, {"finish": "stop"}])").empty());
+  // Several reasoning events in a row (Anthropic thinking, then redacted_thinking, as the live API
+  // sends them): the last of the run leads to the text or call.
+  CHECK(events(R"([{"reasoning": {"text": "t"}}, {"reasoning": {"redacted": true, "signature": "c2ln"}}, {"text": "a"},
+                   {"finish": "stop"}])").empty());
+  const auto run_ends = events(R"([{"reasoning": {"text": "t"}}, {"reasoning": {"text": "u"}}, {"finish": "stop"}])");
+  CHECK(has(run_ends, "/turns/0/attempts/0/events/1", "expected a text or call event right after reasoning"));
+  CHECK_FALSE(has(run_ends, e0, "expected a text or call event right after reasoning"));
   // Redacted reasoning: no text, only its signature.
   CHECK(has(events(R"([{"reasoning": {"redacted": true, "text": "t"}}, {"text": "a"}])"), e0 + "/reasoning/text",
             "redacted reasoning has no text"));
@@ -885,6 +892,40 @@ TEST_CASE("a stall between half and twice the idle timeout is a timing warning w
   s.script.turns[0].attempts[1].fault = mock::Fault(mock::StallFault{0, 45, std::nullopt});
   REQUIRE(harness::timing_warnings(s).size() == 1u);
   CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
+}
+
+TEST_CASE("an event's delay_s, scaled by the scenario's timing, that races the idle timeout is a timing warning") {
+  harness::Scenario s;
+  s.source_path = "timed.json";
+  s.runtime.idle_timeout_s = 10;
+  s.script.turns.resize(1);
+  s.script.turns[0].attempts.resize(1);
+  auto& events = s.script.turns[0].attempts[0].events;
+  // Recorded delays (`hiccup record --timing`): at most half, racing, at least twice the timeout.
+  for (double d : {4.0, 8.0, 25.0}) {
+    mock::TextEvent t;
+    t.text = "x";
+    t.delay_s = d;
+    events.push_back(t);
+  }
+  events.push_back(mock::FinishEvent{});
+  auto warnings = harness::timing_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].file == "timed.json");
+  CHECK(warnings[0].pointer == "/turns/0/attempts/0/events/1/delay_s");
+  CHECK(warnings[0].message.find("a delay of 8 s (delay_s 8, timing scale 1) races the idle timeout of 10 s") == 0);
+  // The delay as played: scaled (4 s × 2 = 8 s races, 8 s × 2 = 16 s too), then capped (25 s × 2
+  // capped at 12 s races).
+  s.script.timing.scale = 2;
+  s.script.timing.max_delay_s = 12;
+  warnings = harness::timing_warnings(s);
+  REQUIRE(warnings.size() == 3u);
+  CHECK(warnings[0].pointer == "/turns/0/attempts/0/events/0/delay_s");
+  CHECK(warnings[0].message.find("a delay of 8 s (delay_s 4, timing scale 2, max_delay_s 12) races") == 0);
+  CHECK(warnings[2].message.find("a delay of 12 s (delay_s 25, timing scale 2, max_delay_s 12) races") == 0);
+  // Scaled far down (as a replay meant to run fast is), none races.
+  s.script.timing.scale = 0.01;
+  CHECK(harness::timing_warnings(s).empty());
 }
 
 TEST_CASE("a fallback model equal to the model in use is a warning with its pointer") {

@@ -103,6 +103,18 @@ class ArgReader {
     return std::nullopt;
   }
 
+  /// Option `flag`'s value `text` as a decimal number (`0.25`, `2`, `1e-3`) in lo..hi; otherwise
+  /// nullopt, with error() set: `FLAG expects EXPECTED, found "TEXT"`.
+  std::optional<double> decimal(const std::string& flag, const std::string& text, double lo, double hi,
+                                const std::string& expected) {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (!text.empty() && ec == std::errc() && p == end && v >= lo && v <= hi) return v;
+    set_error(flag + " expects " + expected + ", found \"" + text + "\"");
+    return std::nullopt;
+  }
+
   const std::string& error() const { return error_; }
   void set_error(std::string e) { if (error_.empty()) error_ = std::move(e); }
 

@@ -3,6 +3,7 @@
 // 4 determinism mismatch (a case explore re-ran gave another digest).
 #pragma once
 
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -45,6 +46,15 @@ inline std::string command_line(const std::string& command, const Args& args) {
   std::string out = "hiccup " + command;
   for (const std::string& a : args) out += ' ' + shell_quote(a);
   return out;
+}
+
+/// The running hiccup binary's absolute path (/proc/self/exe, symlinks resolved), shell-quoted, for
+/// the command lines a command prints to be pasted (`explore`'s replay lines); "hiccup" (the one
+/// on PATH) when the system does not say.
+inline std::string running_binary() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec || self.empty() ? std::string("hiccup") : shell_quote(self.string());
 }
 
 int run_command(const Args& args);

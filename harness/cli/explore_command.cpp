@@ -301,6 +301,7 @@ std::optional<std::pair<std::string, std::string>> unexplorable_base(const Scena
 
 int explore_command(const Args& args) {
   explore::ExploreOptions options;
+  options.hiccup_path = running_binary();  // the replay lines it prints work when pasted, from any folder
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text,
               reruns_text;
   std::string progress_text = "10";

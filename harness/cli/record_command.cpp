@@ -84,7 +84,8 @@ exit codes: 0 recording written (it lints clean), 1 no model request was recorde
 written), 2 usage error (a bad --upstream URL, an --out FILE that cannot be written: checked
 before the proxy starts), 3 the port cannot be bound, --agent names no recipe or an agent that is
 not installed, FILE could not be written at the end, or the recording does not lint (written
-anyway, the problems listed), 5 internal error
+anyway, the problems listed), or it is over 16 MiB, the most a scenario file may hold (written
+anyway, with its size: `lint`, `run` and `serve` refuse it), 5 internal error
 
 More: docs/RECORDING.md (what the proxy does, what the file holds, replaying, `hiccup proxy`).
 )";
@@ -104,12 +105,15 @@ last attempt of a turn repeats; a turn past the script is relayed untouched):
     its terminal event), error_event (the provider's in-stream error), malformed, stall;
   - an attempt whose events hold a `content_filter` finish puts the provider's content-filter
     finish in place of the live finish;
+  - an attempt whose events carry timing (`delay_s`, scaled and capped by SCENARIO's `timing`)
+    pauses before the live frame that delivers its event k for event k's delay, at
+    --stall-ms-per-s (on top of the live model's own latency; journaled as "delay_s");
   - any other attempt is relayed untouched. Faults act on streamed answers only.
 The attempt's own events are not played: the content is the live model's.
 
 On SIGINT or SIGTERM it stops and prints its journal, one JSON line per model request:
 {"request","turn","attempt","played": "live"|"status"|"live+fault"|"upstream-failed","status","fault",
-"upstream"} (to FILE with --journal); an upstream that gave no answer (down, refused, timed out)
+"upstream"} (to FILE with --journal; "request" counts from 0, as `hiccup serve`'s journal index does); an upstream that gave no answer (down, refused, timed out)
 is "played": "upstream-failed" with "status": 502 (the proxy's own answer), and any failed
 exchange carries "upstream_error": the reason in words ("connection refused", …).
 
@@ -117,7 +121,8 @@ options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)
   --port N             the proxy's port (default 0: any free port)
   --journal FILE       write the journal to FILE (JSON lines) instead of stderr
-  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault (default 1000)
+  --stall-ms-per-s X   real milliseconds per virtual second of a stall fault or an event's
+                       delay_s (default 1000)
   -h, --help           this text
 
 exit codes: 0 stopped by a signal, 2 usage error (a bad --upstream URL among them), 3 invalid
@@ -159,6 +164,8 @@ int record_command(const Args& args) {
       return kExitPassed;
     }
     if (r.flag("--timing")) {
+      // A flag given twice is a usage error, as a single-valued option given twice is.
+      if (timing) return usage_error("record", "--timing given twice");
       timing = true;
       continue;
     }
@@ -279,10 +286,22 @@ int record_command(const Args& args) {
       return kExitInvalidInput;
     }
   }
+  const auto wrote = [&] {
+    std::cerr << "wrote " << out << ": " << stats.requests << " request(s), " << stats.turns << " turn(s), "
+              << stats.faults << " attempt(s) with an HTTP error or a fault\n";
+  };
+  // A session is not recorded twice: a file over the loader's limit is kept (a user can cut it by
+  // hand), but it is not a scenario `lint`, `run` or `serve` will read, and the exit code says so.
+  if (text.size() > kMaxScenarioBytes) {
+    wrote();
+    std::cerr << "error: " << out << ": the recording is " << text.size() << " bytes, over the " << kMaxScenarioBytes
+              << " bytes (16 MiB) a scenario file may hold: written anyway, but `hiccup lint`, `run` and `serve` "
+                 "refuse it; record a shorter session, or delete turns or attempts from the file\n";
+    return kExitInvalidInput;
+  }
   const LoadResult check = parse_scenario(text, out);
   for (const LoadProblem& p : check.problems) std::cerr << format_problem(p) << '\n';
-  std::cerr << "wrote " << out << ": " << stats.requests << " request(s), " << stats.turns << " turn(s), "
-            << stats.faults << " attempt(s) with an HTTP error or a fault\n";
+  wrote();
   return check.problems.empty() ? kExitPassed : kExitInvalidInput;
 }
 

@@ -71,6 +71,9 @@ options (each at most once, unless marked repeatable):
                        was started from is in HICCUP_INVOKE_DIR)
   --agent-timeout S    wall-clock limit per agent run in seconds (default: the recipe's, 120)
   --strict             with --agent/--agent-cmd: policy differences fail too (below)
+  --timing-scale X     play every scenario's event timing (`delay_s`) at X times, in place of its
+                       own `timing.scale` (its `max_delay_s` still caps): 0 plays none, 0.1 ten
+                       times faster (docs/SCENARIO-FORMAT.md "Event timing"); X in 0..1000000
   -h, --help           this text
 
 With --agent/--agent-cmd the verdict is black-box, in real time: every invariant the journal and
@@ -133,7 +136,7 @@ std::string classname_of(const Scenario& s) {
 
 /// The command line that replays one case: `build/hiccup run FILE` with the run's options.
 std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider,
-                           const std::string& recovery) {
+                           const std::string& recovery, const std::string& timing_scale = "") {
   std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
   if (!o.cloud.empty()) cmd += " --transport " + o.cloud;
@@ -141,6 +144,7 @@ std::string replay_command(const Scenario& s, const RunOptions& o, const std::st
   if (!provider.empty()) cmd += " --provider " + provider;
   if (!recovery.empty()) cmd += " --recovery " + recovery;
   if (o.seed != 1) cmd += " --seed " + std::to_string(o.seed);
+  if (!timing_scale.empty()) cmd += " --timing-scale " + shell_quote(timing_scale);
   return cmd;
 }
 
@@ -204,7 +208,7 @@ int run_command(const Args& args) {
   ArgReader in(args);
   std::vector<std::string> paths, defects, tags;
   std::string report_dir = "reports", transport = "http", seed_text = "1", v;
-  std::string agent, agent_cmd, agent_timeout, provider, recovery;
+  std::string agent, agent_cmd, agent_timeout, provider, recovery, timing_scale_text;
   bool provider_given = false, seed_given = false,
        transport_given = false;
   bool catches = false, strict = false, transcripts = false;
@@ -224,7 +228,8 @@ int run_command(const Args& args) {
              (in.value("--seed", seed_text) && (seed_given = true)) ||
              in.value("--agent", agent) ||
              in.value("--agent-cmd", agent_cmd) ||
-             in.value("--agent-timeout", agent_timeout)) {
+             in.value("--agent-timeout", agent_timeout) ||
+             in.value("--timing-scale", timing_scale_text)) {
     } else if (in.flag("--catches")) catches = true;
     else if (in.flag("--transcripts")) transcripts = true;
     else if (in.flag("--strict")) strict = true;
@@ -275,6 +280,8 @@ int run_command(const Args& args) {
   for (const std::string& d : defects) {
     if (!rut::defect_from_name(d)) in.set_error("--defect: unknown defect \"" + d + "\" (see `hiccup defects`)");
   }
+  std::optional<double> timing_scale;  // --timing-scale, when given
+  if (!timing_scale_text.empty()) timing_scale = in.decimal("--timing-scale", timing_scale_text, 0, 1e6, "a number in 0..1000000");
   if (!in.error().empty()) {
     return usage_error("run", in.error());
   }
@@ -296,6 +303,11 @@ int run_command(const Args& args) {
     }
   }
 
+  // --timing-scale: every scenario's `timing.scale`, in place of its own (before the warnings,
+  // which judge the delays as they will play).
+  if (timing_scale) {
+    for (Scenario& s : scenarios) s.script.timing.scale = *timing_scale;
+  }
   print_scenario_warnings(scenarios, over_network(options.transport) && agent.empty());
   if (!provider.empty()) {
     for (Scenario& s : scenarios) {
@@ -420,7 +432,7 @@ int run_command(const Args& args) {
                 << "slower re-run that agrees\n";
     }
     ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
-    c.extra["replay"] = replay_command(s, options, provider, recovery);
+    c.extra["replay"] = replay_command(s, options, provider, recovery, timing_scale_text);
     record(c);
     if (!catches) continue;
     if (!s.catches.empty() && redesigned.contains(s.source_path + "\n" + s.name)) {
@@ -457,7 +469,7 @@ int run_command(const Args& args) {
       const CaseResult k = run_scenario(s, with);
       ReportCase c = to_report_case(k, s.name + " catches " + defect, "hiccup.kill-matrix", true);
       c.passed = !k.passed();
-      c.extra["replay"] = replay_command(s, with, provider, recovery);
+      c.extra["replay"] = replay_command(s, with, provider, recovery, timing_scale_text);
       // A caught defect is the expected verdict; a survivor's transcript shows how it got through.
       if (c.passed && !transcripts) {
         c.transcript = nullptr;

@@ -87,6 +87,9 @@ options (each at most once):
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --port N              port to bind (default 0: an ephemeral port)
   --stall-ms-per-s X    real milliseconds per virtual second of a stall (default 1000)
+  --timing-scale X      play SCENARIO's event timing (`delay_s`) at X times, in place of its own
+                        `timing.scale` (its `max_delay_s` still caps): 0 plays none, 0.1 ten times
+                        faster (docs/SCENARIO-FORMAT.md "Event timing"); X in 0..1000000
   --journal FILE        write the default session's journal to FILE (needs SCENARIO): one JSON
                         array, one entry per line, written as entries leave the in-memory window
                         and completed on exit
@@ -196,6 +199,7 @@ int serve_command(const Args& args) {
   ArgReader in(args);
   std::string port_text = "0", scale_text = "1000", window_text = "1000", journal_path, host = "127.0.0.1", v;
   std::string connections_text = "4096", workers_text = "512", head_timeout_text = "10000", session_journals;
+  std::string timing_scale_text;
   std::vector<std::string> positional;
   while (!in.done()) {
     if (in.flag("--help") || in.flag("-h")) {
@@ -205,7 +209,8 @@ int serve_command(const Args& args) {
     if (in.value("--port", port_text) || in.value("--host", host) || in.value("--stall-ms-per-s", scale_text) ||
         in.value("--journal", journal_path) || in.value("--journal-window", window_text) ||
         in.value("--max-connections", connections_text) || in.value("--max-workers", workers_text) ||
-        in.value("--head-timeout-ms", head_timeout_text) || in.value("--session-journals", session_journals)) {
+        in.value("--head-timeout-ms", head_timeout_text) || in.value("--session-journals", session_journals) ||
+        in.value("--timing-scale", timing_scale_text)) {
     } else if (in.peek().rfind("-", 0) == 0) in.set_error("unknown option \"" + in.take() + "\"");
     else positional.push_back(in.take());
   }
@@ -216,7 +221,10 @@ int serve_command(const Args& args) {
   const auto max_connections = in.number("--max-connections", connections_text, 1, kIntMax, "a whole number >= 1");
   const auto max_workers = in.number("--max-workers", workers_text, 1, kIntMax, "a whole number >= 1");
   const auto head_timeout_ms = in.number("--head-timeout-ms", head_timeout_text, 1, kIntMax, "a whole number >= 1");
+  std::optional<double> timing_scale;  // --timing-scale, when given
+  if (!timing_scale_text.empty()) timing_scale = in.decimal("--timing-scale", timing_scale_text, 0, 1e6, "a number in 0..1000000");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
+  if (positional.empty() && timing_scale) in.set_error("--timing-scale scales the default session's SCENARIO: give one");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (!in.error().empty()) {
     return usage_error("serve", in.error());
@@ -238,6 +246,7 @@ int serve_command(const Args& args) {
     for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
     if (!loaded.scenario) return kExitInvalidInput;
     scenario_name = loaded.scenario->name;
+    if (timing_scale) loaded.scenario->script.timing.scale = *timing_scale;
     const auto session = registry.create(std::string(serve::SessionRegistry::kDefaultId), std::move(*loaded.scenario));
     default_engine = session->engine();
     default_engine->set_journal_window(static_cast<std::size_t>(*window), !journal_path.empty());

@@ -24,7 +24,8 @@ std::size_t frame_end(const std::string& buf) {
 }  // namespace
 
 LiveFaultGate::LiveFaultGate(const mock::WireFormat& format, const rut::ICodec& codec, const mock::Attempt& attempt,
-                             const mock::ResponseContext& ctx, double stall_ms_per_s, int max_delay_ms)
+                             const mock::ResponseContext& ctx, double stall_ms_per_s, int max_delay_ms,
+                             const mock::Script::Timing& timing)
     : format_(format),
       decoder_(codec.stream_decoder()),
       encoder_(format.stream_encoder(ctx)),
@@ -35,7 +36,13 @@ LiveFaultGate::LiveFaultGate(const mock::WireFormat& format, const rut::ICodec& 
     if (const auto* f = std::get_if<mock::FinishEvent>(&e)) {
       content_filter_ = content_filter_ || f->reason == mock::FinishReason::kContentFilter;
     }
+    delays_s_.push_back(mock::event_delay_s(e, timing));
   }
+}
+
+bool LiveFaultGate::has_timing(const mock::Attempt& attempt, const mock::Script::Timing& timing) {
+  return std::any_of(attempt.events.begin(), attempt.events.end(),
+                     [&](const mock::Event& e) { return mock::event_delay_s(e, timing) > 0; });
 }
 
 LiveFaultGate::~LiveFaultGate() = default;
@@ -115,6 +122,14 @@ void LiveFaultGate::frame(const std::string& f, std::vector<GateStep>& out) {
       // Foreign bytes: a frame the decoder cannot read is forwarded as it is.
     }
   }
+  // Event timing: the delays of the events this frame delivers (k = delivered_ ...), before it.
+  const int delivers = events + (finish ? 1 : 0);
+  double delay_s = 0;
+  for (int k = delivered_; k < delivered_ + delivers && k < static_cast<int>(delays_s_.size()); ++k) {
+    delay_s += delays_s_[static_cast<std::size_t>(k)];
+  }
+  delayed_s_ += delay_s;
+  const double pause_ms = delay_s * stall_ms_per_s_;
   if (finish && content_filter_) {
     // The live finish becomes the scripted content-filter finish (the parts of its frame, if any,
     // go out first only where the finish travels alone: the frame is replaced whole).
@@ -123,12 +138,12 @@ void LiveFaultGate::frame(const std::string& f, std::vector<GateStep>& out) {
       bytes += unit;
     }
     applied_ += (applied_.empty() ? "" : ", ") + std::string("content_filter in place of the live finish");
-    out.push_back(GateStep{0, bytes, GateStep::End::kTerminate});
+    out.push_back(GateStep{pause_ms, bytes, GateStep::End::kTerminate});
     done_ = true;
     return;
   }
-  out.push_back(GateStep{0, f, GateStep::End::kGoOn});
-  delivered_ += events + (finish ? 1 : 0);
+  out.push_back(GateStep{pause_ms, f, GateStep::End::kGoOn});
+  delivered_ += delivers;
 }
 
 }  // namespace harness::record

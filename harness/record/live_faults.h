@@ -44,9 +44,16 @@ class LiveFaultGate {
  public:
   /// `ctx` numbers the answer as the server would (the in-stream error and ids); `stall_ms_per_s`
   /// real milliseconds per virtual second of a stall; `max_delay_ms` caps delay_ms / idle_ms
-  /// (-1: the real values).
+  /// (-1: the real values). `timing`: the scenario's, for the attempt's event timing: event k's
+  /// `delay_s` (times timing.scale, capped at timing.max_delay_s: mock::event_delay_s), at
+  /// `stall_ms_per_s`, is a pause before the live frame that delivers the answer's event k (on top of
+  /// the live model's own latency), as `serve` plays it before its own event k.
   LiveFaultGate(const mock::WireFormat& format, const rut::ICodec& codec, const mock::Attempt& attempt,
-                const mock::ResponseContext& ctx, double stall_ms_per_s, int max_delay_ms);
+                const mock::ResponseContext& ctx, double stall_ms_per_s, int max_delay_ms,
+                const mock::Script::Timing& timing = {});
+
+  /// Whether `attempt`'s events carry any timing that `timing` plays (a gate is needed to play it).
+  static bool has_timing(const mock::Attempt& attempt, const mock::Script::Timing& timing);
   ~LiveFaultGate();
 
   /// The next bytes of the upstream body: the steps for the client now (complete frames only).
@@ -60,6 +67,8 @@ class LiveFaultGate {
   const std::string& applied() const { return applied_; }
   /// Events delivered whole to the client so far.
   int delivered() const { return delivered_; }
+  /// The event timing played so far, in virtual seconds (the pauses are this × stall_ms_per_s ms).
+  double delayed_s() const { return delayed_s_; }
 
  private:
   void frame(const std::string& frame, std::vector<GateStep>& out);
@@ -74,6 +83,8 @@ class LiveFaultGate {
   int max_delay_ms_;
   std::string buffer_;
   int delivered_ = 0;
+  std::vector<double> delays_s_;  ///< event k's delay as played (virtual seconds), per scripted event
+  double delayed_s_ = 0;
   bool done_ = false;
   std::string applied_;
 };

@@ -399,7 +399,7 @@ void RecordingProxy::serve_connection(int fd) {
         std::lock_guard<std::mutex> lock(mu_);
         const int attempt = attempts_[turn]++;
         entry = journal_.size();
-        journal_.push_back(nlohmann::json{{"request", entry + 1}, {"turn", turn}, {"attempt", attempt}, {"played", "live"},
+        journal_.push_back(nlohmann::json{{"request", entry}, {"turn", turn}, {"attempt", attempt}, {"played", "live"},
                                           {"status", 0}, {"fault", ""}, {"upstream", true}});
         const auto& turns = options_.faults->turns;
         if (turn < static_cast<int>(turns.size()) && !turns[static_cast<std::size_t>(turn)].attempts.empty()) {
@@ -412,12 +412,14 @@ void RecordingProxy::serve_connection(int fd) {
             if (const auto* f = std::get_if<mock::FinishEvent>(&e)) filter = filter || f->reason == mock::FinishReason::kContentFilter;
           }
           const rut::ICodec* codec = rut::codec_for(format->name());
-          if ((scripted->fault || filter) && codec != nullptr) {
+          const mock::Script::Timing& timing = options_.faults->timing;
+          if ((scripted->fault || filter || LiveFaultGate::has_timing(*scripted, timing)) && codec != nullptr) {
             mock::ResponseContext ctx;
             ctx.model = d.model;
             ctx.journal_index = entry;
             ctx.include_usage = d.include_usage;
-            gate = std::make_unique<LiveFaultGate>(*format, *codec, *scripted, ctx, options_.stall_ms_per_s, options_.max_delay_ms);
+            gate = std::make_unique<LiveFaultGate>(*format, *codec, *scripted, ctx, options_.stall_ms_per_s,
+                                                   options_.max_delay_ms, timing);
           }
         }
       }
@@ -564,6 +566,7 @@ void RecordingProxy::serve_connection(int fd) {
       std::lock_guard<std::mutex> lock(mu_);
       journal_[entry]["fault"] = gate->applied();
       if (!gate->applied().empty()) journal_[entry]["played"] = "live+fault";
+      if (gate->delayed_s() > 0) journal_[entry]["delay_s"] = gate->delayed_s();
     }
     if (options_.faults != nullptr && entry < journal_.size()) {
       std::lock_guard<std::mutex> lock(mu_);

@@ -90,7 +90,8 @@ class RecordingProxy {
   }
   /// Requests relayed so far (model requests and others).
   std::size_t relayed() const { return relayed_.load(); }
-  /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (1-based),
+  /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (from 0, as
+  /// `hiccup serve`'s journal `index` counts),
   /// "turn", "attempt", "played": "live" | "status" | "live+fault", "status" (sent to the client),
   /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}. When upstream
   /// gave no answer (down, refused, timed out, not HTTP), "played" is "upstream-failed" and "status"

@@ -15,6 +15,7 @@
 
 #include <httplib.h>
 
+#include "harness/record/live_faults.h"
 #include "harness/record/recording_proxy.h"
 #include "harness/record/session_recorder.h"
 #include "harness/runner.h"
@@ -22,6 +23,7 @@
 #include "mock_server/faults.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
+#include "runtime_under_test/codec.h"
 #include "runtime_under_test/http_transport.h"
 #include "runtime_under_test/runtime.h"
 
@@ -149,6 +151,24 @@ TEST_CASE("record: Anthropic redacted_thinking is recorded as redacted reasoning
     s.runtime.stream = stream;
     INFO((stream ? "streaming" : "non-streaming"));
     check_round_trip(s);  // recorded as plain thinking, the replay sent a thinking block back (stop 48's newcomer)
+  }
+}
+
+TEST_CASE("record: a thinking block followed by a redacted_thinking block lints clean and round-trips") {
+  // Two reasoning events in a row, as the live API sends them (docs.claude.com "Extended
+  // thinking", "Thinking redaction": a response's content holds thinking and redacted_thinking
+  // blocks before its text or tool_use). Built in code, not loaded: lint refused the pair before.
+  for (bool stream : {true, false}) {
+    Scenario s = load("reasoning/reasoning-redacted-thinking-before-call.json");
+    s.runtime.stream = stream;
+    std::vector<mock::Event>& events = s.script.turns[0].attempts[0].events;
+    mock::ReasoningEvent thinking;
+    thinking.text = "Check the include paths.";
+    thinking.signature = "c2lnLXRoaW5raW5n";
+    events.insert(events.begin(), thinking);
+    INFO((stream ? "streaming" : "non-streaming"));
+    REQUIRE(std::holds_alternative<mock::ReasoningEvent>(events[1]));
+    check_round_trip(s);
   }
 }
 
@@ -572,6 +592,52 @@ TEST_CASE("record: a client that leaves mid-stream is recorded as what it got, n
   const auto notes = recorder.notes();
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].rfind("request 1 (/turns/0/attempts/0): the client closed its connection", 0) == 0);
+}
+
+}  // namespace recording_proxy_test
+
+namespace recording_proxy_test {
+
+TEST_CASE("proxy: a scripted attempt's event timing is a pause before the live frame of each event, scaled and capped") {
+  // The gate is pure: the pauses it asks for are numbers (the proxy, the I/O shell, sleeps them).
+  const mock::WireFormat& format = *mock::wire_format("gemini");
+  const rut::ICodec& codec = *rut::codec_for("gemini");
+  mock::Attempt scripted;
+  mock::TextEvent a, b, c;
+  a.text = "a";
+  a.delay_s = 2;
+  b.text = "b";
+  c.text = "c";
+  c.delay_s = 0.5;
+  mock::FinishEvent finish;
+  finish.delay_s = 1;
+  scripted.events = {a, b, c, finish};
+  mock::Script::Timing timing;
+  timing.scale = 2;
+  timing.max_delay_s = 3;
+  CHECK(harness::record::LiveFaultGate::has_timing(scripted, timing));
+  CHECK_FALSE(harness::record::LiveFaultGate::has_timing(scripted, mock::Script::Timing{0, std::nullopt}));
+  // The live answer: other texts than the scripted ones (the content is the live model's), one
+  // frame per event.
+  std::unique_ptr<mock::StreamEncoder> live = format.stream_encoder(mock::ResponseContext{});
+  std::string upstream = live->open();
+  int i = 0;
+  for (const char* t : {"live one", "live two", "live three"}) {
+    for (const std::string& u : live->event_units(mock::TextEvent{t}, i++)) upstream += u;
+  }
+  for (const std::string& u : live->event_units(mock::FinishEvent{}, 0)) upstream += u;
+  harness::record::LiveFaultGate gate(format, codec, scripted, mock::ResponseContext{}, 10, -1, timing);
+  std::vector<harness::record::GateStep> steps = gate.feed(upstream);
+  for (harness::record::GateStep& s : gate.finish()) steps.push_back(std::move(s));
+  std::vector<double> pauses;
+  for (const harness::record::GateStep& s : steps) {
+    if (!s.bytes.empty()) pauses.push_back(s.pause_ms);
+  }
+  // 2 s × 2 capped at 3 s; none; 0.5 s × 2; 1 s × 2: at 10 ms per virtual second.
+  CHECK(pauses == std::vector<double>{30, 0, 10, 20});
+  CHECK(gate.delayed_s() == 6);
+  CHECK(gate.applied().empty());  // timing is no fault: the journal says "live"
+  CHECK(steps.back().end == harness::record::GateStep::End::kTerminate);
 }
 
 }  // namespace recording_proxy_test

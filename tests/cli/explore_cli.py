@@ -135,6 +135,24 @@ class Checker:
         self.hiccup_run(["run", os.path.join(d, "counterexamples", files[0]), "--transport", "memory",
                          "--report-dir", self.dir("no-shrinks-run")], 1)
 
+    def check_replay_line_runs(self):
+        """The replay line explore prints runs when pasted into a shell in another folder: it names
+        the running binary by its absolute path (it said `build/hiccup`, found only from the source
+        tree's root)."""
+        d = self.dir("replay-line")
+        p = self.hiccup_run(["explore", "--cases", "200", "--seed", "1", "--defect", "keep-calls-on-retry",
+                             "--max-shrinks", "0", "--report-dir", d], 1)
+        replay = [l.split("replay:", 1)[1].strip() for l in p.stdout.splitlines() if l.strip().startswith("replay:")]
+        assert replay, p.stdout[-3000:]
+        binary = os.path.realpath(self.hiccup)
+        assert replay[0].startswith(binary + " run "), (replay[0], binary)
+        explore = [l for l in p.stdout.splitlines() if l.strip().startswith("explore: ") and " explore --seed " in l]
+        assert explore and all(binary + " explore --seed " in l for l in explore), explore
+        elsewhere = self.dir("replay-line-elsewhere")
+        q = subprocess.run(replay[0], shell=True, cwd=elsewhere, capture_output=True, text=True, timeout=120)
+        # The counterexample fails as it did (exit 1): the command ran (a missing binary is 127).
+        assert q.returncode == 1, f"`{replay[0]}` in {elsewhere}: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
+
     def check_counterexample_names_its_defects(self):
         """A counterexample found with --defect names the defect in its description, and `hiccup
         run` on it says the file switches the defect on itself (so it fails without --defect)."""

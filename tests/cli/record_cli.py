@@ -12,6 +12,8 @@ unmatched-replay-fails: replaying a recording that lacks a turn the agent asks f
     naming the request and the missing /turns/N, never with a guessed answer.
 stop-ends-agent: SIGINT while the agent still runs ends the agent (its own process group) and
     writes what was recorded, exit 0.
+oversize: a recording over 16 MiB is written, exit 3, with its size, the limit and that it was written anyway
+    (it said only the loader's "the file is N bytes", as if nothing had been written).
 usage: --help (names docs/RECORDING.md), a bad --upstream URL (exit 2), an unwritable --out (a missing
 folder, /proc/x.json: exit 2, before the proxy starts), nothing recorded (exit 1).
 """
@@ -188,8 +190,9 @@ class Checker:
             paths[s["name"]] = os.path.join(self.work, s["name"] + ".json")
             with open(paths[s["name"]], "w") as f:
                 json.dump(s, f)
-        serve = subprocess.Popen([self.hiccup, "serve", paths["proxy-live"]], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True)
+        serve_journal = os.path.join(self.work, "serve-journal.json")
+        serve = subprocess.Popen([self.hiccup, "serve", paths["proxy-live"], "--journal", serve_journal],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         url = serve.stdout.readline().strip()
         journal = os.path.join(self.work, "proxy-journal.jsonl")
         proxy = subprocess.Popen([self.hiccup, "proxy", "--upstream", url, paths["proxy-cut"], "--journal", journal],
@@ -211,6 +214,12 @@ class Checker:
         print(entries)
         assert [e["played"] for e in entries] == ["live+fault", "live", "live"], entries
         assert entries[0]["fault"] == "cut after 1 event(s)", entries
+        # The proxy counts requests as serve's journal does (from 0): the upstream's entries for
+        # the same three requests carry the same numbers (the proxy counted from 1).
+        with open(serve_journal) as f:
+            upstream = json.load(f)
+        assert [e["index"] for e in upstream] == [0, 1, 2], upstream
+        assert [e["request"] for e in entries] == [e["index"] for e in upstream], entries
         assert agent.returncode == 0 and agent.stdout.strip() == "Done.", agent.stdout
         with open(os.path.join(self.work, "ledger.txt")) as f:
             assert f.read() == "run\n", "the call ran more or less than once"
@@ -223,6 +232,49 @@ class Checker:
                             "--report-dir", os.path.join(self.work, "reports-proxy"))
         print(text)
         assert rc == 0 and "PASS proxy-cut" in text, text
+
+    def oversize(self):
+        """A session whose recording is over the 16 MiB a scenario file may hold: written anyway (the
+        session is not lost), with an error that names its size and the limit, exit 3, and lint
+        refuses the file as the message says."""
+        big = "x" * 6_000_000
+        scenario = {"schema": 1, "name": "big", "provider": "gemini", "prompt": "Say it.",
+                    "turns": [{"attempts": [{"events": [{"text": big}, {"finish": "stop"}]}]}]}
+        path = os.path.join(self.work, "big.json")
+        with open(path, "w") as f:
+            json.dump(scenario, f)
+        # Three requests for turn 0 (the attempt repeats): three 6 MB answers recorded, 18 MB.
+        client = os.path.join(self.work, "three.py")
+        with open(client, "w") as f:
+            f.write("import http.client, json, os, urllib.parse\n"
+                    "base = urllib.parse.urlparse(os.environ['HICCUP_BASE_URL'])\n"
+                    "body = json.dumps({'contents': [{'role': 'user', 'parts': [{'text': 'Say it.'}]}]})\n"
+                    "for _ in range(3):\n"
+                    "    c = http.client.HTTPConnection(base.hostname, base.port, timeout=60)\n"
+                    "    c.request('POST', '/v1beta/models/gemini-2.5-flash:generateContent', body,\n"
+                    "              {'Content-Type': 'application/json'})\n"
+                    "    assert c.getresponse().read()\n")
+        serve = subprocess.Popen([self.hiccup, "serve", path, "--port", "0"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        url = serve.stdout.readline().strip()
+        out = os.path.join(self.work, "big-rec.json")
+        try:
+            rc, text = self.run("record", "--upstream", url, "--out", out, "--agent-cmd", f"{sys.executable} {client}")
+        finally:
+            serve.send_signal(signal.SIGINT)
+            serve.wait(timeout=30)
+        print(text[-2000:])
+        size = os.path.getsize(out)  # written: the session is not lost
+        assert size > 16 << 20, size
+        assert rc == 3, f"hiccup record exited {rc}, expected 3"
+        assert f"the recording is {size} bytes, over the 16777216 bytes (16 MiB) a scenario file may hold: written anyway" \
+            in text, text[-2000:]
+        rc, text = self.run("lint", out)
+        assert rc == 3 and "scenario files are limited to 16777216 bytes" in text, text[-2000:]
+        rc, text = self.run("record", "--help")
+        assert "over 16 MiB" in text, text
+        for left in (out, path):  # 24 MB the build folder need not keep
+            os.remove(left)
 
     def usage(self):
         rc, text = self.run("record", "--help")
