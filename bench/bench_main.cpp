@@ -62,6 +62,32 @@ void BM_ExploreHttp(benchmark::State& state) { explore_cases(state, TransportKin
 BENCHMARK(BM_ExploreMemory)->ArgsProduct({{2000}, {-1, 0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ExploreHttp)->ArgsProduct({{300}, {-1, 0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
+/// In memory, providers drawn per case, with reasoning (docs/POLICY.md "Reasoning") never drawn
+/// (0), drawn as `explore` draws it, one case in five (1), or in every case (2).
+void BM_ExploreMemoryReasoning(benchmark::State& state) {
+  const int cases = static_cast<int>(state.range(0));
+  const std::int64_t reasoning = state.range(1);
+  state.SetLabel(reasoning == 0 ? "reasoning never" : reasoning == 1 ? "reasoning in 1 case of 5" : "reasoning in every case");
+  int total = 0;
+  for (auto _ : state) {
+    explore::ExploreOptions o;
+    o.cases = cases;
+    o.seed = 1;
+    o.write_counterexample = false;
+    o.limits.reasoning = reasoning != 0;
+    o.limits.reasoning_every_case = reasoning == 2;
+    std::ostringstream log;
+    const auto out = explore::explore(o, log);
+    if (out.failed != 0) {
+      std::cerr << log.str();
+      state.SkipWithError("a defect-free exploration failed");
+    }
+    total += out.cases_run;
+  }
+  state.counters["cases_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ExploreMemoryReasoning)->ArgsProduct({{10000}, {0, 1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_FindAndShrink(benchmark::State& state) {
   for (auto _ : state) {
     explore::ExploreOptions o;

@@ -603,7 +603,6 @@ class AnthropicEncoder final : public StreamEncoder {
           .end_object()
           .end_object();
     });
-    s += sse("ping", [](json_text::Writer&) {});
     return s;
   }
 
@@ -619,12 +618,12 @@ class AnthropicEncoder final : public StreamEncoder {
         // Redacted thinking arrives whole in its content_block_start, `data` and no deltas
         // (anthropic-sdk-typescript RedactedThinkingBlock; maximhq/bifrost#5093); it stays open
         // until the next event as a thinking block does.
-        s += block_event("content_block_start", open_thinking_, [r](json_text::Writer& w) {
+        s += block_start(open_thinking_, [r](json_text::Writer& w) {
           w.key("content_block").begin_object().member("type", "redacted_thinking").member("data", r->signature).end_object();
         });
         return {s};
       }
-      s += block_event("content_block_start", open_thinking_, [](json_text::Writer& w) {
+      s += block_start(open_thinking_, [](json_text::Writer& w) {
         w.key("content_block").begin_object().member("type", "thinking").member("thinking", "").member("signature", "").end_object();
       });
       s += block_event("content_block_delta", open_thinking_, [r](json_text::Writer& w) {
@@ -643,7 +642,7 @@ class AnthropicEncoder final : public StreamEncoder {
       std::string s = close_thinking();
       if (open_text_ < 0) {
         open_text_ = next_index_++;
-        s = block_event("content_block_start", open_text_, [](json_text::Writer& w) {
+        s += block_start(open_text_, [](json_text::Writer& w) {
           w.key("content_block").begin_object().member("type", "text").member("text", "").end_object();
         });
       }
@@ -657,7 +656,7 @@ class AnthropicEncoder final : public StreamEncoder {
       const int index = next_index_++;
       delivered_calls_ = true;
       std::vector<std::string> units;
-      units.push_back(start + block_event("content_block_start", index, [c](json_text::Writer& w) {
+      units.push_back(start + block_start(index, [c](json_text::Writer& w) {
         w.key("content_block").begin_object()
             .member("type", "tool_use")
             .member("id", c->id)
@@ -733,6 +732,20 @@ class AnthropicEncoder final : public StreamEncoder {
     });
   }
 
+  /// A content_block_start at `index`, followed by the stream's one `ping` when it is the first
+  /// block: live streams ping right after the first content_block_start (recorded 2026-03 and
+  /// 2026-05, claude-sonnet-4-5/4-6: pydantic/pydantic-ai test_anthropic cassettes; docs/WIRE-FORMATS.md
+  /// "Checked against recordings"), never before the first block; an answer without blocks has none.
+  template <typename WriteFields>
+  std::string block_start(int index, const WriteFields& write_fields) {
+    std::string s = block_event("content_block_start", index, write_fields);
+    if (!pinged_) {
+      pinged_ = true;
+      s += sse("ping", [](json_text::Writer&) {});
+    }
+    return s;
+  }
+
   /// The content_block_stop of the open text block ("" when none is open); the block is closed.
   std::string close_text() {
     if (open_text_ < 0) return "";
@@ -754,6 +767,7 @@ class AnthropicEncoder final : public StreamEncoder {
   int open_thinking_ = -1;       // index of the thinking block the last reasoning event left open
   int open_text_ = -1;           // index of the text block a run of text keeps open, -1 for none
   bool delivered_calls_ = false; // a tool_use block was sent: stop → "tool_use"
+  bool pinged_ = false;          // the ping after the first content_block_start went out
   std::optional<int> open_block_;  // a tool_use block whose end was withheld (withhold_last_units)
 };
 

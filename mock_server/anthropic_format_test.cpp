@@ -56,7 +56,7 @@ json tool_result(const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("golden bytes: message_start and ping, a text block, a call in two fragments, stop") {
+TEST_CASE("golden bytes: message_start, a text block with the ping after its start, a call in two fragments, stop") {
   auto enc = fmt().stream_encoder(kCtx);
   std::string s = enc->open();
   s += join(enc->event_units(mock::TextEvent{"Hi"}, 0));
@@ -66,11 +66,11 @@ TEST_CASE("golden bytes: message_start and ping, a text block, a call in two fra
       "event: message_start\n"
       R"(data: {"type":"message_start","message":{"id":"msg_hiccup_3","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":8,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}}})"
       "\n\n"
-      "event: ping\n"
-      R"(data: {"type":"ping"})"
-      "\n\n"
       "event: content_block_start\n"
       R"(data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"
+      "\n\n"
+      "event: ping\n"
+      R"(data: {"type":"ping"})"
       "\n\n"
       "event: content_block_delta\n"
       R"(data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}})"
@@ -154,7 +154,7 @@ TEST_CASE("a run of text events is one text block: deltas, closed at a call or t
     seen.push_back(what);
   }
   CHECK(seen == std::vector<std::string>{
-                    "content_block_start 0", "content_block_delta 0 Look", "content_block_delta 0 ing.",
+                    "content_block_start 0", "ping", "content_block_delta 0 Look", "content_block_delta 0 ing.",
                     "content_block_stop 0", "content_block_start 1", "content_block_delta 1",
                     "content_block_stop 1", "content_block_start 2", "content_block_delta 2 Do",
                     "content_block_delta 2 ne.", "content_block_stop 2", "message_delta", "message_stop"});
@@ -166,6 +166,37 @@ TEST_CASE("a run of text events is one text block: deltas, closed at a call or t
   REQUIRE(second.size() == 1);
   CHECK(data_of(second[0]) == std::vector<json>{json::parse(
                                    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}})")});
+}
+
+TEST_CASE("the one ping follows the first content_block_start, whatever its block, and an answer without blocks has none") {
+  // Live streams ping right after the first content_block_start, never before the first block
+  // (tests/conformance/live_facts.json, the Anthropic recordings).
+  auto names = [](const std::vector<mock::Event>& events) {
+    auto enc = fmt().stream_encoder(kCtx);
+    std::string s = enc->open();
+    for (const auto& e : events) s += join(enc->event_units(e, 0));
+    std::vector<std::string> out;
+    for (const json& f : data_of(s)) {
+      out.push_back(f["type"].get<std::string>());
+      if (f.contains("content_block")) out.back() += ":" + f["content_block"]["type"].get<std::string>();
+    }
+    return out;
+  };
+  const mock::FinishEvent stop{mock::FinishReason::kStop};
+  CHECK(names({mock::TextEvent{"a"}, mock::TextEvent{"b"}, stop}) ==
+        std::vector<std::string>{"message_start", "content_block_start:text", "ping", "content_block_delta",
+                                 "content_block_delta", "content_block_stop", "message_delta", "message_stop"});
+  CHECK(names({call("shell", {{"command", "ls"}}, "toolu_x", 1), mock::TextEvent{"b"}, stop}) ==
+        std::vector<std::string>{"message_start", "content_block_start:tool_use", "ping", "content_block_delta",
+                                 "content_block_stop", "content_block_start:text", "content_block_delta",
+                                 "content_block_stop", "message_delta", "message_stop"});
+  CHECK(names({mock::ReasoningEvent{"plan", "c2ln"}, mock::TextEvent{"b"}, stop}) ==
+        std::vector<std::string>{"message_start", "content_block_start:thinking", "ping", "content_block_delta",
+                                 "content_block_delta", "content_block_stop", "content_block_start:text",
+                                 "content_block_delta", "content_block_stop", "message_delta", "message_stop"});
+  CHECK(names({stop}) == std::vector<std::string>{"message_start", "message_delta", "message_stop"});
+  // A fault before the first event sends message_start alone.
+  CHECK(names({}) == std::vector<std::string>{"message_start"});
 }
 
 TEST_CASE("a fault after a text event falls inside its open text block, as a live overload does") {

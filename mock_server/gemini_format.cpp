@@ -14,14 +14,27 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::string_view kModelsPrefix = "/v1beta/models/";
 
+/// The usage as every recorded frame has it: the three counts, the prompt's count per modality
+/// (`promptTokensDetails`), then `thoughtsTokenCount` when the answer reasoned (recorded live:
+/// pydantic/pydantic-ai test_google cassettes, gemini-2.0 to gemini-3; docs/WIRE-FORMATS.md
+/// "Checked against recordings").
 ojson usage_metadata(int thoughts) {
   ojson u = ojson::object();
   u["promptTokenCount"] = 8;
   u["candidatesTokenCount"] = 1;
   u["totalTokenCount"] = 9 + thoughts;
+  ojson detail = ojson::object();
+  detail["modality"] = "TEXT";
+  detail["tokenCount"] = 8;
+  u["promptTokensDetails"] = ojson::array({std::move(detail)});
   if (thoughts > 0) u["thoughtsTokenCount"] = thoughts;
   return u;
 }
+
+/// The finish frame's one part, an empty text, as gemini-3 streams its finish (recorded live:
+/// pydantic/pydantic-ai test_google_streaming_tool_call_thought_signature.yaml, 2025-12-31); a
+/// signature of reasoning no call followed rides on it.
+ojson finish_part() { return ojson{{"text", ""}}; }
 
 ojson response_shell(ojson candidate, const FrameContext& ctx);
 
@@ -212,7 +225,7 @@ std::string_view finish_reason_name(FinishReason reason) {
 ojson event_response(const Event& event, const FrameContext& ctx) {
   ojson cand = ojson::object();
   if (auto* f = std::get_if<FinishEvent>(&event)) {
-    if (finish_has_content(f->reason)) cand["content"] = model_content(ojson::array());
+    if (finish_has_content(f->reason)) cand["content"] = model_content(ojson::array({finish_part()}));
     cand["finishReason"] = std::string(finish_reason_name(f->reason));
   } else {
     cand["content"] = model_content(ojson::array({part_for(event)}));
@@ -232,14 +245,14 @@ bool direct_event_frame(std::string& out, const Event& event, const FrameContext
   const auto* text = std::get_if<TextEvent>(&event);
   const auto* finish = std::get_if<FinishEvent>(&event);
   if (text == nullptr && finish == nullptr) return false;
-  out.reserve(230 + (text ? text->text.size() : 0) + ctx.model.size() + ctx.response_id.size());
+  out.reserve(290 + (text ? text->text.size() : 0) + ctx.model.size() + ctx.response_id.size());
   out += "data: {\"candidates\":[{";
   if (text) {
     out += "\"content\":{\"role\":\"model\",\"parts\":[{\"text\":";
     json_text::append_string(out, text->text);
     out += "}]},";
   } else {
-    if (finish_has_content(finish->reason)) out += "\"content\":{\"role\":\"model\",\"parts\":[]},";
+    if (finish_has_content(finish->reason)) out += "\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"\"}]},";
     out += "\"finishReason\":\"";
     out += finish_reason_name(finish->reason);
     out += "\",";
@@ -247,10 +260,10 @@ bool direct_event_frame(std::string& out, const Event& event, const FrameContext
   out += "\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":1,\"totalTokenCount\":";
   if (ctx.thoughts > 0) {
     out += std::to_string(9 + ctx.thoughts);
-    out += ",\"thoughtsTokenCount\":";
+    out += ",\"promptTokensDetails\":[{\"modality\":\"TEXT\",\"tokenCount\":8}],\"thoughtsTokenCount\":";
     out += std::to_string(ctx.thoughts);
   } else {
-    out += '9';
+    out += "9,\"promptTokensDetails\":[{\"modality\":\"TEXT\",\"tokenCount\":8}]";
   }
   out += "},\"modelVersion\":";
   json_text::append_string(out, ctx.model);
@@ -396,7 +409,8 @@ class GeminiEncoder final : public StreamEncoder {
     }
     // Reasoning (Gemini 3, ai.google.dev "Thought signatures"): a thought part, and its signature
     // on the first functionCall part after it; when no call comes before the next reasoning or
-    // the finish, on a part of its own (`{"text":"","thoughtSignature":…}`) there.
+    // the finish, on a part of its own (`{"text":"","thoughtSignature":…}`) there: the finish
+    // frame's empty text part.
     if (std::holds_alternative<ReasoningEvent>(event)) ++ctx_.thoughts;
     ojson response = event_response(event, ctx_);
     ojson& cand = response["candidates"][0];
@@ -409,7 +423,7 @@ class GeminiEncoder final : public StreamEncoder {
       cand["content"]["parts"][0]["thoughtSignature"] = pending_;
       pending_.clear();
     } else if (std::holds_alternative<FinishEvent>(event)) {
-      if (cand.contains("content")) cand["content"]["parts"].push_back(signature_part(pending_));
+      if (cand.contains("content")) cand["content"]["parts"][0]["thoughtSignature"] = pending_;
       pending_.clear();
     }
     units.push_back(sse_frame(response));

@@ -568,6 +568,11 @@ class Format final : public WireFormat {
     return error_answer(429, rate_limit_message(quota, model, retry_after_s), retry_after_s);
   }
 
+  /// Streams as the API sends them: `text/event-stream; charset=utf-8` (recorded live: pydantic/pydantic-ai
+  /// tests/models/cassettes/test_openai/test_run_stream_sync_streams_real_model.yaml, 2026-07-02);
+  /// JSON answers stay `application/json`, as recorded.
+  std::string_view stream_content_type() const override { return "text/event-stream; charset=utf-8"; }
+
   std::string call_id(std::size_t journal_index, int call_index) const override {
     return "call_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
   }

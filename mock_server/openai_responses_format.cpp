@@ -980,6 +980,11 @@ class Format final : public WireFormat {
     return error_answer(429, openai_chat::rate_limit_message(quota, model, retry_after_s), retry_after_s);
   }
 
+  /// Streams as the API sends them: `text/event-stream; charset=utf-8` (recorded live: the Responses
+  /// recordings of docs/WIRE-FORMATS.md "Checked against recordings"); JSON answers stay
+  /// `application/json`, as recorded.
+  std::string_view stream_content_type() const override { return "text/event-stream; charset=utf-8"; }
+
   std::string call_id(std::size_t journal_index, int call_index) const override {
     return "call_hiccup_" + std::to_string(journal_index) + "_" + std::to_string(call_index);
   }

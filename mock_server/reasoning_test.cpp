@@ -75,16 +75,29 @@ TEST_CASE("anthropic streams reasoning as a thinking block: thinking_delta, one 
   enc->open();
   const std::string reasoning = mock::testing::join(enc->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0));
   const auto frames = parsed_frames(reasoning);
-  REQUIRE(frames.size() == 3);
+  REQUIRE(frames.size() == 4);
   CHECK(frames[0].dump() ==
         R"({"content_block":{"signature":"","thinking":"","type":"thinking"},"index":0,"type":"content_block_start"})");
-  CHECK(frames[1]["delta"] == json{{"type", "thinking_delta"}, {"thinking", "plan"}});
-  CHECK(frames[2]["delta"] == json{{"type", "signature_delta"}, {"signature", "c2ln"}});
+  CHECK(frames[1] == json{{"type", "ping"}});  // the stream's ping, after its first content_block_start
+  CHECK(frames[2]["delta"] == json{{"type", "thinking_delta"}, {"thinking", "plan"}});
+  CHECK(frames[3]["delta"] == json{{"type", "signature_delta"}, {"signature", "c2ln"}});
   // The block is open until the next event: the call's units begin with its content_block_stop.
   const auto next = parsed_frames(enc->event_units(call("shell", kArgs, "toolu_1"), 0).front());
   REQUIRE(next.size() == 2);
   CHECK(next[0] == json{{"type", "content_block_stop"}, {"index", 0}});
   CHECK(next[1]["content_block"]["type"] == "tool_use");
+}
+
+TEST_CASE("anthropic closes a thinking block before the text block that follows it") {
+  auto enc = mock::anthropic::format().stream_encoder({"claude-sonnet-4-5", 0, false});
+  enc->open();
+  (void)enc->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0);
+  const auto frames = parsed_frames(mock::testing::join(enc->event_units(mock::TextEvent{"done"}, 0)));
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[0] == json{{"type", "content_block_stop"}, {"index", 0}});
+  CHECK(frames[1]["content_block"]["type"] == "text");
+  CHECK(frames[1]["index"] == 1);
+  CHECK(frames[2]["delta"] == json{{"type", "text_delta"}, {"text", "done"}});
 }
 
 TEST_CASE("a fault right after reasoning ends the stream inside the thinking block, and the journal records the reasoning") {
@@ -143,9 +156,10 @@ TEST_CASE("anthropic streams redacted reasoning as a redacted_thinking block: da
   auto enc = mock::anthropic::format().stream_encoder({"claude-sonnet-4-5", 0, false});
   enc->open();
   const auto frames = parsed_frames(mock::testing::join(enc->event_units(redacted, 0)));
-  REQUIRE(frames.size() == 1);
+  REQUIRE(frames.size() == 2);
   CHECK(frames[0].dump() ==
         R"({"content_block":{"data":"EmwKAhgB","type":"redacted_thinking"},"index":0,"type":"content_block_start"})");
+  CHECK(frames[1] == json{{"type", "ping"}});  // the stream's ping, after its first content_block_start
   // Stopped by the next block, as a thinking block is.
   const auto next = parsed_frames(enc->event_units(call("shell", kArgs, "toolu_1"), 0).front());
   REQUIRE(next.size() == 2);
@@ -243,13 +257,14 @@ TEST_CASE("gemini streams a thought part and carries its signature on the next f
   // usageMetadata counts the thoughts from the thought part on (thoughtsTokenCount, in the total).
   const std::string thought_bytes = mock::testing::join(mock::gemini::format().stream_encoder({"gemini-3-pro-preview", 0, false})
                                                          ->event_units(mock::ReasoningEvent{"plan", "c2ln"}, 0));
-  CHECK(thought_bytes.find(R"("usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":1,"totalTokenCount":10,"thoughtsTokenCount":1})") !=
+  CHECK(thought_bytes.find(R"("usageMetadata":{"promptTokenCount":8,"candidatesTokenCount":1,"totalTokenCount":10,)"
+                          R"("promptTokensDetails":[{"modality":"TEXT","tokenCount":8}],"thoughtsTokenCount":1})") !=
         std::string::npos);
   const auto first = gemini_frames(mock::testing::join(enc->event_units(call("shell", kArgs, ""), 0)));
   CHECK(first[0]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] == "c2ln");
   const auto second = gemini_frames(mock::testing::join(enc->event_units(call("shell", kArgs, ""), 1)));
   CHECK_FALSE(second[0]["candidates"][0]["content"]["parts"][0].contains("thoughtSignature"));  // parallel: the first only
-  // Reasoning no call follows: its signature on a part of its own in the finish frame.
+  // Reasoning no call follows: its signature on the finish frame's one part, its empty text.
   enc->event_units(mock::ReasoningEvent{"answer now", "c2lnMg=="}, 0);
   enc->event_units(mock::TextEvent{"Done."}, 0);
   const auto fin = gemini_frames(mock::testing::join(enc->event_units(kStop, 0)));

@@ -330,7 +330,7 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
 
   plan.status = 200;
   plan.streaming = true;
-  plan.content_type = "text/event-stream";
+  plan.content_type = std::string(format.stream_content_type());
   const std::unique_ptr<StreamEncoder> encoder = format.stream_encoder(ctx);
   StreamBuilder out(a.slice_bytes);
   out.add_bytes(encoder->open());

@@ -214,6 +214,11 @@ class WireFormat {
     return "application/json";
   }
 
+  /// The `Content-Type` of a streamed answer: "text/event-stream" unless the provider sends a
+  /// charset with it (OpenAI's both formats: "text/event-stream; charset=utf-8", as recorded live;
+  /// docs/WIRE-FORMATS.md "Checked against recordings").
+  virtual std::string_view stream_content_type() const { return "text/event-stream"; }
+
   /// The deterministic provider id of call `call_index` in the response to `journal_index`
   /// (`call_…`, `toolu_…`); "" when the provider sends none by default (Gemini).
   virtual std::string call_id(std::size_t journal_index, int call_index) const = 0;

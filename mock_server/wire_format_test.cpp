@@ -3,6 +3,9 @@
 
 #include "mock_server/wire_format.h"
 
+#include "mock_server/format_test_util.h"
+#include "mock_server/script_engine.h"
+
 #include <string>
 #include <vector>
 
@@ -106,4 +109,40 @@ TEST_CASE("the non-streaming content-filter answer keeps its parts only for Anth
   CHECK_FALSE(mock::wire_format("openai-chat")->filtered_answer_keeps_parts());
   CHECK_FALSE(mock::wire_format("openai-responses")->filtered_answer_keeps_parts());
   CHECK(mock::wire_format("anthropic")->filtered_answer_keeps_parts());
+}
+
+TEST_CASE("a streamed answer's Content-Type is the provider's: charset=utf-8 from the OpenAI formats, JSON answers unchanged") {
+  // As recorded live (tests/conformance/live_facts.json `framing.content_type`; docs/WIRE-FORMATS.md
+  // "Checked against recordings"): OpenAI streams `text/event-stream; charset=utf-8`, its JSON
+  // answers `application/json`; Gemini's and Anthropic's streams `text/event-stream`.
+  struct Case {
+    std::string provider, target, body, stream_type, unary_type;
+  };
+  const std::vector<Case> cases = {
+      {"gemini", "/v1beta/models/m:streamGenerateContent?alt=sse", R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})",
+       "text/event-stream", ""},
+      {"openai-chat", "/v1/chat/completions", R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})",
+       "text/event-stream; charset=utf-8", "application/json"},
+      {"openai-responses", "/v1/responses", R"({"model":"m","stream":true,"input":"hi"})",
+       "text/event-stream; charset=utf-8", "application/json"},
+      {"anthropic", "/v1/messages",
+       R"({"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+       "text/event-stream", "application/json"},
+  };
+  const std::vector<mock::Event> events = {mock::TextEvent{"Hi"}, mock::FinishEvent{mock::FinishReason::kStop}};
+  for (const Case& c : cases) {
+    INFO(c.provider);
+    const mock::Plan streamed = mock::testing::play_attempt(c.provider, c.target, c.body, events, std::nullopt);
+    CHECK(streamed.status == 200);
+    CHECK(streamed.streaming);
+    CHECK(streamed.content_type == c.stream_type);
+    CHECK(mock::wire_format(c.provider)->stream_content_type() == c.stream_type);
+    if (c.unary_type.empty()) continue;
+    std::string unary_body = c.body;
+    unary_body.replace(unary_body.find("\"stream\":true"), 13, "\"stream\":false");
+    const mock::Plan unary = mock::testing::play_attempt(c.provider, c.target, unary_body, events, std::nullopt);
+    CHECK(unary.status == 200);
+    CHECK_FALSE(unary.streaming);
+    CHECK(unary.content_type == c.unary_type);
+  }
 }

@@ -112,7 +112,12 @@ std::optional<GeminiFrame> parse_frame(std::string_view data) {
         }
       } else if (p.contains("text") && p["text"].is_string()) {
         std::string text = p["text"].get<std::string>();
-        if (!text.empty() || signature.empty()) frame.parts.push_back({std::move(text), std::nullopt});
+        // The finish frame's empty text part (gemini-3 streams its finish with one) carries
+        // nothing: kept out of the turn unless it carries a signature.
+        const bool finish_filler = text.empty() && cand.contains("finishReason");
+        if ((!text.empty() || signature.empty()) && !finish_filler) {
+          frame.parts.push_back({std::move(text), std::nullopt});
+        }
         if (!signature.empty()) {
           // A step's signature without a call, on its last part: kept as a part of its own.
           ModelPart part;

@@ -33,6 +33,24 @@ TEST_CASE("codec parses text, function calls and finish reason of a frame") {
   CHECK(*f->finish_reason == "STOP");
 }
 
+TEST_CASE("codec keeps the finish frame's empty text part out of the turn, unless it carries a signature") {
+  // gemini-3 streams its finish with one empty text part (tests/conformance/live_facts.json).
+  auto fin = parse_frame(R"({"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}]})");
+  REQUIRE(fin);
+  CHECK(fin->parts.empty());
+  CHECK(*fin->finish_reason == "STOP");
+  auto signed_fin = parse_frame(
+      R"({"candidates":[{"content":{"role":"model","parts":[{"text":"","thoughtSignature":"c2ln"}]},"finishReason":"STOP","index":0}]})");
+  REQUIRE(signed_fin);
+  REQUIRE(signed_fin->parts.size() == 1);
+  CHECK(signed_fin->parts[0].reasoning->signature == "c2ln");
+  // Mid-stream, an empty text part is a text part as before.
+  auto mid = parse_frame(R"({"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"index":0}]})");
+  REQUIRE(mid);
+  REQUIRE(mid->parts.size() == 1);
+  CHECK(*mid->parts[0].text == "");
+}
+
 TEST_CASE("codec reports an undecodable frame as nullopt") {
   CHECK_FALSE(parse_frame("{not json"));
   CHECK_FALSE(parse_frame("[1,2]"));

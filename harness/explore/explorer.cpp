@@ -448,7 +448,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
                           generating.acquire();
                           try {
                             slot.root = options.base ? generate_case_from(options.seed, indices[k], *options.base)
-                                                     : generate_case(options.seed, indices[k], options.provider, recovery);
+                                                     : generate_case(options.seed, indices[k], options.provider, recovery,
+                                                                     options.limits);
                             slot.scenario = with_oracle_expect(slot.root->value());
                           } catch (...) {
                             generating.release();

@@ -75,6 +75,9 @@ struct ExploreOptions {
   /// a call's arguments (FailureJudge::keep_content). `provider` and `recovery` do not apply.
   std::optional<Scenario> base;
   std::string base_path;  ///< FILE, for the printed command lines
+  /// What generated cases may hold (generate_case's `limits`; the default: the whole space). Not
+  /// used with `base`.
+  GenerateLimits limits;
 };
 
 /// How big a scenario is, for shrinking reports.

@@ -891,6 +891,9 @@ struct GenerateLimits {
   bool sessions = true;       ///< a session of several prompts may be drawn (place_session)
   bool repeated_ids = true;   ///< a provider that repeats a call id may be drawn (place_call_ids)
   bool reasoning = true;      ///< reasoning the model attaches may be drawn (place_reasoning)
+  /// Every case gets reasoning (the draw's placement where one case in five draws it, else
+  /// ReasoningDraw{}); the draws stay the same. For measuring (bench/bench_main.cpp); needs `reasoning`.
+  bool reasoning_every_case = false;
   bool operator==(const GenerateLimits&) const = default;
 };
 
@@ -985,7 +988,9 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
             if (rt.stream == false) drop_streaming_only_fields(s.script);
           }
           if (lim.repeated_ids && std::get<4>(p)) place_call_ids(s, *std::get<4>(p));
-          if (lim.reasoning && std::get<5>(p)) place_reasoning(s, *std::get<5>(p));
+          if (lim.reasoning && (std::get<5>(p) || lim.reasoning_every_case)) {
+            place_reasoning(s, std::get<5>(p).value_or(ReasoningDraw{}));
+          }
           if (rt.recovery) {
             // Under continue each turn may keep a cut turn once and move on: as many plain answers
             // after the script as it has turns, so no case runs past its script.
