@@ -6,6 +6,7 @@
 #include "harness/transcript.h"
 #include "harness/stopwatch.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,10 +15,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <set>
 #include <sstream>
 
+#include "harness/agents/cancel_hold.h"
 #include "harness/oracle.h"
 #include "mock_server/http_server.h"
 #include "mock_server/json_text.h"
@@ -94,6 +99,63 @@ std::string base_url_variable(const std::string& provider) {
   return "";
 }
 
+
+/// Every request to the CancelHold (which serves them through the run's ScriptEngine).
+struct HoldRouter final : mock::RequestRouter {
+  std::shared_ptr<mock::Responder> hold;
+  mock::Route route(const std::string&, const std::string& target, const std::string&) override {
+    mock::Route r;
+    r.engine = hold;
+    r.target = target;
+    return r;
+  }
+};
+
+struct LaunchOutcome {
+  ProcessResult process;
+  bool cancelled = false;          ///< SIGINT went to the agent at the hold
+  double exit_after_cancel_ms = -1;  ///< from SIGINT to the agent's exit
+  std::string overdue;             ///< the agent did not exit within cancel.exit_wait_s of SIGINT
+};
+
+/// The user's Ctrl-C comes this long after the server reports the hold: the write carrying the
+/// interrupt point's last event goes out as it reports, and the agent must have read it.
+constexpr auto kCancelSettle = std::chrono::milliseconds(300);
+
+/// Runs `spec` to its end; when `hold` is reached while it runs (and not yet cancelled), sends
+/// SIGINT to its process group and waits at most the recipe's cancel.exit_wait_s for it to exit
+/// (then SIGKILL). The I/O shell of the cancel: real time, real signals.
+LaunchOutcome launch_with_cancel(ProcessSpec spec, CancelHold* hold, const Recipe& recipe) {
+  LaunchOutcome out;
+  auto group = std::make_shared<std::atomic<int>>(0);
+  spec.on_start = [group](int g) { group->store(g); };
+  const bool may_cancel = hold != nullptr && !hold->reached() && recipe.cancel;
+  std::future<ProcessResult> running = std::async(std::launch::async, [spec] { return run_process(spec); });
+  using Clock = std::chrono::steady_clock;
+  while (running.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    if (!may_cancel || out.cancelled || !hold->reached()) continue;
+    if (running.wait_for(kCancelSettle) == std::future_status::ready) break;  // it ended by itself
+    const int g = group->load();
+    if (g <= 0) continue;
+    kill(-g, SIGINT);
+    out.cancelled = true;
+    const auto sent = Clock::now();
+    const auto wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(recipe.cancel->exit_wait_s));
+    if (running.wait_for(wait) != std::future_status::ready) {
+      kill(-g, SIGKILL);
+      std::ostringstream m;
+      m << "agent " << recipe.name << " did not exit within " << recipe.cancel->exit_wait_s
+        << " s of SIGINT (the user's cancel) and was killed";
+      out.overdue = m.str();
+    }
+    out.process = running.get();
+    out.exit_after_cancel_ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+    return out;
+  }
+  out.process = running.get();
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> AgentCaseResult::violated() const {
@@ -144,14 +206,18 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
     problems.push_back("/provider: agent " + recipe.name + " speaks " + recipe.provider + ", the scenario " +
                        scenario.script.provider);
   }
-  if (!scenario.session.empty()) {
-    problems.push_back("/session: an external agent is run headless with one prompt; sessions of several prompts "
-                       "play against the reference runtime only");
+  if ((!scenario.session.empty() || scenario.interrupt) && !recipe.cancel) {
+    if (!scenario.session.empty()) {
+      problems.push_back("/session: agent " + recipe.name + "'s recipe declares no resume command (recipe field "
+                         "\"cancel\"), so a session of several prompts plays against the reference runtime only");
+    }
+    if (scenario.interrupt) {
+      problems.push_back("/interrupt: agent " + recipe.name + "'s recipe declares no cancel method (recipe field "
+                         "\"cancel\": SIGINT and a resume command), so the user's interrupt plays against the reference "
+                         "runtime only");
+    }
   }
-  if (scenario.interrupt) {
-    problems.push_back("/interrupt: a scripted user interrupt plays against the reference runtime only (an external "
-                       "agent runs headless, with no user to press Esc)");
-  }
+  if (auto p = cancel_hold_problem(scenario)) problems.push_back(*p);
   for (std::size_t t = 0; t < scenario.script.turns.size(); ++t) {
     const auto& attempts = scenario.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
@@ -257,30 +323,83 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     const std::string ledger = (scratch / "ledger").string();
     const std::string out_path = (scratch / "stdout").string(), err_path = (scratch / "stderr").string();
 
-    mock::ScriptEngine engine(scenario.script, [ledger](int turn, int attempt, mock::Attempt& a) {
+    // The user's cancel (after_event only, cancel_hold_problem): the server holds the stream at
+    // the interrupt point for at most the agent's timeout.
+    const double timeout_s = options.timeout_s > 0 ? options.timeout_s : recipe.timeout_s;
+    std::unique_ptr<CancelHold> hold;
+    if (scenario.interrupt) hold = std::make_unique<CancelHold>(*scenario.interrupt, timeout_s);
+    mock::ScriptEngine engine(scenario.script, [ledger, h = hold.get()](int turn, int attempt, mock::Attempt& a) {
       substitute_ledger(turn, attempt, a, ledger);
+      if (h != nullptr) h->rewrite(turn, attempt, a);
     });
     mock::ServerOptions server_options;
     server_options.max_delay_ms = -1;       // real idle_ms / delay_ms: clients tell cuts apart by timing
     server_options.stall_ms_per_s = 1000;   // a virtual second of stall is a real second
-    mock::MockHttpServer server(engine, server_options);
+    HoldRouter router;
+    std::unique_ptr<mock::MockHttpServer> server_ptr;
+    if (hold) {
+      hold->serve(engine);
+      router.hold = std::shared_ptr<mock::Responder>(hold.get(), [](mock::Responder*) {});
+      server_ptr = std::make_unique<mock::MockHttpServer>(router, server_options);
+    } else {
+      server_ptr = std::make_unique<mock::MockHttpServer>(engine, server_options);
+    }
+    mock::MockHttpServer& server = *server_ptr;
     server.start();
 
-    const ProcessSpec spec = prepare_agent_launch(
-        recipe, scratch.string(),
-        AgentLaunchInputs{scenario.prompt, server.base_url(), scenario.script.provider, scenario.name, options.timeout_s});
-    result.process = run_process(spec);
+    // One process per prompt: the first prompt with the recipe's argv (its cancel.argv when the
+    // run has a cancel or later prompts), each later prompt with cancel.resume_argv once the
+    // previous process has exited. A cancel (SIGINT at the hold) ends that prompt's run; the
+    // session then goes on with its next prompt, as after a person's Ctrl-C.
+    std::vector<std::string> prompts = {scenario.prompt};
+    for (const SessionPrompt& p : scenario.session) prompts.push_back(p.prompt);
+    const bool several = recipe.cancel && (prompts.size() > 1 || hold);
+    std::string cap;
+    std::string shown_all;
+    bool cancel_ended_last = false;
+    ProcessSpec spec;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      Recipe launch = recipe;
+      if (several) launch.argv = i == 0 ? (recipe.cancel->argv.empty() ? recipe.argv : recipe.cancel->argv) : recipe.cancel->resume_argv;
+      spec = prepare_agent_launch(launch, scratch.string(),
+                                  AgentLaunchInputs{prompts[i], server.base_url(), scenario.script.provider, scenario.name, options.timeout_s});
+      if (i > 0) {
+        spec.stdout_path = out_path + "." + std::to_string(i);
+        spec.stderr_path = err_path + "." + std::to_string(i);
+      }
+      const LaunchOutcome launched = launch_with_cancel(spec, hold.get(), recipe);
+      result.process = launched.process;
+      result.prompt_runs.push_back(launched.process);
+      std::ifstream shown(recipe.output_stream == "stderr" ? spec.stderr_path : spec.stdout_path, std::ios::binary);
+      std::stringstream text;
+      text << shown.rdbuf();
+      result.final_output = text.str();
+      shown_all += result.final_output;
+      if (launched.cancelled) {
+        result.cancel_prompt = static_cast<int>(i);
+        result.cancel_exit_ms = launched.exit_after_cancel_ms;
+      }
+      if (!launched.overdue.empty()) {
+        cap = launched.overdue;
+        break;
+      }
+      if (launched.cancelled) {
+        cancel_ended_last = i + 1 == prompts.size();
+        continue;  // the cancel ended this prompt's run; the next prompt follows
+      }
+      const bool ok = launched.process.started && !launched.process.timed_out &&
+                      std::find(recipe.success_exit_codes.begin(), recipe.success_exit_codes.end(),
+                                launched.process.exit_code) != recipe.success_exit_codes.end();
+      if (!ok) break;  // the session ends at the first prompt whose run fails
+    }
     const bool strict = options.strict;
     server.stop();
     result.journal = engine.journal();
     result.ledger = read_ledger(ledger, &result.stray_ledger_lines);
-    result.output_tail = "stderr:\n" + tail_of(err_path, 8) + "stdout:\n" + tail_of(out_path, 8);
-    {
-      std::ifstream shown(recipe.output_stream == "stderr" ? err_path : out_path, std::ios::binary);
-      std::stringstream text;
-      text << shown.rdbuf();
-      result.output = text.str();
-    }
+    result.output_tail = "stderr:\n" + tail_of(spec.stderr_path, 8) + "stdout:\n" + tail_of(spec.stdout_path, 8);
+    result.output = shown_all;
+    if (result.prompt_runs.size() <= 1) result.final_output.clear();  // one process: output is all of it
+    result.cancel_ended_run = cancel_ended_last;
 
     const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
     if (server.internal_errors() > 0) {
@@ -298,8 +417,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
                              ": a command was not found or not executable; it runs in a scratch folder, so a relative "
                              "path needs $HICCUP_INVOKE_DIR, and its PATH is hiccup's)\n" + tail_of(err_path, 4);
     } else {
-      std::string cap;
-      if (result.process.timed_out) {
+      if (cap.empty() && result.process.timed_out) {
         std::ostringstream m;
         m << "agent " << recipe.name << " did not exit within " << spec.timeout_s << " s and was killed ("
           << result.journal.size() << " request(s) seen)";
@@ -314,6 +432,13 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       for (const char* f : {"stdout", "stderr", "ledger"}) {
         std::error_code ec;
         fs::copy_file(scratch / f, dir / f, fs::copy_options::overwrite_existing, ec);
+      }
+      for (std::size_t i = 1; i < result.prompt_runs.size(); ++i) {  // a session's later prompts
+        for (const std::string f : {"stdout", "stderr"}) {
+          std::error_code ec;
+          const std::string name = f + "." + std::to_string(i);
+          fs::copy_file(scratch / name, dir / name, fs::copy_options::overwrite_existing, ec);
+        }
       }
       json j = json::array();
       for (const auto& e : result.journal) j.push_back(mock::journal_entry_to_json(e));
@@ -345,6 +470,13 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   if (auto it = recipe.exit_code_meanings.find(r.process.exit_code); it != recipe.exit_code_meanings.end()) {
     c.extra["exit_meaning"] = it->second;
   }
+  if (r.prompt_runs.size() > 1) {
+    c.extra["prompt_exit_codes"] = json::array();
+    for (const ProcessResult& p : r.prompt_runs) c.extra["prompt_exit_codes"].push_back(p.exit_code);
+  }
+  if (r.cancel_prompt >= 0) {
+    c.extra["cancel"] = {{"prompt", r.cancel_prompt}, {"signal", "SIGINT"}, {"exit_after_ms", r.cancel_exit_ms}};
+  }
   int requests = 0;
   for (const auto& e : r.journal) requests += is_model_request(e) ? 1 : 0;
   c.extra["requests"] = requests;
@@ -366,6 +498,12 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   if (!r.harness_error.empty()) {
     detail << "error: " << r.harness_error;
   } else {
+    if (r.cancel_prompt >= 0) {
+      detail << "the user cancelled prompt " << r.cancel_prompt << " (SIGINT); the agent exited "
+             << r.prompt_runs[static_cast<std::size_t>(r.cancel_prompt)].exit_code << " " << static_cast<long>(r.cancel_exit_ms)
+             << " ms later; ";
+    }
+    if (r.prompt_runs.size() > 1) detail << r.prompt_runs.size() << " prompts, the last: ";
     detail << "agent " << r.agent << " exited " << r.process.exit_code;
     if (c.extra.contains("exit_meaning")) detail << " (" << c.extra["exit_meaning"].get<std::string>() << ")";
     if (r.process.timed_out) detail << " after its timeout";

@@ -45,8 +45,9 @@ std::optional<std::string> written_for_others(const Scenario& scenario, const st
                                               const std::set<std::string>& agent_names);
 
 /// Problems that make `scenario` unplayable for `recipe`'s agent (lower-case messages, each
-/// naming a JSON pointer): a provider the agent does not speak, or a `{{ledger}}` placeholder
-/// outside the recipe's shell tool command argument.
+/// naming a JSON pointer): a provider the agent does not speak, a `{{ledger}}` placeholder
+/// outside the recipe's shell tool command argument, a `session` or `interrupt` for a recipe
+/// without `cancel`, or an interrupt the runner cannot hold (cancel_hold_problem).
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe);
 
 /// When `recipe`'s binary (agent_binary) is missing or not executable: the message saying so and
@@ -83,6 +84,11 @@ ProcessSpec prepare_agent_launch(const Recipe& recipe, const std::string& scratc
 /// names one), HICCUP_INVOKE_DIR (hiccup's working directory), the provider's base-URL variable
 /// (gemini: GOOGLE_GEMINI_BASE_URL) and the recipe's `env`. Never throws for agent failures;
 /// a harness failure (server cannot bind, agent binary missing) is set in `harness_error`.
+/// With a recipe `cancel` and a scenario `session` or `interrupt`: one process per prompt (the
+/// first with cancel.argv, the later ones with cancel.resume_argv); at an `after_event` interrupt
+/// the server holds the stream (CancelHold) and the agent gets SIGINT, then has cancel.exit_wait_s
+/// to exit (else it is killed: `liveness`) before the next prompt runs (docs/AGENTS.md "Cancel and
+/// sessions"). AgentCaseResult::prompt_runs, cancel_prompt and cancel_exit_ms say what happened.
 AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recipe,
                                    const AgentRunOptions& options);
 

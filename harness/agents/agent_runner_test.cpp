@@ -372,13 +372,98 @@ TEST_CASE("the ledger placeholder must sit in the recipe's shell tool command") 
         "run_shell_command runs)");
 }
 
-TEST_CASE("a scenario with a session of several prompts is not playable for an external agent") {
+TEST_CASE("a session or an interrupt is not playable for an agent whose recipe declares no cancel") {
   Scenario s = load(kResetAfterCall);
   CHECK(check_agent_scenario(s, fake_agent("correct")).empty());
   s.session = {SessionPrompt{"and then?"}};
+  s.interrupt = Interrupt{0, 1, 0};  // attempt 1 scripts no fault: the hold could go there
   const auto problems = check_agent_scenario(s, fake_agent("correct"));
-  REQUIRE(problems.size() == 1);
-  CHECK(problems[0].rfind("/session: ", 0) == 0);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].rfind("/session: agent agent-cmd's recipe declares no resume command", 0) == 0);
+  CHECK(problems[1].rfind("/interrupt: agent agent-cmd's recipe declares no cancel method", 0) == 0);
+}
+
+// The user cancels while the first answer's text streams (after event 0), then asks again: the
+// resumed conversation's request has no model turn, so turn 0's next attempt answers it.
+constexpr const char* kCancelWhileText = R"({
+  "schema": 1, "name": "fake-cancel-while-text", "prompt": "Tell a story.",
+  "session": [ { "prompt": "Just say bye." } ],
+  "interrupt": { "turn": 0, "attempt": 0, "after_event": 0 },
+  "turns": [
+    { "attempts": [
+        { "events": [ { "text": "Once upon" }, { "text": " a time" }, { "finish": "stop" } ] },
+        { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] }
+  ],
+  "expect": { "outcome": "completed", "final_text": "Bye.", "requests": 2, "executions": [] }
+})";
+
+/// The Gemini cancel agent (testdata/cancel_agent.py) with a recipe `cancel`: SIGINT, then
+/// `cancel_agent.py resume` for the next prompt.
+Recipe cancel_agent(const std::string& mode) {
+  const std::string script = std::string(HICCUP_SOURCE_DIR) + "/harness/agents/testdata/cancel_agent.py";
+  Recipe r = command_recipe("exec python3 " + script);
+  r.env["CANCEL_AGENT_MODE"] = mode;
+  r.timeout_s = 30;
+  RecipeCancel c;
+  c.resume_argv = {"/bin/sh", "-c", "exec python3 " + script + " resume"};
+  c.exit_wait_s = 2;
+  c.why = "test";
+  r.cancel = c;
+  return r;
+}
+
+TEST_CASE("the user's cancel: SIGINT at the held event, then the resume command with the next prompt") {
+  const AgentCaseResult r = run_agent_scenario(load(kCancelWhileText), cancel_agent("correct"), {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.harness_error.empty());
+  REQUIRE(r.prompt_runs.size() == 2);
+  CHECK(r.prompt_runs[0].exit_code == 130);  // the cancelled prompt
+  CHECK(r.cancel_prompt == 0);
+  CHECK(r.cancel_exit_ms >= 0);
+  CHECK(r.cancel_exit_ms < 2000);
+  CHECK(r.process.exit_code == 0);
+  CHECK(r.completed);
+  CHECK(r.violations.empty());
+  // The held request delivered event 0 only; the resume's request was answered by attempt 1.
+  REQUIRE(r.journal.size() == 2);
+  CHECK(r.journal[0].delivered_text == "Once upon");
+  CHECK_FALSE(r.journal[0].completed);
+  CHECK(r.journal[1].attempt == 1);
+  CHECK(r.journal[1].completed);
+  CHECK(r.output.find("Bye.") != std::string::npos);
+}
+
+TEST_CASE("a request after the user's cancel (a retry that fires anyway) is caught by no-request-after-cancel") {
+  const AgentCaseResult r = run_agent_scenario(load(kCancelWhileText), cancel_agent("retry"), {});
+  INFO(r.harness_error << r.output_tail);
+  CHECK(r.harness_error.empty());
+  CHECK(r.cancel_prompt == 0);
+  CHECK(has(r.violated(), "no-request-after-cancel"));
+}
+
+TEST_CASE("an agent that ignores SIGINT is killed after the recipe's exit wait: a liveness violation") {
+  const AgentCaseResult r = run_agent_scenario(load(kCancelWhileText), cancel_agent("ignore"), {});
+  INFO(r.harness_error << r.output_tail);
+  CHECK(r.harness_error.empty());
+  REQUIRE(r.prompt_runs.size() == 1);  // no resume after a cancel the agent did not take
+  CHECK(r.prompt_runs[0].exit_code == 128 + 9);
+  REQUIRE(has(r.violated(), "liveness"));
+  CHECK(r.violations[0].message == "agent agent-cmd did not exit within 2 s of SIGINT (the user's cancel) and was killed");
+}
+
+TEST_CASE("a cancel the runner cannot hold yet is a clear problem: while tools run, in a backoff, on a faulted attempt") {
+  Scenario s = load(kCancelWhileText);
+  const Recipe agent = cancel_agent("correct");
+  CHECK(check_agent_scenario(s, agent).empty());
+  s.interrupt = Interrupt{0, std::nullopt, std::nullopt, 1};
+  REQUIRE(check_agent_scenario(s, agent).size() == 1);
+  CHECK(check_agent_scenario(s, agent)[0].rfind("/interrupt/after_calls: a cancel while tools run is not yet played", 0) == 0);
+  s.interrupt = Interrupt{0, std::nullopt, std::nullopt, std::nullopt, 1};
+  CHECK(check_agent_scenario(s, agent)[0].rfind("/interrupt/before_attempt: ", 0) == 0);
+  s = load(kCancelWhileText);
+  s.script.turns[0].attempts[0].fault = mock::StallFault{2, 1.0, std::nullopt};
+  CHECK(check_agent_scenario(s, agent)[0].rfind("/turns/0/attempts/0/fault: the interrupted attempt scripts a fault", 0) == 0);
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ bool text_only_user(const json& content) {
 /// the prompt is a text part of a user content that only text-only user contents precede, those
 /// contents and the content's other text parts are dropped for judging, so history-integrity
 /// compares turns, not preambles.
-void strip_preamble(mock::Journal& journal, const std::string& prompt) {
+void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts) {
   for (mock::JournalEntry& e : journal) {
     if (!e.contents.is_array() || e.contents.empty()) continue;
     std::size_t at = 0;
@@ -149,6 +149,17 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt) {
       }
     }
     first["parts"] = kept;
+    if (later_prompts.empty()) continue;
+    json rest = json::array();
+    rest.push_back(first);
+    for (std::size_t i = 1; i < e.contents.size(); ++i) {
+      const json& c = e.contents[i];
+      const bool note = text_only_user(c) && std::none_of(later_prompts.begin(), later_prompts.end(), [&](const std::string& p) {
+        return holds_prompt(c, p);
+      });
+      if (!note) rest.push_back(c);
+    }
+    e.contents = std::move(rest);
   }
 }
 
@@ -261,15 +272,20 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                      const std::string& cap_message, bool strict, const std::string& declared_design) {
   const Scenario& s = result.scenario;
   mock::Journal journal = result.journal;
-  strip_preamble(journal, s.prompt);
+  std::vector<std::string> later_prompts;
+  for (const SessionPrompt& p : s.session) later_prompts.push_back(p.prompt);
+  strip_preamble(journal, s.prompt, later_prompts);
 
   rut::RunResult run;
   const bool success_exit = result.process.started && !result.process.timed_out &&
                             std::find(recipe.success_exit_codes.begin(), recipe.success_exit_codes.end(),
                                       result.process.exit_code) != recipe.success_exit_codes.end();
+  // Success or failure is what the last process says (a session's earlier prompts were cancelled
+  // or completed on their own).
+  const std::string& outcome_output = result.final_output.empty() ? result.output : result.final_output;
   std::string marker;
   for (const std::string& m : recipe.failure_markers) {
-    if (result.output.find(m) != std::string::npos) {
+    if (outcome_output.find(m) != std::string::npos) {
       marker = json_quoted(m);
       break;
     }
@@ -278,7 +294,10 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   const std::vector<json> lines = recipe.failure_lines.empty() && recipe.shown_text_pointer.empty()
                                       ? std::vector<json>{}
                                       : json_object_lines(result.output);
-  for (const json& j : lines) {
+  const std::vector<json> outcome_lines = result.final_output.empty() || recipe.failure_lines.empty()
+                                              ? std::vector<json>{}
+                                              : json_object_lines(result.final_output);
+  for (const json& j : result.final_output.empty() ? lines : outcome_lines) {
     if (!marker.empty()) break;
     for (const auto& rule : recipe.failure_lines) {
       if (holds(j, rule)) {
@@ -289,6 +308,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   }
   run.completed = success_exit && marker.empty();
   result.completed = run.completed;
+  if (result.cancel_ended_run) run.error = "cancelled";
   run.final_history = nullptr;  // unknown from outside
   run.requests = static_cast<int>(std::count_if(journal.begin(), journal.end(), is_model_request));
   run.ledger = executions;

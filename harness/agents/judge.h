@@ -64,6 +64,15 @@ struct AgentCaseResult {
   /// What the agent showed: the recipe's output stream (stdout unless it says stderr), in full.
   std::string output;
   std::string scratch_dir;
+  /// A run of several processes (a recipe's `cancel`: the user's cancel, a session's later prompts
+  /// run with its resume command): each prompt's process in order (`process` is the last one), and
+  /// the last one's output, where success or failure is read (`output` holds them all, what the
+  /// user saw over the session). One process: `prompt_runs` has it, `final_output` is "".
+  std::vector<ProcessResult> prompt_runs;
+  std::string final_output;
+  int cancel_prompt = -1;                   ///< the prompt whose run the user cancelled (SIGINT); -1: none
+  double cancel_exit_ms = -1;               ///< from SIGINT to that process's exit
+  bool cancel_ended_run = false;            ///< the cancel ended the last prompt's run (no prompt followed)
   double wall_ms = 0;                       ///< whole case: server, agent, judging
   /// The recovery design the run showed (infer_recovery_design): "hold", "continue", "mixed", or
   /// "" when no attempt failed after delivering text or a call; with the sentence that shows it.
@@ -98,8 +107,12 @@ bool is_model_request(const mock::JournalEntry& e);
 
 /// Drops an agent's own context around the prompt (gemini-cli's `<session_context>`, qwen-code's
 /// `<system-reminder>` parts, codex's `<environment_context>` message) from each request's
-/// history, so history-integrity compares turns, not preambles.
-void strip_preamble(mock::Journal& journal, const std::string& prompt);
+/// history, so history-integrity compares turns, not preambles. With `later_prompts` (a session's
+/// prompts after the first), also the agent's own notes between prompts: a user content of text
+/// only, after the first prompt's, that holds none of them (codex's `<turn_aborted>` message and
+/// claude-code's "[Request interrupted by user]" after the user's cancel). A prompt that is lost or
+/// out of order is still one (history-integrity).
+void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts = {});
 
 /// Judges one finished black-box run (pure; exposed for tests) against a correct client's run as
 /// the oracle predicts it with the recipe's attempt budget. `cap_message` is non-empty when the

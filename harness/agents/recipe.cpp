@@ -45,7 +45,7 @@ Recipe recipe_from_json(const json& j) {
   if (!j.is_object()) throw std::runtime_error("a recipe must be a JSON object");
   static const std::vector<std::string> known = {
       "name", "version", "description", "provider", "install", "binary", "argv", "model", "env", "home_files",
-      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output"};
+      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output", "cancel"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(known.begin(), known.end(), k) == known.end()) bad(k, "unknown field");
   }
@@ -159,6 +159,37 @@ Recipe recipe_from_json(const json& j) {
         r.failure_markers.push_back(m.get<std::string>());
       }
     }
+  }
+  if (j.contains("cancel")) {
+    const json& c = j["cancel"];
+    if (!c.is_object()) bad("cancel", "expected {\"method\": \"sigint\", \"resume_argv\": [strings], \"why\": string}");
+    for (const auto& [k, v] : c.items()) {
+      if (k != "method" && k != "argv" && k != "resume_argv" && k != "exit_wait_s" && k != "why") {
+        bad("cancel/" + k, "unknown field (known: method, argv, resume_argv, exit_wait_s, why)");
+      }
+    }
+    RecipeCancel rc;
+    rc.method = str(c, "method", true);
+    if (rc.method != "sigint") bad("cancel/method", "expected \"sigint\", found \"" + rc.method + "\"");
+    rc.why = str(c, "why", true);
+    auto strings = [&](const char* key, std::vector<std::string>& out, bool required) {
+      if (!c.contains(key)) {
+        if (required) bad(std::string("cancel/") + key, "missing");
+        return;
+      }
+      if (!c[key].is_array() || c[key].empty()) bad(std::string("cancel/") + key, "expected a non-empty array of strings");
+      for (const json& a : c[key]) {
+        if (!a.is_string()) bad(std::string("cancel/") + key, "expected strings, found " + a.dump());
+        out.push_back(a.get<std::string>());
+      }
+    };
+    strings("argv", rc.argv, false);
+    strings("resume_argv", rc.resume_argv, true);
+    if (c.contains("exit_wait_s")) {
+      if (!c["exit_wait_s"].is_number() || !(c["exit_wait_s"].get<double>() > 0)) bad("cancel/exit_wait_s", "expected a positive number");
+      rc.exit_wait_s = c["exit_wait_s"].get<double>();
+    }
+    r.cancel = std::move(rc);
   }
   if (j.contains("timeout_s")) {
     if (!j["timeout_s"].is_number() || j["timeout_s"].get<double>() <= 0) bad("timeout_s", "expected a positive number");

@@ -13,6 +13,20 @@
 
 namespace harness::agents {
 
+/// Recipe field "cancel": `{"method": "sigint", "argv"?: [...], "resume_argv": [...],
+/// "exit_wait_s"?: N, "why": "..."}`. The user's cancel is SIGINT to the agent's process group (what
+/// Ctrl-C in a terminal sends); a later prompt of the session runs `resume_argv` with {prompt} that
+/// prompt, in the same scratch HOME and working directory, once the previous process has exited.
+struct RecipeCancel {
+  std::string method = "sigint";          ///< the only method so far
+  /// The first prompt's command line when the run has a cancel or later prompts (a CLI must
+  /// persist its session to resume it: codex without --ephemeral); empty: the recipe's argv.
+  std::vector<std::string> argv;
+  std::vector<std::string> resume_argv;   ///< a later prompt's command line (non-empty)
+  double exit_wait_s = 10;                ///< seconds the agent may take to exit after SIGINT
+  std::string why;                        ///< why this method and this resume form (shown in reports)
+};
+
 /// One agent recipe. Strings in `argv` and `env` values may hold the variables {binary},
 /// {prompt}, {model}, {base_url}, {home}, {tmpdir}, {workdir}, {ledger}; they are substituted
 /// as whole argv entries' parts (never through a shell).
@@ -51,6 +65,10 @@ struct Recipe {
   /// "{model}" stands for the recipe's model (claude-code marks its own error lines "<synthetic>").
   std::map<std::string, std::string> shown_text_where;
   std::string shown_text_pointer;
+  /// How the user's cancel and a session's later prompts reach the agent headless (recipe field
+  /// "cancel"; docs/AGENTS.md "Cancel and sessions"); unset: a scenario with `interrupt` or
+  /// `session` is not playable for it.
+  std::optional<RecipeCancel> cancel;
 };
 
 /// `--agent-cmd COMMAND`: a recipe that runs COMMAND through /bin/sh -c (by design: the user

@@ -50,6 +50,28 @@ TEST_CASE("a recipe with an unknown field or a bad argv is rejected, naming the 
                     "recipe field \"argv\": expected a non-empty array of strings");
 }
 
+TEST_CASE("a recipe's cancel block: SIGINT with a resume command; a bad one names its field") {
+  using nlohmann::json;
+  const json ok = {{"name", "x"}, {"argv", {"a"}},
+                   {"cancel", {{"method", "sigint"}, {"argv", {"a", "--keep"}}, {"resume_argv", {"a", "--continue", "{prompt}"}},
+                               {"exit_wait_s", 3}, {"why", "its -p mode takes SIGINT"}}}};
+  const Recipe r = recipe_from_json(ok);
+  REQUIRE(r.cancel);
+  CHECK(r.cancel->argv == std::vector<std::string>{"a", "--keep"});
+  CHECK(r.cancel->resume_argv == std::vector<std::string>{"a", "--continue", "{prompt}"});
+  CHECK(r.cancel->exit_wait_s == 3);
+  CHECK_FALSE(recipe_from_json({{"name", "x"}, {"argv", {"a"}}}).cancel);
+  json bad = ok;
+  bad["cancel"]["method"] = "esc";
+  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/method\": expected \"sigint\", found \"esc\"");
+  bad = ok;
+  bad["cancel"].erase("resume_argv");
+  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/resume_argv\": missing");
+  bad = ok;
+  bad["cancel"]["signal"] = 2;
+  CHECK_THROWS_WITH(recipe_from_json(bad), Catch::StartsWith("recipe field \"cancel/signal\": unknown field"));
+}
+
 TEST_CASE("a recipe file that names a key twice or nests absurdly deep is one clear error, not a crash") {
   const std::string dir = (std::filesystem::temp_directory_path() / ("hiccup-recipe-test-" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(dir);

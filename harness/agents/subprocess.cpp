@@ -155,6 +155,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   setpgid(pid, pid);  // also from the parent, so the group exists before any kill
   const LiveGroup live(pid);
+  if (spec.on_start) spec.on_start(pid);
   close(report[1]);
   int exec_errno = 0;
   const ssize_t got = read(report[0], &exec_errno, sizeof exec_errno);

@@ -4,6 +4,7 @@
 // fork/exec; nothing here knows about scenarios.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct ProcessSpec {
   std::string stdout_path;       ///< file receiving the child's stdout (created/truncated)
   std::string stderr_path;       ///< file receiving the child's stderr
   double timeout_s = 120;        ///< wall-clock limit; then SIGTERM to the group, SIGKILL 2 s later
+  /// Called from run_process's thread once the child runs in its own process group, with that
+  /// group's id (the child's pid): a caller that runs run_process on a thread of its own signals
+  /// the group with it (the user's cancel: SIGINT). Not called when fork fails.
+  std::function<void(int process_group)> on_start;
 };
 
 struct ProcessResult {

@@ -2,7 +2,13 @@
 // whole process group.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <thread>
 
 #include <cstdio>
 #include <fstream>
@@ -52,6 +58,22 @@ TEST_CASE("the timeout kills the whole process group, grandchildren included") {
   CHECK(r.wall_ms < 5000);
   ::sleep(3);
   CHECK(::access(marker.c_str(), F_OK) != 0);
+}
+
+TEST_CASE("on_start gives the child's process group: SIGINT to it reaches a child that traps it") {
+  const std::string ready = "/tmp/hiccup-subprocess-ready-" + std::to_string(::getpid());
+  std::remove(ready.c_str());
+  ProcessSpec spec = sh("trap 'exit 7' INT; touch " + ready + "; while :; do sleep 0.05; done", 10);
+  std::atomic<int> group{0};
+  spec.on_start = [&](int g) { group = g; };
+  auto running = std::async(std::launch::async, [spec] { return run_process(spec); });
+  while (!std::filesystem::exists(ready)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(group.load() > 0);
+  ::kill(-group.load(), SIGINT);
+  const ProcessResult r = running.get();
+  CHECK(r.exit_code == 7);  // its trap ran: not killed by the default action (130)
+  CHECK_FALSE(r.timed_out);
+  std::remove(ready.c_str());
 }
 
 }  // namespace

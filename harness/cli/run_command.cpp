@@ -64,7 +64,10 @@ options (each at most once, unless marked repeatable):
                        install agents with scripts/install_agents.sh; hiccup finds them in
                        $HICCUP_AGENT_CACHE when set (the script installs there too), else in
                        .cache/npm/ of this source tree. A scenario named AGENT-… or tagged
-                       AGENT for other agents is skipped with a note (as `hiccup matrix` does)
+                       AGENT for other agents is skipped with a note (as `hiccup matrix` does).
+                       A scenario with `session` or an `after_event` `interrupt` plays where the
+                       recipe declares `cancel` (codex, claude-code): SIGINT at the held event,
+                       then its resume command with the next prompt (docs/AGENTS.md)
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
                        HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup

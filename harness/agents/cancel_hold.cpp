@@ -1,0 +1,88 @@
+// CancelHold: the interrupt point as a hold in the served stream; see cancel_hold.h.
+#include "harness/agents/cancel_hold.h"
+
+#include <variant>
+
+namespace harness::agents {
+
+namespace {
+// Set by CancelHold::rewrite on the thread that is inside ScriptEngine::respond (the rewriter runs
+// there), read back by CancelHold::respond on the same thread once the plan is made.
+thread_local bool t_hold_added = false;
+}  // namespace
+
+std::optional<std::string> cancel_hold_problem(const Scenario& s) {
+  if (!s.interrupt) return std::nullopt;
+  const Interrupt& in = *s.interrupt;
+  if (in.after_calls) {
+    return "/interrupt/after_calls: a cancel while tools run is not yet played against an external agent (only "
+           "after_event: the stream is held at that event and the agent gets SIGINT)";
+  }
+  if (in.before_attempt) {
+    return "/interrupt/before_attempt: a cancel during a retry's backoff is not yet played against an external agent "
+           "(only after_event: the stream is held at that event and the agent gets SIGINT)";
+  }
+  if (!in.after_event || !in.attempt) return "/interrupt: expected after_event with attempt";
+  if (in.turn < 0 || in.turn >= static_cast<int>(s.script.turns.size())) return "/interrupt/turn: no such turn";
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
+  if (attempts.empty()) return "/interrupt/turn: no such turn";
+  const auto& a = attempts[std::min<std::size_t>(static_cast<std::size_t>(*in.attempt), attempts.size() - 1)];
+  if (a.fault) {
+    return "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) +
+           "/fault: the interrupted attempt scripts a fault; against an external agent the interrupt point is held "
+           "with that attempt's fault slot (a stall after event " + std::to_string(*in.after_event) + ")";
+  }
+  return std::nullopt;
+}
+
+CancelHold::CancelHold(const Interrupt& interrupt, double hold_s) : interrupt_(interrupt), hold_s_(hold_s) {}
+
+void CancelHold::rewrite(int turn, int attempt, mock::Attempt& played) {
+  if (turn != interrupt_.turn || attempt != interrupt_.attempt.value_or(0) || !interrupt_.after_event) return;
+  std::lock_guard lock(mu_);
+  if (armed_ || played.fault || played.status) return;
+  armed_ = true;
+  // `after_event` counts the events fully delivered before the fault: event e is out whole.
+  played.fault = mock::StallFault{*interrupt_.after_event + 1, hold_s_, std::nullopt};
+  t_hold_added = true;
+}
+
+mock::Plan CancelHold::respond(const mock::Request& request) {
+  t_hold_added = false;
+  mock::Plan plan = engine_->respond(request);
+  if (!t_hold_added) return plan;
+  t_hold_added = false;
+  // The hold is the plan's last StallAction of hold_s_ (an event's delay_s before it is another).
+  std::optional<std::size_t> at;
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    const auto* s = std::get_if<mock::StallAction>(&plan.actions[i]);
+    if (s != nullptr && s->seconds == hold_s_) at = i;
+  }
+  if (at) {
+    std::lock_guard lock(mu_);
+    held_ = plan.journal_index;
+    hold_action_ = *at;
+  }
+  return plan;
+}
+
+void CancelHold::settle(std::size_t journal_index, const mock::Delivery& delivery) {
+  engine_->settle(journal_index, delivery);
+  std::lock_guard lock(mu_);
+  // The server settles a write as done just before it sends it: the write before the hold is
+  // on its way once actions_done reaches the hold's index.
+  if (held_ && *held_ == journal_index && delivery.actions_done >= static_cast<int>(hold_action_)) {
+    reached_.store(true);
+  }
+}
+
+void CancelHold::refuse(std::size_t journal_index, int status, const std::string& reason) {
+  engine_->refuse(journal_index, status, reason);
+}
+
+std::size_t CancelHold::held_request() const {
+  std::lock_guard lock(mu_);
+  return held_.value_or(0);
+}
+
+}  // namespace harness::agents

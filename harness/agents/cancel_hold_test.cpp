@@ -1,0 +1,92 @@
+// CancelHold: the interrupted attempt is held right after its interrupt event (a stall the
+// scenario does not script), reached() turns true once the server settles the write before the
+// hold, and every other attempt plays as scripted. No socket, no clock.
+#include <catch2/catch.hpp>
+
+#include <variant>
+
+#include "harness/agents/cancel_hold.h"
+#include "harness/scenario_io.h"
+
+namespace harness::agents {
+namespace cancel_hold_test {
+
+constexpr const char* kScenario = R"({
+  "schema": 1, "name": "hold", "prompt": "Tell a story.",
+  "session": [ { "prompt": "Just say bye." } ],
+  "interrupt": { "turn": 0, "attempt": 0, "after_event": 1 },
+  "turns": [ { "attempts": [
+      { "events": [ { "text": "Once" }, { "text": " upon" }, { "text": " a time" }, { "finish": "stop" } ] },
+      { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] } ]
+})";
+
+Scenario load() {
+  LoadResult r = parse_scenario(kScenario, "hold.json");
+  for (const auto& p : r.problems) INFO(format_problem(p));
+  REQUIRE(r.scenario);
+  return *r.scenario;
+}
+
+mock::Request ask(const std::string& contents) {
+  return {"POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "{\"contents\": " + contents + "}"};
+}
+
+int stalls(const mock::Plan& plan, double seconds) {
+  int n = 0;
+  for (const auto& a : plan.actions) {
+    const auto* s = std::get_if<mock::StallAction>(&a);
+    n += s != nullptr && s->seconds == seconds ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_CASE("the interrupted attempt is held after its event and reports the hold once the write before it goes out") {
+  const Scenario s = load();
+  REQUIRE_FALSE(cancel_hold_problem(s));
+  CancelHold hold(*s.interrupt, 120);
+  mock::ScriptEngine engine(s.script, [&](int t, int a, mock::Attempt& played) { hold.rewrite(t, a, played); });
+  hold.serve(engine);
+
+  const mock::Plan first = hold.respond(ask(R"([{"role": "user", "parts": [{"text": "Tell a story."}]}])"));
+  REQUIRE(first.streaming);
+  REQUIRE(stalls(first, 120) == 1);
+  std::size_t at = 0;
+  while (!std::holds_alternative<mock::StallAction>(first.actions[at])) ++at;
+  // The writes before the hold carry events 0 and 1 whole, and nothing of event 2.
+  int events_before = 0;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (const auto* w = std::get_if<mock::WriteAction>(&first.actions[i])) events_before = std::max(events_before, w->events_done);
+  }
+  CHECK(events_before == 2);
+  CHECK_FALSE(hold.reached());
+  hold.settle(first.journal_index, mock::Delivery{static_cast<int>(at) - 1, false});
+  CHECK_FALSE(hold.reached());  // a write before the one that ends event 1
+  hold.settle(first.journal_index, mock::Delivery{static_cast<int>(at), false});
+  CHECK(hold.reached());
+  CHECK(hold.held_request() == first.journal_index);
+  hold.settle(first.journal_index, mock::Delivery{static_cast<int>(at), true});  // the agent hung up
+
+  // The next prompt's request: turn 0's attempt 1, as scripted (no hold).
+  const mock::Plan second = hold.respond(
+      ask(R"([{"role": "user", "parts": [{"text": "Tell a story."}]}, {"role": "user", "parts": [{"text": "Just say bye."}]}])"));
+  CHECK(stalls(second, 120) == 0);
+  const mock::Journal j = engine.journal();
+  REQUIRE(j.size() == 2);
+  CHECK(j[0].delivered_text == "Once upon");
+  CHECK(j[1].attempt == 1);
+}
+
+TEST_CASE("the hold fires once: a later play of the same attempt streams whole") {
+  Scenario s = load();
+  s.interrupt->attempt = 1;  // the last attempt, which repeats
+  CancelHold hold(*s.interrupt, 60);
+  mock::ScriptEngine engine(s.script, [&](int t, int a, mock::Attempt& played) { hold.rewrite(t, a, played); });
+  hold.serve(engine);
+  const std::string contents = R"([{"role": "user", "parts": [{"text": "Tell a story."}]}])";
+  CHECK(stalls(hold.respond(ask(contents)), 60) == 0);  // attempt 0
+  CHECK(stalls(hold.respond(ask(contents)), 60) == 1);  // attempt 1: held
+  CHECK(stalls(hold.respond(ask(contents)), 60) == 0);  // attempt 2 plays attempt 1 again, whole
+}
+
+}  // namespace cancel_hold_test
+}  // namespace harness::agents

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""A tiny Gemini agent with a user's cancel, for the agent runner's own tests of recipes' `cancel`.
+
+`cancel_agent.py` answers HICCUP_PROMPT: it saves the conversation to $HOME/conversation.json,
+streams one turn from the mock server (HICCUP_BASE_URL) and prints the answer's text.
+`cancel_agent.py resume` continues the saved conversation with HICCUP_PROMPT as the next user turn
+(the resume command of a recipe's `cancel`): a cancelled turn left nothing in it.
+On SIGINT (the user's Ctrl-C) CANCEL_AGENT_MODE decides:
+  correct (default): stop reading, print "cancelled" and exit 130;
+  retry: send the turn's request again first (a pending retry that fires after the cancel), exit 130;
+  ignore: ignore SIGINT and keep waiting on the stream (hiccup's exit wait then kills it).
+"""
+import http.client, json, os, signal, sys, urllib.parse
+
+base = urllib.parse.urlparse(os.environ["HICCUP_BASE_URL"])
+prompt = os.environ["HICCUP_PROMPT"]
+mode = os.environ.get("CANCEL_AGENT_MODE", "correct")
+path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+saved = os.path.join(os.environ["HOME"], "conversation.json")
+
+history = []
+if len(sys.argv) > 1 and sys.argv[1] == "resume":
+    with open(saved) as f:
+        history = json.load(f)
+history.append({"role": "user", "parts": [{"text": prompt}]})
+with open(saved, "w") as f:
+    json.dump(history, f)
+if mode == "ignore":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stream():
+    conn = http.client.HTTPConnection(base.hostname, base.port, timeout=60)
+    text, finished = "", False
+    try:
+        conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            return text, False
+        for raw in resp:
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            cand = json.loads(line[6:])["candidates"][0]
+            for part in cand.get("content", {}).get("parts", []):
+                text += part.get("text", "")
+            if cand.get("finishReason") == "STOP":
+                finished = True
+    finally:
+        conn.close()
+    return text, finished
+
+
+try:
+    text, finished = stream()
+except KeyboardInterrupt:
+    if mode == "retry":
+        try:
+            conn = http.client.HTTPConnection(base.hostname, base.port, timeout=5)
+            conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
+            conn.getresponse().read(1)
+        except (OSError, http.client.HTTPException):
+            pass
+    print("cancelled", flush=True)
+    sys.exit(130)
+if not finished:
+    sys.exit(1)
+history.append({"role": "model", "parts": [{"text": text}]})
+with open(saved, "w") as f:
+    json.dump(history, f)
+print(text)
