@@ -137,7 +137,9 @@ class Checker:
             o, z = c["original_size"], c["shrunk_size"]
             assert z["attempts"] <= o["attempts"] and z["events"] <= o["events"], (o, z)
             assert c["transcript"]["requests"], c
-            assert c["replay"].startswith("build/hiccup run ") and "counterexamples/" in c["replay"], c["replay"]
+            # explore's replay line names the running binary by its absolute path (/proc/self/exe).
+            binary = os.path.realpath(self.hiccup)
+            assert c["replay"].startswith(binary + " run ") and "counterexamples/" in c["replay"], c["replay"]
         cov = s["coverage"]
         assert cov["cases"] == sum(cov["providers"].values()), cov
         assert set(cov["invariants"]) == {c["property"] for c in s["cases"]} - {"expect", "determinism"}, cov
