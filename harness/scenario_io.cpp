@@ -1713,6 +1713,27 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
       }
     }
   }
+  // Reasoning events in a row (an Anthropic thinking block, then a redacted_thinking block) are
+  // live in Anthropic; in the Responses API each reasoning item sent back must be followed by the
+  // non-reasoning item it led to (mock_server/openai_responses_format.cpp), so a history holding
+  // two in a row is rejected there (a newcomer's find, stop 49).
+  if (s.script.provider == "openai-responses") {
+    for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+      for (std::size_t a = 0; a < s.script.turns[t].attempts.size(); ++a) {
+        const auto& events = s.script.turns[t].attempts[a].events;
+        for (std::size_t e = 0; e + 1 < events.size(); ++e) {
+          if (std::holds_alternative<mock::ReasoningEvent>(events[e]) && std::holds_alternative<mock::ReasoningEvent>(events[e + 1])) {
+            out.push_back({s.source_path,
+                           "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" + std::to_string(e + 1),
+                           "a second reasoning event in a row: the Responses API takes a reasoning item back only right "
+                           "before the message or function_call it led to, so the next request's history is rejected "
+                           "(400, \"provided without its required following item\"); one reasoning event per run"});
+            break;
+          }
+        }
+      }
+    }
+  }
   if (s.runtime.continuation_prompt && s.runtime.recovery == std::optional<std::string>("hold")) {
     out.push_back({s.source_path, "/runtime/continuation_prompt",
                    "a continuation prompt follows a kept cut turn, which the pinned \"hold\" design never keeps: it is "

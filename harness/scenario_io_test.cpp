@@ -1293,6 +1293,31 @@ TEST_CASE("websocket fields load, write back, and are linted against what they a
   CHECK(has(problems_with(attempt + R"({"forget_response": 1} } ] } ]})"), "/turns/0/attempts/0/websocket/forget_response", "expected a boolean"));
 }
 
+TEST_CASE("two reasoning events in a row are a warning in an openai-responses scenario, which would reject them, and fine in anthropic") {
+  const char* text = R"({
+    "schema": 1, "name": "r2", "prompt": "hi", "provider": "PROVIDER",
+    "turns": [ { "attempts": [ { "events": [
+      { "reasoning": { "text": "plan", "signature": "c2ln" } }, { "reasoning": { "redacted": true, "signature": "c2lnMg" } },
+      { "call": { "name": "shell", "args": {} } }, { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "done" }, { "finish": "stop" } ] } ] } ]
+  })";
+  for (const std::string provider : {"openai-responses", "anthropic"}) {
+    std::string doc = text;
+    doc.replace(doc.find("PROVIDER"), 8, provider);
+    auto r = parse_scenario(doc, "r2.json");
+    INFO(provider << ": " << dump(r.problems));
+    REQUIRE(r.scenario);
+    const auto warnings = harness::fallback_warnings(*r.scenario);
+    if (provider == "anthropic") {
+      CHECK(warnings.empty());
+    } else {
+      REQUIRE(warnings.size() == 1u);
+      CHECK(warnings[0].pointer == "/turns/0/attempts/0/events/1");
+      CHECK(warnings[0].message.find("required following item") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("websocket fields in a scenario of another provider are warnings naming --provider openai-responses") {
   const char* text = R"({
     "schema": 1, "name": "ws", "prompt": "hi", "provider": "PROVIDER",

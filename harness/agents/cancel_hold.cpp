@@ -32,6 +32,18 @@ std::optional<std::string> cancel_hold_problem(const Scenario& s) {
            "/fault: the interrupted attempt scripts a fault; against an external agent the interrupt point is held "
            "with that attempt's fault slot (a stall after event " + std::to_string(*in.after_event) + ")";
   }
+  // Event timing after the held event: the hold is a stall after event e, reported when the write
+  // that carries event e goes out; a delay before event e + 1 is played first and the hold's
+  // report never came (the agent waited out its own timeout and got no SIGINT: a newcomer, stop 49).
+  for (std::size_t i = static_cast<std::size_t>(*in.after_event) + 1; i < a.events.size(); ++i) {
+    const bool delayed = std::visit([](const auto& e) { return e.delay_s.has_value(); }, a.events[i]);
+    if (delayed) {
+      return "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) + "/events/" +
+             std::to_string(i) + "/delay_s: the interrupted attempt times an event after the interrupt point; "
+             "against an external agent the stream is held right after event " + std::to_string(*in.after_event) +
+             " (drop the delay_s of the events after it)";
+    }
+  }
   return std::nullopt;
 }
 

@@ -88,5 +88,24 @@ TEST_CASE("the hold fires once: a later play of the same attempt streams whole")
   CHECK(stalls(hold.respond(ask(contents)), 60) == 0);  // attempt 2 plays attempt 1 again, whole
 }
 
+TEST_CASE("an interrupted attempt that times an event after its interrupt point is refused with that event's pointer") {
+  std::string text = kScenario;
+  const std::string later = R"({ "text": " a time" })";
+  REQUIRE(text.find(later) != std::string::npos);
+  text.replace(text.find(later), later.size(), R"({ "text": " a time", "delay_s": 1 })");
+  LoadResult r = parse_scenario(text, "hold.json");
+  REQUIRE(r.scenario);
+  const auto problem = cancel_hold_problem(*r.scenario);
+  REQUIRE(problem);
+  CHECK(problem->rfind("/turns/0/attempts/0/events/2/delay_s: ", 0) == 0);
+  // A delay on an event up to the interrupt point plays before the hold: allowed.
+  text = kScenario;
+  const std::string first = R"({ "text": "Once" })";
+  text.replace(text.find(first), first.size(), R"({ "text": "Once", "delay_s": 1 })");
+  r = parse_scenario(text, "hold.json");
+  REQUIRE(r.scenario);
+  CHECK_FALSE(cancel_hold_problem(*r.scenario));
+}
+
 }  // namespace cancel_hold_test
 }  // namespace harness::agents

@@ -186,7 +186,11 @@ Recipe recipe_from_json(const json& j) {
     strings("argv", rc.argv, false);
     strings("resume_argv", rc.resume_argv, true);
     if (c.contains("exit_wait_s")) {
-      if (!c["exit_wait_s"].is_number() || !(c["exit_wait_s"].get<double>() > 0)) bad("cancel/exit_wait_s", "expected a positive number");
+      // At most an hour: a longer wait overflowed the runner's clock arithmetic (1e300 s ended 5 ms
+      // after the SIGINT, a false liveness verdict).
+      if (!c["exit_wait_s"].is_number() || !(c["exit_wait_s"].get<double>() > 0) || c["exit_wait_s"].get<double>() > 3600) {
+        bad("cancel/exit_wait_s", "expected a number of seconds in (0, 3600]");
+      }
       rc.exit_wait_s = c["exit_wait_s"].get<double>();
     }
     r.cancel = std::move(rc);

@@ -68,6 +68,9 @@ TEST_CASE("a recipe's cancel block: SIGINT with a resume command; a bad one name
   bad["cancel"].erase("resume_argv");
   CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/resume_argv\": missing");
   bad = ok;
+  bad["cancel"]["exit_wait_s"] = 1e300;  // overflowed the runner's clock: killed 5 ms after SIGINT
+  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/exit_wait_s\": expected a number of seconds in (0, 3600]");
+  bad = ok;
   bad["cancel"]["signal"] = 2;
   CHECK_THROWS_WITH(recipe_from_json(bad), Catch::StartsWith("recipe field \"cancel/signal\": unknown field"));
 }

@@ -689,7 +689,10 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       file << write_scenario(shrunk);
       if (file) {
         failure.path = path.string();
-        failure.replay_command = options.hiccup_path + " run " + shell_quote(failure.path);
+        // The counterexample by its absolute path, as the binary: the line works pasted anywhere.
+        std::error_code abs_ec;
+        const fs::path absolute = fs::absolute(path, abs_ec);
+        failure.replay_command = options.hiccup_path + " run " + shell_quote(abs_ec ? failure.path : absolute.string());
         if (options.transport == TransportKind::kMemory) failure.replay_command += " --transport memory";
         log << "  counterexample: " << failure.path << "\n";
       } else {
