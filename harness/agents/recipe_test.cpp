@@ -50,7 +50,7 @@ TEST_CASE("a recipe with an unknown field or a bad argv is rejected, naming the 
                     "recipe field \"argv\": expected a non-empty array of strings");
 }
 
-TEST_CASE("a recipe's cancel block: SIGINT with a resume command; a bad one names its field") {
+TEST_CASE("a recipe's cancel block: SIGINT with a resume command, and a bad one names its field") {
   using nlohmann::json;
   const json ok = {{"name", "x"}, {"argv", {"a"}},
                    {"cancel", {{"method", "sigint"}, {"argv", {"a", "--keep"}}, {"resume_argv", {"a", "--continue", "{prompt}"}},
