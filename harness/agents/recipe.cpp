@@ -59,7 +59,7 @@ Recipe recipe_from_json(const json& j) {
   r.model = str(j, "model", false);
   if (!j.contains("argv") || !j["argv"].is_array() || j["argv"].empty()) bad("argv", "expected a non-empty array of strings");
   for (const json& a : j["argv"]) {
-    if (!a.is_string()) bad("argv", "expected strings, found " + a.dump());
+    if (!a.is_string()) bad("argv", "expected strings, found " + a.dump(-1, ' ', false, json::error_handler_t::replace));
     r.argv.push_back(a.get<std::string>());
   }
   if (j.contains("env")) {
@@ -179,7 +179,7 @@ Recipe recipe_from_json(const json& j) {
       }
       if (!c[key].is_array() || c[key].empty()) bad(std::string("cancel/") + key, "expected a non-empty array of strings");
       for (const json& a : c[key]) {
-        if (!a.is_string()) bad(std::string("cancel/") + key, "expected strings, found " + a.dump());
+        if (!a.is_string()) bad(std::string("cancel/") + key, "expected strings, found " + a.dump(-1, ' ', false, json::error_handler_t::replace));
         out.push_back(a.get<std::string>());
       }
     };
