@@ -59,7 +59,8 @@ class FieldReader {
     ok_ = false;
   }
 
-  /// Integer field >= `min`; absent leaves `out` untouched unless `required`.
+  /// Integer field in `min`..kMaxFaultInteger; absent leaves `out` untouched unless `required`.
+  /// A value out of range or not an integer is a problem naming the range and the value found.
   void integer(const std::string& key, int min, bool required, int& out, bool* present = nullptr) {
     seen_.push_back(key);
     auto it = j_.find(key);
@@ -67,16 +68,18 @@ class FieldReader {
       if (required) problem("", "missing required field \"" + key + "\"");
       return;
     }
-    if (!it->is_number_integer()) {
-      problem(key, "expected integer, found " + json_type_name(*it));
+    const std::string range = "an integer in " + std::to_string(min) + ".." + std::to_string(kMaxFaultInteger);
+    // A number_unsigned above LLONG_MAX would wrap in get<long long>(): compare it unsigned.
+    const bool in_range =
+        it->is_number_unsigned()
+            ? it->get<unsigned long long>() <= static_cast<unsigned long long>(kMaxFaultInteger) &&
+                  it->get<unsigned long long>() >= static_cast<unsigned long long>(std::max(min, 0))
+            : it->is_number_integer() && it->get<long long>() >= min && it->get<long long>() <= kMaxFaultInteger;
+    if (!in_range) {
+      problem(key, "expected " + range + ", found " + found_text(*it));
       return;
     }
-    const auto v = it->get<long long>();
-    if (v < min || v > 1'000'000'000) {
-      problem(key, "expected an integer >= " + std::to_string(min) + ", found " + it->dump());
-      return;
-    }
-    out = static_cast<int>(v);
+    out = static_cast<int>(it->get<long long>());
     if (present) *present = true;
   }
 
@@ -87,13 +90,9 @@ class FieldReader {
       if (required) problem("", "missing required field \"" + key + "\"");
       return;
     }
-    if (!it->is_number()) {
-      problem(key, "expected number, found " + json_type_name(*it));
-      return;
-    }
-    const double v = it->get<double>();
-    if (!std::isfinite(v) || v < min) {
-      problem(key, "expected a number >= " + nlohmann::json(min).dump() + ", found " + it->dump());
+    const double v = it->is_number() ? it->get<double>() : 0;
+    if (!it->is_number() || !std::isfinite(v) || v < min) {
+      problem(key, "expected a number >= " + nlohmann::json(min).dump() + ", found " + found_text(*it));
       return;
     }
     out = v;
@@ -138,6 +137,24 @@ class FieldReader {
 };
 
 }  // namespace
+
+std::string found_text(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return j.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned: return "integer " + j.dump();
+    case nlohmann::json::value_t::number_float: return "number " + j.dump();
+    case nlohmann::json::value_t::string: {
+      std::string s = j.get<std::string>();
+      if (s.size() > 40) s = std::string(json_text::cut_utf8(s, 40)) + "…";
+      return "string " + nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    case nlohmann::json::value_t::array: return "an array";
+    case nlohmann::json::value_t::object: return "an object";
+    default: return "a binary value";
+  }
+}
 
 const std::vector<FaultKindInfo>& fault_catalogue() {
   static const FaultFieldInfo kAfter{

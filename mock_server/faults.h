@@ -107,8 +107,20 @@ struct DecodeProblem {
   std::string message;  ///< lower-case, "expected …, found …" style, no trailing period
 };
 
+/// The "found …" part of a decoding message: the JSON type and, for a scalar, the value, e.g.
+/// `integer 4294967296`, `number 1.5`, `true`, `null`, `string "10"` (a string cut at 40 bytes on a
+/// character boundary, then "…", written as a JSON string: valid UTF-8, no control character),
+/// `an array`, `an object`. Shared by every decoder of hiccup's inputs (faults, scenarios, recipes).
+std::string found_text(const nlohmann::json& j);
+
+/// The largest value an integer field of a fault takes (after_event, after_fragment, delay_ms,
+/// idle_ms, bytes, status): 1,000,000,000, so that sums and millisecond arithmetic stay in an int.
+inline constexpr int kMaxFaultInteger = 1'000'000'000;
+
 /// Decodes `j` (found at JSON pointer `pointer`) into a fault: first `kind`, then that kind's
-/// fields (unknown fields are problems, wrong types are problems, negative values are problems).
+/// fields (unknown fields are problems; a value of the wrong type or out of its range is a problem
+/// naming the accepted range and the value found, e.g. "expected an integer in 0..1000000000,
+/// found integer 4294967296").
 /// On any problem returns nullopt and appends to `problems`.
 std::optional<Fault> fault_from_json(const nlohmann::json& j, const std::string& pointer,
                                      std::vector<DecodeProblem>& problems);

@@ -112,17 +112,42 @@ TEST_CASE("field problems point at the field: unknown, wrong type, negative, mis
   CHECK(problems[0].pointer == at + "/idle");
   CHECK(problems[0].message == "unknown field \"idle\" for fault \"reset\" (known: kind, after_event, after_fragment, idle_ms)");
   CHECK(problems[1].pointer == at + "/delay_ms");
-  CHECK(problems[1].message == "expected integer, found string");
+  CHECK(problems[1].message == "expected an integer in 0..1000000000, found string \"10\"");
   CHECK(problems[2].pointer == at + "/idle_ms");
-  CHECK(problems[2].message == "expected an integer >= 0, found -1");
+  CHECK(problems[2].message == "expected an integer in 0..1000000000, found integer -1");
   CHECK(problems[3].pointer == at);
   CHECK(problems[3].message == "missing required field \"bytes\"");
   CHECK(problems[4].pointer == at + "/bytes");
-  CHECK(problems[4].message == "expected an integer >= 1, found 0");
+  CHECK(problems[4].message == "expected an integer in 1..1000000000, found integer 0");
   CHECK(problems[5].pointer == at + "/seconds");
-  CHECK(problems[5].message == "expected a number >= 0.0, found -0.5");
+  CHECK(problems[5].message == "expected a number >= 0.0, found number -0.5");
   CHECK(problems[6].pointer == at + "/after_event");
-  CHECK(problems[6].message == "expected integer, found number");
+  CHECK(problems[6].message == "expected an integer in 0..1000000000, found number 1.5");
+}
+
+TEST_CASE("an integer fault field out of range or of another type names the range and the value found") {
+  std::vector<DecodeProblem> problems;
+  CHECK_FALSE(decode(json::parse(R"({"kind": "reset", "after_event": 4294967296})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "reset", "idle_ms": 1000000001})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "reset", "idle_ms": 18446744073709551615})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "disconnect", "delay_ms": true})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "cut", "bytes": null})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "cut", "bytes": [1]})"), problems));
+  CHECK_FALSE(decode(json::parse(R"({"kind": "stall", "seconds": "5"})"), problems));
+  REQUIRE(problems.size() == 7);
+  CHECK(problems[0].message == "expected an integer in 0..1000000000, found integer 4294967296");
+  CHECK(problems[1].message == "expected an integer in 0..1000000000, found integer 1000000001");
+  CHECK(problems[2].message == "expected an integer in 0..1000000000, found integer 18446744073709551615");
+  CHECK(problems[3].message == "expected an integer in 0..1000000000, found true");
+  CHECK(problems[4].message == "expected an integer in 1..1000000000, found null");
+  CHECK(problems[5].message == "expected an integer in 1..1000000000, found an array");
+  CHECK(problems[6].message == "expected a number >= 0.0, found string \"5\"");
+  // The largest accepted value decodes.
+  problems.clear();
+  auto f = decode(json::parse(R"({"kind": "reset", "after_event": 1000000000, "idle_ms": 1000000000})"), problems);
+  REQUIRE(f);
+  CHECK(problems.empty());
+  CHECK(std::get<mock::ResetFault>(*f).idle_ms == 1000000000);
 }
 
 TEST_CASE("field names with pointer metacharacters are escaped") {
