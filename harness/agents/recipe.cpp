@@ -2,6 +2,7 @@
 #include "harness/agents/recipe.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <stdexcept>
 
 #include "harness/scenario_io.h"
+#include "mock_server/faults.h"
+#include "mock_server/json_text.h"
 
 namespace harness::agents {
 namespace fs = std::filesystem;
@@ -16,20 +19,295 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& field, const std::string& what) {
-  throw std::runtime_error("recipe field \"" + field + "\": " + what);
-}
+/// What a message says it found: the type and, for a scalar, the value (mock::found_text).
+std::string found(const json& j) { return mock::found_text(j); }
 
-std::string str(const json& j, const char* key, bool required) {
-  if (!j.contains(key)) {
-    if (required) bad(key, "missing");
-    return {};
+std::string quote_text(std::string_view s) { return mock::json_text::quote_input(s, 80); }
+
+std::string at(const std::string& base, std::string_view key) { return base + "/" + pointer_escape(key); }
+std::string at(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
+
+/// Reads a recipe's fields, recording every problem (pointer, message) instead of stopping at the
+/// first: a recipe author sees all that is wrong in one go.
+class RecipeReader {
+ public:
+  std::vector<RecipeProblem> problems;
+
+  void bad(std::string pointer, std::string message) { problems.push_back({std::move(pointer), std::move(message)}); }
+
+  /// Reports each key of `obj` (at `pointer`) not in `known`.
+  void only_keys(const json& obj, const std::string& pointer, std::initializer_list<std::string_view> known) {
+    std::string list;
+    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    for (const auto& [k, v] : obj.items()) {
+      (void)v;
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        bad(at(pointer, k), "unknown field " + quote_text(k) + " (known: " + list + ")");
+      }
+    }
   }
-  if (!j[key].is_string()) bad(key, "expected a string, found " + j[key].dump());
-  return j[key].get<std::string>();
-}
+
+  /// `obj[key]` as a string; absent: "" (a problem when `required`).
+  std::string str(const json& obj, const std::string& pointer, const char* key, bool required) {
+    if (!obj.contains(key)) {
+      if (required) bad(pointer, std::string("missing required field \"") + key + "\"");
+      return {};
+    }
+    if (!obj[key].is_string()) {
+      bad(at(pointer, key), "expected a string, found " + found(obj[key]));
+      return {};
+    }
+    return obj[key].get<std::string>();
+  }
+
+  /// `obj[key]` as a non-empty array of strings, each element checked.
+  void strings(const json& obj, const std::string& pointer, const char* key, bool required,
+               std::vector<std::string>& out) {
+    if (!obj.contains(key)) {
+      if (required) bad(pointer, std::string("missing required field \"") + key + "\"");
+      return;
+    }
+    const json& a = obj[key];
+    const std::string p = at(pointer, key);
+    if (!a.is_array() || a.empty()) {
+      bad(p, "expected a non-empty array of strings, found " + (a.is_array() ? std::string("an empty array") : found(a)));
+      return;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i].is_string()) out.push_back(a[i].get<std::string>());
+      else bad(at(p, i), "expected a string, found " + found(a[i]));
+    }
+  }
+
+  /// A JSON pointer given as a string (RFC 6901: empty, or '/'-separated with ~0 ~1 escapes).
+  static bool pointer_ok(const std::string& p) {
+    try {
+      (void)json::json_pointer(p);
+      return !p.empty();
+    } catch (const json::exception&) {
+      return false;
+    }
+  }
+
+  void read(const json& j, Recipe& r) {
+    if (!j.is_object()) {
+      bad("", "expected a recipe object at the top level, found " + found(j));
+      return;
+    }
+    only_keys(j, "", {"name", "version", "description", "provider", "install", "binary", "argv", "model", "env",
+                      "home_files", "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output",
+                      "cancel"});
+    r.name = str(j, "", "name", true);
+    r.version = str(j, "", "version", false);
+    r.description = str(j, "", "description", false);
+    if (j.contains("provider")) r.provider = str(j, "", "provider", true);
+    r.install_hint = str(j, "", "install", false);
+    r.binary = str(j, "", "binary", false);
+    r.model = str(j, "", "model", false);
+    strings(j, "", "argv", true, r.argv);
+    if (j.contains("env")) {
+      if (!j["env"].is_object()) {
+        bad("/env", "expected an object of strings, found " + found(j["env"]));
+      } else {
+        for (const auto& [k, v] : j["env"].items()) {
+          if (v.is_string()) r.env[k] = v.get<std::string>();
+          else bad(at("/env", k), "expected a string, found " + found(v));
+        }
+      }
+    }
+    if (j.contains("home_files")) {
+      if (!j["home_files"].is_object()) {
+        bad("/home_files", "expected an object: relative path → content, found " + found(j["home_files"]));
+      } else {
+        for (const auto& [k, v] : j["home_files"].items()) {
+          if (k.empty() || k.front() == '/' || k.find("..") != std::string::npos) {
+            bad(at("/home_files", k), "expected a relative path inside HOME as the key, found " + quote_text(k));
+          } else if (k.back() == '/' && !v.is_null()) {
+            bad(at("/home_files", k), "a folder (path ending in /) takes null, found " + found(v));
+          } else {
+            r.home_files[k] = v;
+          }
+        }
+      }
+    }
+    if (j.contains("tool")) {
+      const json& t = j["tool"];
+      if (!t.is_object()) {
+        bad("/tool", "expected {\"name\", \"command_arg\"}, found " + found(t));
+      } else {
+        only_keys(t, "/tool", {"name", "command_arg"});
+        r.tool_name = str(t, "/tool", "name", true);
+        r.tool_command_arg = str(t, "/tool", "command_arg", true);
+      }
+    }
+    if (j.contains("max_attempts")) {
+      const json& m = j["max_attempts"];
+      if (m.is_number_integer() && m.get<long long>() >= 1 && m.get<long long>() <= 1000) r.max_attempts = m.get<int>();
+      else bad("/max_attempts", "expected an integer in 1..1000, found " + found(m));
+    }
+    if (j.contains("success_exit_codes")) {
+      const json& codes = j["success_exit_codes"];
+      r.success_exit_codes.clear();
+      if (!codes.is_array()) {
+        bad("/success_exit_codes", "expected an array of integers, found " + found(codes));
+      } else {
+        for (std::size_t i = 0; i < codes.size(); ++i) {
+          const json& c = codes[i];
+          if (c.is_number_integer() && c.get<long long>() >= 0 && c.get<long long>() <= 255) r.success_exit_codes.push_back(c.get<int>());
+          else bad(at("/success_exit_codes", i), "expected an exit code (an integer in 0..255), found " + found(c));
+        }
+      }
+    }
+    if (j.contains("exit_codes")) {
+      const json& e = j["exit_codes"];
+      if (!e.is_object()) {
+        bad("/exit_codes", "expected an object: exit code → meaning, found " + found(e));
+      } else {
+        for (const auto& [k, v] : e.items()) {
+          int code = -1;
+          const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), code);
+          const bool key_ok = ec == std::errc() && end == k.data() + k.size() && code >= 0 && code <= 255;
+          if (!key_ok) bad(at("/exit_codes", k), "expected an exit code (0..255) as the key, found " + quote_text(k));
+          if (!v.is_string()) bad(at("/exit_codes", k), "expected a string, found " + found(v));
+          if (key_ok && v.is_string()) r.exit_code_meanings[code] = v.get<std::string>();
+        }
+      }
+    }
+    if (j.contains("output")) read_output(j["output"], r);
+    if (j.contains("cancel")) read_cancel(j["cancel"], r);
+    if (j.contains("timeout_s")) {
+      const json& t = j["timeout_s"];
+      if (t.is_number() && t.get<double>() > 0 && t.get<double>() <= 86400) r.timeout_s = t.get<double>();
+      else bad("/timeout_s", "expected a number of seconds in (0, 86400], found " + found(t));
+    }
+  }
+
+  void read_output(const json& o, Recipe& r) {
+    if (!o.is_object()) {
+      bad("/output", "expected {\"stream\": \"stdout\"|\"stderr\", \"failure_markers\": [strings], …}, found " + found(o));
+      return;
+    }
+    only_keys(o, "/output", {"stream", "failure_markers", "failure_lines", "shown_text"});
+    if (o.contains("stream")) {
+      const std::string stream = str(o, "/output", "stream", true);
+      if (stream == "stdout" || stream == "stderr") r.output_stream = stream;
+      else if (o["stream"].is_string()) bad("/output/stream", "expected \"stdout\" or \"stderr\", found " + quote_text(stream));
+    }
+    if (o.contains("shown_text")) {
+      const json& t = o["shown_text"];
+      const std::string tp = "/output/shown_text";
+      if (!t.is_object()) {
+        bad(tp, "expected {\"where\": {JSON pointer: string}, \"pointer\": JSON pointer of the text}, found " + found(t));
+      } else {
+        only_keys(t, tp, {"where", "pointer"});
+        if (!t.contains("pointer")) {
+          bad(tp, "missing required field \"pointer\" (the JSON pointer of the text)");
+        } else if (!t["pointer"].is_string() || !pointer_ok(t["pointer"].get<std::string>())) {
+          bad(tp + "/pointer", "expected a JSON pointer (\"/…\"), found " + found(t["pointer"]));
+        } else {
+          r.shown_text_pointer = t["pointer"].get<std::string>();
+        }
+        if (t.contains("where")) {
+          if (!t["where"].is_object()) {
+            bad(tp + "/where", "expected an object: JSON pointer → string, found " + found(t["where"]));
+          } else {
+            for (const auto& [p, v] : t["where"].items()) {
+              if (!pointer_ok(p)) bad(at(tp + "/where", p), "expected a JSON pointer (\"/…\") as the key, found " + quote_text(p));
+              else if (!v.is_string()) bad(at(tp + "/where", p), "expected a string, found " + found(v));
+              else r.shown_text_where[p] = v.get<std::string>();
+            }
+          }
+        }
+      }
+    }
+    if (o.contains("failure_lines")) {
+      const json& lines = o["failure_lines"];
+      if (!lines.is_array()) {
+        bad("/output/failure_lines", "expected an array of {JSON pointer: value} objects, found " + found(lines));
+      } else {
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+          const json& rule = lines[i];
+          const std::string rp = at("/output/failure_lines", i);
+          if (!rule.is_object() || rule.empty()) {
+            bad(rp, "expected a non-empty {JSON pointer: value} object, found " + (rule.is_object() ? std::string("an empty object") : found(rule)));
+            continue;
+          }
+          std::map<std::string, json> m;
+          bool ok = true;
+          for (const auto& [p, v] : rule.items()) {
+            if (!pointer_ok(p)) {
+              bad(at(rp, p), "expected a JSON pointer (\"/…\") as the key, found " + quote_text(p));
+              ok = false;
+            }
+            m[p] = v;
+          }
+          if (ok) r.failure_lines.push_back(std::move(m));
+        }
+      }
+    }
+    if (o.contains("failure_markers")) {
+      const json& markers = o["failure_markers"];
+      if (!markers.is_array()) {
+        bad("/output/failure_markers", "expected an array of strings, found " + found(markers));
+      } else {
+        for (std::size_t i = 0; i < markers.size(); ++i) {
+          const json& m = markers[i];
+          if (m.is_string() && !m.get<std::string>().empty()) r.failure_markers.push_back(m.get<std::string>());
+          else bad(at("/output/failure_markers", i), "expected a non-empty string, found " + found(m));
+        }
+      }
+    }
+  }
+
+  void read_cancel(const json& c, Recipe& r) {
+    if (!c.is_object()) {
+      bad("/cancel", "expected {\"method\": \"sigint\", \"resume_argv\": [strings], \"why\": string}, found " + found(c));
+      return;
+    }
+    only_keys(c, "/cancel", {"method", "argv", "resume_argv", "exit_wait_s", "why"});
+    RecipeCancel rc;
+    rc.method = str(c, "/cancel", "method", true);
+    if (c.contains("method") && c["method"].is_string() && rc.method != "sigint") {
+      bad("/cancel/method", "expected \"sigint\", found " + quote_text(rc.method));
+    }
+    rc.why = str(c, "/cancel", "why", true);
+    strings(c, "/cancel", "argv", false, rc.argv);
+    strings(c, "/cancel", "resume_argv", true, rc.resume_argv);
+    if (c.contains("exit_wait_s")) {
+      // At most an hour: a longer wait overflowed the runner's clock arithmetic (1e300 s ended 5 ms
+      // after the SIGINT, a false liveness verdict).
+      const json& w = c["exit_wait_s"];
+      if (w.is_number() && w.get<double>() > 0 && w.get<double>() <= 3600) rc.exit_wait_s = w.get<double>();
+      else bad("/cancel/exit_wait_s", "expected a number of seconds in (0, 3600], found " + found(w));
+    }
+    r.cancel = std::move(rc);
+  }
+};
 
 }  // namespace
+
+std::string format_recipe_problems(const std::string& file, const std::vector<RecipeProblem>& problems) {
+  std::string out;
+  for (const RecipeProblem& p : problems) {
+    if (!out.empty()) out += '\n';
+    if (!file.empty()) out += mock::json_text::escape_input(file, 4096) + ": ";
+    if (!p.pointer.empty()) out += p.pointer + ": ";
+    out += p.message;
+  }
+  return out;
+}
+
+RecipeError::RecipeError(std::string file, std::vector<RecipeProblem> problems)
+    : std::runtime_error(format_recipe_problems(file, problems)), file_(std::move(file)), problems_(std::move(problems)) {}
+
+std::string error_lines(const std::exception& e, const std::string& prefix) {
+  std::string out = prefix;
+  for (const char* c = e.what(); *c != '\0'; ++c) {
+    out += *c;
+    if (*c == '\n') out += prefix;
+  }
+  return out;
+}
 
 Recipe command_recipe(const std::string& command, const std::string& provider) {
   Recipe r;
@@ -42,163 +320,10 @@ Recipe command_recipe(const std::string& command, const std::string& provider) {
 }
 
 Recipe recipe_from_json(const json& j) {
-  if (!j.is_object()) throw std::runtime_error("a recipe must be a JSON object");
-  static const std::vector<std::string> known = {
-      "name", "version", "description", "provider", "install", "binary", "argv", "model", "env", "home_files",
-      "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output", "cancel"};
-  for (const auto& [k, v] : j.items()) {
-    if (std::find(known.begin(), known.end(), k) == known.end()) bad(k, "unknown field");
-  }
+  RecipeReader reader;
   Recipe r;
-  r.name = str(j, "name", true);
-  r.version = str(j, "version", false);
-  r.description = str(j, "description", false);
-  if (j.contains("provider")) r.provider = str(j, "provider", true);
-  r.install_hint = str(j, "install", false);
-  r.binary = str(j, "binary", false);
-  r.model = str(j, "model", false);
-  if (!j.contains("argv") || !j["argv"].is_array() || j["argv"].empty()) bad("argv", "expected a non-empty array of strings");
-  for (const json& a : j["argv"]) {
-    if (!a.is_string()) bad("argv", "expected strings, found " + a.dump(-1, ' ', false, json::error_handler_t::replace));
-    r.argv.push_back(a.get<std::string>());
-  }
-  if (j.contains("env")) {
-    if (!j["env"].is_object()) bad("env", "expected an object of strings");
-    for (const auto& [k, v] : j["env"].items()) {
-      if (!v.is_string()) bad("env/" + k, "expected a string, found " + v.dump());
-      r.env[k] = v.get<std::string>();
-    }
-  }
-  if (j.contains("home_files")) {
-    if (!j["home_files"].is_object()) bad("home_files", "expected an object: relative path → content");
-    for (const auto& [k, v] : j["home_files"].items()) {
-      if (k.empty() || k.front() == '/' || k.find("..") != std::string::npos) bad("home_files/" + k, "expected a relative path inside HOME");
-      if (k.back() == '/' && !v.is_null()) bad("home_files/" + k, "a folder (path ending in /) takes null, found " + v.dump());
-      r.home_files[k] = v;
-    }
-  }
-  if (j.contains("tool")) {
-    const json& t = j["tool"];
-    if (!t.is_object()) bad("tool", "expected {\"name\", \"command_arg\"}");
-    r.tool_name = str(t, "name", true);
-    r.tool_command_arg = str(t, "command_arg", true);
-  }
-  if (j.contains("max_attempts")) {
-    if (!j["max_attempts"].is_number_integer() || j["max_attempts"].get<int>() < 1) bad("max_attempts", "expected an integer >= 1");
-    r.max_attempts = j["max_attempts"].get<int>();
-  }
-  if (j.contains("success_exit_codes")) {
-    r.success_exit_codes.clear();
-    if (!j["success_exit_codes"].is_array()) bad("success_exit_codes", "expected an array of integers");
-    for (const json& c : j["success_exit_codes"]) {
-      if (!c.is_number_integer()) bad("success_exit_codes", "expected integers, found " + c.dump());
-      r.success_exit_codes.push_back(c.get<int>());
-    }
-  }
-  if (j.contains("exit_codes")) {
-    if (!j["exit_codes"].is_object()) bad("exit_codes", "expected an object: code → meaning");
-    for (const auto& [k, v] : j["exit_codes"].items()) {
-      if (!v.is_string()) bad("exit_codes/" + k, "expected a string");
-      try {
-        r.exit_code_meanings[std::stoi(k)] = v.get<std::string>();
-      } catch (const std::exception&) {
-        bad("exit_codes/" + k, "expected an integer key");
-      }
-    }
-  }
-  if (j.contains("output")) {
-    const json& o = j["output"];
-    if (!o.is_object()) bad("output", "expected {\"stream\": \"stdout\"|\"stderr\", \"failure_markers\": [strings]}");
-    for (const auto& [k, v] : o.items()) {
-      if (k != "stream" && k != "failure_markers" && k != "failure_lines" && k != "shown_text") {
-        bad("output/" + k, "unknown field (known: stream, failure_markers, failure_lines, shown_text)");
-      }
-    }
-    if (o.contains("stream")) {
-      r.output_stream = str(o, "stream", true);
-      if (r.output_stream != "stdout" && r.output_stream != "stderr") bad("output/stream", "expected \"stdout\" or \"stderr\", found \"" + r.output_stream + "\"");
-    }
-    if (o.contains("shown_text")) {
-      const json& t = o["shown_text"];
-      auto pointer_ok = [](const std::string& p) {
-        try {
-          (void)json::json_pointer(p);
-          return !p.empty();
-        } catch (const json::exception&) {
-          return false;
-        }
-      };
-      if (!t.is_object() || !t.contains("pointer") || !t["pointer"].is_string() || !pointer_ok(t["pointer"].get<std::string>())) {
-        bad("output/shown_text", "expected {\"where\": {JSON pointer: string}, \"pointer\": JSON pointer of the text}");
-      }
-      r.shown_text_pointer = t["pointer"].get<std::string>();
-      if (t.contains("where")) {
-        if (!t["where"].is_object()) bad("output/shown_text/where", "expected an object: JSON pointer → string");
-        for (const auto& [p, v] : t["where"].items()) {
-          if (!pointer_ok(p) || !v.is_string()) bad("output/shown_text/where/" + p, "expected a JSON pointer mapped to a string");
-          r.shown_text_where[p] = v.get<std::string>();
-        }
-      }
-    }
-    if (o.contains("failure_lines")) {
-      if (!o["failure_lines"].is_array()) bad("output/failure_lines", "expected an array of {JSON pointer: value} objects");
-      for (const json& rule : o["failure_lines"]) {
-        if (!rule.is_object() || rule.empty()) bad("output/failure_lines", "expected non-empty {JSON pointer: value} objects, found " + rule.dump());
-        std::map<std::string, json> m;
-        for (const auto& [p, v] : rule.items()) {
-          if (p.empty() || p[0] != '/') bad("output/failure_lines", "expected JSON pointers as keys, found \"" + p + "\"");
-          m[p] = v;
-        }
-        r.failure_lines.push_back(std::move(m));
-      }
-    }
-    if (o.contains("failure_markers")) {
-      if (!o["failure_markers"].is_array()) bad("output/failure_markers", "expected an array of strings");
-      for (const json& m : o["failure_markers"]) {
-        if (!m.is_string() || m.get<std::string>().empty()) bad("output/failure_markers", "expected non-empty strings, found " + m.dump());
-        r.failure_markers.push_back(m.get<std::string>());
-      }
-    }
-  }
-  if (j.contains("cancel")) {
-    const json& c = j["cancel"];
-    if (!c.is_object()) bad("cancel", "expected {\"method\": \"sigint\", \"resume_argv\": [strings], \"why\": string}");
-    for (const auto& [k, v] : c.items()) {
-      if (k != "method" && k != "argv" && k != "resume_argv" && k != "exit_wait_s" && k != "why") {
-        bad("cancel/" + k, "unknown field (known: method, argv, resume_argv, exit_wait_s, why)");
-      }
-    }
-    RecipeCancel rc;
-    rc.method = str(c, "method", true);
-    if (rc.method != "sigint") bad("cancel/method", "expected \"sigint\", found \"" + rc.method + "\"");
-    rc.why = str(c, "why", true);
-    auto strings = [&](const char* key, std::vector<std::string>& out, bool required) {
-      if (!c.contains(key)) {
-        if (required) bad(std::string("cancel/") + key, "missing");
-        return;
-      }
-      if (!c[key].is_array() || c[key].empty()) bad(std::string("cancel/") + key, "expected a non-empty array of strings");
-      for (const json& a : c[key]) {
-        if (!a.is_string()) bad(std::string("cancel/") + key, "expected strings, found " + a.dump(-1, ' ', false, json::error_handler_t::replace));
-        out.push_back(a.get<std::string>());
-      }
-    };
-    strings("argv", rc.argv, false);
-    strings("resume_argv", rc.resume_argv, true);
-    if (c.contains("exit_wait_s")) {
-      // At most an hour: a longer wait overflowed the runner's clock arithmetic (1e300 s ended 5 ms
-      // after the SIGINT, a false liveness verdict).
-      if (!c["exit_wait_s"].is_number() || !(c["exit_wait_s"].get<double>() > 0) || c["exit_wait_s"].get<double>() > 3600) {
-        bad("cancel/exit_wait_s", "expected a number of seconds in (0, 3600]");
-      }
-      rc.exit_wait_s = c["exit_wait_s"].get<double>();
-    }
-    r.cancel = std::move(rc);
-  }
-  if (j.contains("timeout_s")) {
-    if (!j["timeout_s"].is_number() || j["timeout_s"].get<double>() <= 0) bad("timeout_s", "expected a positive number");
-    r.timeout_s = j["timeout_s"].get<double>();
-  }
+  reader.read(j, r);
+  if (!reader.problems.empty()) throw RecipeError("", std::move(reader.problems));
   return r;
 }
 
@@ -271,14 +396,15 @@ Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_d
   }
   std::stringstream text;
   text << in.rdbuf();
-  std::string error;
-  const std::optional<json> parsed = parse_json_text(text.str(), {}, error);
-  if (!parsed) throw std::runtime_error(path.string() + ": " + error);
-  const json& j = *parsed;
+  // A UTF-8 byte order mark at the start is accepted and ignored, as in scenario files (RFC 8259
+  // §8.1 lets a parser ignore one; nlohmann's lexer skips it): docs/AGENTS.md "Recipes".
+  LoadProblem problem;
+  const std::optional<json> parsed = parse_json_text(text.str(), {}, problem);
+  if (!parsed) throw RecipeError(path.string(), {{problem.pointer, problem.message}});
   try {
-    return recipe_from_json(j);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
+    return recipe_from_json(*parsed);
+  } catch (const RecipeError& e) {
+    throw RecipeError(path.string(), e.problems());
   }
 }
 

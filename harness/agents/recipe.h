@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -76,11 +77,44 @@ struct Recipe {
 /// — the prompt and URLs reach it as environment variables HICCUP_PROMPT, HICCUP_BASE_URL, …).
 Recipe command_recipe(const std::string& command, const std::string& provider = "gemini");
 
-/// Decodes a recipe from JSON. Throws std::runtime_error naming the field on a malformed recipe.
+/// One problem of a recipe: the JSON pointer of the value (RFC 6901, "" for the whole document,
+/// e.g. "/cancel/argv/1") and a lower-case message saying what was expected and what was found,
+/// e.g. "expected a string, found integer 3".
+struct RecipeProblem {
+  std::string pointer;
+  std::string message;
+};
+
+/// Every problem of one recipe, in document order. what() is one line per problem:
+/// "FILE: POINTER: MESSAGE" (no "FILE: " when `file` is empty, no "POINTER: " for the document).
+class RecipeError : public std::runtime_error {
+ public:
+  RecipeError(std::string file, std::vector<RecipeProblem> problems);
+  const std::string& file() const { return file_; }
+  const std::vector<RecipeProblem>& problems() const { return problems_; }
+
+ private:
+  std::string file_;
+  std::vector<RecipeProblem> problems_;
+};
+
+/// The lines of RecipeError::what() for `problems` of `file` (`file` made fit for a terminal).
+std::string format_recipe_problems(const std::string& file, const std::vector<RecipeProblem>& problems);
+
+/// `e.what()` with `prefix` before each of its lines: how the CLI prints a RecipeError, e.g.
+/// error_lines(e, "error: --agent: ").
+std::string error_lines(const std::exception& e, const std::string& prefix);
+
+/// Decodes a recipe from JSON. Reads the whole document and throws RecipeError with all its
+/// problems (not only the first), each naming its JSON pointer, the value found and what was
+/// expected: an unknown field, a missing or mistyped field, an element of an array (argv,
+/// cancel.argv, success_exit_codes, …) by its index.
 Recipe recipe_from_json(const nlohmann::json& j);
 
 /// Finds a recipe by NAME (harness/agents/recipes/NAME.json under `recipes_dir`) or by a path to a
-/// .json file. Throws std::runtime_error with a lower-case message (known names listed) when absent.
+/// .json file. Throws std::runtime_error with a lower-case message (known names listed) when absent;
+/// RecipeError naming the file when it is not JSON (one problem) or not a valid recipe (all its
+/// problems). A UTF-8 byte order mark before the JSON is ignored, as in scenario files.
 Recipe load_recipe(const std::string& name_or_path, const std::string& recipes_dir);
 
 /// The bundled recipes: REPO_ROOT/recipes in an install (repo_root() is then PREFIX/share/hiccup),

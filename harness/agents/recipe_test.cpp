@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,9 +46,9 @@ TEST_CASE("an unknown agent name lists the known recipes") {
 
 TEST_CASE("a recipe with an unknown field or a bad argv is rejected, naming the field") {
   CHECK_THROWS_WITH(recipe_from_json({{"name", "x"}, {"argv", {"a"}}, {"flavour", 1}}),
-                    "recipe field \"flavour\": unknown field");
+                    Catch::StartsWith("/flavour: unknown field \"flavour\" (known: name, version,"));
   CHECK_THROWS_WITH(recipe_from_json({{"name", "x"}, {"argv", nlohmann::json::array()}}),
-                    "recipe field \"argv\": expected a non-empty array of strings");
+                    "/argv: expected a non-empty array of strings, found an empty array");
 }
 
 TEST_CASE("a recipe's cancel block: SIGINT with a resume command, and a bad one names its field") {
@@ -63,16 +64,16 @@ TEST_CASE("a recipe's cancel block: SIGINT with a resume command, and a bad one 
   CHECK_FALSE(recipe_from_json({{"name", "x"}, {"argv", {"a"}}}).cancel);
   json bad = ok;
   bad["cancel"]["method"] = "esc";
-  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/method\": expected \"sigint\", found \"esc\"");
+  CHECK_THROWS_WITH(recipe_from_json(bad), "/cancel/method: expected \"sigint\", found \"esc\"");
   bad = ok;
   bad["cancel"].erase("resume_argv");
-  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/resume_argv\": missing");
+  CHECK_THROWS_WITH(recipe_from_json(bad), "/cancel: missing required field \"resume_argv\"");
   bad = ok;
   bad["cancel"]["exit_wait_s"] = 1e300;  // overflowed the runner's clock: killed 5 ms after SIGINT
-  CHECK_THROWS_WITH(recipe_from_json(bad), "recipe field \"cancel/exit_wait_s\": expected a number of seconds in (0, 3600]");
+  CHECK_THROWS_WITH(recipe_from_json(bad), "/cancel/exit_wait_s: expected a number of seconds in (0, 3600], found number 1e+300");
   bad = ok;
   bad["cancel"]["signal"] = 2;
-  CHECK_THROWS_WITH(recipe_from_json(bad), Catch::StartsWith("recipe field \"cancel/signal\": unknown field"));
+  CHECK_THROWS_WITH(recipe_from_json(bad), Catch::StartsWith("/cancel/signal: unknown field \"signal\" (known: method, argv, resume_argv, exit_wait_s, why)"));
 }
 
 TEST_CASE("a recipe file that names a key twice or nests absurdly deep is one clear error, not a crash") {
@@ -84,6 +85,73 @@ TEST_CASE("a recipe file that names a key twice or nests absurdly deep is one cl
   const std::string deep = dir + "/deep.json";
   std::ofstream(deep) << R"({"name": "x", "argv": ["a"], "env": )" << std::string(100000, '[') << std::string(100000, ']') << "}";
   CHECK_THROWS_WITH(load_recipe(deep, dir), Catch::Contains("nest deeper than 512 levels"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a recipe's problems are all reported, each at its JSON pointer with the element index and the value found") {
+  using nlohmann::json;
+  const json j = json::parse(R"({
+    "name": 7, "argv": ["a", 3, "c"], "env": {"A": "1", "B": false},
+    "success_exit_codes": [0, "1", 300], "exit_codes": {"x": "y", "2": 5},
+    "output": {"failure_markers": ["ok", ""], "failure_lines": [{"/type": "result"}, {"type": 1}]},
+    "cancel": {"method": "sigint", "why": "w", "resume_argv": ["r", {"k": 1}], "argv": "a b"},
+    "timeout_s": -1, "max_attempts": 0})");
+  try {
+    (void)recipe_from_json(j);
+    FAIL("expected a RecipeError");
+  } catch (const RecipeError& e) {
+    std::vector<std::string> lines;
+    for (const RecipeProblem& p : e.problems()) lines.push_back(p.pointer + ": " + p.message);
+    CHECK(lines == std::vector<std::string>{
+                       "/name: expected a string, found integer 7",
+                       "/argv/1: expected a string, found integer 3",
+                       "/env/B: expected a string, found false",
+                       "/max_attempts: expected an integer in 1..1000, found integer 0",
+                       "/success_exit_codes/1: expected an exit code (an integer in 0..255), found string \"1\"",
+                       "/success_exit_codes/2: expected an exit code (an integer in 0..255), found integer 300",
+                       "/exit_codes/2: expected a string, found integer 5",
+                       "/exit_codes/x: expected an exit code (0..255) as the key, found \"x\"",
+                       "/output/failure_lines/1/type: expected a JSON pointer (\"/…\") as the key, found \"type\"",
+                       "/output/failure_markers/1: expected a non-empty string, found string \"\"",
+                       "/cancel/argv: expected a non-empty array of strings, found string \"a b\"",
+                       "/cancel/resume_argv/1: expected a string, found an object",
+                       "/timeout_s: expected a number of seconds in (0, 86400], found integer -1"});
+    // what(): one line per problem, in the same order.
+    const std::string what = e.what();
+    CHECK(what.rfind("/name: expected a string, found integer 7\n/argv/1: expected", 0) == 0);
+    CHECK(std::count(what.begin(), what.end(), '\n') == 12);
+  }
+}
+
+TEST_CASE("a recipe file's problems name the file on every line, and the CLI prefixes each line") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hiccup-recipe-lines-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/two.json";
+  std::ofstream(path) << R"({"name": "x", "argv": ["a", ["b"]], "cancel": {"method": "sigint", "why": "w", "resume_argv": ["r", 1]}})";
+  try {
+    (void)load_recipe(path, dir);
+    FAIL("expected a RecipeError");
+  } catch (const RecipeError& e) {
+    CHECK(e.file() == path);
+    CHECK(std::string(e.what()) == path + ": /argv/1: expected a string, found an array\n" + path +
+                                      ": /cancel/resume_argv/1: expected a string, found integer 1");
+    CHECK(error_lines(e, "error: --agent: ") == "error: --agent: " + path + ": /argv/1: expected a string, found an array\n" +
+                                                  "error: --agent: " + path + ": /cancel/resume_argv/1: expected a string, found integer 1");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a recipe file that starts with a UTF-8 byte order mark loads as scenario files do") {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hiccup-recipe-bom-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/bom.json";
+  std::ofstream(path) << "\xEF\xBB\xBF" << R"({"name": "bom", "argv": ["a"]})";
+  const Recipe r = load_recipe(path, dir);
+  CHECK(r.name == "bom");
+  CHECK(r.argv == std::vector<std::string>{"a"});
+  // A lone BOM without JSON after it is still an error naming the file.
+  std::ofstream(path, std::ios::trunc) << "\xEF\xBB\xBF";
+  CHECK_THROWS_WITH(load_recipe(path, dir), Catch::StartsWith(path + ": "));
   std::filesystem::remove_all(dir);
 }
 
@@ -129,9 +197,9 @@ TEST_CASE("a recipe's output section is decoded and checked") {
   CHECK(r.output_stream == "stderr");
   CHECK(r.failure_markers == std::vector<std::string>{"\"is_error\":true"});
   j["output"]["stream"] = "stdin";
-  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/stream\": expected \"stdout\" or \"stderr\", found \"stdin\"");
+  CHECK_THROWS_WITH(recipe_from_json(j), "/output/stream: expected \"stdout\" or \"stderr\", found \"stdin\"");
   j["output"] = {{"markers", nlohmann::json::array()}};
-  CHECK_THROWS_WITH(recipe_from_json(j), "recipe field \"output/markers\": unknown field (known: stream, failure_markers, failure_lines, shown_text)");
+  CHECK_THROWS_WITH(recipe_from_json(j), "/output/markers: unknown field \"markers\" (known: stream, failure_markers, failure_lines, shown_text)");
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ int explore_agent_command(const Args& args, agents::AgentExploreOptions options,
     recipe = options.agent_cmd.empty() ? agents::load_recipe(options.agent, agents::default_recipes_dir())
                                        : agents::command_recipe(options.agent_cmd, provider.empty() ? "gemini" : provider);
   } catch (const std::exception& e) {
-    std::cerr << "error: --agent: " << e.what() << '\n';
+    std::cerr << agents::error_lines(e, "error: --agent: ") << '\n';
     return kExitInvalidInput;
   }
   if (options.agent_cmd.empty() && !provider.empty() && provider != recipe.provider) {

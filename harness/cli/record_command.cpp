@@ -198,7 +198,7 @@ int record_command(const Args& args) {
     std::string why;
     recorded_agent.recipe = record_recipe(agent_name, why);
     if (!recorded_agent.recipe) {
-      std::cerr << "error: --agent: " << why << '\n';
+      std::cerr << agents::error_lines(std::runtime_error(why), "error: --agent: ") << '\n';
       return kExitInvalidInput;
     }
   }
