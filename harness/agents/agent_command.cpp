@@ -16,7 +16,7 @@ int run_agent_command(const std::vector<Scenario>& given, const std::string& age
   try {
     recipe = agent_cmd.empty() ? load_recipe(agent, default_recipes_dir()) : command_recipe(agent_cmd);
   } catch (const std::exception& e) {
-    std::cerr << "error: --agent: " << e.what() << '\n';
+    std::cerr << error_lines(e, "error: --agent: ") << '\n';
     return 3;
   }
   if (agent_cmd.empty() && !provider_override.empty() && provider_override != recipe.provider) {
@@ -31,28 +31,33 @@ int run_agent_command(const std::vector<Scenario>& given, const std::string& age
     return r;
   };
   // A scenario named or tagged for other agents is theirs alone, as in `hiccup matrix`: skipped
-  // with a note. --agent-cmd is no agent of its own and plays what it is given.
+  // with a note. --agent-cmd is no agent of its own and plays what it is given. A scenario the
+  // agent cannot play (another format, an interrupt or session without a recipe cancel, a
+  // misplaced ledger placeholder: check_agent_scenario) is skipped with a note naming why, and the
+  // run goes on with the others.
   std::vector<Scenario> scenarios;
   const std::set<std::string> agent_names = known_agent_names({recipe.name});
   for (const Scenario& s : given) {
     const std::optional<std::string> others = agent_cmd.empty() ? written_for_others(s, recipe.name, agent_names)
                                                                 : std::nullopt;
-    if (others) std::cerr << "note: " << s.source_path << ": skipped, " << *others << '\n';
-    else scenarios.push_back(s);
+    if (others) {
+      std::cerr << "note: " << s.source_path << ": skipped, " << *others << '\n';
+      continue;
+    }
+    const std::vector<std::string> problems = check_agent_scenario(s, recipe_for(s));
+    if (!problems.empty()) {
+      std::cerr << "note: " << s.source_path << ": skipped, not playable by agent " << recipe.name << ": ";
+      for (std::size_t i = 0; i < problems.size(); ++i) std::cerr << (i ? "; " : "") << problems[i];
+      std::cerr << '\n';
+      continue;
+    }
+    scenarios.push_back(s);
   }
   if (scenarios.empty()) {
     std::cerr << "error: --agent " << recipe.name << ": no scenario to play: every one given is written for other "
-              << "agents (named AGENT-… or tagged AGENT; the notes above name them)\n";
+              << "agents (named AGENT-… or tagged AGENT) or not playable by this one (the notes above say why)\n";
     return 3;
   }
-  bool playable = true;
-  for (const Scenario& s : scenarios) {
-    for (const std::string& p : check_agent_scenario(s, recipe_for(s))) {
-      std::cerr << "error: " << s.source_path << ": " << p << '\n';
-      playable = false;
-    }
-  }
-  if (!playable) return 3;
 
   std::error_code ec;
   std::filesystem::create_directories(report_dir, ec);

@@ -102,8 +102,9 @@ namespace harness::agents {
 
 /// `hiccup run --agent NAME | --agent-cmd COMMAND PATH...`: skips (with a note on stderr) each
 /// scenario written for other agents (written_for_others; --agent only, as `hiccup matrix` does;
-/// exit 3 when that leaves none), checks every other scenario is playable,
-/// runs each against the agent, streams the console report and writes junit.xml, summary.json and
+/// and each one the agent cannot play (check_agent_scenario: another format, an interrupt or
+/// session without a recipe cancel, …) with a note naming why; exit 3 when that leaves none. Runs
+/// each other scenario against the agent, streams the console report and writes junit.xml, summary.json and
 /// each case's agent output (REPORT_DIR/agents/AGENT/SCENARIO/) under `report_dir`.
 /// `provider_override` is `--provider` ("" when not given): it must be the agent's own format.
 /// Returns the CLI exit code: 0 all passed, 1 some verdict failed (or the agent is not installed),

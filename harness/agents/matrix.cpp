@@ -201,7 +201,8 @@ std::string row_name(const std::string& scenario_name, const std::string& agent)
 }
 
 std::pair<std::vector<std::string>, std::map<std::string, std::map<std::string, std::size_t>>>
-assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes) {
+assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes,
+                 std::vector<std::string>* notes) {
   std::vector<std::string> rows;
   std::map<std::string, std::map<std::string, std::size_t>> chosen;
   // Agent names: the bundled recipes and the ones given. A scenario named or tagged for agents is
@@ -214,8 +215,21 @@ assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recip
     std::map<std::string, bool> own;  // row → the chosen scenario is the agent's own
     for (std::size_t i = 0; i < scenarios.size(); ++i) {
       const Scenario& s = scenarios[i];
-      if (!check_agent_scenario(s, recipe).empty()) continue;
       if (written_for_others(s, recipe.name, agent_names)) continue;
+      const std::vector<std::string> problems = check_agent_scenario(s, recipe);
+      if (!problems.empty()) {
+        // Another format is the format column's business (a cell "—"); anything else (an
+        // interrupt or session without a recipe cancel, a misplaced ledger placeholder) is said.
+        std::string why;
+        for (const std::string& p : problems) {
+          if (p.rfind("/provider:", 0) == 0) continue;
+          why += (why.empty() ? "" : "; ") + p;
+        }
+        if (notes != nullptr && !why.empty()) {
+          notes->push_back(s.source_path + ": not played by agent " + recipe.name + " (cell —): " + why);
+        }
+        continue;
+      }
       const std::string row = row_name(s.name, recipe.name);
       const bool is_own = row != s.name || std::find(s.tags.begin(), s.tags.end(), recipe.name) != s.tags.end();
       auto it = mine.find(row);

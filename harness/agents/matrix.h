@@ -94,8 +94,12 @@ std::string row_name(const std::string& scenario_name, const std::string& agent)
 /// the only one. Returns (rows: the nine every agent folder has (scenarios/README.md) first, in
 /// that order, then the rest by name; agent → row → index into `scenarios`). Throws
 /// std::runtime_error when an agent could play two scenarios of one row and neither is its own.
+/// `notes` (when given) gets one line per scenario an agent may play by name but cannot
+/// (check_agent_scenario; another format alone is not noted, the format column says it):
+/// "SOURCE: not played by agent NAME (cell —): POINTER: why; …".
 std::pair<std::vector<std::string>, std::map<std::string, std::map<std::string, std::size_t>>>
-assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes);
+assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes,
+                 std::vector<std::string>* notes = nullptr);
 
 /// The table as Markdown: one row per scenario, one column per agent ("NAME VERSION"); a cell is
 /// PASS, the violated invariants (marked "known" when pinned), or — when not played.

@@ -107,7 +107,7 @@ int matrix_command(const Args& args) {
   try {
     for (const std::string& n : agent_names) recipes.push_back(agents::load_recipe(n, agents::default_recipes_dir()));
   } catch (const std::exception& e) {
-    std::cerr << "error: --agent: " << e.what() << '\n';
+    std::cerr << agents::error_lines(e, "error: --agent: ") << '\n';
     return kExitInvalidInput;
   }
   agents::KnownFailures known;
@@ -143,7 +143,9 @@ int matrix_command(const Args& args) {
   std::vector<std::string> rows;
   std::map<std::string, std::map<std::string, std::size_t>> chosen;
   try {
-    std::tie(rows, chosen) = agents::assign_scenarios(scenarios, recipes);
+    std::vector<std::string> unplayed;
+    std::tie(rows, chosen) = agents::assign_scenarios(scenarios, recipes, &unplayed);
+    for (const std::string& n : unplayed) std::cerr << "note: " << n << '\n';
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << '\n';
     return kExitInvalidInput;
