@@ -4,6 +4,7 @@
 // writer.
 #include "harness/scenario_io.h"
 
+#include "mock_server/faults.h"
 #include "mock_server/json_text.h"
 #include "mock_server/wire_format.h"
 
@@ -184,23 +185,7 @@ json parse_json_bounded(std::string_view text, bool ignore_comments, bool refuse
   return root;
 }
 
-std::string type_of(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer " + j.dump();
-    case json::value_t::number_float: return "number " + j.dump();
-    case json::value_t::string: {
-      std::string s = j.get<std::string>();
-      if (s.size() > 40) s = std::string(mock::json_text::cut_utf8(s, 40)) + "…";
-      return "string " + json(s).dump();
-    }
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "a binary value";
-  }
-}
+std::string type_of(const json& j) { return mock::found_text(j); }
 
 std::string quote(std::string_view s) { return json(std::string(s)).dump(); }
 
@@ -1611,12 +1596,45 @@ std::vector<LoadProblem> timing_warnings(const Scenario& s) {
   std::vector<LoadProblem> out;
   const double idle = s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s);
   if (!std::isfinite(idle) || idle <= 0) return out;
+  const bool streaming = s.runtime.stream.value_or(true);
   for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
     const auto& attempts = s.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
+      const std::string ap = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a);
+      if (!streaming) {
+        // A non-streaming answer is one body, late by the sum of its events' delays (the events up
+        // to the first finish: mock::ScriptEngine::plan_unary): that sum races the idle timeout,
+        // whatever each delay is on its own.
+        double sum = 0;
+        std::size_t delayed = 0, last = 0;
+        for (std::size_t e = 0; e < attempts[a].events.size(); ++e) {
+          const double played = mock::event_delay_s(attempts[a].events[e], s.script.timing);
+          if (played > 0) {
+            sum += played;
+            ++delayed;
+            last = e;
+          }
+          if (std::holds_alternative<mock::FinishEvent>(attempts[a].events[e])) break;
+        }
+        if (delayed > 0 && sum > idle / 2 && sum < 2 * idle) {
+          std::ostringstream msg;
+          msg << "the delays of this answer's " << delayed << " delayed event(s) add up to " << sum
+              << " s (timing scale " << s.script.timing.scale;
+          if (s.script.timing.max_delay_s) msg << ", max_delay_s " << *s.script.timing.max_delay_s;
+          msg << "), and a non-streaming answer (runtime.stream false) is one body late by their sum: that races the "
+                 "idle timeout of "
+              << idle
+              << " s over HTTP: between half and twice it, a scheduling delay decides whether the runtime times out "
+                 "(memory and http may disagree); keep the sum at most "
+              << idle / 2 << " s (a smaller timing.scale, or timing.max_delay_s) or at least " << 2 * idle << " s";
+          // The pointer of the delay that carries the sum into the band (the last one).
+          out.push_back({s.source_path, ap + "/events/" + std::to_string(last) + "/delay_s", msg.str()});
+        }
+      }
       // An event's delay_s plays as a stall of delay_s × timing.scale, capped at timing.max_delay_s
       // (mock::event_delay_s): one that lands in the same band races the idle timeout as a stall does.
-      for (std::size_t e = 0; e < attempts[a].events.size(); ++e) {
+      // Non-streaming, the sum above speaks for the answer's delays.
+      for (std::size_t e = 0; streaming && e < attempts[a].events.size(); ++e) {
         const double played = mock::event_delay_s(attempts[a].events[e], s.script.timing);
         if (played <= idle / 2 || played >= 2 * idle) continue;
         const double recorded = std::visit([](const auto& ev) { return ev.delay_s.value_or(0); }, attempts[a].events[e]);
@@ -1709,27 +1727,6 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
       for (std::size_t a = 0; a < s.script.turns[t].attempts.size(); ++a) {
         if (s.script.turns[t].attempts[a].websocket) {
           out.push_back({s.source_path, "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/websocket", why});
-        }
-      }
-    }
-  }
-  // Reasoning events in a row (an Anthropic thinking block, then a redacted_thinking block) are
-  // live in Anthropic; in the Responses API each reasoning item sent back must be followed by the
-  // non-reasoning item it led to (mock_server/openai_responses_format.cpp), so a history holding
-  // two in a row is rejected there (a newcomer's find, stop 49).
-  if (s.script.provider == "openai-responses") {
-    for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
-      for (std::size_t a = 0; a < s.script.turns[t].attempts.size(); ++a) {
-        const auto& events = s.script.turns[t].attempts[a].events;
-        for (std::size_t e = 0; e + 1 < events.size(); ++e) {
-          if (std::holds_alternative<mock::ReasoningEvent>(events[e]) && std::holds_alternative<mock::ReasoningEvent>(events[e + 1])) {
-            out.push_back({s.source_path,
-                           "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" + std::to_string(e + 1),
-                           "a second reasoning event in a row: the Responses API takes a reasoning item back only right "
-                           "before the message or function_call it led to, so the next request's history is rejected "
-                           "(400, \"provided without its required following item\"); one reasoning event per run"});
-            break;
-          }
         }
       }
     }

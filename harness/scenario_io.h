@@ -66,6 +66,9 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// warnings. The file stays valid. Likewise an event's `delay_s` as it plays (times `timing.scale`,
 /// capped at `timing.max_delay_s`: mock::event_delay_s) in that band, pointer
 /// `/turns/T/attempts/A/events/E/delay_s` (a recording's timing replayed at scale 1 often does).
+/// With `runtime.stream: false` the answer is one body late by the sum of its events' delays (up
+/// to the first finish), so that sum is checked instead of each delay, pointer the `delay_s` of the
+/// last delayed event.
 [[nodiscard]] std::vector<LoadProblem> timing_warnings(const Scenario& scenario);
 
 /// Everything `hiccup lint` and `hiccup run` warn about in a valid file: timing_warnings, and a

@@ -2,6 +2,7 @@
 // message, several problems are collected at once, garbage never throws, and parse(write(s)) == s
 // for every fault kind and finish reason.
 #include "harness/scenario_io.h"
+#include "harness/runner.h"
 #include "runtime_under_test/codec.h"
 #include "tests/test_temp.h"
 
@@ -61,6 +62,17 @@ TEST_CASE("a minimal scenario loads with defaults") {
 TEST_CASE("comments are allowed") {
   auto r = parse_scenario(std::string("// a comment\n") + kMinimal, "x.json");
   CHECK(r.problems.empty());
+}
+
+TEST_CASE("a UTF-8 byte order mark before the JSON is ignored, and one elsewhere is an error") {
+  auto r = parse_scenario(std::string("\xEF\xBB\xBF") + kMinimal, "x.json");
+  CHECK(r.problems.empty());
+  REQUIRE(r.scenario);
+  CHECK(r.scenario->name == "ok");
+  // Only at the very start: after a comment or white space it is a stray byte sequence.
+  auto late = parse_scenario(std::string(" \xEF\xBB\xBF") + kMinimal, "x.json");
+  REQUIRE(late.problems.size() == 1);
+  CHECK_FALSE(late.scenario);
 }
 
 TEST_CASE("format_problem prints file, pointer and message") {
@@ -894,21 +906,32 @@ TEST_CASE("a stall between half and twice the idle timeout is a timing warning w
   CHECK(harness::timing_warnings(s)[0].message.find("idle timeout of 60 s") != std::string::npos);
 }
 
-TEST_CASE("an event's delay_s, scaled by the scenario's timing, that races the idle timeout is a timing warning") {
+namespace {
+
+/// A scenario `file` with an idle timeout of 10 s and one attempt: a text event "x" per delay
+/// (its delay_s), then a stop finish.
+harness::Scenario with_delays(const std::string& file, std::initializer_list<double> delays_s) {
   harness::Scenario s;
-  s.source_path = "timed.json";
+  s.source_path = file;
   s.runtime.idle_timeout_s = 10;
   s.script.turns.resize(1);
   s.script.turns[0].attempts.resize(1);
   auto& events = s.script.turns[0].attempts[0].events;
-  // Recorded delays (`hiccup record --timing`): at most half, racing, at least twice the timeout.
-  for (double d : {4.0, 8.0, 25.0}) {
+  for (double d : delays_s) {
     mock::TextEvent t;
     t.text = "x";
     t.delay_s = d;
     events.push_back(t);
   }
   events.push_back(mock::FinishEvent{});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("an event's delay_s, scaled by the scenario's timing, that races the idle timeout is a timing warning") {
+  // Recorded delays (`hiccup record --timing`): at most half, racing, at least twice the timeout.
+  harness::Scenario s = with_delays("timed.json", {4.0, 8.0, 25.0});
   auto warnings = harness::timing_warnings(s);
   REQUIRE(warnings.size() == 1u);
   CHECK(warnings[0].file == "timed.json");
@@ -926,6 +949,31 @@ TEST_CASE("an event's delay_s, scaled by the scenario's timing, that races the i
   // Scaled far down (as a replay meant to run fast is), none races.
   s.script.timing.scale = 0.01;
   CHECK(harness::timing_warnings(s).empty());
+}
+
+TEST_CASE("a non-streaming answer's delays are summed against the idle timeout, each below half of it") {
+  // Three delays of 3 s: none races on its own (at most 5 s), their sum of 9 s does.
+  harness::Scenario s = with_delays("unary.json", {3, 3, 3});
+  auto& events = s.script.turns[0].attempts[0].events;
+  CHECK(harness::timing_warnings(s).empty());  // streaming: each delay is a silence of its own
+  s.runtime.stream = false;
+  auto warnings = harness::timing_warnings(s);
+  REQUIRE(warnings.size() == 1u);
+  CHECK(warnings[0].file == "unary.json");
+  CHECK(warnings[0].pointer == "/turns/0/attempts/0/events/2/delay_s");
+  CHECK(warnings[0].message.find("the delays of this answer's 3 delayed event(s) add up to 9 s (timing scale 1)") == 0);
+  CHECK(warnings[0].message.find("races the idle timeout of 10 s") != std::string::npos);
+  // A delay after the finish is not part of the answer; scaled down, the sum no longer races.
+  mock::TextEvent after;
+  after.text = "late";
+  after.delay_s = 100;
+  events.push_back(after);
+  REQUIRE(harness::timing_warnings(s).size() == 1u);
+  s.script.timing.scale = 0.5;
+  CHECK(harness::timing_warnings(s).empty());  // 4.5 s: at most half
+  // At least twice the timeout the answer surely times out: no race either.
+  s.script.timing.scale = 3;
+  CHECK(harness::timing_warnings(s).empty());  // 27 s
 }
 
 TEST_CASE("a fallback model equal to the model in use is a warning with its pointer") {
@@ -1293,13 +1341,14 @@ TEST_CASE("websocket fields load, write back, and are linted against what they a
   CHECK(has(problems_with(attempt + R"({"forget_response": 1} } ] } ]})"), "/turns/0/attempts/0/websocket/forget_response", "expected a boolean"));
 }
 
-TEST_CASE("two reasoning events in a row are a warning in an openai-responses scenario, which would reject them, and fine in anthropic") {
+TEST_CASE("two reasoning events in a row warn in no provider and play as anthropic and as openai-responses") {
   const char* text = R"({
     "schema": 1, "name": "r2", "prompt": "hi", "provider": "PROVIDER",
     "turns": [ { "attempts": [ { "events": [
       { "reasoning": { "text": "plan", "signature": "c2ln" } }, { "reasoning": { "redacted": true, "signature": "c2lnMg" } },
       { "call": { "name": "shell", "args": {} } }, { "finish": "stop" } ] } ] },
-      { "attempts": [ { "events": [ { "text": "done" }, { "finish": "stop" } ] } ] } ]
+      { "attempts": [ { "events": [ { "text": "done" }, { "finish": "stop" } ] } ] } ],
+    "expect": { "outcome": "completed", "requests": 2, "final_text": "done" }
   })";
   for (const std::string provider : {"openai-responses", "anthropic"}) {
     std::string doc = text;
@@ -1307,14 +1356,18 @@ TEST_CASE("two reasoning events in a row are a warning in an openai-responses sc
     auto r = parse_scenario(doc, "r2.json");
     INFO(provider << ": " << dump(r.problems));
     REQUIRE(r.scenario);
-    const auto warnings = harness::fallback_warnings(*r.scenario);
-    if (provider == "anthropic") {
-      CHECK(warnings.empty());
-    } else {
-      REQUIRE(warnings.size() == 1u);
-      CHECK(warnings[0].pointer == "/turns/0/attempts/0/events/1");
-      CHECK(warnings[0].message.find("required following item") != std::string::npos);
-    }
+    CHECK(harness::scenario_warnings(*r.scenario).empty());
+    // As `hiccup run --provider openai-responses` plays the anthropic one: the next request sends
+    // both reasoning items back as delivered, and the server takes them (it rejected the first as
+    // "provided without its required following item" before).
+    harness::Scenario as_responses = *r.scenario;
+    as_responses.script.provider = "openai-responses";
+    harness::RunOptions memory;
+    memory.transport = harness::TransportKind::kMemory;
+    const harness::CaseResult result = harness::run_scenario(as_responses, memory);
+    for (const harness::Violation& v : result.violations) UNSCOPED_INFO(v.invariant << ": " << v.message);
+    CHECK(result.passed());
+    CHECK(result.journal.size() == 2u);
   }
 }
 
