@@ -717,7 +717,8 @@ std::string abbreviated(const std::string& content) {
 /// The Responses API's reasoning rules (WireFormat::check_reasoning): a function_call item the
 /// server delivered after a reasoning item is sent back after that reasoning item, in its model
 /// content, with its encrypted_content unchanged; a reasoning item the server delivered is followed
-/// by an item of the answer (a message or a function_call), never left last.
+/// by an item of the answer (a message or a function_call), never left last; reasoning items in a
+/// row, as delivered, count as followed by the item after the last of them.
 std::optional<Rejection> check_reasoning_items(std::string_view body, const std::vector<ReasoningCheck>& checks) {
   const json parsed = parse_json(body);
   if (!parsed.is_object() || !parsed.contains("input") || !parsed["input"].is_array()) return std::nullopt;
@@ -811,8 +812,12 @@ std::optional<Rejection> check_reasoning_items(std::string_view body, const std:
   }
   for (std::size_t i = 0; i < input.size(); ++i) {
     if (!input[i].is_object() || str(input[i], "type") != "reasoning" || !delivered_ids.contains(str(input[i], "id"))) continue;
-    const bool followed = i + 1 < input.size() && content_of[i] >= 0 && content_of[i + 1] == content_of[i] &&
-                          str(input[i + 1], "type") != "reasoning";
+    // Reasoning items in a row (as this server delivers consecutive reasoning events, e.g. an
+    // Anthropic scenario's thinking then redacted_thinking played as Responses) are sent back as
+    // delivered: the run of them is followed by the item it led to.
+    std::size_t next = i + 1;
+    while (next < input.size() && input[next].is_object() && str(input[next], "type") == "reasoning") ++next;
+    const bool followed = next < input.size() && content_of[i] >= 0 && content_of[next] == content_of[i];
     if (!followed) {
       return reject("Item '" + str(input[i], "id") + "' of type 'reasoning' was provided without its required following item.",
                     true);

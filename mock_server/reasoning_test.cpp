@@ -400,6 +400,32 @@ TEST_CASE("openai-responses rejects a function_call sent back without its reason
   CHECK(engine.journal().back().turn == 1);
 }
 
+TEST_CASE("openai-responses takes back reasoning items in a row as it delivered them, before the item they led to") {
+  // Two reasoning events in a row (an Anthropic scenario's thinking then redacted_thinking, played
+  // with --provider openai-responses): two reasoning items, sent back in a row before the call.
+  mock::ScriptEngine engine(script_of("openai-responses", {mock::ReasoningEvent{"plan", ""}, mock::ReasoningEvent{"more", ""},
+                                                           call("shell", kArgs, ""), kStop}));
+  play(engine, {"POST", "/v1/responses", responses_body("Go.")});
+  auto item = [](int k) {
+    return json{{"type", "reasoning"}, {"id", "rs_hiccup_0_" + std::to_string(k)}, {"summary", json::array()},
+                {"encrypted_content", mock::default_signature(0, k)}};
+  };
+  const mock::Plan both = play(engine, {"POST", "/v1/responses",
+                                        responses_body(json::array({user_message("Go."), item(0), item(1),
+                                                                    function_call_item(), output_item()}))});
+  CHECK(both.status == 200);
+  CHECK(engine.journal().back().turn == 1);
+  // The run of them still needs the item it led to after it.
+  const mock::Plan last = play(engine, {"POST", "/v1/responses",
+                                        responses_body(json::array({user_message("Go."), item(0), item(1), user_message("Go on.")}))});
+  CHECK(error_message(last) == "Item 'rs_hiccup_0_0' of type 'reasoning' was provided without its required following item.");
+  // And the call needs the reasoning right before it in the answer, the second one.
+  const mock::Plan first_only = play(engine, {"POST", "/v1/responses",
+                                              responses_body(json::array({user_message("Go."), item(0), function_call_item(), output_item()}))});
+  CHECK(error_message(first_only) ==
+        "Item 'fc_hiccup_0_0' of type 'function_call' was provided without its required 'reasoning' item: 'rs_hiccup_0_1'.");
+}
+
 // ---- OpenAI Chat Completions --------------------------------------------------------------------
 
 TEST_CASE("openai-chat sends nothing for reasoning and journals none") {
