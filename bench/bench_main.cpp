@@ -35,17 +35,18 @@ void label_provider(benchmark::State& state, std::int64_t index) {
   state.SetLabel(p.empty() ? "providers drawn per case" : p);
 }
 
-void explore_cases(benchmark::State& state, TransportKind transport) {
-  const int cases = static_cast<int>(state.range(0));
-  label_provider(state, state.range(1));
+/// Runs a defect-free exploration of state.range(0) cases (seed 1, no counterexample written) per
+/// iteration, with `configure(options)` applied, and reports `cases_per_s`; an exploration that
+/// fails is an error of the benchmark (its log printed).
+template <typename Configure>
+void explore_clean(benchmark::State& state, Configure configure) {
   int total = 0;
   for (auto _ : state) {
     explore::ExploreOptions o;
-    o.cases = cases;
+    o.cases = static_cast<int>(state.range(0));
     o.seed = 1;
-    o.provider = provider_arg(state.range(1));
-    o.transport = transport;
     o.write_counterexample = false;
+    configure(o);
     std::ostringstream log;
     const auto out = explore::explore(o, log);
     if (out.failed != 0) {
@@ -57,6 +58,14 @@ void explore_cases(benchmark::State& state, TransportKind transport) {
   state.counters["cases_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
 }
 
+void explore_cases(benchmark::State& state, TransportKind transport) {
+  label_provider(state, state.range(1));
+  explore_clean(state, [&](explore::ExploreOptions& o) {
+    o.provider = provider_arg(state.range(1));
+    o.transport = transport;
+  });
+}
+
 void BM_ExploreMemory(benchmark::State& state) { explore_cases(state, TransportKind::kMemory); }
 void BM_ExploreHttp(benchmark::State& state) { explore_cases(state, TransportKind::kHttp); }
 BENCHMARK(BM_ExploreMemory)->ArgsProduct({{2000}, {-1, 0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -65,26 +74,12 @@ BENCHMARK(BM_ExploreHttp)->ArgsProduct({{300}, {-1, 0, 1, 2, 3}})->Unit(benchmar
 /// In memory, providers drawn per case, with reasoning (docs/POLICY.md "Reasoning") never drawn
 /// (0), drawn as `explore` draws it, one case in five (1), or in every case (2).
 void BM_ExploreMemoryReasoning(benchmark::State& state) {
-  const int cases = static_cast<int>(state.range(0));
   const std::int64_t reasoning = state.range(1);
   state.SetLabel(reasoning == 0 ? "reasoning never" : reasoning == 1 ? "reasoning in 1 case of 5" : "reasoning in every case");
-  int total = 0;
-  for (auto _ : state) {
-    explore::ExploreOptions o;
-    o.cases = cases;
-    o.seed = 1;
-    o.write_counterexample = false;
+  explore_clean(state, [&](explore::ExploreOptions& o) {
     o.limits.reasoning = reasoning != 0;
     o.limits.reasoning_every_case = reasoning == 2;
-    std::ostringstream log;
-    const auto out = explore::explore(o, log);
-    if (out.failed != 0) {
-      std::cerr << log.str();
-      state.SkipWithError("a defect-free exploration failed");
-    }
-    total += out.cases_run;
-  }
-  state.counters["cases_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  });
 }
 BENCHMARK(BM_ExploreMemoryReasoning)->ArgsProduct({{10000}, {0, 1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 

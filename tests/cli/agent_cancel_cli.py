@@ -11,13 +11,14 @@ retry-caught: an agent whose pending request fires after the cancel fails no-req
     (exit 1).
 no-cancel-not-playable: a recipe without `cancel` cannot play the scenario: exit 3, naming the
     recipe field.
+no-cancel-skips-in-folder: given a folder, a recipe without `cancel` skips the scenario with the
+    interrupt (a note naming why) and plays the others: PASS, exit 0.
 """
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
+from cli_common import parse_args
 
 SCENARIO = {
     "schema": 1, "name": "cancel-fake-while-text", "prompt": "Tell a story.",
@@ -28,21 +29,19 @@ SCENARIO = {
         {"events": [{"text": "Bye."}, {"finish": "stop"}]}]}],
     "expect": {"outcome": "completed", "final_text": "Bye.", "executions": []},
 }
+PLAIN = {
+    "schema": 1, "name": "cancel-fake-plain", "prompt": "Say hello.",
+    "turns": [{"attempts": [{"events": [{"text": "Hello."}, {"finish": "stop"}]}]}],
+    "expect": {"outcome": "completed", "executions": []},
+}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
+    a = parse_args(fresh=True)
     agent = os.path.join(a.source, "harness/agents/testdata/cancel_agent.py")
     recipe = {"name": "cancel-fake", "provider": "gemini", "argv": [sys.executable, agent], "timeout_s": 30,
               "env": {"CANCEL_AGENT_MODE": "retry" if a.check == "retry-caught" else "correct"}}
-    if a.check != "no-cancel-not-playable":
+    if not a.check.startswith("no-cancel-"):
         recipe["cancel"] = {"method": "sigint", "resume_argv": [sys.executable, agent, "resume"], "exit_wait_s": 5,
                             "why": "the test agent exits 130 on SIGINT and resumes its saved conversation"}
     recipe_path = os.path.join(a.work, "cancel-fake.json")
@@ -51,8 +50,15 @@ def main():
         json.dump(recipe, f)
     with open(scenario_path, "w") as f:
         json.dump(SCENARIO, f)
+    target = scenario_path
+    if a.check == "no-cancel-skips-in-folder":
+        target = os.path.join(a.work, "folder")
+        os.makedirs(target)
+        for doc in (SCENARIO, PLAIN):
+            with open(os.path.join(target, doc["name"] + ".json"), "w") as f:
+                json.dump(doc, f)
     report = os.path.join(a.work, "report")
-    p = subprocess.run([a.hiccup, "run", "--agent", recipe_path, scenario_path, "--report-dir", report],
+    p = subprocess.run([a.hiccup, "run", "--agent", recipe_path, target, "--report-dir", report],
                        capture_output=True, text=True, timeout=120)
     out = p.stdout + p.stderr
     print(out)
@@ -76,6 +82,15 @@ def main():
     elif a.check == "no-cancel-not-playable":
         if p.returncode != 3 or "/interrupt: agent cancel-fake's recipe declares no cancel method" not in out:
             failures.append(f"expected exit 3 naming the missing cancel, got exit {p.returncode}")
+    elif a.check == "no-cancel-skips-in-folder":
+        skipped = os.path.join(target, "cancel-fake-while-text.json")
+        note = f"note: {skipped}: skipped, not playable by agent cancel-fake: "
+        if p.returncode != 0 or "PASS cancel-fake-plain" not in out:
+            failures.append(f"expected the other scenario to PASS and exit 0, got exit {p.returncode}")
+        if note not in out or "/interrupt: agent cancel-fake's recipe declares no cancel method" not in out:
+            failures.append("expected a note skipping the interrupt scenario and naming the missing cancel")
+        if "cancel-fake-while-text" in p.stdout:
+            failures.append("the skipped scenario appears in the run's report lines")
     else:
         failures.append("unknown check " + a.check)
     for f in failures:

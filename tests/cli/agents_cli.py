@@ -12,12 +12,11 @@ run-skips-other-agents: a scenario named or tagged for another agent is skipped 
     `hiccup matrix` does), a scenario for this agent or for none is played, and a run left with
     nothing to play is an error.
 """
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
+from cli_common import CheckerBase, parse_args, run_check
 
 BINARY = "gemini-cli-0.61.0/node_modules/.bin/gemini"  # the recipe's binary under .cache/npm/
 
@@ -35,18 +34,10 @@ sys.exit(p.returncode)
 """
 
 
-class Checker:
+class Checker(CheckerBase):
     def __init__(self, hiccup, source, work):
-        self.hiccup = hiccup
-        self.source = source
-        self.work = work
+        super().__init__(hiccup, source, work)
         self.scenario = os.path.join(source, "scenarios/agents/gemini-cli/gemini-cli-tool-round-trip.json")
-
-    def dir(self, name):
-        d = os.path.join(self.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        return d
 
     def install_fake(self, cache, marker):
         path = os.path.join(cache, BINARY)
@@ -158,25 +149,8 @@ class Checker:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    checker = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.source), os.path.abspath(a.work))
-    method = getattr(checker, "check_" + a.check.replace("-", "_"), None)
-    if method is None:
-        print(f"unknown check {a.check}")
-        return 2
-    try:
-        method()
-    except AssertionError as e:
-        print(f"FAIL {a.check}: {e}")
-        return 1
-    print(f"ok {a.check}")
-    return 0
+    a = parse_args()
+    return run_check(Checker(a.hiccup, a.source, a.work), a.check)
 
 
 if __name__ == "__main__":

@@ -17,30 +17,21 @@ BUG_MODE in the environment replaces the seeded bug's mode (BUG_MODE=correct: th
 then fail, which shows it can), CLEAN_MODE the correct agent's (CLEAN_MODE=duplicate: the second
 must then fail).
 """
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
+from cli_common import CheckerBase, parse_args, run_check
 
 SEED = "1"
 CASES = "3"
 
 
-class Checker:
+class Checker(CheckerBase):
     def __init__(self, hiccup, source, work):
-        self.hiccup = hiccup
-        self.source = source
-        self.work = work
+        super().__init__(hiccup, source, work)
         self.fake = os.path.join(source, "harness/agents/testdata/fake_agent.py")
-
-    def dir(self, name):
-        d = os.path.join(self.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        return d
 
     def agent_cmd(self, mode):
         return f"FAKE_AGENT_MODE={mode} exec python3 {self.fake}"
@@ -130,16 +121,8 @@ class Checker:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    c = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.source), os.path.abspath(a.work))
-    getattr(c, "check_" + a.check.replace("-", "_"))()
-    print(f"ok: {a.check}")
+    a = parse_args()
+    return run_check(Checker(a.hiccup, a.source, a.work), a.check)
 
 
 if __name__ == "__main__":

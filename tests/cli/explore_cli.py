@@ -8,27 +8,19 @@ the token limit cut that says so when it passes. One check per ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
-import argparse
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
 import time
+from cli_common import CheckerBase, parse_args, run_check
 
 
-class Checker:
+class Checker(CheckerBase):
     def __init__(self, hiccup, work):
-        self.hiccup = hiccup
-        self.work = work
-
-    def dir(self, name):
-        d = os.path.join(self.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        return d
+        super().__init__(hiccup, None, work)
 
     def hiccup_run(self, args, expect_rc):
         p = subprocess.run([self.hiccup] + args, capture_output=True, text=True, cwd=self.work, timeout=600)
@@ -203,24 +195,8 @@ class Checker:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    checker = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.work))
-    method = getattr(checker, "check_" + a.check.replace("-", "_"), None)
-    if method is None:
-        print(f"unknown check {a.check}")
-        return 2
-    try:
-        method()
-    except AssertionError as e:
-        print(f"FAIL {a.check}: {e}")
-        return 1
-    print(f"ok {a.check}")
-    return 0
+    a = parse_args(source=False)
+    return run_check(Checker(a.hiccup, a.work), a.check)
 
 
 if __name__ == "__main__":

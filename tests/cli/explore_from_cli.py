@@ -7,13 +7,13 @@ keeps every turn of the base, each ending with the base's answer unchanged.
 
 usage: explore_from_cli.py --hiccup PATH --source DIR --work DIR
 """
-import argparse
 import glob
 import json
 import os
 import shutil
 import subprocess
 import sys
+from cli_common import parse_args
 
 BASE = "scenarios/tools/tools-same-call-in-two-turns.json"
 DEFECT = "keep-calls-on-retry"
@@ -41,12 +41,7 @@ def explore(hiccup, work, name, *extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = parse_args(check=False)
     base_path = os.path.join(a.source, BASE)
     with open(base_path) as f:
         base = json.load(f)

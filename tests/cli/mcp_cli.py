@@ -9,14 +9,13 @@ not-json-rpc: URL names a session `hiccup serve` does not have, which answers wi
     API's error envelope: that body never reaches stdout; the request's id gets a JSON-RPC error
     (-32603) naming HTTP 404, and the bridge exits 0 (the endpoint was reached).
 """
-import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
+from cli_common import parse_args
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 SCENARIO = {"schema": 1, "name": "mcp-cli", "provider": "gemini", "prompt": "hi",
@@ -71,13 +70,7 @@ def not_json_rpc(hiccup, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check", choices=["endpoint-down", "not-json-rpc"])
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
+    a = parse_args(source=False, fresh=True, check_choices=["endpoint-down", "not-json-rpc"])
     {"endpoint-down": endpoint_down, "not-json-rpc": not_json_rpc}[a.check](a.hiccup, a.work)
     print("ok")
 

@@ -22,14 +22,12 @@ AGENT, e.g. codex (label agents; the real CLI from scripts/install_agents.sh): a
     the disconnect in its journal. ctest runs codex (the quickest: about 15 s); claude-code,
     gemini-cli, qwen-code and opencode run the same way by hand.
 """
-import argparse
 import glob
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
+from cli_common import CheckerBase, parse_args
 
 SECRET = "sk-hiccup-recipe-secret-7373"
 KEY_VARIABLE = "FAKE_RECIPE_API_KEY"
@@ -95,11 +93,7 @@ def add_fault(scenario, delay_ms=200):
     return faulted
 
 
-class Checker:
-    def __init__(self, hiccup, source, work):
-        self.hiccup, self.source, self.work = hiccup, source, work
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+class Checker(CheckerBase):
 
     def write_json(self, name, value):
         path = os.path.join(self.work, name)
@@ -280,12 +274,7 @@ def violated(case):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
+    a = parse_args(fresh=True)
     c = Checker(a.hiccup, a.source, a.work)
     if a.check in ("recipe", "usage"):
         {"recipe": c.recipe_check, "usage": c.usage}[a.check]()

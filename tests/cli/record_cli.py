@@ -17,14 +17,13 @@ oversize: a recording over 16 MiB is written, exit 3, with its size, the limit a
 usage: --help (names docs/RECORDING.md), a bad --upstream URL (exit 2), an unwritable --out (a missing
 folder, /proc/x.json: exit 2, before the proxy starts), nothing recorded (exit 1).
 """
-import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
+from cli_common import CheckerBase, parse_args, run_check
 
 SECRET = "sk-hiccup-test-secret-4242"
 
@@ -73,11 +72,9 @@ sys.exit(rc)
 """
 
 
-class Checker:
+class Checker(CheckerBase):
     def __init__(self, hiccup, source, work):
-        self.hiccup, self.source, self.work = hiccup, source, work
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+        super().__init__(hiccup, source, work)
         self.scenario = os.path.join(work, "original.json")
         with open(self.scenario, "w") as f:
             json.dump(SCENARIO, f, indent=2)
@@ -300,16 +297,9 @@ class Checker:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    c = Checker(a.hiccup, a.source, a.work)
-    getattr(c, a.check.replace("-", "_"))()
-    print("ok")
+    a = parse_args(fresh=True)
+    return run_check(Checker(a.hiccup, a.source, a.work), a.check, prefix="")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

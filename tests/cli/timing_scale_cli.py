@@ -10,14 +10,13 @@ run: in memory (virtual time, no real wait), a recorded delay of 100 s times out
     the run passes (exit 0); the replay line carries the option.
 serve: a delay of an hour, served at --timing-scale 0, answers at once.
 """
-import argparse
 import http.client
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
+from cli_common import parse_args
 
 SCENARIO = {
     "schema": 1,
@@ -81,14 +80,8 @@ def check_serve(hiccup, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    {"run": check_run, "serve": check_serve}[a.check](os.path.abspath(a.hiccup), a.work)
+    a = parse_args(source=False, fresh=True, check_choices=["run", "serve"])
+    {"run": check_run, "serve": check_serve}[a.check](a.hiccup, a.work)
     print("ok")
 
 

@@ -6,10 +6,9 @@ prints the command's usage on stdout with exit 0.
 
 usage: usage_errors.py --hiccup PATH --work DIR
 """
-import argparse
-import os
 import subprocess
 import sys
+from cli_common import parse_args
 
 # (arguments, the command the message names, a text the message must contain)
 CASES = [
@@ -113,12 +112,7 @@ CASES = [
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    a.hiccup = os.path.abspath(a.hiccup)
-    os.makedirs(a.work, exist_ok=True)
+    a = parse_args(source=False, check=False)
     failures = []
 
     def run(args):

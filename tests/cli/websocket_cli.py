@@ -6,11 +6,11 @@ the string-typed in-band error, a malformed frame, a refused upgrade) pass over 
 
 usage: websocket_cli.py --hiccup PATH --source DIR --work DIR
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
+from cli_common import parse_args
 
 # Faults, statuses, endings, content filters (the connection kept after response.incomplete),
 # call ids (continuation only when the runtime sends back what the server holds), non-streaming
@@ -31,12 +31,7 @@ def run(hiccup, source, work, transport):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = parse_args(check=False)
     rc_http, http, _ = run(a.hiccup, a.source, a.work, "http")
     rc_ws, ws, out_ws = run(a.hiccup, a.source, a.work, "websocket")
     failures = []

@@ -5,11 +5,12 @@ a screenshot (report.png) is saved beside report.html. No chromium fails with a 
 
     check_browser.py --hiccup build/hiccup --source . --work DIR
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from cli_common import parse_args  # noqa: E402
 
 FAILING = "scenarios/mid-stream/midstream-reset-after-call.json"
 
@@ -32,14 +33,8 @@ def chromium_cmd():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    work = os.path.abspath(a.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    a = parse_args(check=False, fresh=True)
+    work = a.work
     p = subprocess.run([a.hiccup, "run", os.path.join(a.source, FAILING), "--defect", "keep-calls-on-retry",
                         "--report-dir", work], capture_output=True, text=True, timeout=300)
     if p.returncode != 1:

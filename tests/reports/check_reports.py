@@ -5,7 +5,6 @@ directories, explore's run digest, and no stale counterexamples. One check per c
 
     check_reports.py --hiccup build/hiccup --source . --work DIR CHECK
 """
-import argparse
 import copy
 import json
 import os
@@ -14,6 +13,8 @@ import subprocess
 import sys
 
 import jsonschema
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from cli_common import CheckerBase, parse_args, run_check  # noqa: E402
 
 FAILING = "scenarios/mid-stream/midstream-reset-after-call.json"
 
@@ -33,11 +34,9 @@ def scaled(full):
     return max(1, min(full, math.ceil(full * scale)))
 
 
-class Checker:
+class Checker(CheckerBase):
     def __init__(self, hiccup, source, work):
-        self.hiccup = hiccup
-        self.source = source
-        self.work = work
+        super().__init__(hiccup, source, work)
         with open(os.path.join(source, "docs/summary.schema.json")) as f:
             self.schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(self.schema)
@@ -50,12 +49,6 @@ class Checker:
             raise AssertionError(f"hiccup {' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n"
                                  f"stdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-3000:]}")
         return p
-
-    def dir(self, name):
-        d = os.path.join(self.work, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        return d
 
     def load(self, report_dir):
         with open(os.path.join(report_dir, "summary.json")) as f:
@@ -705,21 +698,9 @@ class Checker:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hiccup", required=True)
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("check")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    c = Checker(os.path.abspath(a.hiccup), os.path.abspath(a.source), os.path.abspath(a.work))
-    getattr(c, "check_" + a.check.replace("-", "_"))()
-    print(f"ok: {a.check}")
+    a = parse_args()
+    return run_check(Checker(a.hiccup, a.source, a.work), a.check)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except AssertionError as e:
-        print(f"FAILED: {e}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(main())
