@@ -67,7 +67,8 @@ options (each at most once, unless marked repeatable):
                        AGENT for other agents is skipped with a note (as `hiccup matrix` does).
                        A scenario with `session` or an `after_event` `interrupt` plays where the
                        recipe declares `cancel` (codex, claude-code): SIGINT at the held event,
-                       then its resume command with the next prompt (docs/AGENTS.md)
+                       then its resume command with the next prompt (docs/AGENTS.md); one the
+                       agent cannot play (no `cancel`, another format) is skipped with a note
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
                        HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
