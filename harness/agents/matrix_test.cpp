@@ -218,6 +218,18 @@ TEST_CASE("a scenario named or tagged for some agents is theirs alone: matrix an
   CHECK(rows.empty());
 }
 
+TEST_CASE("a scenario an agent may play by name but cannot is noted, one of another format is not") {
+  Scenario interrupted = scenario("a-round-trip", "openai-chat", "bash");
+  interrupted.interrupt = Interrupt{0, 0, 0};
+  std::vector<std::string> notes;
+  const auto [rows, chosen] = assign_scenarios({interrupted, scenario("b-round-trip", "openai-responses", "exec_command")},
+                                               {recipe("opencode", "openai-chat", "bash")}, &notes);
+  CHECK(rows.empty());
+  REQUIRE(notes.size() == 1u);
+  CHECK(notes[0].rfind("a-round-trip.json: not played by agent opencode (cell —): ", 0) == 0);
+  CHECK(notes[0].find("/interrupt: agent opencode's recipe declares no cancel method") != std::string::npos);
+}
+
 TEST_CASE("two scenarios of one row that an agent could both play, neither its own, are an error") {
   const std::vector<Scenario> s = {scenario("a-round-trip", "openai-chat", "bash"),
                                    scenario("b-round-trip", "openai-chat", "bash")};
