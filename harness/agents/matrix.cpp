@@ -218,14 +218,15 @@ assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recip
       if (written_for_others(s, recipe.name, agent_names)) continue;
       const std::vector<std::string> problems = check_agent_scenario(s, recipe);
       if (!problems.empty()) {
-        // Another format is the format column's business (a cell "—"); anything else (an
-        // interrupt or session without a recipe cancel, a misplaced ledger placeholder) is said.
+        // A scenario of another format is not the agent's (the format column says so, a cell
+        // "—"); one of its own format that it still cannot play (an interrupt or session without a
+        // recipe cancel, a misplaced ledger placeholder) is said.
+        const bool other_format = std::any_of(problems.begin(), problems.end(), [](const std::string& p) {
+          return p.rfind("/provider:", 0) == 0;
+        });
         std::string why;
-        for (const std::string& p : problems) {
-          if (p.rfind("/provider:", 0) == 0) continue;
-          why += (why.empty() ? "" : "; ") + p;
-        }
-        if (notes != nullptr && !why.empty()) {
+        for (const std::string& p : problems) why += (why.empty() ? "" : "; ") + p;
+        if (notes != nullptr && !other_format) {
           notes->push_back(s.source_path + ": not played by agent " + recipe.name + " (cell —): " + why);
         }
         continue;

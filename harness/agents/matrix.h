@@ -95,7 +95,7 @@ std::string row_name(const std::string& scenario_name, const std::string& agent)
 /// that order, then the rest by name; agent → row → index into `scenarios`). Throws
 /// std::runtime_error when an agent could play two scenarios of one row and neither is its own.
 /// `notes` (when given) gets one line per scenario an agent may play by name but cannot
-/// (check_agent_scenario; another format alone is not noted, the format column says it):
+/// (check_agent_scenario; one of another format is not noted, the format column says it):
 /// "SOURCE: not played by agent NAME (cell —): POINTER: why; …".
 std::pair<std::vector<std::string>, std::map<std::string, std::map<std::string, std::size_t>>>
 assign_scenarios(const std::vector<Scenario>& scenarios, const std::vector<Recipe>& recipes,
