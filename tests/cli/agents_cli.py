@@ -16,6 +16,7 @@ replay-lines-run: the replay lines of `run --agent` and `matrix` name the binary
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 from cli_common import CheckerBase, parse_args, run_check
