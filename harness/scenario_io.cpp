@@ -561,6 +561,12 @@ class ShapeReader : public Checks {
     if (j.contains("delay_s")) {
       delay_s = number(j["delay_s"], at(p, "delay_s"), 0, false);
       if (!delay_s) return std::nullopt;
+      if (*delay_s > kMaxEventDelayS) {
+        // Scaled and summed, a larger one overflowed to infinity (the proxy journaled "delay_s": null).
+        problem(at(p, "delay_s"), "expected a number of seconds in 0.." + std::to_string(static_cast<long long>(kMaxEventDelayS)) +
+                                      " (about 11.6 days; an endless wait is a `stall` fault), found " + j["delay_s"].dump());
+        return std::nullopt;
+      }
     }
     std::optional<mock::Event> e = event_body(j, p);
     if (e && delay_s) std::visit([&](auto& ev) { ev.delay_s = delay_s; }, *e);
@@ -1021,7 +1027,14 @@ class ShapeReader : public Checks {
     if (!is_object(t, "/timing")) return;
     only_keys(t, "/timing", {"scale", "max_delay_s"});
     if (t.contains("scale")) {
-      if (auto v = number(t["scale"], "/timing/scale", 0, false)) s.script.timing.scale = *v;
+      if (auto v = number(t["scale"], "/timing/scale", 0, false)) {
+        if (*v > kMaxTimingScale) {
+          problem("/timing/scale", "expected a number in 0.." + std::to_string(static_cast<long long>(kMaxTimingScale)) +
+                                       " (as --timing-scale takes), found " + t["scale"].dump());
+        } else {
+          s.script.timing.scale = *v;
+        }
+      }
     }
     if (t.contains("max_delay_s")) s.script.timing.max_delay_s = number(t["max_delay_s"], "/timing/max_delay_s", 0, false);
   }

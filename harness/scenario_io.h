@@ -15,6 +15,14 @@
 
 namespace harness {
 
+/// The largest event `delay_s` a scenario may give, in seconds (1e6, about 11.6 days): scaled by a
+/// `timing.scale` of at most kMaxTimingScale and summed over a stream, a delay stays finite (a
+/// larger one overflowed to infinity, journaled by the proxy as `"delay_s": null`). An endless
+/// wait is a `stall` fault.
+inline constexpr double kMaxEventDelayS = 1e6;
+/// The largest `timing.scale` (as `--timing-scale` takes).
+inline constexpr double kMaxTimingScale = 1e6;
+
 /// One input error: `file` as given, `pointer` an RFC 6901 JSON pointer into the document ("" =
 /// the whole file), `message` lower-case, saying what was expected and what was found, no trailing
 /// period.

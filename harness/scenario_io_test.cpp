@@ -1346,3 +1346,29 @@ TEST_CASE("websocket fields in a scenario of another provider are warnings namin
 }
 
 }  // namespace scenario_io_websocket_test
+
+namespace scenario_io_timing_bounds_test {
+
+TEST_CASE("an event delay_s past 1000000 s and a timing scale past 1000000 are refused with their pointers") {
+  // Scaled and summed, such delays overflowed to infinity: the proxy journaled "delay_s": null.
+  const auto load = [](const std::string& timing, const std::string& delay) {
+    return harness::parse_scenario(R"({"schema": 1, "name": "x", "prompt": "p", "timing": )" + timing +
+                                       R"(, "turns": [{"attempts": [{"events": [{"text": "a", "delay_s": )" + delay +
+                                       R"(}, {"finish": "stop"}]}]}]})",
+                                   "x.json");
+  };
+  const harness::LoadResult at_bounds = load(R"({"scale": 1000000})", "1000000");
+  INFO(harness::format_problem(at_bounds.problems.empty() ? harness::LoadProblem{} : at_bounds.problems[0]));
+  CHECK(at_bounds.scenario);
+  const harness::LoadResult delay = load(R"({"scale": 2})", "1e308");
+  REQUIRE(delay.problems.size() == 1);
+  CHECK(delay.problems[0].pointer == "/turns/0/attempts/0/events/0/delay_s");
+  CHECK(delay.problems[0].message.find("expected a number of seconds in 0..1000000") != std::string::npos);
+  CHECK(delay.problems[0].message.find("stall") != std::string::npos);
+  const harness::LoadResult scale = load(R"({"scale": 1e300})", "1");
+  REQUIRE(scale.problems.size() == 1);
+  CHECK(scale.problems[0].pointer == "/timing/scale");
+  CHECK(scale.problems[0].message.find("expected a number in 0..1000000") != std::string::npos);
+}
+
+}  // namespace scenario_io_timing_bounds_test

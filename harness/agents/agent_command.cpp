@@ -79,7 +79,14 @@ int run_agent_command(const std::vector<Scenario>& given, const std::string& age
       ++internal_errors;
       continue;
     }
-    const ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
+    ReportCase c = to_report_case(r, recipe, "hiccup.agents." + recipe.name);
+    if (!s.source_path.empty()) {
+      // Pasted in any folder, it runs: the binary and the file by absolute paths.
+      // An agent given as a folder (it holds a '/') by its absolute path too.
+      const std::string how = !agent_cmd.empty() ? "--agent-cmd " + shell_quote(agent_cmd)
+                              : "--agent " + shell_quote(agent.find('/') != std::string::npos ? absolute_path(agent) : agent);
+      c.extra["replay"] = running_binary() + " run " + how + " " + shell_quote(absolute_path(s.source_path));
+    }
     (c.passed ? totals.passed : totals.failed) += 1;
     if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;
     totals.wall_ms += c.wall_ms;

@@ -48,15 +48,6 @@ inline std::string command_line(const std::string& command, const Args& args) {
   return out;
 }
 
-/// The running hiccup binary's absolute path (/proc/self/exe, symlinks resolved), shell-quoted, for
-/// the command lines a command prints to be pasted (`explore`'s replay lines); "hiccup" (the one
-/// on PATH) when the system does not say.
-inline std::string running_binary() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec || self.empty() ? std::string("hiccup") : shell_quote(self.string());
-}
-
 int run_command(const Args& args);
 int explore_command(const Args& args);
 int lint_command(const Args& args);

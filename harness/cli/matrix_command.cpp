@@ -232,7 +232,8 @@ int matrix_command(const Args& args) {
       ReportCase c = agents::to_report_case(r, *t.recipe, "hiccup.matrix." + t.recipe->name);
       c.passed = agents::cell_ok(cells[i].status);
       c.extra["matrix_status"] = agents::cell_status_name(cells[i].status);
-      c.extra["replay"] = "build/hiccup run --agent " + t.recipe->name + " " + t.scenario->source_path;
+      c.extra["replay"] = running_binary() + " run --agent " + shell_quote(t.recipe->name) + " " +
+                         shell_quote(absolute_path(t.scenario->source_path));
       if (pin) {
         c.extra["known_failure"] = {{"violates", pin->violates}, {"why", pin->why}};
         if (!pin->harm.empty()) c.extra["known_failure"]["harm"] = pin->harm;

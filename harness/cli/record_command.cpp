@@ -115,7 +115,9 @@ On SIGINT or SIGTERM it stops and prints its journal, one JSON line per model re
 {"request","turn","attempt","played": "live"|"status"|"live+fault"|"upstream-failed","status","fault",
 "upstream"} (to FILE with --journal; "request" counts from 0, as `hiccup serve`'s journal index does); an upstream that gave no answer (down, refused, timed out)
 is "played": "upstream-failed" with "status": 502 (the proxy's own answer), and any failed
-exchange carries "upstream_error": the reason in words ("connection refused", …).
+exchange carries "upstream_error": the reason in words ("connection refused", …); an answer the
+client left before its end carries "client_left": true, one cut by the stop itself (Ctrl-C during
+a stall or delay among them) "proxy_stopped": true.
 
 options (each at most once):
   --upstream URL       the provider: http://HOST[:PORT][/PATH] or https://… (required)
@@ -271,6 +273,10 @@ int record_command(const Args& args) {
   remove_agent_scratch(recorded_agent);
 
   for (const std::string& n : recorder.notes()) std::cerr << "note: " << n << '\n';
+  if (proxy.internal_errors() > 0) {
+    std::cerr << "hiccup record: " << proxy.internal_errors()
+              << " connection(s) ended by an internal error (a bug in hiccup, please report it); their requests may be missing\n";
+  }
   const record::RecordingStats stats = recorder.stats();
   if (stats.requests == 0) {
     std::cerr << "error: no model request was recorded (" << proxy.relayed() << " request(s) relayed); nothing written\n";
@@ -382,6 +388,12 @@ int proxy_command(const Args& args) {
       std::cerr << "error: " << journal_path << ": cannot write the journal\n";
       return kExitInvalidInput;
     }
+  }
+  if (proxy.internal_errors() > 0) {
+    // The other connections were served; the run still ends as a harness error (exit 5), as serve's does.
+    std::cerr << "hiccup proxy: " << proxy.internal_errors()
+              << " connection(s) ended by an internal error (a bug in hiccup, please report it)\n";
+    return kExitInternal;
   }
   return kExitPassed;
 }

@@ -137,10 +137,12 @@ std::string classname_of(const Scenario& s) {
   return "hiccup." + (folder.empty() ? std::string("scenarios") : folder);
 }
 
-/// The command line that replays one case: `build/hiccup run FILE` with the run's options.
+/// The command line that replays one case: `/ABS/hiccup run /ABS/FILE` with the run's options. The
+/// running binary (running_binary()) and the file by absolute paths, so the line runs when pasted
+/// in any folder (it said `build/hiccup`, found only from the source tree's root).
 std::string replay_command(const Scenario& s, const RunOptions& o, const std::string& provider,
                            const std::string& recovery, const std::string& timing_scale = "") {
-  std::string cmd = "build/hiccup run " + shell_quote(s.source_path);
+  std::string cmd = running_binary() + " run " + shell_quote(absolute_path(s.source_path));
   for (const std::string& d : o.extra_defects) cmd += " --defect " + d;
   if (!o.cloud.empty()) cmd += " --transport " + o.cloud;
   else if (o.transport != TransportKind::kHttp) cmd += " --transport " + std::string(transport_name(o.transport));

@@ -59,7 +59,10 @@ docs/WIRE-FORMATS.md).
 Control API (JSON in and out, version 1; docs/CONTROL-API.md has every shape and error):
   POST   /_hiccup/sessions                  {"scenario": {...}, "id"?, "max_attempts"?, "strict"?,
                                              "journal_window"?, "journal_file"?, "recovery"?
-                                             ("hold" | "continue": the design the client declares)}
+                                             ("hold" | "continue": the design the client declares),
+                                             "timing_scale"? (0..1000000: event timing played at
+                                             that many times; default --timing-scale, else the
+                                             scenario's own)}
                                             → 201 {"session": {"id", "path", "base_url", ...}};
                                             a scenario lint rejects → 400 with one problem per pointer
   GET    /_hiccup/sessions                  all sessions
@@ -87,9 +90,11 @@ options (each at most once):
   --host ADDR           address to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)
   --port N              port to bind (default 0: an ephemeral port)
   --stall-ms-per-s X    real milliseconds per virtual second of a stall (default 1000)
-  --timing-scale X      play SCENARIO's event timing (`delay_s`) at X times, in place of its own
-                        `timing.scale` (its `max_delay_s` still caps): 0 plays none, 0.1 ten times
-                        faster (docs/SCENARIO-FORMAT.md "Event timing"); X in 0..1000000
+  --timing-scale X      play every session's event timing (`delay_s`) at X times, in place of its
+                        scenario's `timing.scale` (its `max_delay_s` still caps): SCENARIO's and
+                        those created with POST /_hiccup/sessions (unless their body gives its own
+                        "timing_scale"); 0 plays none, 0.1 ten times faster
+                        (docs/SCENARIO-FORMAT.md "Event timing"); X in 0..1000000
   --journal FILE        write the default session's journal to FILE (needs SCENARIO): one JSON
                         array, one entry per line, written as entries leave the in-memory window
                         and completed on exit
@@ -224,7 +229,6 @@ int serve_command(const Args& args) {
   std::optional<double> timing_scale;  // --timing-scale, when given
   if (!timing_scale_text.empty()) timing_scale = in.decimal("--timing-scale", timing_scale_text, 0, 1e6, "a number in 0..1000000");
   if (positional.size() > 1) in.set_error("expected at most one SCENARIO file");
-  if (positional.empty() && timing_scale) in.set_error("--timing-scale scales the default session's SCENARIO: give one");
   if (positional.empty() && !journal_path.empty()) in.set_error("--journal writes the default session's journal: give a SCENARIO");
   if (!in.error().empty()) {
     return usage_error("serve", in.error());
@@ -239,6 +243,7 @@ int serve_command(const Args& args) {
     }
   }
   serve::SessionRegistry registry(static_cast<std::size_t>(*window), session_journals);
+  registry.set_timing_scale(timing_scale);  // the default session's and every control-API session's
   std::string scenario_name;
   std::shared_ptr<mock::ScriptEngine> default_engine;  // its journal is windowed
   if (!positional.empty()) {
@@ -246,7 +251,6 @@ int serve_command(const Args& args) {
     for (const LoadProblem& p : loaded.problems) std::cerr << format_problem(p) << '\n';
     if (!loaded.scenario) return kExitInvalidInput;
     scenario_name = loaded.scenario->name;
-    if (timing_scale) loaded.scenario->script.timing.scale = *timing_scale;
     const auto session = registry.create(std::string(serve::SessionRegistry::kDefaultId), std::move(*loaded.scenario));
     default_engine = session->engine();
     default_engine->set_journal_window(static_cast<std::size_t>(*window), !journal_path.empty());

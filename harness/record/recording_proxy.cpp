@@ -362,6 +362,9 @@ void RecordingProxy::serve_connection(int fd) {
     if (plain) plain_clients_.insert(plain.get());
     if (tls) clients_.insert(tls.get());
   }
+  // Nothing a client or upstream sends ends the proxy: an exception inside hiccup (a bug) ends
+  // this connection only, counted in internal_errors().
+  try {
   mock::RequestParser parser(mock::ParserLimits{64u << 10, 64u << 20});
   char buf[16384];
   bool open = true;
@@ -391,6 +394,7 @@ void RecordingProxy::serve_connection(int fd) {
     std::optional<mock::Attempt> scripted;
     std::unique_ptr<LiveFaultGate> gate;
     std::size_t entry = 0;
+    bool journaled = false;  // this request has journal entry `entry`
     const mock::WireFormat* format = mock::format_for_path(std::string_view(req.target).substr(0, req.target.find('?')));
     if (options_.faults != nullptr && format != nullptr && req.method == "POST") {
       const mock::DecodedRequest d = format->decode_request(req.target, req.body);
@@ -399,6 +403,7 @@ void RecordingProxy::serve_connection(int fd) {
         std::lock_guard<std::mutex> lock(mu_);
         const int attempt = attempts_[turn]++;
         entry = journal_.size();
+        journaled = true;
         journal_.push_back(nlohmann::json{{"request", entry}, {"turn", turn}, {"attempt", attempt}, {"played", "live"},
                                           {"status", 0}, {"fault", ""}, {"upstream", true}});
         const auto& turns = options_.faults->turns;
@@ -447,6 +452,8 @@ void RecordingProxy::serve_connection(int fd) {
     bool head_sent = false;
     bool client_ok = true;
     bool client_gone = false;  // the client closed its connection mid-answer (recorded as what it got)
+    bool client_left = false;  // the same, for the journal (`hiccup proxy`): gate or not, recorder or not
+    bool pause_cut = false;    // a stop ended a pause before its time
     // Whether the client has closed its side (FIN, RST): a client that leaves mid-stream must not
     // have the rest of the upstream answer recorded as delivered to it.
     const auto client_hung_up = [fd] {
@@ -466,6 +473,7 @@ void RecordingProxy::serve_connection(int fd) {
         const bool was_ok = client_ok;
         client_ok = client_ok && send_all(fd, pending);
         pending.clear();
+        if (was_ok && !client_ok && !stopping_.load()) client_left = true;
         // The client left mid-answer (stop() shuts client sockets down itself): recorded as what it got.
         if (ex && !gate && was_ok && !client_ok && !stopping_.load()) client_gone = true;
       }
@@ -482,10 +490,25 @@ void RecordingProxy::serve_connection(int fd) {
     // Plays a gate's steps on the client connection; the first step that ends the answer ends it.
     const auto run_steps = [&](const std::vector<GateStep>& steps) {
       for (const GateStep& step : steps) {
-        if (step.pause_ms > 0) flush();
-        for (double left = step.pause_ms; left > 0 && !stopping_.load(); left -= 20) {
-          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(std::min(left, 20.0) * 1000)));
+        if (step.pause_ms > 0) {
+          flush();
+          // What the gate applied is journaled before the pause, however long it lasts.
+          if (journaled && !gate->applied().empty()) {
+            std::lock_guard<std::mutex> lock(mu_);
+            journal_[entry]["fault"] = gate->applied();
+            journal_[entry]["played"] = "live+fault";
+          }
         }
+        // Slept in 20 ms steps: a stop, or a client that leaves during the pause (an endless
+        // stall among them), ends it.
+        for (double left = step.pause_ms; left > 0 && client_ok && !stopping_.load(); left -= 20) {
+          std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(std::min(left, 20.0) * 1000)));
+          if (client_hung_up()) {
+            client_ok = false;
+            client_left = !stopping_.load();
+          }
+        }
+        pause_cut = pause_cut || (step.pause_ms > 0 && stopping_.load());
         if (!step.bytes.empty()) pending += chunk(step.bytes);
         if (step.end == GateStep::End::kTerminate) pending += "0\r\n\r\n";
         if (step.end != GateStep::End::kGoOn) {
@@ -521,9 +544,10 @@ void RecordingProxy::serve_connection(int fd) {
       // Recording: a client that has left gets nothing more, and the recorder is handed only what
       // went to the client (flush() below), so the rest of the upstream answer is not recorded as
       // delivered.
-      if (ex && client_ok && client_hung_up()) {
+      if ((ex || journaled) && client_ok && client_hung_up()) {
         client_ok = false;
-        client_gone = !stopping_.load();
+        client_gone = ex != nullptr && !stopping_.load();
+        client_left = !stopping_.load();
       }
       pending += chunk(data);
       if (ex) to_record.append(data);
@@ -568,11 +592,15 @@ void RecordingProxy::serve_connection(int fd) {
       if (!gate->applied().empty()) journal_[entry]["played"] = "live+fault";
       if (gate->delayed_s() > 0) journal_[entry]["delay_s"] = gate->delayed_s();
     }
-    if (options_.faults != nullptr && entry < journal_.size()) {
+    if (journaled) {
       std::lock_guard<std::mutex> lock(mu_);
       journal_[entry]["status"] = head_sent ? status : 502;
       if (!head_sent) journal_[entry]["played"] = "upstream-failed";
-      if (!upstream_error.empty()) journal_[entry]["upstream_error"] = upstream_error;
+      if (!upstream_error.empty() && !client_left && !stopping_.load()) journal_[entry]["upstream_error"] = upstream_error;
+      // Why the client got less than the whole answer, when it was not upstream: the client
+      // closed its connection, or the proxy was stopped (SIGINT/SIGTERM) in the middle of it.
+      if (client_left) journal_[entry]["client_left"] = true;
+      else if (stopping_.load() && (pause_cut || !ok)) journal_[entry]["proxy_stopped"] = true;
     }
     if (gate_end == GateStep::End::kReset) {
       flush();  // what the fault lets through leaves before the RST
@@ -608,6 +636,11 @@ void RecordingProxy::serve_connection(int fd) {
     }
     if (!keep_alive) break;
     parser.next();
+  }
+  } catch (const std::exception&) {
+    internal_errors_.fetch_add(1);
+  } catch (...) {
+    internal_errors_.fetch_add(1);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -90,10 +90,15 @@ class RecordingProxy {
   }
   /// Requests relayed so far (model requests and others).
   std::size_t relayed() const { return relayed_.load(); }
+  /// Connections ended by an exception inside hiccup (a bug; the proxy went on serving the others).
+  std::size_t internal_errors() const { return internal_errors_.load(); }
   /// One entry per model request (with ProxyOptions::faults), in arrival order: {"request" (from 0, as
   /// `hiccup serve`'s journal `index` counts),
   /// "turn", "attempt", "played": "live" | "status" | "live+fault", "status" (sent to the client),
-  /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}. When upstream
+  /// "fault" (what was applied, "" for none), "upstream": bool (upstream was asked)}, and when the client got less than the whole answer
+  /// for a reason not upstream's: "client_left": true (the client closed its connection mid-answer,
+  /// a pause included) or "proxy_stopped": true (stop() cut the answer, a pause included). What a
+  /// gate applied is journaled before a pause starts. When upstream
   /// gave no answer (down, refused, timed out, not HTTP), "played" is "upstream-failed" and "status"
   /// 502 (the proxy's own answer); whenever the exchange failed, "upstream_error" says why in words
   /// ("connection refused", "closed the connection in the middle of the answer", …).
@@ -110,6 +115,7 @@ class RecordingProxy {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> relayed_{0};
+  std::atomic<std::size_t> internal_errors_{0};
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::set<int> open_fds_;

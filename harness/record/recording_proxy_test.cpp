@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -641,3 +642,153 @@ TEST_CASE("proxy: a scripted attempt's event timing is a pause before the live f
 }
 
 }  // namespace recording_proxy_test
+
+namespace recording_proxy_client_left_test {
+
+using harness::record::ProxyOptions;
+using harness::record::RecordingProxy;
+
+/// An upstream Gemini stream that sends its first frame ("Hel"), then holds the rest until
+/// release() (the test's client has left by then, or the proxy was stopped).
+struct HeldUpstream {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+  httplib::Server server;
+  int port = 0;
+  std::thread thread;
+
+  HeldUpstream() {
+    server.Post("/v1beta/models/gemini-2.5-flash:streamGenerateContent", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("text/event-stream", [this](std::size_t, httplib::DataSink& sink) {
+        const std::string f1 = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]})" "\n\n";
+        sink.write(f1.data(), f1.size());
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait_for(lock, std::chrono::seconds(20), [this] { return released; });
+        const std::string rest = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"lo"}]},"finishReason":"STOP"}]})" "\n\n";
+        sink.write(rest.data(), rest.size());
+        sink.done();
+        return true;
+      });
+    });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+  ~HeldUpstream() {
+    release();
+    server.stop();
+    thread.join();
+  }
+};
+
+/// Sends one streamed Gemini request to 127.0.0.1:`port` and reads until "Hel" arrived; returns
+/// the open socket.
+int request_until_first_frame(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
+  const std::string request = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+  std::string received;
+  char buf[4096];
+  while (received.find("Hel") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    REQUIRE(n > 0);
+    received.append(buf, static_cast<std::size_t>(n));
+  }
+  return fd;
+}
+
+/// The proxy's journal entry 0 once `done` holds for it (the connection's thread writes it when the
+/// exchange ends; polled, at most 10 s).
+nlohmann::json entry_when(const RecordingProxy& proxy, const std::function<bool(const nlohmann::json&)>& done) {
+  for (int i = 0; i < 2000; ++i) {
+    const nlohmann::json j = proxy.journal();
+    if (!j.empty() && done(j[0])) return j[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return proxy.journal().empty() ? nlohmann::json() : proxy.journal()[0];
+}
+
+/// A scenario script of one turn: `attempt` (JSON) as its only attempt.
+mock::Script script_of(const std::string& attempt) {
+  const harness::LoadResult r = harness::parse_scenario(
+      R"({"schema": 1, "name": "x", "provider": "gemini", "prompt": "Say hello.", "turns": [{"attempts": [)" + attempt + "]}]}",
+      "x.json");
+  REQUIRE(r.scenario);
+  return r.scenario->script;
+}
+
+TEST_CASE("proxy: a client that leaves while the live answer streams is journaled as client_left, live or faulted") {
+  // Relayed untouched (no gate), and through a gate whose stall after event 1 would pause for a
+  // day: the client leaves once it has the first frame; the journal says so, blames no upstream,
+  // and the day-long pause ends with the client (the entry is written at once).
+  for (const char* attempt : {R"({"events": [{"text": "a"}, {"finish": "stop"}]})",
+                              R"({"events": [{"text": "a"}, {"finish": "stop"}], "fault": {"kind": "stall", "after_event": 1, "seconds": 86400}})"}) {
+    INFO(attempt);
+    HeldUpstream up;
+    const mock::Script script = script_of(attempt);
+    ProxyOptions options;
+    std::string error;
+    options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up.port), error);
+    options.faults = &script;
+    options.stall_ms_per_s = 1000;
+    RecordingProxy proxy(options, nullptr);
+    const int port = proxy.start();
+    const int fd = request_until_first_frame(port);
+    ::close(fd);  // the client leaves mid-answer
+    up.release();
+    const nlohmann::json e = entry_when(proxy, [](const nlohmann::json& j) { return j.contains("client_left"); });
+    INFO(e.dump());
+    CHECK(e.value("client_left", false));
+    CHECK_FALSE(e.contains("upstream_error"));
+    CHECK_FALSE(e.contains("proxy_stopped"));
+    CHECK(e["status"] == 200);
+    proxy.stop();
+  }
+}
+
+TEST_CASE("proxy: a stop during an endless stall journals the request as stopped by the proxy") {
+  // Ctrl-C while the gate pauses for a day: the pause ends with the stop and the journal keeps the
+  // request (its fault, and that the proxy stopped it), so the journal loses nothing.
+  HeldUpstream up;
+  const mock::Script script = script_of(
+      R"({"events": [{"text": "a"}, {"finish": "stop"}], "fault": {"kind": "stall", "after_event": 1, "seconds": 1e300}})");
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up.port), error);
+  options.faults = &script;
+  options.stall_ms_per_s = 1000;  // 1e303 ms: endless
+  RecordingProxy proxy(options, nullptr);
+  const int port = proxy.start();
+  const int fd = request_until_first_frame(port);
+  up.release();  // the rest of the live answer arrives; the gate holds it behind the stall
+  // The stall is applied once the next frame arrives, and journaled before its pause starts.
+  const nlohmann::json before = entry_when(proxy, [](const nlohmann::json& e) { return e["fault"] != ""; });
+  REQUIRE(before.value("fault", "") == "stall after 1 event(s)");
+  proxy.stop();  // what SIGINT does in `hiccup proxy`
+  ::close(fd);
+  const nlohmann::json j = proxy.journal();
+  REQUIRE(j.size() == 1);
+  INFO(j.dump());
+  CHECK(j[0]["request"] == 0);
+  CHECK(j[0]["fault"] == "stall after 1 event(s)");
+  CHECK(j[0]["played"] == "live+fault");
+  CHECK(j[0].value("proxy_stopped", false));
+  CHECK_FALSE(j[0].contains("client_left"));
+  CHECK_FALSE(j[0].contains("upstream_error"));
+  // Its text dumps as JSON without a null (nothing overflowed).
+  CHECK(j.dump().find("null") == std::string::npos);
+}
+
+}  // namespace recording_proxy_client_left_test

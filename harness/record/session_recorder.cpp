@@ -184,8 +184,8 @@ ordered_json object_from_partial_json(std::string_view text) {
 class RecordedExchange final : public Exchange {
  public:
   RecordedExchange(const mock::WireFormat& format, const rut::ICodec& codec, int turn, bool streaming,
-                   SessionRecorder::Clock clock)
-      : format_(format), codec_(codec), turn_(turn), streaming_(streaming), clock_(std::move(clock)) {
+                   SessionRecorder::Clock clock, std::size_t number)
+      : format_(format), codec_(codec), turn_(turn), streaming_(streaming), clock_(std::move(clock)), number_(number) {
     if (clock_) last_s_ = clock_();
   }
 
@@ -282,6 +282,8 @@ class RecordedExchange final : public Exchange {
            ", what the client got (the provider did not end it)";
   }
   int turn() const { return turn_; }
+  /// The request's number in arrival order among every request begin() saw (from 1).
+  std::size_t number() const { return number_; }
   bool streaming() const { return streaming_; }
   bool faulted() const { return status_ != 200 || !fault_.is_null(); }
 
@@ -538,6 +540,7 @@ class RecordedExchange final : public Exchange {
   std::optional<AnswerEnd> how_;
   SessionRecorder::Clock clock_;  // null: no timing
   double last_s_ = 0;             // the request's start, then the last event's arrival
+  std::size_t number_ = 0;        // see number()
 };
 
 struct SessionRecorder::State {
@@ -546,6 +549,7 @@ struct SessionRecorder::State {
   std::string model;
   std::deque<std::unique_ptr<RecordedExchange>> exchanges;
   std::vector<std::string> notes;
+  std::size_t arrived = 0;  // requests begin() saw, recorded or not: the last one's number
 };
 
 SessionRecorder::SessionRecorder() : state_(std::make_unique<State>()) {}
@@ -553,6 +557,11 @@ SessionRecorder::SessionRecorder(Clock clock) : state_(std::make_unique<State>()
 SessionRecorder::~SessionRecorder() = default;
 
 Exchange* SessionRecorder::begin(std::string_view method, std::string_view target, std::string_view body) {
+  std::size_t number = 0;  // this request's in arrival order, from 1: what the notes call it
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    number = ++state_->arrived;
+  }
   try {
     if (method != "POST") return nullptr;
     const std::string_view path = target.substr(0, target.find('?'));
@@ -563,7 +572,7 @@ Exchange* SessionRecorder::begin(std::string_view method, std::string_view targe
     const mock::DecodedRequest d = format->decode_request(target, body);
     std::lock_guard<std::mutex> lock(mu_);
     if (d.contents.is_null()) {
-      state_->notes.push_back("request " + std::to_string(state_->exchanges.size() + 1) + " (" + std::string(path) +
+      state_->notes.push_back("request " + std::to_string(number) + " (" + std::string(path) +
                               "): its body does not decode; relayed, not recorded");
       return nullptr;
     }
@@ -571,12 +580,12 @@ Exchange* SessionRecorder::begin(std::string_view method, std::string_view targe
       state_->format = format;
       state_->model = d.model;
     } else if (state_->format != format) {
-      state_->notes.push_back(std::string("a request in ") + std::string(format->name()) + " (" + std::string(path) +
+      state_->notes.push_back("request " + std::to_string(number) + " in " + std::string(format->name()) + " (" + std::string(path) +
                               ") in a session recorded as " + std::string(state_->format->name()) +
                               ": relayed, not recorded");
       return nullptr;
     }
-    auto ex = std::make_unique<RecordedExchange>(*format, *codec, mock::turn_index(d.contents), d.streaming, state_->clock);
+    auto ex = std::make_unique<RecordedExchange>(*format, *codec, mock::turn_index(d.contents), d.streaming, state_->clock, number);
     ex->prompt = prompt_of(d.contents);
     state_->exchanges.push_back(std::move(ex));
     return state_->exchanges.back().get();
@@ -663,24 +672,27 @@ std::vector<std::string> SessionRecorder::notes() const {
   std::vector<std::string> out = state_->notes;
   std::map<int, bool> seen;
   int last = -1;
-  std::size_t unanswered = 0;
+  std::vector<std::size_t> unanswered;  // their numbers
   std::map<int, int> attempts;
-  for (std::size_t i = 0; i < state_->exchanges.size(); ++i) {
-    const auto& e = state_->exchanges[i];
+  for (const auto& e : state_->exchanges) {
     if (!e->recorded()) {
-      ++unanswered;
+      unanswered.push_back(e->number());
       continue;
     }
     const int attempt = attempts[e->turn()]++;
     const std::string gone = e->client_gone_note();
     if (!gone.empty()) {
-      out.push_back("request " + std::to_string(i + 1) + " (/turns/" + std::to_string(e->turn()) + "/attempts/" +
+      out.push_back("request " + std::to_string(e->number()) + " (/turns/" + std::to_string(e->turn()) + "/attempts/" +
                     std::to_string(attempt) + "): " + gone);
     }
     seen[e->turn()] = true;
     last = std::max(last, e->turn());
   }
-  if (unanswered > 0) out.push_back(std::to_string(unanswered) + " request(s) got no answer from upstream: not recorded");
+  if (!unanswered.empty()) {
+    std::string numbers;
+    for (std::size_t n : unanswered) numbers += (numbers.empty() ? "" : ", ") + std::to_string(n);
+    out.push_back(std::string(unanswered.size() == 1 ? "request " : "requests ") + numbers + " got no answer from upstream: not recorded");
+  }
   for (int t = 0; t < last; ++t) {
     if (!seen.count(t)) out.push_back("turn " + std::to_string(t) + " was never requested: /turns/" + std::to_string(t) + " is a stand-in HTTP 500");
   }

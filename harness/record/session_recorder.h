@@ -88,7 +88,10 @@ class SessionRecorder {
 
   RecordingStats stats() const;
 
-  /// Notes for the user (requests not recorded and why, turns never requested), in order.
+  /// Notes for the user (requests not recorded and why, answers the client left, turns never
+  /// requested), in order. "request N" is the request's number in arrival order among every
+  /// request begin() was handed (recorded or not, model request or not), from 1, so two notes
+  /// never name one number for two requests.
   std::vector<std::string> notes() const;
 
  private:

@@ -208,4 +208,37 @@ TEST_CASE("record --timing: each event's delay_s is read from the injected clock
   CHECK(bad_timing.find("cap") != std::string::npos);
 }
 
+TEST_CASE("record: notes name each request by its number in arrival order, recorded or not") {
+  // Requests 1 (a GET), 2 and 3 (bodies that do not decode) are not recorded, 4 is, 5 got no
+  // answer, 6 is recorded and its client left. Two skipped requests in a row were both "request 1"
+  // (the number counted recorded exchanges only).
+  SessionRecorder rec;
+  const std::string good = R"({"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]})";
+  CHECK(rec.begin("GET", "/v1beta/models", "") == nullptr);
+  CHECK(rec.begin("POST", kGeminiPath, "{not json") == nullptr);
+  CHECK(rec.begin("POST", kGeminiPath, "[1]") == nullptr);
+  auto* a = rec.begin("POST", kGeminiPath, good);
+  REQUIRE(a);
+  a->head(200, kSse);
+  a->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"hi\"}]},\"finishReason\":\"STOP\"}]}\n\n");
+  a->end(AnswerEnd::kComplete);
+  auto* b = rec.begin("POST", kGeminiPath, good);
+  REQUIRE(b);
+  b->end(AnswerEnd::kNoAnswer);
+  auto* c = rec.begin("POST", kGeminiPath, good);
+  REQUIRE(c);
+  c->head(200, kSse);
+  c->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"h\"}]}}]}\n\n");
+  c->end(AnswerEnd::kClientGone);
+  const std::vector<std::string> notes = rec.notes();
+  std::string all;
+  for (const std::string& n : notes) all += n + "\n";
+  INFO(all);
+  REQUIRE(notes.size() == 4);
+  CHECK(notes[0].rfind("request 2 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
+  CHECK(notes[1].rfind("request 3 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
+  CHECK(notes[2].rfind("request 6 (/turns/0/attempts/1): the client closed its connection", 0) == 0);
+  CHECK(notes[3] == "request 5 got no answer from upstream: not recorded");
+}
+
 }  // namespace session_recorder_test

@@ -49,8 +49,8 @@ std::string replay_line(const RunInfo& info, const ReportCase& c) {
   if (!info.agent.empty() && c.extra.contains("file") && c.extra["file"].is_string()) {
     const std::string file = c.extra["file"].get<std::string>();
     // `--agent-cmd` runs are named "agent-cmd"; the command itself is not in the report.
-    if (info.agent == "agent-cmd") return "build/hiccup run --agent-cmd CMD " + file;
-    return "build/hiccup run --agent " + info.agent + " " + file;
+    if (info.agent == "agent-cmd") return running_binary() + " run --agent-cmd CMD " + shell_quote(absolute_path(file));
+    return running_binary() + " run --agent " + shell_quote(info.agent) + " " + shell_quote(absolute_path(file));
   }
   return "";
 }

@@ -141,6 +141,15 @@ std::optional<std::string> summary_type_problem(const nlohmann::json& summary);
 /// command lines reports print (replay, explore, command_line), so a copied line runs as shown.
 std::string shell_quote(std::string_view s);
 
+/// The running hiccup binary's absolute path (/proc/self/exe, symlinks resolved), shell-quoted, for
+/// the command lines hiccup prints to be pasted in any folder (replay lines of run, matrix,
+/// explore); "hiccup" (the one on PATH) when the system does not say.
+std::string running_binary();
+
+/// `path` made absolute against the working folder (lexically normal, symlinks kept), for printed
+/// command lines; `path` unchanged when it is empty or the working folder cannot be read.
+std::string absolute_path(const std::string& path);
+
 /// `s` with & < > " ' as HTML entities: safe in element text and quoted attributes.
 std::string html_escape(std::string_view s);
 

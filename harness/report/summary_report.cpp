@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -51,6 +52,18 @@ class SummaryListener final : public ReportListener {
 };
 
 }  // namespace
+
+std::string running_binary() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec || self.empty() ? std::string("hiccup") : shell_quote(self.string());
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec || path.empty() ? path : p.lexically_normal().string();
+}
 
 std::string shell_quote(std::string_view a) {
   const bool plain = !a.empty() && a.find_first_not_of(

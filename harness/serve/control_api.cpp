@@ -166,6 +166,7 @@ json ControlApi::session_json(const Session& s) const {
             {"recovery", s.options().recovery.empty() ? json(nullptr) : json(s.options().recovery)},
             {"journal_window", s.options().journal_window},
             {"journal_file", s.journal_path().empty() ? json(nullptr) : json(s.journal_path())},
+            {"timing_scale", s.scenario().script.timing.scale},
             {"requests", s.engine()->journal_size()},
             {"executions", s.executions_recorded()},
             {"outcome", outcome_json(s.outcome())}};
@@ -300,6 +301,15 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
         options.journal_window = static_cast<std::size_t>(v);
       }
     }
+    if (in.contains("timing_scale")) {
+      const json& t = in["timing_scale"];
+      if (!t.is_number() || !(t.get<double>() >= 0) || t.get<double>() > kMaxTimingScale) {
+        problems.push_back(problem("/timing_scale", "expected a number in 0.." + std::to_string(static_cast<long long>(kMaxTimingScale)) +
+                                                        " (the scenario's event timing played at that many times), found " + t.dump()));
+      } else {
+        options.timing_scale = t.get<double>();
+      }
+    }
     if (in.contains("journal_file")) {
       if (!in["journal_file"].is_boolean()) {
         problems.push_back(problem("/journal_file", "expected true or false, found " + in["journal_file"].dump()));
@@ -312,9 +322,9 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
     }
     for (const auto& [key, value] : in.items()) {
       if (key != "id" && key != "scenario" && key != "max_attempts" && key != "strict" && key != "recovery" &&
-          key != "journal_window" && key != "journal_file") {
+          key != "journal_window" && key != "journal_file" && key != "timing_scale") {
         problems.push_back(problem("/" + pointer_escape(key), "unknown field (expected scenario, id, max_attempts, strict, "
-                                                              "recovery, journal_window, journal_file)"));
+                                                              "recovery, journal_window, journal_file, timing_scale)"));
       }
     }
     if (!in.contains("scenario")) {

@@ -803,3 +803,53 @@ TEST_CASE("the default session's MCP endpoint is /mcp") {
   CHECK(api.route("POST", "/v1/chat/completions", "").engine == registry.find("default")->engine());
   CHECK(api.route("GET", "/_hiccup/sessions/default/tool_calls", "").deferred);
 }
+
+namespace control_api_timing_scale_test {
+
+using nlohmann::json;
+namespace serve = harness::serve;
+
+/// One turn whose text arrives after an hour (event timing).
+json timed_scenario() {
+  return json::parse(R"({"schema": 1, "name": "an-hour", "provider": "openai-chat", "prompt": "Say hello.",
+    "timing": {"scale": 0.5},
+    "turns": [{"attempts": [{"events": [{"text": "Hello.", "delay_s": 3600}, {"finish": "stop"}]}]}]})");
+}
+
+TEST_CASE("serve --timing-scale reaches sessions created over the control API, and a create body may give its own") {
+  serve::SessionRegistry registry;
+  serve::ControlApi api(registry);
+  const auto create = [&](json body) {
+    const mock::DirectAnswer a = api.control("POST", "/_hiccup/sessions", body.dump());
+    return std::make_pair(a.status, json::parse(a.body));
+  };
+  // Without a server scale: the scenario's own.
+  auto [status, answer] = create({{"scenario", timed_scenario()}, {"id", "own"}});
+  REQUIRE(status == 201);
+  CHECK(answer["session"]["timing_scale"] == 0.5);
+  CHECK(registry.find("own")->engine()->script().timing.scale == 0.5);
+  // `hiccup serve --timing-scale 0`: every session created afterwards plays no delay.
+  registry.set_timing_scale(0.0);
+  std::tie(status, answer) = create({{"scenario", timed_scenario()}, {"id", "served"}});
+  REQUIRE(status == 201);
+  CHECK(answer["session"]["timing_scale"] == 0);
+  CHECK(registry.find("served")->engine()->script().timing.scale == 0);
+  CHECK(mock::event_delay_s(registry.find("served")->engine()->script().turns[0].attempts[0].events[0],
+                            registry.find("served")->engine()->script().timing) == 0);
+  // The create body's own scale wins over the server's.
+  std::tie(status, answer) = create({{"scenario", timed_scenario()}, {"id", "tenth"}, {"timing_scale", 0.1}});
+  REQUIRE(status == 201);
+  CHECK(answer["session"]["timing_scale"] == 0.1);
+  CHECK(mock::event_delay_s(registry.find("tenth")->engine()->script().turns[0].attempts[0].events[0],
+                            registry.find("tenth")->engine()->script().timing) == Approx(360));
+  // A bad scale is named by its pointer.
+  for (const json& bad : {json(-1), json("fast"), json(1e7)}) {
+    INFO(bad.dump());
+    std::tie(status, answer) = create({{"scenario", timed_scenario()}, {"timing_scale", bad}});
+    CHECK(status == 400);
+    CHECK(answer["error"]["problems"][0]["pointer"] == "/timing_scale");
+    CHECK(answer["error"]["problems"][0]["message"].get<std::string>().rfind("expected a number in 0..1000000", 0) == 0);
+  }
+}
+
+}  // namespace control_api_timing_scale_test

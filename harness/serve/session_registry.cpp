@@ -284,6 +284,8 @@ std::shared_ptr<Session> SessionRegistry::create(std::string id, Scenario scenar
     return nullptr;
   }
   if (options.journal_window == 0) options.journal_window = journal_window_;
+  if (!options.timing_scale) options.timing_scale = timing_scale_;
+  if (options.timing_scale) scenario.script.timing.scale = *options.timing_scale;
   std::string journal_path;
   if (options.journal_file && !journal_dir_.empty()) journal_path = journal_dir_ + "/" + id + ".jsonl";
   auto session = std::make_shared<Session>(id, std::move(scenario), options, next_seq_++, std::move(journal_path));

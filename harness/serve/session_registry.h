@@ -45,6 +45,10 @@ struct SessionOptions {
   /// The recovery design the client declares ("hold" or "continue"; "" for none): a run that
   /// shows the other design fails `recovery-design` (harness/agents/judge.h).
   std::string recovery;
+  /// Plays the scenario's event timing (`delay_s`) at this many times, in place of its own
+  /// `timing.scale` (`max_delay_s` still caps; 0..kMaxTimingScale). Unset: the registry's
+  /// (`hiccup serve --timing-scale X`), else the scenario's own.
+  std::optional<double> timing_scale;
 };
 
 /// What a session no longer holds one by one: requests and executions that left its window.
@@ -201,6 +205,14 @@ class SessionRegistry {
       : journal_window_(std::max<std::size_t>(journal_window, 1)), journal_dir_(std::move(journal_dir)) {}
 
   std::size_t journal_window() const { return journal_window_; }
+
+  /// The timing scale every session created afterwards plays its scenario's event timing at, unless
+  /// its SessionOptions::timing_scale says otherwise (`hiccup serve --timing-scale X`: the default
+  /// session and the control API's alike). nullopt: each scenario's own `timing.scale`.
+  void set_timing_scale(std::optional<double> scale) {
+    std::unique_lock lock(mu_);
+    timing_scale_ = scale;
+  }
   const std::string& journal_dir() const { return journal_dir_; }
 
   /// Whether `id` is a valid session id: 1 to 64 of [A-Za-z0-9._-].
@@ -227,6 +239,7 @@ class SessionRegistry {
   mutable std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
   std::uint64_t next_seq_ = 1;
+  std::optional<double> timing_scale_;  // see set_timing_scale()
 };
 
 }  // namespace harness::serve

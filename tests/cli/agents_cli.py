@@ -11,6 +11,8 @@ agent-cache: the binary finds a pinned agent in $HICCUP_AGENT_CACHE, as scripts/
 run-skips-other-agents: a scenario named or tagged for another agent is skipped with a note (as
     `hiccup matrix` does), a scenario for this agent or for none is played, and a run left with
     nothing to play is an error.
+replay-lines-run: the replay lines of `run --agent` and `matrix` name the binary and the scenario by
+    absolute paths and run when pasted in another folder.
 """
 import argparse
 import json
@@ -155,6 +157,41 @@ class Checker:
                              "--report-dir", os.path.join(d, "reports-none")], 3, {"HICCUP_AGENT_CACHE": cache})
         assert "error: --agent gemini-cli: no scenario to play" in p.stderr, p.stderr
         assert len(self.runs(marker)) == 2
+
+    def check_replay_lines_run(self):
+        """The replay lines `run --agent` and `matrix` write (summary.json, summary.md) name the
+        running binary and the scenario by absolute paths, so they run when pasted in another
+        folder (they said `build/hiccup run --agent NAME scenarios/…`, found only from the source
+        tree's root), as explore's do (cli.explore-replay-line-runs)."""
+        d = self.dir("replay")
+        cache = os.path.join(d, "cache")
+        marker = os.path.join(d, "runs.jsonl")
+        self.install_fake(cache, marker)
+        # The scenario by a path relative to the folder hiccup runs in.
+        os.makedirs(os.path.join(d, "mine"))
+        shutil.copy(self.scenario, os.path.join(d, "mine", "gemini-cli-tool-round-trip.json"))
+        rel = os.path.join("mine", "gemini-cli-tool-round-trip.json")
+        absolute = os.path.join(d, rel)
+        binary = os.path.realpath(self.hiccup)
+        env = {"HICCUP_AGENT_CACHE": cache}
+        self.hiccup_run(["run", "--agent", "gemini-cli", rel, "--report-dir", "run-reports"], 0, env, cwd=d)
+        self.hiccup_run(["matrix", "--agent", "gemini-cli", rel, "--report-dir", "matrix-reports"], 0, env, cwd=d)
+        elsewhere = self.dir("replay-elsewhere")
+        for reports in ("run-reports", "matrix-reports"):
+            with open(os.path.join(d, reports, "summary.json")) as f:
+                cases = json.load(f)["cases"]
+            assert len(cases) == 1, cases
+            replay = cases[0].get("replay", "")
+            assert replay == f"{binary} run --agent gemini-cli {absolute}", (reports, replay, binary)
+            with open(os.path.join(d, reports, "summary.md")) as f:
+                md = f.read()
+            # summary.md lists failing cases only; a passing run has no replay line there.
+            assert "build/hiccup" not in md, md
+            q = subprocess.run(replay, shell=True, cwd=elsewhere, capture_output=True, text=True, timeout=300,
+                               env=dict(os.environ, **env))
+            # The pasted line ran the same case (a missing binary or file is 127 or 3) and it passed.
+            assert q.returncode == 0, f"`{replay}` in {elsewhere}: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
+            assert "PASS gemini-cli-tool-round-trip" in q.stdout, q.stdout
 
 
 def main():

@@ -155,6 +155,31 @@ class Checker:
         # The counterexample fails as it did (exit 1): the command ran (a missing binary is 127).
         assert q.returncode == 1, f"`{replay[0]}` in {elsewhere}: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
 
+    def check_run_replay_line_runs(self):
+        """The replay line `hiccup run` writes for a failing case (summary.json, summary.md) names
+        the running binary and the scenario by absolute paths: pasted in another folder it runs
+        and fails as the case did (it said `build/hiccup run FILE`, found only from the source
+        tree's root, with FILE as given)."""
+        d = self.dir("run-replay")
+        scenario = {"schema": 1, "name": "wrong-final-text", "provider": "gemini", "prompt": "Say hello.",
+                    "turns": [{"attempts": [{"events": [{"text": "Hello."}, {"finish": "stop"}]}]}],
+                    "expect": {"outcome": "completed", "final_text": "Goodbye."}}
+        with open(os.path.join(d, "wrong.json"), "w") as f:
+            json.dump(scenario, f)
+        # The file and the report folder relative to hiccup's working folder (self.work).
+        self.hiccup_run(["run", os.path.join("run-replay", "wrong.json"), "--transport", "memory",
+                         "--report-dir", os.path.join("run-replay", "reports")], 1)
+        with open(os.path.join(d, "reports", "summary.json")) as f:
+            replay = json.load(f)["cases"][0]["replay"]
+        binary = os.path.realpath(self.hiccup)
+        assert replay == f"{binary} run {os.path.join(d, 'wrong.json')} --transport memory", (replay, binary)
+        with open(os.path.join(d, "reports", "summary.md")) as f:
+            assert f"- replay: `{replay}`" in f.read()
+        elsewhere = self.dir("run-replay-elsewhere")
+        q = subprocess.run(replay, shell=True, cwd=elsewhere, capture_output=True, text=True, timeout=120)
+        assert q.returncode == 1 and "FAIL wrong-final-text" in q.stdout, \
+            f"`{replay}` in {elsewhere}: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
+
     def check_counterexample_names_its_defects(self):
         """A counterexample found with --defect names the defect in its description, and `hiccup
         run` on it says the file switches the defect on itself (so it fails without --defect)."""

@@ -3,7 +3,9 @@
 defect; the counterexample keeps the base's provider, texts and call arguments (it may delete what
 the failure does not need, never rewrite it); the same seed gives the same counterexample; without
 the defect every drawn case passes; --from with --provider is a usage error. The counterexample
-keeps every turn of the base, each ending with the base's answer unchanged.
+keeps every turn of the base, each ending with the base's answer unchanged. A base with a field
+the oracle does not predict under drawn failures (interrupt, session, the continue design,
+max_virtual_s, timing, an event's delay_s) is refused with its pointer and why (exit 3).
 
 usage: explore_from_cli.py --hiccup PATH --source DIR --work DIR
 """
@@ -98,14 +100,35 @@ def main():
 
     # Bases whose fields the oracle does not predict under drawn failures are refused with their
     # pointer (exit 3): explored, they made a correct runtime fail (stop 48's newcomer).
-    for rel, pointer in (("scenarios/cancellation/cancel-during-backoff.json", "/interrupt"),
-                         ("scenarios/continue/continue-cut-mid-arguments.json", "/runtime/recovery"),
-                         ("scenarios/mid-stream/midstream-stall-forever.json", "/max_virtual_s")):
-        p = subprocess.run([a.hiccup, "explore", "--from", os.path.join(a.source, rel), "--cases", "3",
-                            "--report-dir", os.path.join(a.work, "refused")],
+    # Each field is named with its pointer and why: an interrupt, a session (several prompts), the
+    # continue design, the time cap, the scenario's timing, and an event's delay_s without it.
+    timed_path = os.path.join(a.source, "tests/schema/valid/event-timing.json")
+    with open(timed_path) as f:
+        delayed = json.load(f)
+    del delayed["timing"]
+    delayed_path = os.path.join(a.work, "event-delay-only.json")
+    with open(delayed_path, "w") as f:
+        json.dump(delayed, f)
+    for path, pointer, why in (
+            (os.path.join(a.source, "scenarios/cancellation/cancel-during-backoff.json"), "/interrupt",
+             "the user's interrupt lands at a point that the drawn failures move"),
+            (os.path.join(a.source, "scenarios/sessions/session-two-prompts-one-history.json"), "/session",
+             "later prompts continue a history the drawn failures change"),
+            (os.path.join(a.source, "scenarios/continue/continue-cut-mid-arguments.json"), "/runtime/recovery",
+             "under the continue design a kept cut turn adds a turn the file does not script"),
+            (os.path.join(a.source, "scenarios/mid-stream/midstream-stall-forever.json"), "/max_virtual_s",
+             "the oracle does not model the run's time cap"),
+            (timed_path, "/timing", "the oracle does not model event timing"),
+            (delayed_path, "/turns/0/attempts/0/events/0/delay_s",
+             "the oracle does not model event timing (record without --timing to explore)")):
+        report = os.path.join(a.work, "refused")
+        shutil.rmtree(report, ignore_errors=True)
+        p = subprocess.run([a.hiccup, "explore", "--from", path, "--cases", "3", "--report-dir", report],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
-        assert p.returncode == 3 and f": {pointer}: explore --from cannot draw failures onto this scenario yet" in p.stdout, \
-            (rel, p.returncode, p.stdout)
+        want = f"error: {path}: {pointer}: explore --from cannot draw failures onto this scenario yet: {why}"
+        assert p.returncode == 3 and want in p.stdout, (path, p.returncode, p.stdout)
+        # Refused before anything ran: no report was written.
+        assert not os.path.exists(os.path.join(report, "summary.json")), path
     print("ok")
 
 

@@ -100,7 +100,7 @@ CASES = [
     (["record", "--upstream", "http://h", "--port", "70000"], "record", "--port 70000 is out of range"),
     (["record", "--upstream", "http://h", "--upstream", "http://i"], "record", '--upstream given twice'),
     (["record", "--upstream", "http://h", "--timing", "--timing"], "record", '--timing given twice'),
-    (["serve", "--timing-scale", "1"], "serve", "--timing-scale scales the default session's SCENARIO: give one"),
+    (["serve", "--timing-scale", "x"], "serve", '--timing-scale expects a number in 0..1000000, found "x"'),
     (["run", "--timing-scale", "-1", "x.json"], "run", '--timing-scale expects a number in 0..1000000, found "-1"'),
     (["proxy", "--upstream", "http://h"], "proxy", "expected one SCENARIO file, found 0"),
     (["proxy", "x.json"], "proxy", "--upstream URL is required"),

@@ -68,7 +68,7 @@ def main():
         ("ran 2 times for one intended call", "the violation's message"),
         ("what it means:", "the invariant's meaning"),
         ('<button class="copy"', "the replay command's copy button"),
-        ("build/hiccup run", "the replay command"),
+        (os.path.realpath(a.hiccup) + " run ", "the replay command (the running binary by its absolute path)"),
     ]
     missing = [f"{what} ({needle!r})" for needle, what in want if needle not in dom]
     if missing:

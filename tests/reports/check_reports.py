@@ -240,7 +240,9 @@ class Checker:
         assert "**FAIL** `midstream-reset-after-call`" in md, md
         assert "- **at-most-once** \\[request 1, turn 0, attempt 1\\]: tool \"shell\"" in md, md
         assert "ran 2 times for one intended call" in md, md
-        assert "- replay: `build/hiccup run " in md and "--defect keep-calls-on-retry`" in md, md
+        # The replay line names the running binary and the scenario by absolute paths.
+        replay = f"- replay: `{os.path.realpath(self.hiccup)} run {os.path.join(os.path.abspath(self.source), FAILING)}"
+        assert replay in md and "--defect keep-calls-on-retry`" in md, (replay, md)
         with open(step) as f:
             appended = f.read()
         assert appended.startswith("# earlier step\n"), "appended, not overwritten"
