@@ -54,10 +54,10 @@ std::vector<Stream> corpus() {
   const std::string unicode = "h\xc3\xa9llo \xe2\x80\x93 \xe2\x9c\x93 \xf0\x9f\x98\x80";
   std::vector<Stream> s;
   s.push_back({"text, stop", {"model-a", 0, false}, {mock::TextEvent{"Hello"}, finish(FinishReason::kStop)}});
-  s.push_back({"escapes, empty text, unicode, max_tokens", {"model-b", 7, true},
+  s.push_back({"escapes, empty text, unicode, max_tokens", {"model-b", 7, true, true},
                {mock::TextEvent{escapes}, mock::TextEvent{""}, mock::TextEvent{unicode},
                 finish(FinishReason::kMaxTokens)}});
-  s.push_back({"two calls in fragments, stop", {"model-c", 12, true},
+  s.push_back({"two calls in fragments, stop", {"model-c", 12, true, true, R"({"ticket":"T-1"})"},
                {call("run_shell", nested, "", 3), call("read \"file\"", json::object(), "call_custom", 1),
                 finish(FinishReason::kStop)}});
   s.push_back({"text and call, content_filter", {"model-d", 3, false},
@@ -66,7 +66,7 @@ std::vector<Stream> corpus() {
   s.push_back({"null args, malformed_call", {"model-e", 99, false},
                {call("noop", nullptr, "", 0), finish(FinishReason::kMalformedCall)}});
   s.push_back({"text, error 503", {"model-f", 5, false}, {mock::TextEvent{"part"}}, std::nullopt, 0, 503});
-  s.push_back({"text, error 429", {"model-f", 6, true}, {mock::TextEvent{"part"}}, std::nullopt, 0, 429});
+  s.push_back({"text, error 429", {"model-f", 6, true, true}, {mock::TextEvent{"part"}}, std::nullopt, 0, 429});
   s.push_back({"error 529 first", {"model-f", 8, false}, {}, std::nullopt, 0, 529});
   s.push_back({"call withheld after its start, error 500", {"model-g", 4, false},
                {mock::TextEvent{"t"}, call("first", {{"k", 1}}, "", 1)},

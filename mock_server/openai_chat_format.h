@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,14 +40,23 @@ inline constexpr std::string_view kModelErrorMessage =
 /// messages users quote from the API (openai-python and langchain issue threads).
 std::string rate_limit_message(Quota quota, std::string_view model, std::optional<double> retry_after_s);
 
-/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers), but
-/// the request id (the .cpp says why): `x-ratelimit-limit-requests`
+/// The headers both OpenAI formats send with every answer (WireFormat::add_answer_headers):
+/// `x-request-id` `req_` + 32 lowercase hex digits, different per journal index (as live:
+/// newrelic/newrelic-python-agent tests/mlmodel_langchain/_mock_external_openai_server.py records
+/// `req_619548c272db4f1ab380b83de9fdedef`, January 2026), `x-ratelimit-limit-requests`
 /// 10000, `x-ratelimit-remaining-requests` one less per request, `x-ratelimit-reset-requests` "6ms",
 /// `x-ratelimit-limit-tokens` 30000000, `x-ratelimit-remaining-tokens`, `x-ratelimit-reset-tokens`
 /// "0s"; a 429 says 0 remaining requests and tokens. Source: live response headers users quote
 /// (community.openai.com "How to get rate limit reset time for response API?", 2025-05: the same
 /// family on Chat Completions and Responses; platform.openai.com/docs/guides/rate-limits).
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers);
+
+/// `length` characters of `obfuscation` padding ([A-Za-z0-9], as live), the same for the same
+/// (`journal_index`, `frame`) in every run and different from frame to frame. Both OpenAI formats
+/// pad every streamed delta with it, a defence against reading token lengths off encrypted frame
+/// sizes (platform.openai.com/docs/api-reference: `stream_options.include_obfuscation`, on by
+/// default; false leaves it out).
+std::string obfuscation_padding(std::size_t journal_index, std::uint64_t frame, std::size_t length);
 
 /// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
 std::string completion_id(std::size_t journal_index);

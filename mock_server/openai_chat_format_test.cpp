@@ -2,6 +2,9 @@
 // and indexes, finishes, error envelopes and headers, the API's 400 messages, the neutral view.
 #include <catch2/catch.hpp>
 
+#include <iterator>
+#include <set>
+
 #include "mock_server/openai_chat_format.h"
 #include "mock_server/format_test_util.h"
 #include "mock_server/script_engine.h"
@@ -165,6 +168,41 @@ TEST_CASE("include_usage puts usage null on every chunk and a usage chunk before
   // Without it (what the WireFormat's encoder does) no chunk carries `usage`.
   auto plain = fmt().stream_encoder(kCtx);
   CHECK_FALSE(json::parse(payloads(plain->open()).at(0)).contains("usage"));
+}
+
+TEST_CASE("every chunk ends with obfuscation padding unless the request turns it off") {
+  // As live (pydantic-ai's gpt-4o-mini cassette of 2026-07-02): the role, delta, finish and usage
+  // chunks each carry `obfuscation` last, 3 to 15 characters of [A-Za-z0-9]; [DONE] has none.
+  mock::ResponseContext ctx = kCtx;
+  ctx.include_obfuscation = true;
+  auto enc = chat::make_encoder(ctx, true);
+  std::string s = enc->open();
+  s += join(enc->event_units(mock::TextEvent{"Hi"}, 0));
+  s += join(enc->event_units(mock::testing::call("shell", {{"command", "ls"}}, "call_1", 2), 0));
+  s += join(enc->event_units(mock::FinishEvent{}, 0));
+  const auto p = payloads(s);
+  REQUIRE(p.size() == 8);  // role, text, call start, 2 fragments, finish, usage, [DONE]
+  std::set<std::string> pads;
+  for (std::size_t i = 0; i + 1 < p.size(); ++i) {
+    const nlohmann::ordered_json chunk = nlohmann::ordered_json::parse(p[i]);
+    REQUIRE(chunk.contains("obfuscation"));
+    CHECK(std::prev(chunk.end()).key() == "obfuscation");  // the last member, as live
+    const std::string pad = chunk["obfuscation"].get<std::string>();
+    CHECK(pad.size() >= 3);
+    CHECK(pad.size() <= 15);
+    CHECK(pad.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos);
+    pads.insert(pad);
+  }
+  CHECK(pads.size() == 7);  // each chunk its own
+  CHECK(p.back() == "[DONE]");
+  // Deterministic: the same context pads the same way.
+  CHECK("data: " + p[0] + "\n\n" == chat::make_encoder(ctx, true)->open());
+  // The request decides: on by default, off with stream_options.include_obfuscation false.
+  CHECK(decode(request(json::array({user("hi")}))).include_obfuscation);
+  json off = request(json::array({user("hi")}));
+  off["stream_options"] = {{"include_usage", true}, {"include_obfuscation", false}};
+  CHECK_FALSE(decode(off).include_obfuscation);
+  CHECK(fmt().stream_encoder(kCtx)->open().find("obfuscation") == std::string::npos);
 }
 
 TEST_CASE("the in-stream error is one data frame holding the error envelope, typed by status") {

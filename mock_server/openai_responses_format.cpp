@@ -128,7 +128,11 @@ void write_response(json_text::Writer& w, const ResponseContext& ctx, std::strin
       .member("object", "response")
       .member("created_at", kCreatedAt)
       .member("status", status)
-      .member_raw("error", error.dump())
+      .member_raw("background", "false")
+      .key("completed_at");
+  if (status == "completed") w.integer(kCreatedAt + 1);
+  else w.null();
+  w.member_raw("error", error.dump())
       .member_raw("incomplete_details", incomplete_details.dump())
       .member("model", ctx.model)
       .key("output").begin_array();
@@ -140,7 +144,25 @@ void write_response(json_text::Writer& w, const ResponseContext& ctx, std::strin
     const auto reasoning = std::count_if(output.begin(), output.end(), [](const std::string& item) { return is_reasoning_item(item); });
     write_usage(w, static_cast<int>(reasoning));
   }
+  w.member_raw("metadata", ctx.metadata.empty() ? std::string_view("{}") : std::string_view(ctx.metadata));
   w.end_object();
+}
+
+/// The number of Unicode code points in UTF-8 `s` (its bytes that do not continue a sequence).
+std::size_t code_points(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+/// The `obfuscation` member of a delta frame, when the request wants it: padding that brings the
+/// delta to a multiple of 16 code points (a delta of 16 or more, which no recording shows, to the
+/// next multiple), as live: every text and argument delta of a recorded gpt-5.5 stream
+/// (pydantic/pydantic-ai tests/models/cassettes/test_openai_responses/
+/// test_openai_responses_phase_streamed_on_part_start.yaml, 2026-07-28) is padded to 16.
+void write_obfuscation(json_text::Writer& w, const ResponseContext& ctx, int sequence_number, std::string_view delta) {
+  if (!ctx.include_obfuscation) return;
+  w.member("obfuscation", openai_chat::obfuscation_padding(ctx.journal_index, static_cast<std::uint64_t>(sequence_number),
+                                                           16 - code_points(delta) % 16));
 }
 
 std::string response_text(const ResponseContext& ctx, std::string_view status, const std::vector<std::string>& output,
@@ -242,6 +264,7 @@ class Encoder final : public StreamEncoder {
     for (const std::string& piece : split_fragments(args, std::max(call.fragments, 1))) {
       units.push_back(frame("response.function_call_arguments.delta", [&](json_text::Writer& w) {
         w.member("item_id", id).member("output_index", oi).member("delta", piece);
+        write_obfuscation(w, ctx_, seq_ - 1, piece);
       }));
       last_call_unit_frames_.push_back(1);
     }
@@ -350,6 +373,7 @@ class Encoder final : public StreamEncoder {
     s += frame("response.output_text.delta", [&](json_text::Writer& w) {
       w.member("item_id", open_text_id_).member("output_index", open_text_index_).member("content_index", 0)
           .member("delta", t.text).key("logprobs").begin_array().end_array();
+      write_obfuscation(w, ctx_, seq_ - 1, t.text);
     });
     open_text_ += t.text;
     return s;
@@ -896,6 +920,15 @@ class Format final : public WireFormat {
     }
     out.model = str(j, "model");
     out.streaming = j.value("stream", json(false)) == json(true);
+    if (auto options = j.find("stream_options"); options != j.end() && options->is_object()) {
+      auto obfuscation = options->find("include_obfuscation");
+      out.include_obfuscation = obfuscation == options->end() || !obfuscation->is_boolean() || obfuscation->get<bool>();
+    }
+    // Echoed in the response object, as live (the API allows an object of up to 16 string pairs;
+    // what it holds is not judged here).
+    if (auto metadata = j.find("metadata"); metadata != j.end() && metadata->is_object()) {
+      out.metadata = metadata->dump(-1, ' ', false, json::error_handler_t::replace);
+    }
     // Problems of the top-level parameters come before those of the input items; the first is
     // answered. `model` is required and its absence is answered like any missing parameter
     // (Chat Completions words it "you must provide a model parameter").

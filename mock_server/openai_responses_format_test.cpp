@@ -82,7 +82,7 @@ TEST_CASE("responses: a text, call and stop stream has these exact bytes") {
   const std::string got = stream({mock::TextEvent{"Hi"}, call("shell", {{"command", "ls"}}, "call_hiccup_3_0"),
                                   mock::FinishEvent{mock::FinishReason::kStop}});
   const std::string resp_in_progress =
-      R"({"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[],"parallel_tool_calls":true,"usage":null})";
+      R"({"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"in_progress","background":false,"completed_at":null,"error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[],"parallel_tool_calls":true,"usage":null,"metadata":{}})";
   const std::string msg_done =
       R"({"id":"msg_hiccup_3_0","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"Hi"}],"role":"assistant"})";
   const std::string fc_done =
@@ -113,10 +113,73 @@ TEST_CASE("responses: a text, call and stop stream has these exact bytes") {
       "event: response.output_item.done\n"
       R"(data: {"type":"response.output_item.done","sequence_number":11,"output_index":1,"item":)" + fc_done + "}\n\n"
       "event: response.completed\n"
-      R"(data: {"type":"response.completed","sequence_number":12,"response":{"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[)" +
+      R"(data: {"type":"response.completed","sequence_number":12,"response":{"id":"resp_hiccup_3","object":"response","created_at":1700000000,"status":"completed","background":false,"completed_at":1700000001,"error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[)" +
       msg_done + "," + fc_done +
-      R"(],"parallel_tool_calls":true,"usage":{"input_tokens":8,"input_tokens_details":{"cached_tokens":0},"output_tokens":1,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":9}}})" "\n\n";
+      R"(],"parallel_tool_calls":true,"usage":{"input_tokens":8,"input_tokens_details":{"cached_tokens":0},"output_tokens":1,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":9},"metadata":{}}})" "\n\n";
   CHECK(got == expected);
+}
+
+TEST_CASE("responses: deltas carry obfuscation padding to 16 code points unless the request turns it off") {
+  // As live (pydantic-ai's gpt-5.5 cassette, WIRE-FORMATS.md "Checked against recordings"): "I"
+  // came with 15 characters of padding, "\u2019ll" with 13, an argument delta "{\"" with 14.
+  mock::ResponseContext ctx = kCtx;
+  ctx.include_obfuscation = true;
+  auto enc = fmt().stream_encoder(ctx);
+  std::string s = enc->open();
+  s += join(enc->event_units(mock::TextEvent{"I"}, 0));
+  s += join(enc->event_units(mock::TextEvent{"\xe2\x80\x99ll"}, 0));
+  s += join(enc->event_units(mock::TextEvent{"a text of twenty chars"}, 0));
+  s += join(enc->event_units(call("shell", {{"command", "ls"}}, "call_1", 2), 0));
+  std::vector<std::string> pads;
+  for (const Pair& p : pairs(s)) {
+    if (p.event != "response.output_text.delta" && p.event != "response.function_call_arguments.delta") {
+      CHECK_FALSE(p.data.contains("obfuscation"));
+      continue;
+    }
+    REQUIRE(p.data.contains("obfuscation"));
+    const std::string pad = p.data["obfuscation"].get<std::string>();
+    CHECK(pad.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos);
+    pads.push_back(pad);
+  }
+  REQUIRE(pads.size() == 5);  // three text deltas, two argument fragments
+  CHECK(pads[0].size() == 15);
+  CHECK(pads[1].size() == 13);
+  CHECK(pads[2].size() == 10);  // 22 code points: padded to 32
+  CHECK(pads[0] != pads[1].substr(0, 15));
+  // The same context gives the same bytes: deterministic.
+  auto again = fmt().stream_encoder(ctx);
+  std::string t = again->open();
+  t += join(again->event_units(mock::TextEvent{"I"}, 0));
+  CHECK(s.rfind(t, 0) == 0);
+  // Without the request's say-so (a context made without one) there is none.
+  CHECK(stream({mock::TextEvent{"I"}}).find("obfuscation") == std::string::npos);
+  CHECK(decode({{"input", "hi"}, {"stream", true}}).include_obfuscation);
+  CHECK_FALSE(decode({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", false}}}}).include_obfuscation);
+  CHECK(decode({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", "no"}}}}).include_obfuscation);
+}
+
+TEST_CASE("responses: the response object says background false, completed_at once completed, and echoes metadata") {
+  const auto d = decode({{"input", "hi"}, {"metadata", {{"ticket", "T-1"}}}});
+  REQUIRE_FALSE(d.rejection);
+  CHECK(d.metadata == R"({"ticket":"T-1"})");
+  CHECK(decode({{"input", "hi"}, {"metadata", "x"}}).metadata.empty());
+  mock::ResponseContext ctx = kCtx;
+  ctx.metadata = d.metadata;
+  auto enc = fmt().stream_encoder(ctx);
+  std::string s = enc->open();
+  s += join(enc->event_units(mock::FinishEvent{mock::FinishReason::kStop}, 0));
+  const auto ps = pairs(s);
+  REQUIRE(ps.size() == 3);
+  for (const Pair& p : ps) {
+    CHECK(p.data["response"]["background"] == false);
+    CHECK(p.data["response"]["metadata"] == json{{"ticket", "T-1"}});
+  }
+  CHECK(ps[0].data["response"]["completed_at"].is_null());
+  CHECK(ps[2].data["response"]["completed_at"] == 1700000001);
+  const json unary = json::parse(fmt().unary_body({mock::TextEvent{"ok"}, mock::FinishEvent{mock::FinishReason::kMaxTokens}}, kCtx));
+  CHECK(unary["background"] == false);
+  CHECK(unary["completed_at"].is_null());  // incomplete
+  CHECK(unary["metadata"] == json::object());
 }
 
 TEST_CASE("responses: a run of text events is one message item, closed at a call or the finish") {

@@ -322,7 +322,8 @@ Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
                                 PlanRecord& record) const {
   Plan plan;
   const bool streaming = request.streaming;
-  const ResponseContext ctx{entry.model, entry.index, request.include_usage};
+  const ResponseContext ctx{entry.model, entry.index, request.include_usage, request.include_obfuscation,
+                            request.metadata};
   const int n = static_cast<int>(a.events.size());
   const int at = a.fault ? fault_after_event(*a.fault, a.events.size()) : n;
 

@@ -856,14 +856,23 @@ TEST_CASE("model answers carry the provider's request id and rate-limit headers,
   // Turn 0 answers 429 first, then a stream; the last attempt repeats.
   auto engine = [] { return mock::ScriptEngine(script_of({{status(429, 1.0), stream({kText, kStop})}})); };
 
-  SECTION("OpenAI: x-ratelimit-* with 0 remaining on the 429, no x-request-id yet") {
+  SECTION("OpenAI: x-request-id req_ + 32 hex digits, x-ratelimit-* with 0 remaining on the 429") {
     auto e = engine();
     const Plan limited = e.respond({"POST", "/v1/chat/completions", chat});
     const Plan ok = e.respond({"POST", "/v1/chat/completions", chat});
     const Plan next = e.respond({"POST", "/v1/chat/completions", chat});
     REQUIRE(limited.status == 429);
     REQUIRE(ok.status == 200);
-    CHECK_FALSE(header(ok, "x-request-id"));  // withheld: see openai_chat_format.cpp
+    const auto id = header(ok, "x-request-id");
+    REQUIRE(id);
+    CHECK(id->size() == 36);
+    CHECK(id->rfind("req_", 0) == 0);
+    CHECK(id->find_first_not_of("0123456789abcdef", 4) == std::string::npos);
+    CHECK(header(next, "x-request-id") != id);  // one per request
+    CHECK(header(limited, "x-request-id"));  // errors carry one too
+    // The Responses path sends the same family.
+    const std::string responses = R"({"model":"gpt-5.5","stream":true,"input":"Deploy."})";
+    CHECK(header(e.respond({"POST", "/v1/responses", responses}), "x-request-id")->size() == 36);
     CHECK(header(limited, "x-ratelimit-remaining-requests") == "0");
     CHECK(header(limited, "retry-after") == "1");  // the error answer's own headers are kept
     CHECK(header(ok, "x-ratelimit-limit-requests") == "10000");

@@ -47,6 +47,13 @@ struct DecodedRequest {
   /// The request asked for a usage report at the end of the stream (Chat Completions
   /// `stream_options.include_usage`).
   bool include_usage = false;
+  /// The stream's deltas carry `obfuscation` padding (both OpenAI formats, on unless the request
+  /// says `stream_options.include_obfuscation: false`, as the API documents it:
+  /// platform.openai.com/docs/api-reference/chat/create, `stream_options`).
+  bool include_obfuscation = true;
+  /// The request's `metadata` object as compact JSON text (Responses echoes it in the response
+  /// object); "" when it sent none.
+  std::string metadata;
   /// The neutral history view; null when the body is not decodable at all.
   nlohmann::json contents = nlohmann::json();
   /// Set when the provider would answer 400; `contents` then holds what could be decoded.
@@ -94,6 +101,9 @@ struct ResponseContext {
   std::string model;
   std::size_t journal_index = 0;
   bool include_usage = false;  ///< DecodedRequest::include_usage
+  /// DecodedRequest::include_obfuscation; off in a context made without a request (encoder tests).
+  bool include_obfuscation = false;
+  std::string metadata;  ///< DecodedRequest::metadata ("" for none: an empty object)
 };
 
 /// Encodes one streamed response, event by event. Stateful: providers number content blocks,
