@@ -41,12 +41,14 @@ fi
 # CI (.ci/run) builds this tree at HICCUP_OPT=-O1: there it only runs the entries that drive
 # external programs (scripts/test.sh), and the largest library batch took 72 CPU s at -O1 against
 # 124 at -O3 (stop 49). Linked with lld when it is installed (scripts/sanitize.sh installs it):
-# ld.bfd took about four times its CPU time for a test binary.
+# ld.bfd took about four times its CPU time for a test binary. HICCUP_UNITY_BATCH (default 8): the
+# sources in a unity batch; CI, which builds the tree once, uses 16 (CMakeLists.txt says why).
 linker=()
 ! command -v ld.lld >/dev/null || linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${linker[@]}" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${HICCUP_OPT:--O3} ${HICCUP_DEBUG_INFO:--g} -DNDEBUG" -DHICCUP_TEST_OPT="${HICCUP_TEST_OPT:--O0}" \
-  -DHICCUP_HEAVY_TEST_OPT="${HICCUP_HEAVY_TEST_OPT:--O1}" -DHICCUP_TEST_LIBS_FIRST=ON >/dev/null
+  -DHICCUP_HEAVY_TEST_OPT="${HICCUP_HEAVY_TEST_OPT:--O1}" -DHICCUP_TEST_LIBS_FIRST=ON \
+  -DHICCUP_UNITY_BATCH="${HICCUP_UNITY_BATCH:-8}" >/dev/null
 # HICCUP_PLAIN_TARGETS (ninja targets; default all): scripts/test.sh sets `unsanitized` when the
 # ASan tree runs the other entries (CI): hiccup and the test binaries of scripts/unsanitized_labels.
 # shellcheck disable=SC2086  # a list of target names

@@ -18,7 +18,7 @@
 
 namespace hx = harness::explore;
 
-namespace {
+namespace coverage_test {
 
 harness::CaseResult run(harness::Scenario s) {
   s.name = "coverage";
@@ -52,7 +52,6 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-}  // namespace
 
 TEST_CASE("every invariant of the catalogue has one precondition", "[explore][coverage]") {
   const auto& pre = hx::invariant_preconditions();
@@ -250,3 +249,5 @@ TEST_CASE("merged shard reports carry the coverage and warnings of the unsharded
     CHECK(merged.summary["cases"][i].value("exercised", -1) == whole["cases"][i].value("exercised", -1));
   }
 }
+
+}  // namespace coverage_test
