@@ -5,8 +5,8 @@
 # when asked:
 #   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
 #     under ASan + UBSan (build-asan/, all labels but agents, sdk, browser, reports, docs,
-#     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, beside the fuzz phase
-#     when there is one), the repetition-heavy entries (soak, kill
+#     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, first: its
+#     ctest waits on real-time timeouts while the ASan tree builds), the repetition-heavy entries (soak, kill
 #     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
 #   - FUZZ_SECONDS=N (CI: 5): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
@@ -14,8 +14,8 @@
 #     asan, else (or with FUZZ_TREE=own) in a tree of its own (build-fuzz/, with comparison tracing).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
-# what the foreground leaves idle (little in the plain build and ctest; the end of the ASan ctest
-# and most of the TSan ctest, which waits on real-time timeouts), and each test phase then waits
+# what the foreground leaves idle (little in the plain build; much in the plain ctest and the TSan
+# ctest, which wait on real-time retries and timeouts), and each test phase then waits
 # for its tree, which then has both cores (docs/ROBUSTNESS.md, "CI's time budget", stop 24).
 # Their logs: build-logs/TREE.log.
 # Each phase prints its wall time. Arguments go to the plain ctest run only.
@@ -55,6 +55,14 @@ fi
 scripts/setup.sh --install-only
 ((${#sanitizers[@]} == 0)) || scripts/sanitize.sh --install-only
 [ "${FUZZ_SECONDS:-0}" = 0 ] || scripts/fuzz.sh --install-only
+# TSan first (stop 50): its tree is the smaller (the HTTP and concurrency tests only) and its ctest
+# waits on real-time I/O timeouts for most of its wall time, so it runs right after the plain ctest
+# while the ASan tree's build takes the idle core, instead of last with little to overlap it (stop
+# 49's order, asan then tsan, left the TSan build and ctest alone at the end of the run).
+ordered=()
+[[ " ${sanitizers[*]} " != *" tsan "* ]] || ordered+=(tsan)
+[[ " ${sanitizers[*]} " != *" asan "* ]] || ordered+=(asan)
+sanitizers=("${ordered[@]}")
 trees=("${sanitizers[@]}")
 # With the ASan tree too, the fuzz targets are built in it (HICCUP_SANITIZE_FUZZ: edge counters on
 # every source, CMakeLists.txt) and no fuzz tree is built: the sanitizer trees built one after
@@ -148,25 +156,10 @@ phase "setup and build" scripts/setup.sh
 # about half their wall time waiting on the CLIs' real-time retries and timeouts (qwen-code and
 # opencode side by side: 193 s wall, 209 CPU s). CTEST_JOBS sets another number.
 phase ctest bash -c 'cd build && ctest --output-on-failure -j"${CTEST_JOBS:-3}" --timeout 600 "$@"' ctest "${plain_labels[@]}" "$@"
-# With fuzzing too, the TSan ctest runs beside the fuzz phase, its output in build-logs/tsan-ctest.log
-# (printed when both are done): it spends most of its wall time waiting on real-time I/O timeouts
-# and leaves a core idle that the fuzz tree's build and the fuzzers use (stop 45: CI had gone past
-# 25 minutes). A failure of either fails the script once both have ended.
-tsan_beside=""
-tsan_pid=""
 for mode in "${sanitizers[@]}"; do
   case "$mode" in
     asan) phase "asan+ubsan build (the rest) and ctest" after_tree asan scripts/sanitize.sh asan ;;
-    tsan)
-      if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-        tsan_beside=$logs/tsan-ctest.log
-        phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan >"$tsan_beside" 2>&1 &
-        tsan_pid=$!
-        trap 'trap "" PIPE; [ -z "$tsan_pid" ] || kill "$tsan_pid" 2>/dev/null || true; [ -z "$background" ] || kill -- -"$background" 2>/dev/null || true' EXIT
-        echo "test.sh: the tsan ctest runs beside the fuzz phase (output: $tsan_beside)"
-      else
-        phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan
-      fi ;;
+    tsan) phase "tsan build (the rest) and ctest" after_tree tsan scripts/sanitize.sh tsan ;;
   esac
 done
 fuzz_rc=0
@@ -174,14 +167,6 @@ if [ -n "$fuzz_tree" ]; then
   phase "fuzz: ${FUZZ_SECONDS} s per target in $fuzz_tree" env HICCUP_FUZZ_TREE="$fuzz_tree" scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
 elif [ "${FUZZ_SECONDS:-0}" != 0 ]; then
   phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" after_tree fuzz scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
-fi
-if [ -n "$tsan_pid" ]; then
-  tsan_rc=0
-  wait "$tsan_pid" || tsan_rc=$?
-  tsan_pid=""
-  echo "test.sh: the tsan ctest's output ($tsan_beside):"
-  cat "$tsan_beside"
-  [ "$tsan_rc" = 0 ] || { echo "test.sh: the tsan ctest failed (exit $tsan_rc)" >&2; exit "$tsan_rc"; }
 fi
 [ "$fuzz_rc" = 0 ] || exit "$fuzz_rc"
 # CPU time of the whole run (user, then system: this script, then every process it waited for, the
