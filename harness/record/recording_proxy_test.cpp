@@ -514,6 +514,29 @@ TEST_CASE("object_from_partial_json: a cut argument text becomes the object it h
   CHECK(object_from_partial_json(std::string(100000, '{')) == ordered_json::object());
 }
 
+/// Sends one streamed Gemini request to 127.0.0.1:`port` and reads until "Hel" arrived; returns
+/// the open socket.
+int request_until_first_frame(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
+  const std::string request = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+  std::string received;
+  char buf[4096];
+  while (received.find("Hel") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    REQUIRE(n > 0);
+    received.append(buf, static_cast<std::size_t>(n));
+  }
+  return fd;
+}
+
 TEST_CASE("record: a client that leaves mid-stream is recorded as what it got, not as the whole upstream answer") {
   // The upstream sends its first frame, and the rest of the answer only after the client has
   // read that frame and closed its connection. The recording must stop where the client left.
@@ -544,26 +567,7 @@ TEST_CASE("record: a client that leaves mid-stream is recorded as what it got, n
   options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up_port), error);
   RecordingProxy proxy(options, &recorder);
   const int port = proxy.start();
-  {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
-    const std::string request = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\nHost: x\r\n"
-                                "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-    REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-    std::string received;
-    char buf[4096];
-    while (received.find("Hel") == std::string::npos) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      REQUIRE(n > 0);
-      received.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);  // the client leaves mid-stream
-  }
+  ::close(request_until_first_frame(port));  // the client leaves mid-stream
   {
     std::unique_lock<std::mutex> lock(mu);
     client_closed = true;
@@ -686,28 +690,7 @@ struct HeldUpstream {
   }
 };
 
-/// Sends one streamed Gemini request to 127.0.0.1:`port` and reads until "Hel" arrived; returns
-/// the open socket.
-int request_until_first_frame(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Say hello."}]}]})";
-  const std::string request = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\nHost: x\r\n"
-                              "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-  std::string received;
-  char buf[4096];
-  while (received.find("Hel") == std::string::npos) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    REQUIRE(n > 0);
-    received.append(buf, static_cast<std::size_t>(n));
-  }
-  return fd;
-}
+using recording_proxy_test::request_until_first_frame;
 
 /// The proxy's journal entry 0 once `done` holds for it (the connection's thread writes it when the
 /// exchange ends; polled, at most 10 s).
