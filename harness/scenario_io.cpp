@@ -723,8 +723,15 @@ class ShapeReader : public Checks {
     }
     if (has_status) {
       if (auto v = integer(j["status"], at(p, "status"), 400, 599)) a.status = static_cast<int>(*v);
-      if (j.contains("retry_after_s"))
+      if (j.contains("retry_after_s")) {
         a.retry_after_s = number(j["retry_after_s"], at(p, "retry_after_s"), 0, false);
+        if (a.retry_after_s && *a.retry_after_s > kMaxRetryAfterS) {
+          problem(at(p, "retry_after_s"), "expected a number of seconds in 0.." +
+                                              std::to_string(static_cast<long long>(kMaxRetryAfterS)) +
+                                              " (about 11.6 days), found " + j["retry_after_s"].dump());
+          a.retry_after_s.reset();
+        }
+      }
       if (j.contains("quota")) {
         const std::string qp = at(p, "quota");
         const json& q = j["quota"];

@@ -20,6 +20,10 @@ namespace harness {
 /// larger one overflowed to infinity, journaled by the proxy as `"delay_s": null`). An endless
 /// wait is a `stall` fault.
 inline constexpr double kMaxEventDelayS = 1e6;
+/// The largest `retry_after_s` a scenario may give, in seconds (about 11.6 days). Larger ones went
+/// out as broken headers: OpenAI's `retry-after-ms` wrapped to a negative int64, Gemini's
+/// `retryDelay` read "1e+300s", not a Duration.
+inline constexpr double kMaxRetryAfterS = 1e6;
 /// The largest `timing.scale` (as `--timing-scale` takes).
 inline constexpr double kMaxTimingScale = 1e6;
 

@@ -1424,4 +1424,24 @@ TEST_CASE("an event delay_s past 1000000 s and a timing scale past 1000000 are r
   CHECK(scale.problems[0].message.find("expected a number in 0..1000000") != std::string::npos);
 }
 
+TEST_CASE("a retry_after_s past 1000000 s is refused with its pointer") {
+  // It went out as broken headers: OpenAI's retry-after-ms wrapped to a negative int64, Gemini's
+  // retryDelay read "1e+300s".
+  const auto load = [](const std::string& retry_after) {
+    return harness::parse_scenario(R"({"schema": 1, "name": "x", "prompt": "p", "turns": [{"attempts": [{"status": 429, "retry_after_s": )" +
+                                       retry_after + R"(}, {"events": [{"text": "a"}, {"finish": "stop"}]}]}]})",
+                                   "x.json");
+  };
+  const harness::LoadResult at_bound = load("1000000");
+  INFO(harness::format_problem(at_bound.problems.empty() ? harness::LoadProblem{} : at_bound.problems[0]));
+  CHECK(at_bound.scenario);
+  for (const char* big : {"1000001", "1e300"}) {
+    const harness::LoadResult r = load(big);
+    CHECK_FALSE(r.scenario);
+    REQUIRE(r.problems.size() == 1);
+    CHECK(r.problems[0].pointer == "/turns/0/attempts/0/retry_after_s");
+    CHECK(r.problems[0].message.find("expected a number of seconds in 0..1000000") != std::string::npos);
+  }
+}
+
 }  // namespace scenario_io_timing_bounds_test
