@@ -630,8 +630,9 @@ void RecordingProxy::serve_connection(int fd) {
       end_exchange(AnswerEnd::kComplete);
       if (!client_ok) break;
     } else {
-      // Upstream closed or reset mid-answer: the client sees the same (no chunked terminator).
-      end_exchange(AnswerEnd::kConnectionLost);
+      // Upstream closed or reset mid-answer, or the proxy was stopped in the middle of it: the
+      // client sees the same (no chunked terminator); a stop is not the provider's doing.
+      end_exchange(stopping_.load() ? AnswerEnd::kProxyStopped : AnswerEnd::kConnectionLost);
       break;
     }
     if (!keep_alive) break;

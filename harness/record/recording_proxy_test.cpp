@@ -651,6 +651,7 @@ namespace recording_proxy_client_left_test {
 
 using harness::record::ProxyOptions;
 using harness::record::RecordingProxy;
+using harness::record::SessionRecorder;
 
 /// An upstream Gemini stream that sends its first frame ("Hel"), then holds the rest until
 /// release() (the test's client has left by then, or the proxy was stopped).
@@ -772,6 +773,29 @@ TEST_CASE("proxy: a stop during an endless stall journals the request as stopped
   CHECK_FALSE(j[0].contains("upstream_error"));
   // Its text dumps as JSON without a null (nothing overflowed).
   CHECK(j.dump().find("null") == std::string::npos);
+}
+
+TEST_CASE("record: a stop while upstream stalls is recorded as what the client got and said to be the stop") {
+  // Ctrl-C of `hiccup record` while the provider holds its answer: the file must not pass the cut
+  // off as a disconnect the provider sent.
+  HeldUpstream up;
+  SessionRecorder recorder;
+  ProxyOptions options;
+  std::string error;
+  options.upstream = *harness::record::parse_upstream_url("http://127.0.0.1:" + std::to_string(up.port), error);
+  RecordingProxy proxy(options, &recorder);
+  const int port = proxy.start();
+  const int fd = request_until_first_frame(port);
+  proxy.stop();  // what SIGINT does in `hiccup record`
+  ::close(fd);
+  up.release();
+  const std::vector<std::string> notes = recorder.notes();
+  INFO(nlohmann::json(notes).dump());
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("the recording proxy was stopped") != std::string::npos);
+  const std::string description = recorder.scenario("stopped").value("description", std::string());
+  CHECK(description.find("the recording proxy was stopped") != std::string::npos);
+  CHECK(description.find("the provider did not end it") != std::string::npos);
 }
 
 }  // namespace recording_proxy_client_left_test

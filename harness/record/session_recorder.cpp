@@ -251,7 +251,7 @@ class RecordedExchange final : public Exchange {
         return;
       }
       // A non-streaming 200 answer.
-      if (how == AnswerEnd::kConnectionLost || how == AnswerEnd::kClientGone) {
+      if (how == AnswerEnd::kConnectionLost || how == AnswerEnd::kClientGone || how == AnswerEnd::kProxyStopped) {
         fault_ = ordered_json{{"kind", "disconnect"}, {"after_event", 0}};
         return;
       }
@@ -271,13 +271,15 @@ class RecordedExchange final : public Exchange {
   }
 
   bool recorded() const { return how_ && *how_ != AnswerEnd::kNoAnswer; }
-  /// With AnswerEnd::kClientGone: what the recording says of it ("" otherwise).
+  /// With AnswerEnd::kClientGone or kProxyStopped: what the recording says of it ("" otherwise).
   std::string client_gone_note() const {
-    if (!how_ || *how_ != AnswerEnd::kClientGone) return "";
+    if (!how_ || (*how_ != AnswerEnd::kClientGone && *how_ != AnswerEnd::kProxyStopped)) return "";
     std::string where = fault_.is_null() ? std::string("after its finish")
                                          : "after " + std::to_string(fault_.value("after_event", 0)) + " event(s)";
     if (fault_.contains("after_fragment")) where += " and " + std::to_string(fault_.at("after_fragment").get<int>()) + " argument fragment(s) of the next";
-    return "the client closed its connection " + where + "; the proxy stopped reading upstream there, and the attempt is recorded as " +
+    const std::string who = *how_ == AnswerEnd::kProxyStopped ? "the recording proxy was stopped (SIGINT or SIGTERM) "
+                                                               : "the client closed its connection ";
+    return who + where + "; the proxy stopped reading upstream there, and the attempt is recorded as " +
            (fault_.is_null() ? std::string("delivered") : "a " + fault_.value("kind", std::string()) + " at that point") +
            ", what the client got (the provider did not end it)";
   }

@@ -33,6 +33,9 @@ enum class AnswerEnd {
   /// frame had reached it, after the events delivered to it), and said so in the scenario's
   /// description and notes().
   kClientGone,
+  /// The proxy was stopped (SIGINT/SIGTERM, RecordingProxy::stop) before the answer was complete:
+  /// recorded, like kClientGone, as what the client got, and said so in the description and notes().
+  kProxyStopped,
   kNoAnswer,        ///< no status line arrived (upstream unreachable): the request is not recorded
 };
 
