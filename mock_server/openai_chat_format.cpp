@@ -530,11 +530,22 @@ class Format final : public WireFormat {
     if (stream != nullptr && !stream->is_boolean() && !stream->is_null()) {
       reject(invalid_type("stream", "a boolean", *stream));
     }
+    // `stream_options` is an object of booleans, each nullable (documented:
+    // platform.openai.com/docs/api-reference/chat/create); another type is answered like any
+    // mistyped parameter.
     if (const json* options = member(parsed, "stream_options"); options != nullptr && options->is_object()) {
       const json* usage = member(*options, "include_usage");
       out.include_usage = usage != nullptr && usage->is_boolean() && usage->get<bool>();
       const json* obfuscation = member(*options, "include_obfuscation");
       out.include_obfuscation = obfuscation == nullptr || !obfuscation->is_boolean() || obfuscation->get<bool>();
+      for (const char* key : {"include_usage", "include_obfuscation"}) {
+        const json* v = member(*options, key);
+        if (v != nullptr && !v->is_null() && !v->is_boolean()) {
+          reject(invalid_type(std::string("stream_options.") + key, "a boolean", *v));
+        }
+      }
+    } else if (options != nullptr && !options->is_null()) {
+      reject(invalid_type("stream_options", "an object", *options));
     }
 
     const json* messages = member(parsed, "messages");

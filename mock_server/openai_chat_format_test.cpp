@@ -205,6 +205,22 @@ TEST_CASE("every chunk ends with obfuscation padding unless the request turns it
   CHECK(fmt().stream_encoder(kCtx)->open().find("obfuscation") == std::string::npos);
 }
 
+TEST_CASE("stream_options of the wrong type is a 400 naming the parameter") {
+  auto with_options = [](const json& options) {
+    json body = request(json::array({user("hi")}));
+    body["stream_options"] = options;
+    const auto d = decode(body);
+    return d.rejection ? d.rejection->message : std::string();
+  };
+  CHECK(with_options("x") == "Invalid type for 'stream_options': expected an object, but got a string instead.");
+  CHECK(with_options({{"include_obfuscation", "false"}}) ==
+        "Invalid type for 'stream_options.include_obfuscation': expected a boolean, but got a string instead.");
+  CHECK(with_options({{"include_usage", 1}}) ==
+        "Invalid type for 'stream_options.include_usage': expected a boolean, but got an integer instead.");
+  CHECK(with_options(nullptr).empty());
+  CHECK(with_options({{"include_usage", nullptr}, {"include_obfuscation", false}}).empty());
+}
+
 TEST_CASE("the in-stream error is one data frame holding the error envelope, typed by status") {
   auto enc = fmt().stream_encoder(kCtx);
   CHECK(enc->error_event(500) ==
