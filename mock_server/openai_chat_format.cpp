@@ -12,6 +12,7 @@
 //   - errors: {"error":{message, type, param, code}}, in the body or as an in-stream data frame.
 #include "mock_server/openai_chat_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -585,13 +586,7 @@ class Format final : public WireFormat {
   ErrorAnswer error_answer(int status, std::string_view message,
                            std::optional<double> retry_after_s) const override {
     ErrorAnswer out{error_envelope(status, message).dump(), {}};
-    if (retry_after_s) {
-      double s = *retry_after_s;
-      if (!(s >= 0) || !std::isfinite(s)) s = 0;
-      out.headers.emplace_back("retry-after", std::to_string(static_cast<long long>(std::ceil(s))));
-      out.headers.emplace_back("retry-after-ms",
-                               std::to_string(static_cast<long long>(std::llround(s * 1000))));
-    }
+    if (retry_after_s) out.headers = retry_after_headers(*retry_after_s);
     return out;
   }
 
@@ -804,6 +799,18 @@ ojson error_envelope(int status, std::string_view message) {
   e["param"] = nullptr;
   e["code"] = std::move(code);
   return ojson{{"error", std::move(e)}};
+}
+
+std::vector<std::pair<std::string, std::string>> retry_after_headers(double retry_after_s) {
+  // Bounded so the millisecond count fits an int64 (a scenario's is at most 1e6 s).
+  const double s = std::isfinite(retry_after_s) && retry_after_s > 0 ? std::min(retry_after_s, 1e12) : 0;
+  // Up to the next millisecond; a product a rounding error above a whole number (0.1 * 1000 may
+  // not be exactly 100) stays that number.
+  const double scaled = s * 1000;
+  long long ms = std::llround(scaled);
+  if (scaled - static_cast<double>(ms) > 1e-6) ++ms;
+  return {{"retry-after", std::to_string(static_cast<long long>(std::ceil(s)))},
+          {"retry-after-ms", std::to_string(ms)}};
 }
 
 std::unique_ptr<StreamEncoder> make_encoder(const ResponseContext& ctx, bool include_usage) {

@@ -265,6 +265,16 @@ TEST_CASE("retry_after_s becomes retry-after (whole seconds, rounded up) and ret
   using H = std::vector<std::pair<std::string, std::string>>;
   CHECK(fmt().error_answer(429, "slow down", 30.0).headers == H{{"retry-after", "30"}, {"retry-after-ms", "30000"}});
   CHECK(fmt().error_answer(503, "busy", 1.5).headers == H{{"retry-after", "2"}, {"retry-after-ms", "1500"}});
+  // retry-after-ms rounds up too, so the two agree and a positive wait is never 0 ms.
+  CHECK(fmt().error_answer(429, "slow down", 0.0001).headers == H{{"retry-after", "1"}, {"retry-after-ms", "1"}});
+  CHECK(fmt().error_answer(429, "slow down", 2.0004).headers == H{{"retry-after", "3"}, {"retry-after-ms", "2001"}});
+  for (double s : {0.0001, 0.1, 0.29, 0.57, 1.0004, 4.35, 999999.9999}) {
+    INFO(s);
+    const H h = fmt().error_answer(429, "slow down", s).headers;
+    REQUIRE(h.size() == 2);
+    CHECK(std::stoll(h[1].second) >= s * 1000 - 1e-6);
+    CHECK((std::stoll(h[1].second) + 999) / 1000 == std::stoll(h[0].second));
+  }
 }
 
 TEST_CASE("call ids and completion ids are deterministic") {

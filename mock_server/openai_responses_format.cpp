@@ -499,13 +499,6 @@ std::optional<std::string> stream_options_problem(const json& body) {
   return std::nullopt;
 }
 
-/// Characters (code points) of a valid UTF-8 text: the unit of the API's length limits.
-std::size_t code_points(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
-  return n;
-}
-
 /// `metadata` (nullable): "Set of 16 key-value pairs … Keys are strings with a maximum length of
 /// 64 characters. Values are strings with a maximum length of 512 characters." (documented:
 /// platform.openai.com/docs/api-reference/responses/create). A wrong type is answered like any
@@ -947,10 +940,6 @@ ojson code_for_400(std::string_view message) {
   return nullptr;
 }
 
-std::string seconds_header(double seconds) {
-  return std::to_string(static_cast<long long>(std::ceil(seconds)));
-}
-
 class Format final : public WireFormat {
  public:
   std::string_view name() const override { return "openai-responses"; }
@@ -1058,11 +1047,7 @@ class Format final : public WireFormat {
     e["code"] = !code.empty() ? ojson(std::string(code))
                               : status == 400 ? code_for_400(message) : ojson(nullptr);
     ErrorAnswer answer{ojson{{"error", std::move(e)}}.dump(), {}};
-    if (retry_after_s) {
-      const double s = std::isfinite(*retry_after_s) && *retry_after_s > 0 ? *retry_after_s : 0;
-      answer.headers.emplace_back("retry-after", seconds_header(s));
-      answer.headers.emplace_back("retry-after-ms", std::to_string(std::llround(s * 1000)));
-    }
+    if (retry_after_s) answer.headers = openai_chat::retry_after_headers(*retry_after_s);
     return answer;
   }
 

@@ -455,6 +455,12 @@ TEST_CASE("responses: the error envelope has message, type, param, code and Retr
   CHECK(b.body ==
         R"({"error":{"message":"The engine is currently overloaded, please try again later.","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}})");
   CHECK(b.headers == std::vector<std::pair<std::string, std::string>>{{"retry-after", "30"}, {"retry-after-ms", "30000"}});
+  // Both round up, so they agree: a positive wait is never "0" ms.
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  CHECK(fmt().error_answer(429, "x", 0.0001).headers == Headers{{"retry-after", "1"}, {"retry-after-ms", "1"}});
+  CHECK(fmt().error_answer(429, "x", 1.0004).headers == Headers{{"retry-after", "2"}, {"retry-after-ms", "1001"}});
+  CHECK(fmt().error_answer(429, "x", 0.1).headers == Headers{{"retry-after", "1"}, {"retry-after-ms", "100"}});
+  CHECK(fmt().error_answer(429, "x", 0.0).headers == Headers{{"retry-after", "0"}, {"retry-after-ms", "0"}});
   const auto c = fmt().error_answer(500, fmt().default_message(500), std::nullopt);
   CHECK(c.body ==
         R"({"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}})");
