@@ -127,7 +127,7 @@ TEST_CASE("attempt problems") {
             "expected an integer in 400..599, found integer 200"));
   CHECK(has(turns(R"({"status": "503"})"), "/turns/0/attempts/0/status", "found string \"503\""));
   CHECK(has(turns(R"({"status": 429, "retry_after_s": -1})"), "/turns/0/attempts/0/retry_after_s",
-            "expected a number >= 0"));
+            "expected a number of seconds in 0..1000000 (about 11.6 days), found integer -1"));
   CHECK(has(turns(R"({"status": 503, "fault": {"kind": "end"}})"), "/turns/0/attempts/0/fault",
             "needs a stream attempt"));
   CHECK(has(turns(R"({"events": [], "retry_after_s": 3})"), "/turns/0/attempts/0/retry_after_s",
