@@ -797,6 +797,21 @@ ojson error_envelope(int status, std::string_view message) {
       break;
   }
   e["param"] = nullptr;
+  if (status == 400) {
+    // A parameter problem names the parameter and its kind, as live: "Invalid type for
+    // 'messages[1].content': …" comes with "param": "messages[1].content", "code": "invalid_type"
+    // (pydantic/pydantic-ai#2653); pairing rejections and the missing model keep null.
+    const auto starts = [&](std::string_view prefix) { return message.substr(0, prefix.size()) == prefix; };
+    for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '", "Invalid '"}) {
+      if (!starts(prefix)) continue;
+      const std::string_view rest = message.substr(prefix.size());
+      if (const auto end = rest.find('\''); end != std::string_view::npos) e["param"] = std::string(rest.substr(0, end));
+      break;
+    }
+    if (starts("Missing required parameter: '")) code = "missing_required_parameter";
+    else if (starts("Invalid type for '")) code = "invalid_type";
+    else if (starts("Invalid '") && message.find("': empty array.") != std::string_view::npos) code = "empty_array";
+  }
   e["code"] = std::move(code);
   return ojson{{"error", std::move(e)}};
 }

@@ -68,8 +68,11 @@ std::string obfuscation_padding(std::size_t journal_index, std::uint64_t frame, 
 /// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
 std::string completion_id(std::size_t journal_index);
 
-/// The envelope `{"error":{"message","type","param":null,"code"}}` for `status`: 400/401/404
-/// `invalid_request_error`, 403 `request_forbidden`, 429 type `requests` code
+/// The envelope `{"error":{"message","type","param","code"}}` for `status`: 400/401/404
+/// `invalid_request_error` (a 400 whose message names a parameter, `Invalid type for 'P': …`,
+/// `Missing required parameter: 'P'.`, `Invalid 'P': empty array. …`, has `param` P and `code`
+/// `invalid_type`, `missing_required_parameter` or `empty_array`, as live: pydantic/pydantic-ai#2653;
+/// otherwise both null), 403 `request_forbidden`, 429 type `requests` code
 /// `rate_limit_exceeded`, 500/503/529 `server_error`, 502 `cf_bad_gateway` and 504
 /// `cf_gateway_timeout` (Cloudflare's, code = the status as a number).
 nlohmann::ordered_json error_envelope(int status, std::string_view message);

@@ -257,6 +257,22 @@ TEST_CASE("error envelopes carry message, type, param and code by status") {
   CHECK(field(504, "type") == "cf_gateway_timeout");
   CHECK(field(529, "type") == "server_error");
   CHECK(field(400, "param").is_null());
+  // A parameter problem names the parameter, as live (pydantic/pydantic-ai#2653).
+  auto error_of = [](const std::string& message) {
+    return json::parse(fmt().error_answer(400, message, std::nullopt).body)["error"];
+  };
+  const json typed = error_of("Invalid type for 'messages[1].content': expected one of a string or array of objects, but got an object instead.");
+  CHECK(typed["param"] == "messages[1].content");
+  CHECK(typed["code"] == "invalid_type");
+  CHECK(typed["type"] == "invalid_request_error");
+  CHECK(error_of("Invalid type for 'stream_options': expected an object, but got a string instead.")["param"] == "stream_options");
+  const json missing = error_of("Missing required parameter: 'messages[0].role'.");
+  CHECK(missing["param"] == "messages[0].role");
+  CHECK(missing["code"] == "missing_required_parameter");
+  CHECK(error_of("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")["code"] ==
+        "empty_array");
+  CHECK(error_of("you must provide a model parameter")["param"].is_null());
+  CHECK(error_of("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")["param"].is_null());
   CHECK(fmt().default_message(502) == "Bad gateway.");
   CHECK(fmt().error_answer(500, "m", std::nullopt).headers.empty());
 }
