@@ -954,12 +954,17 @@ bool reports_failure(const json& response) {
 }
 
 /// honest-outcome across the tool boundary: a call whose tool failed (an error result, a JSON-RPC
-/// error, an expired session) or whose outcome is unknown (timed out, reply lost) is not answered
-/// to the model as a success in the first request past its turn. (A call with no answer there is
+/// error, an expired session) or whose outcome is unknown (timed out, reply lost) on its last try
+/// is not answered to the model as a success in the first request past its turn. (A call with no answer there is
 /// pairing's and recorded-execution's.)
 void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
   if (ev.tool_calls == nullptr) return;
-  for (const ToolCallRecord& r : *ev.tool_calls) {
+  // A model call sent to its tool more than once is judged by its last try (the one its answer can
+  // report; the repeat itself is at-most-once's).
+  std::map<std::pair<int, int>, const ToolCallRecord*> last;
+  for (const ToolCallRecord& r : *ev.tool_calls) last[{r.request_seq, r.call_index}] = &r;
+  for (const auto& [key, at] : last) {
+    const ToolCallRecord& r = *at;
     const bool failed = (r.outcome == "result" && r.is_error) || r.outcome == "jsonrpc_error" ||
                         r.outcome == "timed_out" || r.outcome == "reply_lost" || r.outcome == "session_expired";
     if (!failed || r.turn < 0 || r.request_seq < 0 || static_cast<std::size_t>(r.request_seq) >= ev.journal.size()) continue;

@@ -119,7 +119,7 @@ class CappedTransport final : public rut::ITransport {
 /// as hung, naming the tool and the model call.
 class CappedToolPort final : public rut::IToolPort {
  public:
-  CappedToolPort(rut::IToolPort& inner, const rut::IClock& clock, double max_virtual_s)
+  CappedToolPort(ScriptedToolPort& inner, const rut::IClock& clock, double max_virtual_s)
       : inner_(inner), clock_(clock), max_virtual_s_(max_virtual_s) {}
   bool offers(std::string_view name) const override { return inner_.offers(name); }
   rut::ToolReply call(const rut::ToolRequest& request) override {
@@ -129,6 +129,7 @@ class CappedToolPort final : public rut::IToolPort {
     watched.timeout_s = left_s;
     const rut::ToolReply reply = inner_.call(watched);
     if (reply.end == rut::ToolEnd::kTimedOut) {
+      inner_.cut_at_cap();
       const std::string limit = std::isfinite(request.timeout_s)
                                     ? "a tool timeout of " + seconds_text(request.timeout_s) + " s"
                                     : "no tool timeout";
@@ -142,7 +143,7 @@ class CappedToolPort final : public rut::IToolPort {
   }
 
  private:
-  rut::IToolPort& inner_;
+  ScriptedToolPort& inner_;
   const rut::IClock& clock_;
   double max_virtual_s_;
 };

@@ -67,6 +67,11 @@ class ScriptedToolPort final : public rut::IToolPort {
   rut::ToolReply call(const rut::ToolRequest& request) override;
   /// Every call so far, in arrival order (the last one "waiting" when a throw ended its wait).
   const std::vector<ToolCallRecord>& records() const { return records_; }
+  /// The last call's wait was played only up to a harness cap (the runtime would still be waiting
+  /// there): its outcome becomes "waiting".
+  void cut_at_cap() {
+    if (!records_.empty()) records_.back().outcome = "waiting";
+  }
 
  private:
   const mock::mcp::ToolScript& script_;
