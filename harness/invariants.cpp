@@ -4,6 +4,7 @@
 #include "harness/invariants.h"
 
 #include <map>
+#include <tuple>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -906,36 +907,54 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
 
 namespace {
 
-/// The `response` of the function response answering call `call_index` of model turn `turn` in
-/// `contents` (by id when the call has one, else the response at the call's position with its
-/// name), or nullptr when there is none.
-const json* response_in(const json& contents, int turn, int call_index) {
+/// Where `contents` answers a call of `tool` with `arguments` in its model turn `turn`: the call's
+/// position among that turn's calls (the one at `call_index` when several have that name and those
+/// arguments, else the first), and the `response` of the function response right after that
+/// answers it (by id when the call has one, else the one at the same position among the responses
+/// of that name). nullopt when the turn holds no such call; a null response when none answers it.
+struct HistoryAnswer {
+  int position = -1;
+  const json* response = nullptr;
+};
+std::optional<HistoryAnswer> answer_in(const json& contents, int turn, const std::string& tool, const json& arguments,
+                                       int call_index) {
   const int m = model_content_index(contents, turn);
-  if (m < 0 || static_cast<std::size_t>(m) + 1 >= contents.size()) return nullptr;
+  if (m < 0) return std::nullopt;
   const json& model = contents[static_cast<std::size_t>(m)];
-  if (!model.contains("parts") || !model["parts"].is_array()) return nullptr;
-  const json* call = nullptr;
-  int k = 0;
+  if (!model.contains("parts") || !model["parts"].is_array()) return std::nullopt;
+  std::vector<const json*> calls;
   for (const json& p : model["parts"]) {
-    if (!p.is_object() || !p.contains("functionCall") || !p["functionCall"].is_object()) continue;
-    if (k++ == call_index) call = &p["functionCall"];
+    if (p.is_object() && p.contains("functionCall") && p["functionCall"].is_object()) calls.push_back(&p["functionCall"]);
   }
+  HistoryAnswer out;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const json& fc = *calls[k];
+    if (fc.value("name", "") != tool || fc.value("args", json::object()) != arguments) continue;
+    if (out.position < 0 || static_cast<int>(k) == call_index) out.position = static_cast<int>(k);
+  }
+  if (out.position < 0) return std::nullopt;
+  const json& call = *calls[static_cast<std::size_t>(out.position)];
+  int same_name_before = 0;
+  for (int k = 0; k < out.position; ++k) same_name_before += calls[static_cast<std::size_t>(k)]->value("name", "") == tool;
+  if (static_cast<std::size_t>(m) + 1 >= contents.size()) return out;
   const json& next = contents[static_cast<std::size_t>(m) + 1];
-  if (call == nullptr || !next.is_object() || next.value("role", "") != "user" || !next.contains("parts") ||
-      !next["parts"].is_array()) {
-    return nullptr;
+  if (!next.is_object() || next.value("role", "") != "user" || !next.contains("parts") || !next["parts"].is_array()) {
+    return out;
   }
-  const bool by_id = call->contains("id") && (*call)["id"].is_string();
-  int r = 0;
+  const bool by_id = call.contains("id") && call["id"].is_string();
+  int same_name = 0;
   for (const json& p : next["parts"]) {
     if (!p.is_object() || !p.contains("functionResponse") || !p["functionResponse"].is_object()) continue;
     const json& fr = p["functionResponse"];
-    const bool match = by_id ? fr.contains("id") && fr["id"] == (*call)["id"]
-                             : r == call_index && fr.value("name", "") == call->value("name", "");
-    ++r;
-    if (match) return fr.contains("response") ? &fr["response"] : nullptr;
+    const bool named = fr.value("name", "") == tool;
+    const bool match = by_id ? fr.contains("id") && fr["id"] == call["id"] : named && same_name == same_name_before;
+    same_name += named;
+    if (match) {
+      if (fr.contains("response")) out.response = &fr["response"];
+      return out;
+    }
   }
-  return nullptr;
+  return out;
 }
 
 /// Whether a function response's `response` tells the model the call failed: an object with an
@@ -954,39 +973,46 @@ bool reports_failure(const json& response) {
 }
 
 /// honest-outcome across the tool boundary: a call whose tool failed (an error result, a JSON-RPC
-/// error, an expired session) or whose outcome is unknown (timed out, reply lost) on its last try
-/// is not answered to the model as a success in the first request past its turn. (A call with no answer there is
-/// pairing's and recorded-execution's.)
+/// error, an expired session) or whose outcome is unknown (timed out, reply lost) is not answered
+/// to the model as a success in the first request past its turn. The answer is judged against the
+/// last try at the tool of the call it answers (a call sent again, or run again from a failed
+/// attempt, may have succeeded then: the repeat is at-most-once's harm, not this one's).
 void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
   if (ev.tool_calls == nullptr) return;
-  // A model call sent to its tool more than once is judged by its last try (the one its answer can
-  // report; the repeat itself is at-most-once's).
-  std::map<std::pair<int, int>, const ToolCallRecord*> last;
-  for (const ToolCallRecord& r : *ev.tool_calls) last[{r.request_seq, r.call_index}] = &r;
-  for (const auto& [key, at] : last) {
-    const ToolCallRecord& r = *at;
-    const bool failed = (r.outcome == "result" && r.is_error) || r.outcome == "jsonrpc_error" ||
-                        r.outcome == "timed_out" || r.outcome == "reply_lost" || r.outcome == "session_expired";
-    if (!failed || r.turn < 0 || r.request_seq < 0 || static_cast<std::size_t>(r.request_seq) >= ev.journal.size()) continue;
+  struct Judged {
+    const ToolCallRecord* last = nullptr;
+    const mock::JournalEntry* next = nullptr;
+    const json* response = nullptr;
+  };
+  std::map<std::tuple<std::size_t, int, int>, Judged> answered;  // (next request, turn, position) → last try
+  for (const ToolCallRecord& r : *ev.tool_calls) {
+    if (r.turn < 0 || r.request_seq < 0 || static_cast<std::size_t>(r.request_seq) >= ev.journal.size()) continue;
     const mock::JournalEntry* next = nullptr;
     for (std::size_t k = static_cast<std::size_t>(r.request_seq) + 1; k < ev.journal.size() && next == nullptr; ++k) {
       const mock::JournalEntry& n = ev.journal[k];
       if (n.turn > r.turn && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
     }
     if (next == nullptr) continue;
-    const json* response = response_in(next->contents, r.turn, r.call_index);
-    if (response == nullptr || reports_failure(*response)) continue;
-    const std::string what = r.outcome == "result"           ? "returned an error result (isError)"
-                             : r.outcome == "jsonrpc_error"  ? "answered with a JSON-RPC error"
+    const auto answer = answer_in(next->contents, r.turn, r.tool, r.arguments, r.call_index);
+    if (!answer) continue;
+    answered[{next->index, r.turn, answer->position}] = Judged{&r, next, answer->response};
+  }
+  for (const auto& [key, j] : answered) {
+    const ToolCallRecord& r = *j.last;
+    const bool failed = (r.outcome == "result" && r.is_error) || r.outcome == "jsonrpc_error" ||
+                        r.outcome == "timed_out" || r.outcome == "reply_lost" || r.outcome == "session_expired";
+    if (!failed || j.response == nullptr || reports_failure(*j.response)) continue;  // no answer: pairing's
+    const std::string what = r.outcome == "result"            ? "returned an error result (isError)"
+                             : r.outcome == "jsonrpc_error"   ? "answered with a JSON-RPC error"
                              : r.outcome == "session_expired" ? "did not run (its MCP session expired)"
-                             : r.outcome == "timed_out"      ? "did not answer within the runtime's timeout (outcome unknown)"
-                                                             : "lost its reply (outcome unknown)";
+                             : r.outcome == "timed_out"       ? "did not answer within the runtime's timeout (outcome unknown)"
+                                                              : "lost its reply (outcome unknown)";
     out.push_back(make("honest-outcome",
                        "a failed tool call reported to the model as a success: " + tool_words(r.tool, r.arguments) + " (call " +
                            std::to_string(r.call_index) + " of " + where(ev.journal[static_cast<std::size_t>(r.request_seq)]) +
-                           ") " + what + ", but " + where(*next) + " answers it with " +
-                           response->dump(-1, ' ', false, json::error_handler_t::replace),
-                       next));
+                           ") " + what + ", but " + where(*j.next) + " answers it with " +
+                           j.response->dump(-1, ' ', false, json::error_handler_t::replace),
+                       j.next));
   }
 }
 
