@@ -36,7 +36,7 @@ struct RunOptions {
   std::string cloud;
   std::vector<std::string> extra_defects;  ///< added to the scenario's runtime.defects
   int max_requests = 64;                   ///< cap on model requests per run
-  double max_virtual_s = 3600;             ///< cap on virtual time per run (seconds)
+  double max_virtual_s = kDefaultMaxVirtualS;  ///< cap on virtual time per run (seconds)
   double stall_ms_per_s = 20;              ///< HTTP only: real ms per virtual second (stalls, idle timeout)
   double min_idle_timeout_ms = 500;        ///< HTTP only: the scale grows so the idle timeout lasts this long
   int max_delay_ms = 25;                   ///< HTTP only: cap on delay_ms / idle_ms for the reference runtime

@@ -14,6 +14,9 @@
 
 namespace harness {
 
+/// A run's virtual-time cap in seconds when its scenario gives no `max_virtual_s` (RunOptions).
+inline constexpr double kDefaultMaxVirtualS = 3600;
+
 /// Reference-runtime settings as written in the file; unset fields take the runtime's defaults.
 /// The shortest `runtime.idle_timeout_s` a scenario may set, in seconds (one millisecond). Over
 /// HTTP the idle timeout is scaled to at least half a second of real time (docs/POLICY.md "Time
@@ -97,7 +100,8 @@ struct Scenario {
   /// the session's next prompt, if any, continues the same history.
   std::optional<Interrupt> interrupt;
   RuntimeSettings runtime;
-  /// The run's virtual-time cap in seconds (`max_virtual_s`); unset: the runner's (default 3600).
+  /// The run's virtual-time cap in seconds (`max_virtual_s`); unset: the runner's (default
+  /// kDefaultMaxVirtualS).
   /// A run still going at the cap breaks `bounded-retries`, or `liveness` if it sat on a silent
   /// stream.
   std::optional<double> max_virtual_s;

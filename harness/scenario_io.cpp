@@ -21,6 +21,7 @@
 
 #include "runtime_under_test/codec.h"
 #include "runtime_under_test/defects.h"
+#include "runtime_under_test/retry_coordinator.h"
 #include "runtime_under_test/runtime.h"
 
 namespace harness {
@@ -189,6 +190,14 @@ std::string type_of(const json& j) { return mock::found_text(j); }
 
 std::string quote(std::string_view s) { return json(std::string(s)).dump(); }
 
+/// Seconds as a message shows them: whole numbers as such ("3600"), others as they are ("0.5").
+std::string seconds_text(double s) {
+  if (std::isfinite(s) && s == std::floor(s) && std::fabs(s) < 9e15) return std::to_string(static_cast<long long>(s));
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
 bool valid_name(const std::string& s) {
   if (s.empty()) return false;
   auto lower_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
@@ -331,6 +340,17 @@ class ShapeReader : public Checks {
       return std::nullopt;
     }
     return v;
+  }
+
+  /// A number in 0..hi (-0 read as 0). Any other value (another type, negative, larger) is one problem that says
+  /// the whole range: "expected " + `expected` + ", found " + what was found.
+  std::optional<double> number_up_to(const json& j, const std::string& pointer, double hi, const std::string& expected) {
+    if (j.is_number()) {
+      const double v = j.get<double>();
+      if (std::isfinite(v) && v >= 0 && v <= hi) return v == 0 ? 0.0 : v;  // -0.0 is 0
+    }
+    problem(pointer, "expected " + expected + ", found " + type_of(j));
+    return std::nullopt;
   }
 
   std::optional<std::vector<std::string>> string_array(const json& j, const std::string& pointer) {
@@ -544,14 +564,11 @@ class ShapeReader : public Checks {
     // The event's timing (SCENARIO-FORMAT.md "Event timing"), set on whichever event this is.
     std::optional<double> delay_s;
     if (j.contains("delay_s")) {
-      delay_s = number(j["delay_s"], at(p, "delay_s"), 0, false);
+      // Scaled and summed, a larger one overflowed to infinity (the proxy journaled "delay_s": null).
+      delay_s = number_up_to(j["delay_s"], at(p, "delay_s"), kMaxEventDelayS,
+                             "a number of seconds in 0.." + std::to_string(static_cast<long long>(kMaxEventDelayS)) +
+                                 " (about 11.6 days; an endless wait is a `stall` fault)");
       if (!delay_s) return std::nullopt;
-      if (*delay_s > kMaxEventDelayS) {
-        // Scaled and summed, a larger one overflowed to infinity (the proxy journaled "delay_s": null).
-        problem(at(p, "delay_s"), "expected a number of seconds in 0.." + std::to_string(static_cast<long long>(kMaxEventDelayS)) +
-                                      " (about 11.6 days; an endless wait is a `stall` fault), found " + j["delay_s"].dump());
-        return std::nullopt;
-      }
     }
     std::optional<mock::Event> e = event_body(j, p);
     if (e && delay_s) std::visit([&](auto& ev) { ev.delay_s = delay_s; }, *e);
@@ -724,13 +741,9 @@ class ShapeReader : public Checks {
     if (has_status) {
       if (auto v = integer(j["status"], at(p, "status"), 400, 599)) a.status = static_cast<int>(*v);
       if (j.contains("retry_after_s")) {
-        a.retry_after_s = number(j["retry_after_s"], at(p, "retry_after_s"), 0, false);
-        if (a.retry_after_s && *a.retry_after_s > kMaxRetryAfterS) {
-          problem(at(p, "retry_after_s"), "expected a number of seconds in 0.." +
-                                              std::to_string(static_cast<long long>(kMaxRetryAfterS)) +
-                                              " (about 11.6 days), found " + j["retry_after_s"].dump());
-          a.retry_after_s.reset();
-        }
+        a.retry_after_s = number_up_to(j["retry_after_s"], at(p, "retry_after_s"), kMaxRetryAfterS,
+                                       "a number of seconds in 0.." + std::to_string(static_cast<long long>(kMaxRetryAfterS)) +
+                                           " (about 11.6 days)");
       }
       if (j.contains("quota")) {
         const std::string qp = at(p, "quota");
@@ -1019,13 +1032,10 @@ class ShapeReader : public Checks {
     if (!is_object(t, "/timing")) return;
     only_keys(t, "/timing", {"scale", "max_delay_s"});
     if (t.contains("scale")) {
-      if (auto v = number(t["scale"], "/timing/scale", 0, false)) {
-        if (*v > kMaxTimingScale) {
-          problem("/timing/scale", "expected a number in 0.." + std::to_string(static_cast<long long>(kMaxTimingScale)) +
-                                       " (as --timing-scale takes), found " + t["scale"].dump());
-        } else {
-          s.script.timing.scale = *v;
-        }
+      if (auto v = number_up_to(t["scale"], "/timing/scale", kMaxTimingScale,
+                                "a number in 0.." + std::to_string(static_cast<long long>(kMaxTimingScale)) +
+                                    " (as --timing-scale takes)")) {
+        s.script.timing.scale = *v;
       }
     }
     if (t.contains("max_delay_s")) s.script.timing.max_delay_s = number(t["max_delay_s"], "/timing/max_delay_s", 0, false);
@@ -1735,8 +1745,67 @@ std::vector<LoadProblem> unplayed_warnings(const Scenario& s) {
   return out;
 }
 
-std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
+std::vector<LoadProblem> cap_warnings(const Scenario& s) {
   std::vector<LoadProblem> out;
+  const rut::Config defaults;
+  const double cap = s.max_virtual_s.value_or(kDefaultMaxVirtualS);
+  const int max_attempts = s.runtime.max_attempts.value_or(defaults.max_attempts);
+  const std::vector<double>& backoff = s.runtime.backoff_s ? *s.runtime.backoff_s : defaults.backoff_s;
+  const bool ignores_retry_after =
+      std::find(s.runtime.defects.begin(), s.runtime.defects.end(), "ignore-retry-after") != s.runtime.defects.end();
+  const std::string cap_text = s.max_virtual_s ? "max_virtual_s of " + seconds_text(cap) + " s"
+                                               : "max_virtual_s (default " + seconds_text(cap) + " s)";
+  double waited = 0;  // the run's virtual seconds spent in waits before retries so far
+  bool summed_warned = false;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    if (s.interrupt && static_cast<std::size_t>(s.interrupt->turn) <= t) break;  // the run ends at the interrupt
+    const auto& attempts = s.script.turns[t].attempts;
+    for (std::size_t a = 0; a < attempts.size(); ++a) {
+      const mock::Attempt& at = attempts[a];
+      const std::string ap = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a);
+      bool retried = true;  // the reference runtime retries after this attempt (RetryCoordinator)
+      if (at.status) {
+        const bool per_day = at.quota == mock::Quota::kPerDay;
+        retried = (*at.status == 429 && !per_day) || *at.status >= 500;
+      } else if (!at.fault) {
+        // A stream without a fault: a whole answer ends the turn; a content filter finish gets at
+        // most an immediate retry on the fallback model.
+        const mock::FinishEvent* finish = nullptr;
+        for (const auto& e : at.events) {
+          if ((finish = std::get_if<mock::FinishEvent>(&e)) != nullptr) break;
+        }
+        if (finish != nullptr && !finish->after_fragment &&
+            (finish->reason == mock::FinishReason::kStop || finish->reason == mock::FinishReason::kMaxTokens ||
+             finish->reason == mock::FinishReason::kContentFilter)) {
+          retried = false;
+        }
+      }
+      if (!retried || static_cast<int>(a) + 1 >= max_attempts) break;  // the turn ends or the run does
+      const double step = rut::RetryCoordinator::backoff_step_s(backoff, static_cast<int>(a) + 1);
+      const double retry_after = ignores_retry_after ? 0 : at.retry_after_s.value_or(0);
+      const double wait = std::max(step, retry_after);
+      waited += wait;
+      if (retry_after > cap) {
+        out.push_back({s.source_path, ap + "/retry_after_s",
+                       "a Retry-After of " + seconds_text(retry_after) + " s is longer than the run's " + cap_text +
+                           ": the runtime waits it out, so the run always ends at the cap before the retry "
+                           "(bounded-retries); keep it under the cap or raise max_virtual_s"});
+        summed_warned = true;
+      } else if (waited > cap && !summed_warned) {
+        out.push_back({s.source_path, at.retry_after_s ? ap + "/retry_after_s" : ap,
+                       "the waits before retries up to this attempt (runtime.backoff_s and Retry-After) add up to " +
+                           seconds_text(waited) + " s, past the run's " + cap_text +
+                           ": the run always ends at the cap (bounded-retries); shorten the waits or raise "
+                           "max_virtual_s"});
+        summed_warned = true;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
+  std::vector<LoadProblem> out = cap_warnings(s);
   // WebSocket fields act only over the Responses API's WebSocket mode: in a scenario of another
   // provider they take effect only when it is played with --provider openai-responses.
   if (s.script.provider != "openai-responses") {

@@ -98,7 +98,16 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// Part of scenario_warnings.
 [[nodiscard]] std::vector<LoadProblem> unplayed_warnings(const Scenario& scenario);
 
-/// scenario_warnings without the timing ones: the fallback model equal to the model in use, a
+/// Waits that make the run always end at its virtual-time cap (`max_virtual_s`, default
+/// kDefaultMaxVirtualS): a `retry_after_s` longer than the cap on an attempt the reference runtime
+/// retries (a 429 that is not `per_day`, a 5xx), or, the first time it happens, the run's waits
+/// before retries so far (each max(backoff step, Retry-After), as rut::RetryCoordinator waits,
+/// within `runtime.max_attempts`) adding up past it. One problem each, with the attempt's pointer
+/// (its `retry_after_s` when it has one); stalls and event delays are not counted, so it is a
+/// lower bound. Part of fallback_warnings (memory runs are capped too).
+[[nodiscard]] std::vector<LoadProblem> cap_warnings(const Scenario& scenario);
+
+/// scenario_warnings without the timing ones: cap_warnings, the fallback model equal to the model in use, a
 /// continuation prompt the pinned hold design never sends, and `websocket` fields in a scenario
 /// whose provider is not openai-responses (they act over WebSocket only).
 [[nodiscard]] std::vector<LoadProblem> fallback_warnings(const Scenario& scenario);

@@ -3,6 +3,7 @@
 // for every fault kind and finish reason.
 #include "harness/scenario_io.h"
 #include "harness/runner.h"
+#include "mock_server/faults.h"
 #include "runtime_under_test/codec.h"
 #include "tests/test_temp.h"
 
@@ -12,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using harness::LoadProblem;
 using harness::parse_json_text;
@@ -125,7 +127,7 @@ TEST_CASE("attempt problems") {
             "expected an integer in 400..599, found integer 200"));
   CHECK(has(turns(R"({"status": "503"})"), "/turns/0/attempts/0/status", "found string \"503\""));
   CHECK(has(turns(R"({"status": 429, "retry_after_s": -1})"), "/turns/0/attempts/0/retry_after_s",
-            "expected a number >= 0"));
+            "expected a number of seconds in 0..1000000 (about 11.6 days), found integer -1"));
   CHECK(has(turns(R"({"status": 503, "fault": {"kind": "end"}})"), "/turns/0/attempts/0/fault",
             "needs a stream attempt"));
   CHECK(has(turns(R"({"events": [], "retry_after_s": 3})"), "/turns/0/attempts/0/retry_after_s",
@@ -1444,4 +1446,87 @@ TEST_CASE("a retry_after_s past 1000000 s is refused with its pointer") {
   }
 }
 
+TEST_CASE("a delay_s, timing scale or retry_after_s of the wrong type or sign is told the whole range") {
+  const auto load = [](const std::string& scale, const std::string& delay, const std::string& retry_after) {
+    return harness::parse_scenario(R"({"schema": 1, "name": "x", "prompt": "p", "timing": {"scale": )" + scale +
+                                       R"(}, "turns": [{"attempts": [{"status": 429, "retry_after_s": )" + retry_after +
+                                       R"(}, {"events": [{"text": "a", "delay_s": )" + delay + R"(}, {"finish": "stop"}]}]}]})",
+                                   "x.json");
+  };
+  for (const char* bad : {R"("x")", "-1", "null", "true"}) {
+    const harness::LoadResult r = load(bad, bad, bad);
+    INFO(bad);
+    REQUIRE(r.problems.size() == 3);
+    std::map<std::string, std::string> by_pointer;
+    for (const auto& p : r.problems) by_pointer[p.pointer] = p.message;
+    const std::string found = mock::found_text(nlohmann::json::parse(bad));
+    CHECK(by_pointer["/timing/scale"] ==
+          "expected a number in 0..1000000 (as --timing-scale takes), found " + found);
+    CHECK(by_pointer["/turns/0/attempts/1/events/0/delay_s"] ==
+          "expected a number of seconds in 0..1000000 (about 11.6 days; an endless wait is a `stall` fault), found " + found);
+    CHECK(by_pointer["/turns/0/attempts/0/retry_after_s"] ==
+          "expected a number of seconds in 0..1000000 (about 11.6 days), found " + found);
+  }
+}
+
 }  // namespace scenario_io_timing_bounds_test
+
+namespace scenario_io_cap_warnings_test {
+
+harness::Scenario load(const nlohmann::json& j) {
+  auto r = harness::parse_scenario(j.dump(), "cap.json");
+  INFO(harness::format_problem(r.problems.empty() ? harness::LoadProblem{} : r.problems[0]));
+  REQUIRE(r.scenario);
+  return *r.scenario;
+}
+
+nlohmann::json with_attempts(const nlohmann::json& failing) {
+  nlohmann::json attempts = failing;
+  attempts.push_back({{"events", nlohmann::json::array({{{"text", "done"}}, {{"finish", "stop"}}})}});
+  return {{"schema", 1}, {"name", "cap"}, {"prompt", "p"}, {"turns", nlohmann::json::array({{{"attempts", attempts}}})}};
+}
+
+TEST_CASE("lint warns when a retry_after_s or the waits it forces pass the run's virtual-time cap") {
+  using nlohmann::json;
+  // A Retry-After longer than the default cap of 3600 s: the run always ends at the cap.
+  auto w = harness::cap_warnings(load(with_attempts(json::array({{{"status", 429}, {"retry_after_s", 4000}}}))));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].pointer == "/turns/0/attempts/0/retry_after_s");
+  CHECK(w[0].message.find("a Retry-After of 4000 s is longer than the run's max_virtual_s (default 3600 s)") == 0);
+  // It is a warning: lint and run print it from fallback_warnings, the file stays valid.
+  CHECK(harness::fallback_warnings(load(with_attempts(json::array({{{"status", 503}, {"retry_after_s", 4000}}})))).size() == 1);
+  // The scenario's own cap.
+  json own = with_attempts(json::array({{{"status", 503}, {"retry_after_s", 120}}}));
+  own["max_virtual_s"] = 100;
+  w = harness::cap_warnings(load(own));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].message.find("max_virtual_s of 100 s") != std::string::npos);
+  // Summed: three 503s of 1500 s each, under the cap one by one, 4500 s together.
+  json three = with_attempts(json::array({{{"status", 503}, {"retry_after_s", 1500}},
+                                          {{"status", 503}, {"retry_after_s", 1500}},
+                                          {{"status", 503}, {"retry_after_s", 1500}}}));
+  three["runtime"] = {{"max_attempts", 4}};
+  w = harness::cap_warnings(load(three));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].pointer == "/turns/0/attempts/2/retry_after_s");
+  CHECK(w[0].message.find("add up to 4500 s") != std::string::npos);
+  // The backoff schedule counts too: a cut stream retried after a 4000 s step.
+  json backoff = with_attempts(json::array({{{"events", json::array({{{"text", "a"}}})}, {"fault", {{"kind", "disconnect"}}}}}));
+  backoff["runtime"] = {{"backoff_s", json::array({4000})}};
+  w = harness::cap_warnings(load(backoff));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].pointer == "/turns/0/attempts/0");
+  // No warning where no wait happens or it fits: under the cap, a per-day quota (not retried),
+  // a 400 (not retried), the last attempt the runtime makes, the ignore-retry-after defect.
+  CHECK(harness::cap_warnings(load(with_attempts(json::array({{{"status", 429}, {"retry_after_s", 3599}}})))).empty());
+  CHECK(harness::cap_warnings(load(with_attempts(json::array({{{"status", 429}, {"quota", "per_day"}, {"retry_after_s", 86400}}})))).empty());
+  CHECK(harness::cap_warnings(load(with_attempts(json::array({{{"status", 400}, {"retry_after_s", 86400}}})))).empty());
+  json last = with_attempts(json::array({{{"status", 503}, {"retry_after_s", 86400}}}));
+  last["runtime"] = {{"max_attempts", 1}};
+  CHECK(harness::cap_warnings(load(last)).empty());
+  json ignored = with_attempts(json::array({{{"status", 503}, {"retry_after_s", 86400}}}));
+  ignored["runtime"] = {{"defects", json::array({"ignore-retry-after"})}};
+  CHECK(harness::cap_warnings(load(ignored)).empty());
+}
+
+}  // namespace scenario_io_cap_warnings_test

@@ -12,6 +12,7 @@
 //   - errors: {"error":{message, type, param, code}}, in the body or as an in-stream data frame.
 #include "mock_server/openai_chat_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -530,11 +531,22 @@ class Format final : public WireFormat {
     if (stream != nullptr && !stream->is_boolean() && !stream->is_null()) {
       reject(invalid_type("stream", "a boolean", *stream));
     }
+    // `stream_options` is an object of booleans, each nullable (documented:
+    // platform.openai.com/docs/api-reference/chat/create); another type is answered like any
+    // mistyped parameter.
     if (const json* options = member(parsed, "stream_options"); options != nullptr && options->is_object()) {
       const json* usage = member(*options, "include_usage");
       out.include_usage = usage != nullptr && usage->is_boolean() && usage->get<bool>();
       const json* obfuscation = member(*options, "include_obfuscation");
       out.include_obfuscation = obfuscation == nullptr || !obfuscation->is_boolean() || obfuscation->get<bool>();
+      for (const char* key : {"include_usage", "include_obfuscation"}) {
+        const json* v = member(*options, key);
+        if (v != nullptr && !v->is_null() && !v->is_boolean()) {
+          reject(invalid_type(std::string("stream_options.") + key, "a boolean", *v));
+        }
+      }
+    } else if (options != nullptr && !options->is_null()) {
+      reject(invalid_type("stream_options", "an object", *options));
     }
 
     const json* messages = member(parsed, "messages");
@@ -574,13 +586,7 @@ class Format final : public WireFormat {
   ErrorAnswer error_answer(int status, std::string_view message,
                            std::optional<double> retry_after_s) const override {
     ErrorAnswer out{error_envelope(status, message).dump(), {}};
-    if (retry_after_s) {
-      double s = *retry_after_s;
-      if (!(s >= 0) || !std::isfinite(s)) s = 0;
-      out.headers.emplace_back("retry-after", std::to_string(static_cast<long long>(std::ceil(s))));
-      out.headers.emplace_back("retry-after-ms",
-                               std::to_string(static_cast<long long>(std::llround(s * 1000))));
-    }
+    if (retry_after_s) out.headers = retry_after_headers(*retry_after_s);
     return out;
   }
 
@@ -791,8 +797,35 @@ ojson error_envelope(int status, std::string_view message) {
       break;
   }
   e["param"] = nullptr;
+  if (status == 400) {
+    // A parameter problem names the parameter and its kind, as live: "Invalid type for
+    // 'messages[1].content': …" comes with "param": "messages[1].content", "code": "invalid_type"
+    // (pydantic/pydantic-ai#2653); pairing rejections and the missing model keep null.
+    const auto starts = [&](std::string_view prefix) { return message.substr(0, prefix.size()) == prefix; };
+    for (std::string_view prefix : {"Missing required parameter: '", "Invalid type for '", "Invalid '"}) {
+      if (!starts(prefix)) continue;
+      const std::string_view rest = message.substr(prefix.size());
+      if (const auto end = rest.find('\''); end != std::string_view::npos) e["param"] = std::string(rest.substr(0, end));
+      break;
+    }
+    if (starts("Missing required parameter: '")) code = "missing_required_parameter";
+    else if (starts("Invalid type for '")) code = "invalid_type";
+    else if (starts("Invalid '") && message.find("': empty array.") != std::string_view::npos) code = "empty_array";
+  }
   e["code"] = std::move(code);
   return ojson{{"error", std::move(e)}};
+}
+
+std::vector<std::pair<std::string, std::string>> retry_after_headers(double retry_after_s) {
+  // Bounded so the millisecond count fits an int64 (a scenario's is at most 1e6 s).
+  const double s = std::isfinite(retry_after_s) && retry_after_s > 0 ? std::min(retry_after_s, 1e12) : 0;
+  // Up to the next millisecond; a product a rounding error above a whole number (0.1 * 1000 may
+  // not be exactly 100) stays that number.
+  const double scaled = s * 1000;
+  long long ms = std::llround(scaled);
+  if (scaled - static_cast<double>(ms) > 1e-6) ++ms;
+  return {{"retry-after", std::to_string(static_cast<long long>(std::ceil(s)))},
+          {"retry-after-ms", std::to_string(ms)}};
 }
 
 std::unique_ptr<StreamEncoder> make_encoder(const ResponseContext& ctx, bool include_usage) {

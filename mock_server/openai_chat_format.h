@@ -51,6 +51,13 @@ std::string rate_limit_message(Quota quota, std::string_view model, std::optiona
 /// family on Chat Completions and Responses; platform.openai.com/docs/guides/rate-limits).
 void add_answer_headers(std::size_t journal_index, int status, std::vector<std::pair<std::string, std::string>>& headers);
 
+/// The Retry-After headers both OpenAI formats send for a wait of `retry_after_s` seconds
+/// (negative, NaN or infinite read as 0): `retry-after` in whole seconds and `retry-after-ms` in
+/// whole milliseconds, both rounded up, so they agree (ceil(ms / 1000) == the seconds) and a
+/// positive wait is never 0 ms (0.0001 s → "1" and "1"). Names: platform.openai.com/docs/guides/
+/// rate-limits and the `openai` SDKs, which read `retry-after-ms` first (WIRE-FORMATS.md).
+std::vector<std::pair<std::string, std::string>> retry_after_headers(double retry_after_s);
+
 /// `length` characters of `obfuscation` padding ([A-Za-z0-9], as live), the same for the same
 /// (`journal_index`, `frame`) in every run and different from frame to frame. Both OpenAI formats
 /// pad every streamed delta with it, a defence against reading token lengths off encrypted frame
@@ -61,8 +68,11 @@ std::string obfuscation_padding(std::size_t journal_index, std::uint64_t frame, 
 /// Deterministic completion id of the response to `journal_index`: `chatcmpl-hiccup-<n>`.
 std::string completion_id(std::size_t journal_index);
 
-/// The envelope `{"error":{"message","type","param":null,"code"}}` for `status`: 400/401/404
-/// `invalid_request_error`, 403 `request_forbidden`, 429 type `requests` code
+/// The envelope `{"error":{"message","type","param","code"}}` for `status`: 400/401/404
+/// `invalid_request_error` (a 400 whose message names a parameter, `Invalid type for 'P': …`,
+/// `Missing required parameter: 'P'.`, `Invalid 'P': empty array. …`, has `param` P and `code`
+/// `invalid_type`, `missing_required_parameter` or `empty_array`, as live: pydantic/pydantic-ai#2653;
+/// otherwise both null), 403 `request_forbidden`, 429 type `requests` code
 /// `rate_limit_exceeded`, 500/503/529 `server_error`, 502 `cf_bad_gateway` and 504
 /// `cf_gateway_timeout` (Cloudflare's, code = the status as a number).
 nlohmann::ordered_json error_envelope(int status, std::string_view message);

@@ -205,6 +205,22 @@ TEST_CASE("every chunk ends with obfuscation padding unless the request turns it
   CHECK(fmt().stream_encoder(kCtx)->open().find("obfuscation") == std::string::npos);
 }
 
+TEST_CASE("stream_options of the wrong type is a 400 naming the parameter") {
+  auto with_options = [](const json& options) {
+    json body = request(json::array({user("hi")}));
+    body["stream_options"] = options;
+    const auto d = decode(body);
+    return d.rejection ? d.rejection->message : std::string();
+  };
+  CHECK(with_options("x") == "Invalid type for 'stream_options': expected an object, but got a string instead.");
+  CHECK(with_options({{"include_obfuscation", "false"}}) ==
+        "Invalid type for 'stream_options.include_obfuscation': expected a boolean, but got a string instead.");
+  CHECK(with_options({{"include_usage", 1}}) ==
+        "Invalid type for 'stream_options.include_usage': expected a boolean, but got an integer instead.");
+  CHECK(with_options(nullptr).empty());
+  CHECK(with_options({{"include_usage", nullptr}, {"include_obfuscation", false}}).empty());
+}
+
 TEST_CASE("the in-stream error is one data frame holding the error envelope, typed by status") {
   auto enc = fmt().stream_encoder(kCtx);
   CHECK(enc->error_event(500) ==
@@ -241,6 +257,22 @@ TEST_CASE("error envelopes carry message, type, param and code by status") {
   CHECK(field(504, "type") == "cf_gateway_timeout");
   CHECK(field(529, "type") == "server_error");
   CHECK(field(400, "param").is_null());
+  // A parameter problem names the parameter, as live (pydantic/pydantic-ai#2653).
+  auto error_of = [](const std::string& message) {
+    return json::parse(fmt().error_answer(400, message, std::nullopt).body)["error"];
+  };
+  const json typed = error_of("Invalid type for 'messages[1].content': expected one of a string or array of objects, but got an object instead.");
+  CHECK(typed["param"] == "messages[1].content");
+  CHECK(typed["code"] == "invalid_type");
+  CHECK(typed["type"] == "invalid_request_error");
+  CHECK(error_of("Invalid type for 'stream_options': expected an object, but got a string instead.")["param"] == "stream_options");
+  const json missing = error_of("Missing required parameter: 'messages[0].role'.");
+  CHECK(missing["param"] == "messages[0].role");
+  CHECK(missing["code"] == "missing_required_parameter");
+  CHECK(error_of("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")["code"] ==
+        "empty_array");
+  CHECK(error_of("you must provide a model parameter")["param"].is_null());
+  CHECK(error_of("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")["param"].is_null());
   CHECK(fmt().default_message(502) == "Bad gateway.");
   CHECK(fmt().error_answer(500, "m", std::nullopt).headers.empty());
 }
@@ -249,6 +281,16 @@ TEST_CASE("retry_after_s becomes retry-after (whole seconds, rounded up) and ret
   using H = std::vector<std::pair<std::string, std::string>>;
   CHECK(fmt().error_answer(429, "slow down", 30.0).headers == H{{"retry-after", "30"}, {"retry-after-ms", "30000"}});
   CHECK(fmt().error_answer(503, "busy", 1.5).headers == H{{"retry-after", "2"}, {"retry-after-ms", "1500"}});
+  // retry-after-ms rounds up too, so the two agree and a positive wait is never 0 ms.
+  CHECK(fmt().error_answer(429, "slow down", 0.0001).headers == H{{"retry-after", "1"}, {"retry-after-ms", "1"}});
+  CHECK(fmt().error_answer(429, "slow down", 2.0004).headers == H{{"retry-after", "3"}, {"retry-after-ms", "2001"}});
+  for (double s : {0.0001, 0.1, 0.29, 0.57, 1.0004, 4.35, 999999.9999}) {
+    INFO(s);
+    const H h = fmt().error_answer(429, "slow down", s).headers;
+    REQUIRE(h.size() == 2);
+    CHECK(std::stoll(h[1].second) >= s * 1000 - 1e-6);
+    CHECK((std::stoll(h[1].second) + 999) / 1000 == std::stoll(h[0].second));
+  }
 }
 
 TEST_CASE("call ids and completion ids are deterministic") {

@@ -486,6 +486,47 @@ std::string invalid_type(const std::string& param, std::string_view expected, co
          type_name(got) + " instead.";
 }
 
+/// `stream_options` (nullable) is an object whose `include_obfuscation` is a nullable boolean
+/// (documented: platform.openai.com/docs/api-reference/responses/create); nullopt when it is.
+std::optional<std::string> stream_options_problem(const json& body) {
+  auto options = body.find("stream_options");
+  if (options == body.end() || options->is_null()) return std::nullopt;
+  if (!options->is_object()) return invalid_type("stream_options", "an object", *options);
+  auto obfuscation = options->find("include_obfuscation");
+  if (obfuscation != options->end() && !obfuscation->is_null() && !obfuscation->is_boolean()) {
+    return invalid_type("stream_options.include_obfuscation", "a boolean", *obfuscation);
+  }
+  return std::nullopt;
+}
+
+/// `metadata` (nullable): "Set of 16 key-value pairs … Keys are strings with a maximum length of
+/// 64 characters. Values are strings with a maximum length of 512 characters." (documented:
+/// platform.openai.com/docs/api-reference/responses/create). A wrong type is answered like any
+/// mistyped parameter, a long value with the API's `string_above_max_length` wording; the
+/// too-many and long-key messages are written in the same style (NOT verified against a live
+/// answer). nullopt when valid.
+std::optional<std::string> metadata_problem(const json& body) {
+  auto metadata = body.find("metadata");
+  if (metadata == body.end() || metadata->is_null()) return std::nullopt;
+  if (!metadata->is_object()) return invalid_type("metadata", "an object", *metadata);
+  if (metadata->size() > 16) {
+    return "Invalid 'metadata': too many properties. Expected an object with at most 16 properties, "
+           "but got an object with " + std::to_string(metadata->size()) + " properties instead.";
+  }
+  for (const auto& [key, value] : metadata->items()) {
+    if (const std::size_t n = code_points(key); n > 64) {
+      return "Invalid 'metadata': key too long. Expected a key with maximum length 64, but got a key "
+             "with length " + std::to_string(n) + " instead.";
+    }
+    if (!value.is_string()) return invalid_type("metadata." + key, "a string", value);
+    if (const std::size_t n = code_points(value.get_ref<const std::string&>()); n > 512) {
+      return "Invalid 'metadata." + key + "': string too long. Expected a string with maximum length "
+             "512, but got a string with length " + std::to_string(n) + " instead.";
+    }
+  }
+  return std::nullopt;
+}
+
 /// The `type`s an input item may have (openai-node ResponseInputItem; `message` may be left out
 /// when the item has a `role`, `item_reference` when it has only an `id`). The API answers an
 /// unknown or missing type "Invalid value: ''. Supported values are: 'apply_patch_call',
@@ -898,14 +939,13 @@ ojson code_for_400(std::string_view message) {
   if (starts_with(message, "The encrypted content ")) return "invalid_encrypted_content";
   if (starts_with(message, "Invalid type for")) return "invalid_type";
   if (starts_with(message, "Invalid value")) return "invalid_value";
+  if (starts_with(message, "Invalid '") && message.find("': string too long.") != std::string_view::npos) {
+    return "string_above_max_length";
+  }
   if (starts_with(message, "Invalid '") && message.find("empty array") != std::string_view::npos) {
     return "empty_array";
   }
   return nullptr;
-}
-
-std::string seconds_header(double seconds) {
-  return std::to_string(static_cast<long long>(std::ceil(seconds)));
 }
 
 class Format final : public WireFormat {
@@ -932,8 +972,7 @@ class Format final : public WireFormat {
       auto obfuscation = options->find("include_obfuscation");
       out.include_obfuscation = obfuscation == options->end() || !obfuscation->is_boolean() || obfuscation->get<bool>();
     }
-    // Echoed in the response object, as live (the API allows an object of up to 16 string pairs;
-    // what it holds is not judged here).
+    // Echoed in the response object, as live.
     if (auto metadata = j.find("metadata"); metadata != j.end() && metadata->is_object()) {
       out.metadata = metadata->dump(-1, ' ', false, json::error_handler_t::replace);
     }
@@ -952,6 +991,8 @@ class Format final : public WireFormat {
     if (auto stream = j.find("stream"); stream != j.end() && !stream->is_null() && !stream->is_boolean()) {
       note(reject(invalid_type("stream", "a boolean", *stream)));
     }
+    if (auto problem = stream_options_problem(j)) note(reject(std::move(*problem)));
+    if (auto problem = metadata_problem(j)) note(reject(std::move(*problem)));
     auto input = j.find("input");
     if (input == j.end() || input->is_null()) {
       note(reject("Missing required parameter: 'input'."));
@@ -1014,11 +1055,7 @@ class Format final : public WireFormat {
     e["code"] = !code.empty() ? ojson(std::string(code))
                               : status == 400 ? code_for_400(message) : ojson(nullptr);
     ErrorAnswer answer{ojson{{"error", std::move(e)}}.dump(), {}};
-    if (retry_after_s) {
-      const double s = std::isfinite(*retry_after_s) && *retry_after_s > 0 ? *retry_after_s : 0;
-      answer.headers.emplace_back("retry-after", seconds_header(s));
-      answer.headers.emplace_back("retry-after-ms", std::to_string(std::llround(s * 1000)));
-    }
+    if (retry_after_s) answer.headers = openai_chat::retry_after_headers(*retry_after_s);
     return answer;
   }
 

@@ -155,7 +155,60 @@ TEST_CASE("responses: deltas carry obfuscation padding to 16 code points unless 
   CHECK(stream({mock::TextEvent{"I"}}).find("obfuscation") == std::string::npos);
   CHECK(decode({{"input", "hi"}, {"stream", true}}).include_obfuscation);
   CHECK_FALSE(decode({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", false}}}}).include_obfuscation);
-  CHECK(decode({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", "no"}}}}).include_obfuscation);
+  CHECK(decode({{"input", "hi"}, {"stream", true}, {"stream_options", nullptr}}).include_obfuscation);
+  CHECK(decode({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", nullptr}}}}).include_obfuscation);
+}
+
+TEST_CASE("responses: stream_options and metadata of the wrong shape are 400s naming the parameter") {
+  auto rejected = [](json body) {
+    const auto d = decode(std::move(body));
+    REQUIRE(d.rejection);
+    CHECK(d.rejection->status == 400);
+    CHECK_FALSE(d.rejection->pairing);
+    return json::parse(fmt().error_answer(400, d.rejection->message, std::nullopt).body)["error"];
+  };
+  const json so = rejected({{"input", "hi"}, {"stream", true}, {"stream_options", "x"}});
+  CHECK(so["message"] == "Invalid type for 'stream_options': expected an object, but got a string instead.");
+  CHECK(so["type"] == "invalid_request_error");
+  CHECK(so["param"] == "stream_options");
+  CHECK(so["code"] == "invalid_type");
+  const json ob = rejected({{"input", "hi"}, {"stream", true}, {"stream_options", {{"include_obfuscation", "false"}}}});
+  CHECK(ob["message"] ==
+        "Invalid type for 'stream_options.include_obfuscation': expected a boolean, but got a string instead.");
+  CHECK(ob["param"] == "stream_options.include_obfuscation");
+  // metadata: an object of at most 16 string values, keys up to 64 characters, values up to 512.
+  const json md = rejected({{"input", "hi"}, {"metadata", {{"run", 7}}}});
+  CHECK(md["message"] == "Invalid type for 'metadata.run': expected a string, but got an integer instead.");
+  CHECK(md["param"] == "metadata.run");
+  CHECK(md["code"] == "invalid_type");
+  CHECK(rejected({{"input", "hi"}, {"metadata", json::array()}})["param"] == "metadata");
+  json many = json::object();
+  for (int i = 0; i < 17; ++i) many["k" + std::to_string(i)] = "v";
+  const json too_many = rejected({{"input", "hi"}, {"metadata", many}});
+  CHECK(too_many["message"] ==
+        "Invalid 'metadata': too many properties. Expected an object with at most 16 properties, but got "
+        "an object with 17 properties instead.");
+  CHECK(too_many["param"] == "metadata");
+  const json long_key = rejected({{"input", "hi"}, {"metadata", {{std::string(65, 'k'), "v"}}}});
+  CHECK(long_key["param"] == "metadata");
+  CHECK(long_key["message"] ==
+        "Invalid 'metadata': key too long. Expected a key with maximum length 64, but got a key with "
+        "length 65 instead.");
+  const json long_value = rejected({{"input", "hi"}, {"metadata", {{"note", std::string(513, 'v')}}}});
+  CHECK(long_value["message"] ==
+        "Invalid 'metadata.note': string too long. Expected a string with maximum length 512, but got a "
+        "string with length 513 instead.");
+  CHECK(long_value["param"] == "metadata.note");
+  CHECK(long_value["code"] == "string_above_max_length");
+  // At the limits, counted in characters (not bytes), it is accepted and echoed.
+  many.erase("k16");
+  CHECK_FALSE(decode({{"input", "hi"}, {"metadata", many}}).rejection);
+  std::string e_acute_512;
+  for (int i = 0; i < 512; ++i) e_acute_512 += "\xc3\xa9";
+  const auto at_limit = decode({{"input", "hi"}, {"metadata", {{std::string(64, 'k'), e_acute_512}}}});
+  CHECK_FALSE(at_limit.rejection);
+  CHECK_FALSE(at_limit.metadata.empty());
+  CHECK_FALSE(decode({{"input", "hi"}, {"metadata", nullptr}}).rejection);
 }
 
 TEST_CASE("responses: the response object says background false, completed_at once completed, and echoes metadata") {
@@ -402,6 +455,12 @@ TEST_CASE("responses: the error envelope has message, type, param, code and Retr
   CHECK(b.body ==
         R"({"error":{"message":"The engine is currently overloaded, please try again later.","type":"service_unavailable_error","param":null,"code":"server_is_overloaded"}})");
   CHECK(b.headers == std::vector<std::pair<std::string, std::string>>{{"retry-after", "30"}, {"retry-after-ms", "30000"}});
+  // Both round up, so they agree: a positive wait is never "0" ms.
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  CHECK(fmt().error_answer(429, "x", 0.0001).headers == Headers{{"retry-after", "1"}, {"retry-after-ms", "1"}});
+  CHECK(fmt().error_answer(429, "x", 1.0004).headers == Headers{{"retry-after", "2"}, {"retry-after-ms", "1001"}});
+  CHECK(fmt().error_answer(429, "x", 0.1).headers == Headers{{"retry-after", "1"}, {"retry-after-ms", "100"}});
+  CHECK(fmt().error_answer(429, "x", 0.0).headers == Headers{{"retry-after", "0"}, {"retry-after-ms", "0"}});
   const auto c = fmt().error_answer(500, fmt().default_message(500), std::nullopt);
   CHECK(c.body ==
         R"({"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}})");

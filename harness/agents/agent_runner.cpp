@@ -218,11 +218,13 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
     }
   }
   if (auto p = cancel_hold_problem(scenario)) problems.push_back(*p);
+  std::set<std::string> ledger_tools;  // names of the calls whose command holds the ledger placeholder
   for (std::size_t t = 0; t < scenario.script.turns.size(); ++t) {
     const auto& attempts = scenario.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
       for (std::size_t i = 0; i < attempts[a].events.size(); ++i) {
         const auto* c = std::get_if<mock::CallEvent>(&attempts[a].events[i]);
+        if (c != nullptr && has_placeholder(c->args)) ledger_tools.insert(c->name);
         if (c == nullptr || !has_placeholder(c->args) || recipe.tool_name.empty()) continue;
         const std::string at = "/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" +
                                std::to_string(i) + "/call";
@@ -233,6 +235,19 @@ std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Re
           problems.push_back(at + "/args: the ledger placeholder belongs in \"" + recipe.tool_command_arg +
                              "\" (the command " + recipe.tool_name + " runs)");
         }
+      }
+    }
+  }
+  // A `tools` entry named like the shell tool scripts its ledger command (ledger_command): only
+  // what a shell command can do.
+  for (std::size_t i = 0; i < scenario.tools.tools.size(); ++i) {
+    const mock::mcp::Tool& tool = scenario.tools.tools[i];
+    if (!ledger_tools.contains(tool.name)) continue;
+    for (std::size_t j = 0; j < tool.calls.size(); ++j) {
+      if (auto why = shell_call_problem(tool.calls[j])) {
+        problems.push_back("/tools/" + std::to_string(i) + "/calls/" + std::to_string(j) + ": " + tool.name +
+                           " runs the ledger command, which can be slow (duration_s), print a result, fail (is_error) "
+                           "or hang, but not play " + *why);
       }
     }
   }
@@ -328,8 +343,10 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     const double timeout_s = options.timeout_s > 0 ? options.timeout_s : recipe.timeout_s;
     std::unique_ptr<CancelHold> hold;
     if (scenario.interrupt) hold = std::make_unique<CancelHold>(*scenario.interrupt, timeout_s);
-    mock::ScriptEngine engine(scenario.script, [ledger, h = hold.get()](int turn, int attempt, mock::Attempt& a) {
-      substitute_ledger(turn, attempt, a, ledger);
+    // The scenario's `tools` entry named like the shell tool scripts what each execution of the
+    // ledger command does (checked above: nothing a shell command cannot play).
+    mock::ScriptEngine engine(scenario.script, [ledger, tools = scenario.tools, h = hold.get()](int turn, int attempt, mock::Attempt& a) {
+      substitute_ledger(turn, attempt, a, ledger, tools);
       if (h != nullptr) h->rewrite(turn, attempt, a);
     });
     mock::ServerOptions server_options;

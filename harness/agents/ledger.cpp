@@ -1,7 +1,10 @@
 // Ledger tokens, the placeholder substitution and reading the ledger file back.
 #include "harness/agents/ledger.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -37,6 +40,26 @@ void replace_in(nlohmann::json& j, const std::string& with) {
   }
 }
 
+/// `s` as one single-quoted shell word (a quote inside written '\'').
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Seconds for sleep(1): fixed-point to the millisecond, no exponent ("0.25", "3"), at least 0.001.
+std::string sleep_seconds(double s) {
+  const long long ms = std::max(1LL, static_cast<long long>(std::llround(std::min(s, 1e9) * 1000)));
+  std::string out = std::to_string(ms / 1000);
+  if (ms % 1000 != 0) {
+    char frac[8];
+    std::snprintf(frac, sizeof frac, ".%03lld", ms % 1000);
+    out += frac;
+    while (out.back() == '0') out.pop_back();
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string token_text(const LedgerToken& t) {
@@ -58,11 +81,43 @@ std::optional<LedgerToken> parse_token(std::string_view line) {
   return t;
 }
 
-std::string ledger_command(const LedgerToken& token, const std::string& ledger_path) {
+std::optional<std::string> shell_call_problem(const mock::mcp::ToolCall& call) {
+  if (call.jsonrpc_error) return "jsonrpc_error (a JSON-RPC error exists over MCP only)";
+  if (call.reply_lost) return "reply_lost (an MCP connection drop)";
+  if (call.session_expired) return "session_expired (an MCP session)";
+  if (call.progress > 0) return "progress (MCP notifications)";
+  return std::nullopt;
+}
+
+std::string ledger_command(const LedgerToken& token, const std::string& ledger_path, const mock::mcp::Tool* script) {
   if (ledger_path.find('\'') != std::string::npos) {
     throw std::invalid_argument("ledger path must not contain a single quote: " + ledger_path);
   }
-  return "echo " + token_text(token) + " >> '" + ledger_path + "'";
+  const std::string append = "echo " + token_text(token) + " >> '" + ledger_path + "'";
+  if (script == nullptr || script->calls.empty()) return append;
+  std::string out = "(" + append + "; n=$(grep -c '' '" + ledger_path + "'); case $n in";
+  for (std::size_t i = 0; i < script->calls.size(); ++i) {
+    const mock::mcp::ToolCall& call = script->calls[i];
+    if (auto why = shell_call_problem(call)) {
+      throw std::invalid_argument("tool " + script->name + " call " + std::to_string(i) + ": a shell command cannot play " + *why);
+    }
+    const bool last = i + 1 == script->calls.size();
+    out += last ? " *) " : " " + std::to_string(i + 1) + ") ";
+    std::string body;
+    auto then = [&](const std::string& step) { body += (body.empty() ? "" : "; ") + step; };
+    if (call.hang) {
+      then("sleep 2147483647");
+    } else {
+      if (call.duration_s > 0) then("sleep " + sleep_seconds(call.duration_s));
+      if (call.result || call.is_error) {
+        then("printf '%s\\n' " +
+             shell_quote(call.result ? *call.result : std::string(mock::mcp::kDefaultErrorResult)));
+      }
+      if (call.is_error) then("exit 1");
+    }
+    out += (body.empty() ? ":" : body) + ";;";
+  }
+  return out + " esac)";
 }
 
 bool has_placeholder(const nlohmann::json& args) {
@@ -75,12 +130,13 @@ bool has_placeholder(const nlohmann::json& args) {
   return false;
 }
 
-void substitute_ledger(int turn, int served_attempt, mock::Attempt& attempt, const std::string& ledger_path) {
+void substitute_ledger(int turn, int served_attempt, mock::Attempt& attempt, const std::string& ledger_path,
+                       const mock::mcp::ToolScript& tools) {
   int call = 0;
   for (mock::Event& e : attempt.events) {
     auto* c = std::get_if<mock::CallEvent>(&e);
     if (c == nullptr) continue;
-    replace_in(c->args, ledger_command({turn, served_attempt, call}, ledger_path));
+    if (has_placeholder(c->args)) replace_in(c->args, ledger_command({turn, served_attempt, call}, ledger_path, tools.find(c->name)));
     ++call;
   }
 }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mock_server/mcp/tool_script.h"
 #include "mock_server/script.h"
 
 namespace harness::agents {
@@ -35,14 +36,34 @@ std::optional<LedgerToken> parse_token(std::string_view line);
 
 /// The shell command recording `token` in `ledger_path`: `echo hiccup:t0:a1:c0 >> 'PATH'`.
 /// `ledger_path` must not contain a single quote (the harness makes it; checked).
-std::string ledger_command(const LedgerToken& token, const std::string& ledger_path);
+///
+/// With `script` (the scenario's `tools[]` entry named like the call, SCENARIO-FORMAT.md "Scripted
+/// ledger commands") that has `calls`, the command also does what the execution's call script
+/// says, in a subshell so `&&` and `;` around the placeholder keep their meaning:
+/// `(echo TOKEN >> 'PATH'; n=$(grep -c '' 'PATH'); case $n in 1) …;; 2) …;; *) …;; esac)`. The
+/// execution's number is the ledger's line count once its own line is appended (from 1; the i-th
+/// execution, from 0, plays `calls[i]`, the last one repeating), so the line is written first and
+/// counts even when the command then fails, hangs or is killed, as an MCP call counts when it
+/// arrives. Per call: `duration_s` real seconds of `sleep` (to the millisecond); `result` printed
+/// on stdout; `is_error` exits 1 after printing the result (default mock::mcp::kDefaultErrorResult);
+/// `hang` sleeps until killed (2^31 - 1 s). Throws std::invalid_argument for a call a shell
+/// command cannot play (jsonrpc_error, reply_lost, session_expired, progress: shell_call_problem).
+/// Two executions that append at the same instant may both read the later count.
+std::string ledger_command(const LedgerToken& token, const std::string& ledger_path,
+                           const mock::mcp::Tool* script = nullptr);
+
+/// Why `call` cannot be played by the ledger command (an MCP-only behaviour: `jsonrpc_error`,
+/// `reply_lost`, `session_expired`, `progress`), naming the field; nullopt when it can.
+std::optional<std::string> shell_call_problem(const mock::mcp::ToolCall& call);
 
 /// Whether any string inside `args` holds the placeholder.
 bool has_placeholder(const nlohmann::json& args);
 
 /// Replaces the placeholder in every call of `attempt` (strings anywhere inside its args) with the
-/// ledger command of (turn, served_attempt, call index). The mock::ScriptEngine attempt rewriter.
-void substitute_ledger(int turn, int served_attempt, mock::Attempt& attempt, const std::string& ledger_path);
+/// ledger command of (turn, served_attempt, call index), scripted by the entry of `tools` named
+/// like the call (ledger_command) when there is one. The mock::ScriptEngine attempt rewriter.
+void substitute_ledger(int turn, int served_attempt, mock::Attempt& attempt, const std::string& ledger_path,
+                       const mock::mcp::ToolScript& tools = {});
 
 /// Reads the ledger file: its tokens in order, and lines that are not tokens in `stray`.
 /// A missing file is an empty ledger.

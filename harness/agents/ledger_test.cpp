@@ -35,6 +35,42 @@ TEST_CASE("the placeholder becomes a command appending the token of each call of
   CHECK_THROWS(ledger_command({0, 0, 0}, "/tmp/it's"));
 }
 
+TEST_CASE("a tools entry named like the call scripts each execution of the ledger command") {
+  mock::mcp::Tool shell;
+  shell.name = "run_shell_command";
+  shell.calls = {mock::mcp::ToolCall{.duration_s = 0.25},
+                 mock::mcp::ToolCall{.result = std::string("it's full"), .is_error = true},
+                 mock::mcp::ToolCall{.is_error = true},
+                 mock::mcp::ToolCall{.hang = true}};
+  // Appended first, then the execution's number (the ledger's line count) picks the call; the
+  // last call repeats; a subshell keeps `&&` around the placeholder meaningful.
+  CHECK(ledger_command({0, 1, 0}, "/tmp/x/ledger", &shell) ==
+        "(echo hiccup:t0:a1:c0 >> '/tmp/x/ledger'; n=$(grep -c '' '/tmp/x/ledger'); case $n in"
+        " 1) sleep 0.25;;"
+        " 2) printf '%s\\n' 'it'\\''s full'; exit 1;;"
+        " 3) printf '%s\\n' 'the tool failed'; exit 1;;"
+        " *) sleep 2147483647;; esac)");
+  // No calls, or no entry: the plain command.
+  mock::mcp::Tool plain;
+  plain.name = "run_shell_command";
+  CHECK(ledger_command({0, 0, 0}, "/tmp/l", &plain) == "echo hiccup:t0:a0:c0 >> '/tmp/l'");
+  mock::mcp::ToolScript tools;
+  tools.tools = {shell};
+  mock::Attempt a;
+  a.events.push_back(mock::CallEvent{"run_shell_command", {{"command", "{{ledger}}"}}, ""});
+  a.events.push_back(mock::CallEvent{"other_tool", {{"command", "{{ledger}}"}}, ""});
+  substitute_ledger(0, 0, a, "/tmp/l", tools);
+  CHECK(std::get<mock::CallEvent>(a.events[0]).args["command"].get<std::string>().rfind("(echo hiccup:t0:a0:c0 >> '/tmp/l'; n=", 0) == 0);
+  CHECK(std::get<mock::CallEvent>(a.events[1]).args["command"] == "echo hiccup:t0:a0:c1 >> '/tmp/l'");
+  // What only MCP can do is no shell command's.
+  CHECK(shell_call_problem(mock::mcp::ToolCall{.reply_lost = true}));
+  CHECK(shell_call_problem(mock::mcp::ToolCall{.progress = 3}));
+  CHECK_FALSE(shell_call_problem(mock::mcp::ToolCall{.duration_s = 1, .result = std::string("x")}));
+  mock::mcp::Tool lost = shell;
+  lost.calls.push_back(mock::mcp::ToolCall{.session_expired = true});
+  CHECK_THROWS_AS(ledger_command({0, 0, 0}, "/tmp/l", &lost), std::invalid_argument);
+}
+
 TEST_CASE("reading the ledger keeps tokens in order and reports stray lines") {
   const std::string path = "/tmp/hiccup-ledger-test-" + std::to_string(::getpid());
   {

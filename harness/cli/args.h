@@ -110,7 +110,7 @@ class ArgReader {
     double v = 0;
     const char* end = text.data() + text.size();
     auto [p, ec] = std::from_chars(text.data(), end, v);
-    if (!text.empty() && ec == std::errc() && p == end && v >= lo && v <= hi) return v;
+    if (!text.empty() && ec == std::errc() && p == end && v >= lo && v <= hi) return v == 0 ? 0.0 : v;  // "-0" is 0
     set_error(flag + " expects " + expected + ", found \"" + text + "\"");
     return std::nullopt;
   }

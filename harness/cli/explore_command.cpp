@@ -269,32 +269,38 @@ int explore_agent_command(const Args& args, agents::AgentExploreOptions options,
 
 namespace {
 
-/// Why `--from` cannot use `base` yet (its pointer and the reason), or nullopt. Each is a field
-/// whose effect under drawn failures the oracle does not predict, so a case would fail on a correct
-/// runtime: an interrupt whose point moves with the attempts that fail, the continue design (its
-/// kept cut turns add turns), the run's time cap, and event timing.
-std::optional<std::pair<std::string, std::string>> unexplorable_base(const Scenario& s) {
-  if (s.interrupt) return std::make_pair("/interrupt", "the user's interrupt lands at a point that the drawn failures move");
-  if (!s.session.empty()) return std::make_pair("/session", "later prompts continue a history the drawn failures change");
+/// Why `--from` cannot use `base` yet: every field in the way, each as its JSON pointer and the
+/// reason, in file order of the checks (empty when it can). Each is a field whose effect under
+/// drawn failures the oracle does not predict, so a case would fail on a correct runtime: an
+/// interrupt whose point moves with the attempts that fail, the continue design (its kept cut
+/// turns add turns), the run's time cap, and event timing (an event's `delay_s` is named only
+/// when the scenario has no `timing`, which already covers it).
+std::vector<std::pair<std::string, std::string>> unexplorable_base(const Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (s.interrupt) out.emplace_back("/interrupt", "the user's interrupt lands at a point that the drawn failures move");
+  if (!s.session.empty()) out.emplace_back("/session", "later prompts continue a history the drawn failures change");
   if (s.runtime.recovery == std::optional<std::string>("continue")) {
-    return std::make_pair("/runtime/recovery", "under the continue design a kept cut turn adds a turn the file does not script");
+    out.emplace_back("/runtime/recovery", "under the continue design a kept cut turn adds a turn the file does not script");
   }
-  if (s.max_virtual_s) return std::make_pair("/max_virtual_s", "the oracle does not model the run's time cap");
-  if (s.script.timing != mock::Script::Timing{}) return std::make_pair("/timing", "the oracle does not model event timing");
+  if (s.max_virtual_s) out.emplace_back("/max_virtual_s", "the oracle does not model the run's time cap");
+  if (s.script.timing != mock::Script::Timing{}) {
+    out.emplace_back("/timing", "the oracle does not model event timing");
+    return out;
+  }
   for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
     const auto& attempts = s.script.turns[t].attempts;
     for (std::size_t a = 0; a < attempts.size(); ++a) {
       for (std::size_t e = 0; e < attempts[a].events.size(); ++e) {
         const bool delayed = std::visit([](const auto& ev) { return ev.delay_s.has_value(); }, attempts[a].events[e]);
         if (delayed) {
-          return std::make_pair("/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" + std::to_string(e) +
-                                    "/delay_s",
-                                std::string("the oracle does not model event timing (record without --timing to explore)"));
+          out.emplace_back("/turns/" + std::to_string(t) + "/attempts/" + std::to_string(a) + "/events/" + std::to_string(e) +
+                               "/delay_s",
+                           "the oracle does not model event timing (record without --timing to explore)");
         }
       }
     }
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -495,9 +501,12 @@ int explore_command(const Args& args) {
     if (!base.scenario) return kExitInvalidInput;
     // What the oracle does not predict under drawn failures yet: a case would fail with no defect
     // on, an accusation without a harm. Refused with its pointer instead.
-    if (const auto why = unexplorable_base(*base.scenario)) {
-      std::cerr << "error: " << options.base_path << ": " << why->first << ": explore --from cannot draw failures onto "
-                << "this scenario yet: " << why->second << '\n';
+    // Every reason is named, one a line, as lint names every problem.
+    if (const auto why = unexplorable_base(*base.scenario); !why.empty()) {
+      for (const auto& [pointer, reason] : why) {
+        std::cerr << "error: " << options.base_path << ": " << pointer << ": explore --from cannot draw failures onto "
+                  << "this scenario yet: " << reason << '\n';
+      }
       return kExitInvalidInput;
     }
     options.base = std::move(*base.scenario);

@@ -596,7 +596,7 @@ TEST_CASE("record: a client that leaves mid-stream is recorded as what it got, n
   CHECK(r.scenario->description.find("the client closed its connection after 1 event(s)") != std::string::npos);
   const auto notes = recorder.notes();
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].rfind("request 1 (/turns/0/attempts/0): the client closed its connection", 0) == 0);
+  CHECK(notes[0].rfind("request 0 (/turns/0/attempts/0): the client closed its connection", 0) == 0);
 }
 
 }  // namespace recording_proxy_test

@@ -284,7 +284,8 @@ class RecordedExchange final : public Exchange {
            ", what the client got (the provider did not end it)";
   }
   int turn() const { return turn_; }
-  /// The request's number in arrival order among every request begin() saw (from 1).
+  /// The request's number in arrival order among every request begin() saw, from 0, as a
+  /// journal's index counts.
   std::size_t number() const { return number_; }
   bool streaming() const { return streaming_; }
   bool faulted() const { return status_ != 200 || !fault_.is_null(); }
@@ -551,7 +552,7 @@ struct SessionRecorder::State {
   std::string model;
   std::deque<std::unique_ptr<RecordedExchange>> exchanges;
   std::vector<std::string> notes;
-  std::size_t arrived = 0;  // requests begin() saw, recorded or not: the last one's number
+  std::size_t arrived = 0;  // requests begin() saw, recorded or not: the next one's number
 };
 
 SessionRecorder::SessionRecorder() : state_(std::make_unique<State>()) {}
@@ -559,10 +560,10 @@ SessionRecorder::SessionRecorder(Clock clock) : state_(std::make_unique<State>()
 SessionRecorder::~SessionRecorder() = default;
 
 Exchange* SessionRecorder::begin(std::string_view method, std::string_view target, std::string_view body) {
-  std::size_t number = 0;  // this request's in arrival order, from 1: what the notes call it
+  std::size_t number = 0;  // this request's in arrival order, from 0 (a journal's index): what the notes call it
   {
     std::lock_guard<std::mutex> lock(mu_);
-    number = ++state_->arrived;
+    number = state_->arrived++;
   }
   try {
     if (method != "POST") return nullptr;

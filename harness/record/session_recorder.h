@@ -93,8 +93,9 @@ class SessionRecorder {
 
   /// Notes for the user (requests not recorded and why, answers the client left, turns never
   /// requested), in order. "request N" is the request's number in arrival order among every
-  /// request begin() was handed (recorded or not, model request or not), from 1, so two notes
-  /// never name one number for two requests.
+  /// request begin() was handed (recorded or not, model request or not), from 0 as `hiccup
+  /// serve`'s journal indexes requests, so two notes never name one number for two requests and a
+  /// replay's journal entry of the same request has the same index.
   std::vector<std::string> notes() const;
 
  private:

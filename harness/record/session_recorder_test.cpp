@@ -208,10 +208,10 @@ TEST_CASE("record --timing: each event's delay_s is read from the injected clock
   CHECK(bad_timing.find("cap") != std::string::npos);
 }
 
-TEST_CASE("record: notes name each request by its number in arrival order, recorded or not") {
-  // Requests 1 (a GET), 2 and 3 (bodies that do not decode) are not recorded, 4 is, 5 got no
-  // answer, 6 is recorded and its client left. Two skipped requests in a row were both "request 1"
-  // (the number counted recorded exchanges only).
+TEST_CASE("record: notes name each request by its number in arrival order from 0, recorded or not") {
+  // Requests 0 (a GET), 1 and 2 (bodies that do not decode) are not recorded, 3 is, 4 got no
+  // answer, 5 is recorded and its client left. Two skipped requests in a row were both "request 1"
+  // (the number counted recorded exchanges only). Numbered from 0, as journals index requests.
   SessionRecorder rec;
   const std::string good = R"({"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]})";
   CHECK(rec.begin("GET", "/v1beta/models", "") == nullptr);
@@ -235,10 +235,10 @@ TEST_CASE("record: notes name each request by its number in arrival order, recor
   for (const std::string& n : notes) all += n + "\n";
   INFO(all);
   REQUIRE(notes.size() == 4);
-  CHECK(notes[0].rfind("request 2 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
-  CHECK(notes[1].rfind("request 3 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
-  CHECK(notes[2].rfind("request 6 (/turns/0/attempts/1): the client closed its connection", 0) == 0);
-  CHECK(notes[3] == "request 5 got no answer from upstream: not recorded");
+  CHECK(notes[0].rfind("request 1 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
+  CHECK(notes[1].rfind("request 2 (/v1beta/models/gemini-2.5-flash:streamGenerateContent): its body does not decode", 0) == 0);
+  CHECK(notes[2].rfind("request 5 (/turns/0/attempts/1): the client closed its connection", 0) == 0);
+  CHECK(notes[3] == "request 4 got no answer from upstream: not recorded");
 }
 
 }  // namespace session_recorder_test

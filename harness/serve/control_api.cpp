@@ -307,7 +307,7 @@ mock::DirectAnswer ControlApi::control(const std::string& method, const std::str
         problems.push_back(problem("/timing_scale", "expected a number in 0.." + std::to_string(static_cast<long long>(kMaxTimingScale)) +
                                                         " (the scenario's event timing played at that many times), found " + t.dump()));
       } else {
-        options.timing_scale = t.get<double>();
+        options.timing_scale = t.get<double>() == 0 ? 0.0 : t.get<double>();  // -0.0 is 0, echoed as 0
       }
     }
     if (in.contains("journal_file")) {

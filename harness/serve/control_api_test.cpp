@@ -3,6 +3,8 @@
 // fails, a clean run passes, a client that does nothing does not pass).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <atomic>
 #include <thread>
 
@@ -842,6 +844,11 @@ TEST_CASE("serve --timing-scale reaches sessions created over the control API, a
   CHECK(answer["session"]["timing_scale"] == 0.1);
   CHECK(mock::event_delay_s(registry.find("tenth")->engine()->script().turns[0].attempts[0].events[0],
                             registry.find("tenth")->engine()->script().timing) == Approx(360));
+  // -0.0 is 0: played and echoed as 0, never as "-0.0".
+  std::tie(status, answer) = create({{"scenario", timed_scenario()}, {"id", "negzero"}, {"timing_scale", -0.0}});
+  REQUIRE(status == 201);
+  CHECK(answer["session"]["timing_scale"].dump() == "0.0");
+  CHECK_FALSE(std::signbit(registry.find("negzero")->engine()->script().timing.scale));
   // A bad scale is named by its pointer.
   for (const json& bad : {json(-1), json("fast"), json(1e7)}) {
     INFO(bad.dump());

@@ -5,7 +5,8 @@ the failure does not need, never rewrite it); the same seed gives the same count
 the defect every drawn case passes; --from with --provider is a usage error. The counterexample
 keeps every turn of the base, each ending with the base's answer unchanged. A base with a field
 the oracle does not predict under drawn failures (interrupt, session, the continue design,
-max_virtual_s, timing, an event's delay_s) is refused with its pointer and why (exit 3).
+max_virtual_s, timing, an event's delay_s) is refused with its pointer and why (exit 3); a base
+with several is refused with every one, a line each.
 
 usage: explore_from_cli.py --hiccup PATH --source DIR --work DIR
 """
@@ -124,6 +125,23 @@ def main():
         assert p.returncode == 3 and want in p.stdout, (path, p.returncode, p.stdout)
         # Refused before anything ran: no report was written.
         assert not os.path.exists(os.path.join(report, "summary.json")), path
+
+    # A base with several such fields is refused with every one, a line each, in the order above.
+    with open(os.path.join(a.source, "scenarios/cancellation/cancel-during-backoff.json")) as f:
+        several = json.load(f)
+    several["max_virtual_s"] = 600
+    several["turns"][0]["attempts"][-1]["events"][0]["delay_s"] = 0.5
+    several_path = os.path.join(a.work, "several-reasons.json")
+    with open(several_path, "w") as f:
+        json.dump(several, f)
+    last = len(several["turns"][0]["attempts"]) - 1
+    p = subprocess.run([a.hiccup, "explore", "--from", several_path, "--cases", "3"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    lines = [line for line in p.stderr.splitlines() if "explore --from cannot draw failures" in line]
+    pointers = [line.split(": ")[2] for line in lines]
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert pointers == ["/interrupt", "/session", "/max_virtual_s", f"/turns/0/attempts/{last}/events/0/delay_s"], p.stderr
+    assert all(line.startswith(f"error: {several_path}: ") for line in lines), p.stderr
     print("ok")
 
 

@@ -8,7 +8,7 @@ One check per ctest entry:
 run: in memory (virtual time, no real wait), a recorded delay of 100 s times out every attempt
     against the runtime's 60 s idle timeout (exit 1); at --timing-scale 0.1 it is a 10 s delay and
     the run passes (exit 0); the replay line carries the option.
-serve: a delay of an hour, served at --timing-scale 0, answers at once.
+serve: a delay of an hour, served at --timing-scale -0 (read as 0, and listed as 0), answers at once.
 """
 import http.client
 import json
@@ -60,7 +60,8 @@ def check_serve(hiccup, work):
     slow = dict(SCENARIO, name="an-hour")
     slow["turns"] = [{"attempts": [{"events": [{"text": "Hello.", "delay_s": 3600}, {"finish": "stop"}]}]}]
     path = write(work, slow)
-    serve = subprocess.Popen([hiccup, "serve", path, "--timing-scale", "0"], stdout=subprocess.PIPE,
+    # "-0" is 0: played as 0 and echoed as 0, never as -0.0.
+    serve = subprocess.Popen([hiccup, "serve", path, "--timing-scale", "-0"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         url = serve.stdout.readline().strip()
@@ -74,6 +75,11 @@ def check_serve(hiccup, work):
         took = time.monotonic() - started
         assert "Hello." in body, body
         assert took < 10, f"answered after {took:.1f} s"
+        conn.request("GET", "/_hiccup/sessions")
+        listing = conn.getresponse().read().decode()
+        assert '"timing_scale":-0' not in listing.replace(" ", ""), listing
+        scales = [s["timing_scale"] for s in json.loads(listing)["sessions"]]
+        assert scales == [0], listing
     finally:
         serve.send_signal(signal.SIGINT)
         serve.wait(timeout=30)

@@ -22,9 +22,11 @@ a status that is not retryable (400, 401, 403, 404), fails on SAFETY, takes a MA
 the end of the turn (what it delivered whole is the turn), and retries an attempt that ended any
 other way (a cut, an in-stream error, an undecodable frame, a stream without its finish).
 FAKE_AGENT_ATTEMPTS (default 4) is its attempt budget per turn.
+Each call's function response says what its command did (run_call): "ok" or its output, its exit
+code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
 """
-import http.client, json, os, re, subprocess, sys, time, urllib.parse
+import http.client, json, os, re, signal, subprocess, sys, time, urllib.parse
 
 base = urllib.parse.urlparse(os.environ["HICCUP_BASE_URL"])
 prompt = os.environ["HICCUP_PROMPT"]
@@ -34,12 +36,31 @@ history = [{"role": "user", "parts": [{"text": "<context>fake agent</context>"},
 
 
 blocked = False
+results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
 
 
+tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
+
+
 def run_call(c):
-    subprocess.run(["/bin/sh", "-c", c["args"]["command"]], check=False)
+    """Runs the call's command in a process group of its own and returns its function response:
+    {"output": "ok"} for a quiet success, {"output": STDOUT} for one that prints, {"error": STDOUT,
+    "exit_code": N} for a non-zero exit, {"error": "timed out after T s"} when FAKE_AGENT_TOOL_TIMEOUT_S
+    is set and the command outlives it (the group is killed, as a CLI's shell tool does)."""
+    p = subprocess.Popen(["/bin/sh", "-c", c["args"]["command"]], stdout=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=tool_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"error": f"timed out after {tool_timeout:g} s"}
+    text = out.decode(errors="replace").strip()
+    if p.returncode != 0:
+        return {"error": text, "exit_code": p.returncode}
+    return {"output": text or "ok"}
 
 
 def attempt():
@@ -68,7 +89,7 @@ def attempt():
                 if "functionCall" in part:
                     calls.append(part["functionCall"])
                     if mode.startswith("continue"):
-                        run_call(part["functionCall"])
+                        results[id(part["functionCall"])] = run_call(part["functionCall"])
                 if "text" in part:
                     text += part["text"]
             if cand.get("finishReason") in ("STOP", "MAX_TOKENS"):
@@ -104,9 +125,8 @@ for turn in range(8):
         sys.exit(0)
     responses = []
     for c in pending:
-        if not mode.startswith("continue"):
-            run_call(c)
-        responses.append({"functionResponse": {"name": c["name"], "response": {"output": "ok"}}})
+        response = results.get(id(c)) if mode.startswith("continue") else run_call(c)
+        responses.append({"functionResponse": {"name": c["name"], "response": response or {"output": "ok"}}})
     if kept:
         history.append({"role": "user", "parts": responses})
     else:
