@@ -3,6 +3,7 @@
 // never the runtime's internals, so the same checks judge any runtime.
 #include "harness/invariants.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <optional>
@@ -432,7 +433,13 @@ std::size_t prompts_carried(const json& contents, const std::vector<std::string>
     for (const json& part : *parts) {
       if (k == prompts.size() || !part.is_object()) break;
       const auto text = part.find("text");
-      if (text != part.end() && text->is_string() && text->get_ref<const std::string&>().find(prompts[k]) != std::string::npos) ++k;
+      if (text == part.end() || !text->is_string()) continue;
+      // One part may hold several prompts in order (a wire format that joins a message's parts).
+      for (std::size_t from = 0; k < prompts.size();) {
+        const std::size_t at = text->get_ref<const std::string&>().find(prompts[k], from);
+        if (at == std::string::npos) break;
+        from = at + prompts[k++].size();
+      }
     }
   }
   return k;
@@ -640,6 +647,20 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
           if (!content.is_object() || content.value("role", "user") != "user") continue;
           const std::string text = content_text(content);
           if (text.empty() || text == ev.scenario.runtime.continuation_prompt) continue;
+          // Prompts with no model turn between them (the first was cancelled before any answer)
+          // may come as consecutive text parts of one user content (gemini-cli's resumed session).
+          std::vector<std::string> part_texts;
+          for (const json& part : content.value("parts", json::array())) {
+            if (part.is_object() && part.contains("text") && part["text"].is_string() && !part["text"].get_ref<const std::string&>().empty()) {
+              part_texts.push_back(part["text"].get<std::string>());
+            }
+          }
+          const bool several = part_texts.size() > 1 && k + part_texts.size() <= prompts.size() &&
+                               std::equal(part_texts.begin(), part_texts.end(), prompts.begin() + static_cast<std::ptrdiff_t>(k));
+          if (several) {
+            k += part_texts.size();
+            continue;
+          }
           if (k >= prompts.size() || text != prompts[k]) {
             out.push_back(make("history-integrity",
                                "the user's prompts are out of order: " + where(e) + " carries the user text " + json(text).dump() + " where " +

@@ -396,6 +396,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       text << shown.rdbuf();
       result.final_output = text.str();
       shown_all += result.final_output;
+      if (!launched.cancelled) result.uncancelled_output += result.final_output;
       if (launched.cancelled) {
         result.cancel_prompt = static_cast<int>(i);
         result.cancel_exit_ms = launched.exit_after_cancel_ms;
