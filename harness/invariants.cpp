@@ -3,7 +3,9 @@
 // never the runtime's internals, so the same checks judge any runtime.
 #include "harness/invariants.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -270,6 +272,33 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   }
 }
 
+/// at-most-once across the tool boundary: the tools' own record (Evidence::tool_calls) counts each
+/// model call's executions at the tool. A tool not marked idempotent that ran more than once for
+/// one model call (the same call of the same request sent again, e.g. after it timed out or its
+/// reply was lost) had its side effect more than once. A repeat of an idempotent tool is harmless.
+void check_tool_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
+  if (ev.tool_calls == nullptr) return;
+  std::map<std::pair<int, int>, std::vector<const ToolCallRecord*>> runs;  // (request, call) → executions
+  for (const ToolCallRecord& r : *ev.tool_calls) {
+    if (r.executed) runs[{r.request_seq, r.call_index}].push_back(&r);
+  }
+  for (const auto& [key, rs] : runs) {
+    if (rs.size() <= 1) continue;
+    const mock::mcp::Tool* tool = ev.scenario.tools.find(rs.front()->tool);
+    if (tool != nullptr && tool->idempotent) continue;
+    std::string outcomes;
+    for (const ToolCallRecord* r : rs) outcomes += (outcomes.empty() ? "" : ", ") + r->outcome;
+    const mock::JournalEntry* e =
+        key.first >= 0 && static_cast<std::size_t>(key.first) < ev.journal.size() ? &ev.journal[static_cast<std::size_t>(key.first)] : nullptr;
+    out.push_back(make("at-most-once",
+                       tool_words(rs.front()->tool, rs.front()->arguments) + " ran " + std::to_string(rs.size()) +
+                           " times at the tool for one model call: call " + std::to_string(key.second) + " of " +
+                           (e != nullptr ? where(*e) : "request " + std::to_string(key.first)) +
+                           " was sent to the tool again (its tries ended: " + outcomes + "); the tool is not marked idempotent, so each run is a side effect",
+                       e));
+  }
+}
+
 /// The index in `contents` of its `turn`-th model content, or -1.
 int model_content_index(const json& contents, int turn) {
   if (!contents.is_array() || turn < 0) return -1;
@@ -404,7 +433,13 @@ std::size_t prompts_carried(const json& contents, const std::vector<std::string>
     for (const json& part : *parts) {
       if (k == prompts.size() || !part.is_object()) break;
       const auto text = part.find("text");
-      if (text != part.end() && text->is_string() && text->get_ref<const std::string&>().find(prompts[k]) != std::string::npos) ++k;
+      if (text == part.end() || !text->is_string()) continue;
+      // One part may hold several prompts in order (a wire format that joins a message's parts).
+      for (std::size_t from = 0; k < prompts.size();) {
+        const std::size_t at = text->get_ref<const std::string&>().find(prompts[k], from);
+        if (at == std::string::npos) break;
+        from = at + prompts[k++].size();
+      }
     }
   }
   return k;
@@ -612,6 +647,20 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
           if (!content.is_object() || content.value("role", "user") != "user") continue;
           const std::string text = content_text(content);
           if (text.empty() || text == ev.scenario.runtime.continuation_prompt) continue;
+          // Prompts with no model turn between them (the first was cancelled before any answer)
+          // may come as consecutive text parts of one user content (gemini-cli's resumed session).
+          std::vector<std::string> part_texts;
+          for (const json& part : content.value("parts", json::array())) {
+            if (part.is_object() && part.contains("text") && part["text"].is_string() && !part["text"].get_ref<const std::string&>().empty()) {
+              part_texts.push_back(part["text"].get<std::string>());
+            }
+          }
+          const bool several = part_texts.size() > 1 && k + part_texts.size() <= prompts.size() &&
+                               std::equal(part_texts.begin(), part_texts.end(), prompts.begin() + static_cast<std::ptrdiff_t>(k));
+          if (several) {
+            k += part_texts.size();
+            continue;
+          }
           if (k >= prompts.size() || text != prompts[k]) {
             out.push_back(make("history-integrity",
                                "the user's prompts are out of order: " + where(e) + " carries the user text " + json(text).dump() + " where " +
@@ -879,6 +928,115 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
 
 namespace {
 
+/// Where `contents` answers a call of `tool` with `arguments` in its model turn `turn`: the call's
+/// position among that turn's calls (the one at `call_index` when several have that name and those
+/// arguments, else the first), and the `response` of the function response right after that
+/// answers it (by id when the call has one, else the one at the same position among the responses
+/// of that name). nullopt when the turn holds no such call; a null response when none answers it.
+struct HistoryAnswer {
+  int position = -1;
+  const json* response = nullptr;
+};
+std::optional<HistoryAnswer> answer_in(const json& contents, int turn, const std::string& tool, const json& arguments,
+                                       int call_index) {
+  const int m = model_content_index(contents, turn);
+  if (m < 0) return std::nullopt;
+  const json& model = contents[static_cast<std::size_t>(m)];
+  if (!model.contains("parts") || !model["parts"].is_array()) return std::nullopt;
+  std::vector<const json*> calls;
+  for (const json& p : model["parts"]) {
+    if (p.is_object() && p.contains("functionCall") && p["functionCall"].is_object()) calls.push_back(&p["functionCall"]);
+  }
+  HistoryAnswer out;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const json& fc = *calls[k];
+    if (fc.value("name", "") != tool || fc.value("args", json::object()) != arguments) continue;
+    if (out.position < 0 || static_cast<int>(k) == call_index) out.position = static_cast<int>(k);
+  }
+  if (out.position < 0) return std::nullopt;
+  const json& call = *calls[static_cast<std::size_t>(out.position)];
+  int same_name_before = 0;
+  for (int k = 0; k < out.position; ++k) same_name_before += calls[static_cast<std::size_t>(k)]->value("name", "") == tool;
+  if (static_cast<std::size_t>(m) + 1 >= contents.size()) return out;
+  const json& next = contents[static_cast<std::size_t>(m) + 1];
+  if (!next.is_object() || next.value("role", "") != "user" || !next.contains("parts") || !next["parts"].is_array()) {
+    return out;
+  }
+  const bool by_id = call.contains("id") && call["id"].is_string();
+  int same_name = 0;
+  for (const json& p : next["parts"]) {
+    if (!p.is_object() || !p.contains("functionResponse") || !p["functionResponse"].is_object()) continue;
+    const json& fr = p["functionResponse"];
+    const bool named = fr.value("name", "") == tool;
+    const bool match = by_id ? fr.contains("id") && fr["id"] == call["id"] : named && same_name == same_name_before;
+    same_name += named;
+    if (match) {
+      if (fr.contains("response")) out.response = &fr["response"];
+      return out;
+    }
+  }
+  return out;
+}
+
+/// Whether a function response's `response` tells the model the call failed: an object with an
+/// `error` member or MCP's `isError: true`, or a text saying "error" or "outcome unknown".
+bool reports_failure(const json& response) {
+  if (response.is_object()) {
+    if (response.contains("error")) return true;
+    const auto is_error = response.find("isError");
+    return is_error != response.end() && is_error->is_boolean() && is_error->get<bool>();
+  }
+  if (response.is_string()) {
+    const std::string& text = response.get_ref<const std::string&>();
+    return text.find("error") != std::string::npos || text.find("outcome unknown") != std::string::npos;
+  }
+  return false;
+}
+
+/// honest-outcome across the tool boundary: a call whose tool failed (an error result, a JSON-RPC
+/// error, an expired session) or whose outcome is unknown (timed out, reply lost) is not answered
+/// to the model as a success in the first request past its turn. The answer is judged against the
+/// last try at the tool of the call it answers (a call sent again, or run again from a failed
+/// attempt, may have succeeded then: the repeat is at-most-once's harm, not this one's).
+void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
+  if (ev.tool_calls == nullptr) return;
+  struct Judged {
+    const ToolCallRecord* last = nullptr;
+    const mock::JournalEntry* next = nullptr;
+    const json* response = nullptr;
+  };
+  std::map<std::tuple<std::size_t, int, int>, Judged> answered;  // (next request, turn, position) → last try
+  for (const ToolCallRecord& r : *ev.tool_calls) {
+    if (r.turn < 0 || r.request_seq < 0 || static_cast<std::size_t>(r.request_seq) >= ev.journal.size()) continue;
+    const mock::JournalEntry* next = nullptr;
+    for (std::size_t k = static_cast<std::size_t>(r.request_seq) + 1; k < ev.journal.size() && next == nullptr; ++k) {
+      const mock::JournalEntry& n = ev.journal[k];
+      if (n.turn > r.turn && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
+    }
+    if (next == nullptr) continue;
+    const auto answer = answer_in(next->contents, r.turn, r.tool, r.arguments, r.call_index);
+    if (!answer) continue;
+    answered[{next->index, r.turn, answer->position}] = Judged{&r, next, answer->response};
+  }
+  for (const auto& [key, j] : answered) {
+    const ToolCallRecord& r = *j.last;
+    const bool failed = (r.outcome == "result" && r.is_error) || r.outcome == "jsonrpc_error" ||
+                        r.outcome == "timed_out" || r.outcome == "reply_lost" || r.outcome == "session_expired";
+    if (!failed || j.response == nullptr || reports_failure(*j.response)) continue;  // no answer: pairing's
+    const std::string what = r.outcome == "result"            ? "returned an error result (isError)"
+                             : r.outcome == "jsonrpc_error"   ? "answered with a JSON-RPC error"
+                             : r.outcome == "session_expired" ? "did not run (its MCP session expired)"
+                             : r.outcome == "timed_out"       ? "did not answer within the runtime's timeout (outcome unknown)"
+                                                              : "lost its reply (outcome unknown)";
+    out.push_back(make("honest-outcome",
+                       "a failed tool call reported to the model as a success: " + tool_words(r.tool, r.arguments) + " (call " +
+                           std::to_string(r.call_index) + " of " + where(ev.journal[static_cast<std::size_t>(r.request_seq)]) +
+                           ") " + what + ", but " + where(*j.next) + " answers it with " +
+                           j.response->dump(-1, ' ', false, json::error_handler_t::replace),
+                       j.next));
+  }
+}
+
 void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
   // A max_tokens finish that cuts a call's arguments: that call is not the model's whole command.
   for (const rut::LedgerEntry& l : ev.run.ledger) {
@@ -1055,16 +1213,16 @@ json violation_to_json(const Violation& v) {
 
 const std::vector<InvariantInfo>& invariant_catalogue() {
   static const std::vector<InvariantInfo> kCatalogue = {
-      {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call, and a call the provider replays (the same id, name and arguments) is the call it replays; and no call runs that the server never sent whole"},
+      {"at-most-once", "no call the model intended once has its side effect more than once: a call is its turn and its position among that turn's calls, so a failed attempt's call and its retry's call at the same position are one call, and a call the provider replays (the same id, name and arguments) is the call it replays; and no call runs that the server never sent whole; at the tool, a tool not marked idempotent runs at most once per model call (a call whose outcome is unknown is never sent again)"},
       {"recorded-execution", "every call that ran appears, with its result, in the first request whose history reaches past its turn (or in the final history when none follows): no side effect the model never hears of"},
       {"pairing", "every request passes the provider's own validation (its exact 400s), every function response answers a call some attempt of its turn delivered whole, and the runtime's final history answers each call at most once, right after its model turn (exactly once when the user's cancel ended the run)"},
       {"history-integrity", "every request's history holds only what the server delivered: each model turn is a completed attempt's delivery or, when the runtime keeps a cut turn (the continue design), whole units of a cut attempt (a prefix of its text, calls it delivered whole); no duplicated, phantom or half-delivered content"},
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After; a failure the provider marks retryable (429, 5xx, 529, an in-stream error with one of them) is not given up while budget remains"},
-      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); an answer a max_tokens finish ended is reported as truncated, and a call whose arguments that finish cut never runs; the run ends with a clear outcome"},
+      {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); an answer a max_tokens finish ended is reported as truncated, and a call whose arguments that finish cut never runs; a call whose tool failed or whose outcome is unknown (timed out, reply lost) is never answered to the model as a success; the run ends with a clear outcome"},
       {"clean-output", "text shown to the user is the kept turns' text, once: completed attempts' text and, when the runtime keeps a cut turn (the continue design), the text it kept; no failed attempt's text glued in"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
-      {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
+      {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it, or a tool call that has not answered by then, while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
       {"no-execution-after-cancel", "once the user cancels (scenario interrupt), no call of the cancelled turn starts: not a call that arrives after the cancel, not a committed call that had not started"},
       {"no-request-after-cancel", "once the user cancels (scenario interrupt), no model request goes out until the next prompt: not a pending retry, not the cancelled turn's results fed back to the model; every later request carries the next prompt (none follows when there is none)"},
   };
@@ -1074,12 +1232,14 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
 std::vector<Violation> check_invariants(const Evidence& ev) {
   std::vector<Violation> out;
   check_at_most_once(ev, out);
+  check_tool_at_most_once(ev, out);
   check_recorded_execution(ev, out);
   check_pairing(ev, out);
   check_history_integrity(ev, out);
   check_no_rejected_request(ev, out);
   check_bounded_retries(ev, out);
   check_honest_outcome(ev, out);
+  check_tool_outcomes(ev, out);
   check_clean_output(ev, out);
   check_no_unchanged_content_filter_retry(ev, out);
   check_liveness(ev, out);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario.h"
+#include "harness/scripted_tools.h"
 #include "mock_server/journal.h"
 #include "runtime_under_test/runtime.h"
 
@@ -57,6 +58,9 @@ struct Evidence {
   /// does). An external agent's exit code and output cannot: false for black boxes, where only
   /// "a call the token limit cut never runs" is judged of truncation.
   bool reports_truncation = true;
+  /// The tools' own record of each tools/call (ScriptedToolPort, `turn` filled; null or empty when
+  /// the scenario has no tools or the tool side is not observed).
+  const std::vector<ToolCallRecord>* tool_calls = nullptr;
 };
 
 /// Slack in ms allowed when judging a real-time gap against Retry-After (clock and scheduling

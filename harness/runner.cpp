@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "harness/memory_transport.h"
+#include "harness/scripted_tools.h"
 #include "harness/stopwatch.h"
 #include "harness/transcript.h"
 #include "mock_server/http_server.h"
@@ -109,6 +110,42 @@ class CappedTransport final : public rut::ITransport {
   const std::atomic<bool>* abandoned_;
   int sent_ = 0;
   std::vector<double> sent_at_s_;
+};
+
+/// The watchdog on the tool side, as CappedTransport is on the model side: a tools/call is never
+/// waited on past the virtual-time cap. When the runtime's tool timeout (kNoToolTimeout included)
+/// reaches beyond the time left, the call is played with the time left as its timeout; a call that
+/// then times out is one the runtime would still be waiting on at the cap, and the run is stopped
+/// as hung, naming the tool and the model call.
+class CappedToolPort final : public rut::IToolPort {
+ public:
+  CappedToolPort(ScriptedToolPort& inner, const rut::IClock& clock, double max_virtual_s)
+      : inner_(inner), clock_(clock), max_virtual_s_(max_virtual_s) {}
+  bool offers(std::string_view name) const override { return inner_.offers(name); }
+  rut::ToolReply call(const rut::ToolRequest& request) override {
+    const double left_s = std::max(0.0, max_virtual_s_ - clock_.now_s());
+    if (request.timeout_s <= left_s) return inner_.call(request);
+    rut::ToolRequest watched = request;
+    watched.timeout_s = left_s;
+    const rut::ToolReply reply = inner_.call(watched);
+    if (reply.end == rut::ToolEnd::kTimedOut) {
+      inner_.cut_at_cap();
+      const std::string limit = std::isfinite(request.timeout_s)
+                                    ? "a tool timeout of " + seconds_text(request.timeout_s) + " s"
+                                    : "no tool timeout";
+      throw CapReached("the run did not end within the cap of " + seconds_text(max_virtual_s_) +
+                           " virtual seconds: tool \"" + request.name + "\" (call " +
+                           std::to_string(request.call_index) + " of request " + std::to_string(request.request_seq) +
+                           ") had not answered and the runtime (" + limit + ") was still waiting on it",
+                       /*hang=*/true);
+    }
+    return reply;
+  }
+
+ private:
+  ScriptedToolPort& inner_;
+  const rut::IClock& clock_;
+  double max_virtual_s_;
 };
 
 }  // namespace
@@ -221,13 +258,18 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
   CappedTransport transport(*inner, options.max_requests, clock, max_virtual_s,
                             watch_bound_s(scenario.script, max_virtual_s, config.idle_timeout_s), options.abandoned);
   rut::SplitMix64 random(options.seed);
+  // The scenario's tools, played in virtual time behind the runtime's tool port (none: no port,
+  // every call simulated as before).
+  ScriptedToolPort scripted_tools(scenario.tools, clock);
+  CappedToolPort tools(scripted_tools, clock, max_virtual_s);
+  rut::IToolPort* tool_port = scenario.tools.tools.empty() ? nullptr : &tools;
 
   std::string cap_message;
   bool hung = false;
   try {
     std::vector<std::string> prompts = {scenario.prompt};
     for (const SessionPrompt& p : scenario.session) prompts.push_back(p.prompt);
-    result.run = rut::run_session(config, prompts, clock, random, transport);
+    result.run = rut::run_session(config, prompts, clock, random, transport, tool_port);
   } catch (const CapReached& cap) {
     cap_message = cap.what();
     hung = cap.hang;
@@ -243,16 +285,23 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
   if (server) server->stop();
   result.journal = engine.take_journal();  // the server is stopped: nothing settles any more
   result.sent_at_s = transport.sent_at_s();
+  result.tool_calls = scripted_tools.records();
+  for (ToolCallRecord& r : result.tool_calls) {
+    if (r.request_seq >= 0 && static_cast<std::size_t>(r.request_seq) < result.journal.size()) {
+      r.turn = result.journal[static_cast<std::size_t>(r.request_seq)].turn;
+    }
+  }
 
   Evidence evidence{scenario, result.run, result.journal, config.max_attempts, cap_message};
   evidence.hung = hung;
+  evidence.tool_calls = &result.tool_calls;
   result.violations = check_invariants(evidence);
   for (Violation& v : check_expect(evidence)) result.violations.push_back(std::move(v));
   if (options.keep_transcript) {
-    result.transcript = make_transcript(scenario, result.run, result.journal);
+    result.transcript = make_transcript(scenario, result.run, result.journal, result.tool_calls);
     result.digest = transcript_digest(result.transcript);
   } else {
-    result.digest = transcript_digest(scenario, result.run, result.journal);
+    result.digest = transcript_digest(scenario, result.run, result.journal, result.tool_calls);
   }
   result.wall_ms = stopwatch.elapsed_ms();
   return result;

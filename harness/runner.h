@@ -12,6 +12,7 @@
 
 #include "harness/invariants.h"
 #include "harness/scenario.h"
+#include "harness/scripted_tools.h"
 #include "mock_server/journal.h"
 #include "runtime_under_test/runtime.h"
 
@@ -75,6 +76,9 @@ struct CaseResult {
   std::vector<Violation> violations;   ///< invariants and expect.<field> failures
   /// Virtual seconds since the run started at which request n (send order) was sent.
   std::vector<double> sent_at_s;
+  /// The scenario's tools' record of each tools/call the runtime sent (scripted_tools.h), in
+  /// arrival order, `turn` filled from the journal; empty for a scenario without tools.
+  std::vector<ToolCallRecord> tool_calls;
   nlohmann::json transcript;           ///< the deterministic record (transport-independent); null
                                        ///< when RunOptions::keep_transcript is off
   std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()

@@ -845,7 +845,7 @@ TEST_CASE("the streamed transcript digest equals the digest of the built transcr
     INFO(scenario.name << " in " << scenario.script.provider);
     REQUIRE(a.transcript.is_object());
     CHECK(b.transcript.is_null());
-    CHECK(transcript_digest(scenario, a.run, a.journal) == transcript_digest(a.transcript));
+    CHECK(transcript_digest(scenario, a.run, a.journal, a.tool_calls) == transcript_digest(a.transcript));
     CHECK(b.digest == a.digest);
     interrupted += interrupted_request(scenario, a.journal) >= 0;
     with_ledger += !a.run.ledger.empty();

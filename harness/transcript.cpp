@@ -13,7 +13,8 @@ namespace harness {
 
 using nlohmann::json;
 
-json make_transcript(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal) {
+json make_transcript(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
+                     const std::vector<ToolCallRecord>& tool_calls) {
   json ledger = json::array();
   for (const rut::LedgerEntry& l : run.ledger) {
     ledger.push_back({{"name", l.name}, {"args", l.args}, {"request_seq", l.request_seq},
@@ -36,7 +37,7 @@ json make_transcript(const Scenario& scenario, const rut::RunResult& run, const 
     }
     requests.push_back(std::move(r));
   }
-  return {{"scenario", scenario.name},
+  json out = {{"scenario", scenario.name},
           {"outcome", {{"completed", run.completed}, {"error", run.error}, {"final_text", run.final_text},
                        {"truncated", run.truncated}}},
           {"shown_output", run.shown_output},
@@ -46,6 +47,12 @@ json make_transcript(const Scenario& scenario, const rut::RunResult& run, const 
           {"events", run.events},
           {"journal", requests},
           {"final_history", run.final_history}};
+  if (!tool_calls.empty()) {
+    json calls = json::array();
+    for (const ToolCallRecord& r : tool_calls) calls.push_back(tool_call_record_to_json(r));
+    out["tool_calls"] = std::move(calls);
+  }
+  return out;
 }
 
 std::string fnv1a_hex(std::string_view text) {
@@ -99,7 +106,8 @@ class Fnv1a {
 
 }  // namespace
 
-std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal) {
+std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
+                              const std::vector<ToolCallRecord>& tool_calls) {
   // make_transcript's object, its keys in json's (std::map) sorted order; kept in step with it by
   // the test "the streamed transcript digest equals the digest of the built transcript".
   Fnv1a h;
@@ -151,6 +159,14 @@ std::string transcript_digest(const Scenario& scenario, const rut::RunResult& ru
   h.key("requests") << run.requests;
   h.key("scenario").dump(scenario.name);
   h.key("shown_output").dump(run.shown_output);
+  if (!tool_calls.empty()) {
+    h.key("tool_calls") << '[';
+    for (std::size_t i = 0; i < tool_calls.size(); ++i) {
+      if (i) h << ',';
+      h.dump(tool_call_record_to_json(tool_calls[i]));
+    }
+    h << ']';
+  }
   h.key("waited_s").dump(run.waited_s);
   h << '}';
   return h.hex();

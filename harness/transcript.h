@@ -12,6 +12,7 @@
 
 #include "harness/invariants.h"
 #include "harness/scenario.h"
+#include "harness/scripted_tools.h"
 #include "mock_server/journal.h"
 #include "runtime_under_test/runtime.h"
 
@@ -19,9 +20,10 @@ namespace harness {
 
 /// The transcript as JSON: {scenario, outcome{completed,error,final_text,truncated}, shown_output, requests,
 /// waited_s, ledger[], events[], journal[{turn,attempt,script_attempt,played,fault,status,
-/// validated,completed}], final_history}.
+/// validated,completed}], final_history}, plus tool_calls[] (tool_call_record_to_json) when
+/// `tool_calls` is not empty (a transcript of a scenario without tools is unchanged).
 nlohmann::json make_transcript(const Scenario& scenario, const rut::RunResult& run,
-                               const mock::Journal& journal);
+                               const mock::Journal& journal, const std::vector<ToolCallRecord>& tool_calls = {});
 
 /// FNV-1a 64 of `transcript.dump()`, as 16 lower-case hex digits.
 std::string transcript_digest(const nlohmann::json& transcript);
@@ -29,7 +31,8 @@ std::string transcript_digest(const nlohmann::json& transcript);
 /// transcript_digest(make_transcript(scenario, run, journal)), computed without building the
 /// transcript: the same bytes are hashed piece by piece as json::dump() would write them (the
 /// explorer digests every case and reads no transcript of a passing one).
-std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal);
+std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
+                              const std::vector<ToolCallRecord>& tool_calls = {});
 
 /// FNV-1a 64 of `text`, as 16 lower-case hex digits.
 std::string fnv1a_hex(std::string_view text);

@@ -479,7 +479,7 @@ Dispatch dispatch_request(RequestRouter& router, HttpRequest& request, double ar
     }
     d.plan = route.engine->respond(
         Request{std::move(request.method), std::move(route.target), std::move(request.body), arrived_ms,
-                std::move(request.headers)});
+                std::move(request.headers), std::move(request.transport)});
     d.engine = std::move(route.engine);
     return d;
   } catch (const std::exception& e) {

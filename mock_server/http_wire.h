@@ -23,6 +23,9 @@ struct HttpRequest {
   bool keep_alive = true;
   /// `Expect: 100-continue` was sent (curl sends it for bodies over 1 KiB).
   bool expect_continue = false;
+  /// Set by a transport that is not plain HTTP and carries requests as messages ("websocket":
+  /// a Responses `response.create` over the WebSocket mode); "" for HTTP. Journaled as is.
+  std::string transport;
 
   /// The first header named `name` (case-insensitive); "" when absent.
   std::string_view header(std::string_view name) const;

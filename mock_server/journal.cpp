@@ -46,6 +46,7 @@ nlohmann::json journal_entry_to_json(const JournalEntry& e) {
     }
     j["delivered_reasoning"] = std::move(reasoning);
   }
+  if (!e.transport.empty()) j["transport"] = e.transport;
   if (e.arrived_ms >= 0) j["arrived_ms"] = e.arrived_ms;
   if (e.answered_ms >= 0) j["answered_ms"] = e.answered_ms;
   return j;

@@ -46,6 +46,8 @@ struct JournalEntry {
   /// Path and query as sent, but valid UTF-8 (raw controls and ill-formed bytes percent-encoded)
   /// and with credential parameters redacted (`?key=REDACTED`; mock/credentials.h).
   std::string target;
+  /// The transport that carried a request that is not plain HTTP ("websocket"); "" for HTTP.
+  std::string transport;
   std::string provider;        ///< the wire format the path named ("" for preflight, 404)
   std::string model;           ///< model from the path ("" when none)
   bool streaming = false;      ///< a streamed request (streamGenerateContent, `"stream": true`)

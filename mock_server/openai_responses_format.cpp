@@ -754,9 +754,17 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
       } else if (!answered.insert(call_id).second) {
         note(reject(duplicate_output_message(call_id), true));
       }
+      // The output as the other formats' neutral views give it: a string holding a JSON object
+      // is that object (the reference runtime sends `response.dump()`), anything else as it is.
+      json response = item.contains("output") ? item["output"] : json();
+      if (response.is_string()) {
+        json parsed = parse_json(response.get_ref<const std::string&>());
+        if (parsed.is_object()) response = std::move(parsed);
+      }
       history.output({{"functionResponse",
                        {{"name", name == call_names.end() ? std::string() : name->second},
-                        {"id", call_id}}}});
+                        {"id", call_id},
+                        {"response", std::move(response)}}}});
     }
     // Other items (reasoning, item_reference, built-in tool calls) carry no turn structure here:
     // reasoning is checked on the request itself (check_reasoning_items).

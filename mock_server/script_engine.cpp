@@ -119,6 +119,7 @@ Plan ScriptEngine::respond(const Request& request) {
   JournalEntry entry;
   entry.index = first_index_ + journal_.size();
   entry.method = request.method;
+  entry.transport = request.transport;
   entry.arrived_ms = request.arrived_ms;
   {
     std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64

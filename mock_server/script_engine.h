@@ -33,6 +33,8 @@ struct Request {
   /// The request's headers, names as sent (the HTTP server fills them; the model formats read
   /// none, the MCP server reads Accept, Mcp-Session-Id and MCP-Protocol-Version).
   std::vector<std::pair<std::string, std::string>> headers;
+  /// HttpRequest::transport: "" for HTTP, "websocket" for a `response.create` message.
+  std::string transport;
 
   /// The first header named `name` (case-insensitive); "" when absent.
   std::string_view header(std::string_view name) const;

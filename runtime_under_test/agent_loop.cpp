@@ -12,7 +12,7 @@
 namespace rut {
 
 LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClock& clock,
-                           ITransport& transport, History& history, RunLog& log, bool fresh) {
+                           ITransport& transport, History& history, RunLog& log, bool fresh, IToolPort* tools) {
   if (fresh) history.clear();
   history.add_user_text(prompt);
   const ICodec* codec = codec_for(config.provider);
@@ -20,7 +20,8 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
                      codec, config.stream);
   RetryCoordinator coordinator(config);
   // Continue runs calls as they stream; a non-streaming answer arrives whole, so there it is hold.
-  ToolScheduler scheduler(config.defects, log, config.stream ? config.recovery : Recovery::kHold);
+  ToolScheduler scheduler(config.defects, log, config.stream ? config.recovery : Recovery::kHold, tools,
+                          config.tool_timeout_s);
   std::unique_ptr<IAgentConsumer> consumer =
       make_consumer(config.consumer, config.defects, scheduler, log);
   StreamingTurn turn(config, client, coordinator, history, clock, log);
@@ -92,12 +93,12 @@ LoopOutcome run_agent_loop(const Config& config, const std::string& prompt, IClo
 }
 
 RunResult run_agent(const Config& settings, const std::string& prompt, IClock& clock,
-                    IRandom& random, ITransport& transport) {
-  return run_session(settings, {prompt}, clock, random, transport);
+                    IRandom& random, ITransport& transport, IToolPort* tools) {
+  return run_session(settings, {prompt}, clock, random, transport, tools);
 }
 
 RunResult run_session(const Config& settings, const std::vector<std::string>& prompts, IClock& clock,
-                      IRandom& random, ITransport& transport) {
+                      IRandom& random, ITransport& transport, IToolPort* tools) {
   (void)random;  // the policy draws no jitter
   if (prompts.empty()) throw std::invalid_argument("a session needs at least one prompt");
   const ICodec* codec = codec_for(settings.provider);
@@ -109,12 +110,12 @@ RunResult run_session(const Config& settings, const std::vector<std::string>& pr
   LoopOutcome outcome;
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     if (prompts.size() > 1) log.add({{"type", "prompt"}, {"index", i}});
-    outcome = run_agent_loop(config, prompts[i], clock, transport, history, log, /*fresh=*/i == 0);
+    outcome = run_agent_loop(config, prompts[i], clock, transport, history, log, /*fresh=*/i == 0, tools);
     if (!outcome.completed && outcome.error == "cancelled") continue;  // the next prompt follows
     if (!outcome.completed && config.defects.contains(Defect::kRestartRunOnFailure)) {
       // defect: start over from the prompt with fresh history; completed tools run again
       log.add({{"type", "restart"}, {"error", outcome.error}});
-      outcome = run_agent_loop(config, prompts[i], clock, transport, history, log);
+      outcome = run_agent_loop(config, prompts[i], clock, transport, history, log, true, tools);
     }
     if (!outcome.completed) break;
   }

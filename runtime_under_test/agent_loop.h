@@ -18,9 +18,10 @@ struct LoopOutcome {
 };
 
 /// One pass from the prompt: fresh history in `history` (or, `fresh` false, the prompt appended to
-/// it as the next user turn of a session), events and ledger appended to `log`.
+/// it as the next user turn of a session), events and ledger appended to `log`. `tools`: the tool
+/// port (runtime.h run_agent), or null.
 [[nodiscard]] LoopOutcome run_agent_loop(const Config& config, const std::string& prompt,
                                          IClock& clock, ITransport& transport, History& history,
-                                         RunLog& log, bool fresh = true);
+                                         RunLog& log, bool fresh = true, IToolPort* tools = nullptr);
 
 }  // namespace rut

@@ -79,6 +79,14 @@ const std::vector<DefectInfo>& defect_catalogue() {
       {Defect::kContinueLoopAfterCancel, "continue-loop-after-cancel",
        "when the user cancels while tools run, the loop goes on: the results (real and synthetic \"cancelled\") are fed back to the model in a request the user never asked for, before the next prompt (qwen-code #10170)",
        "", "", "hold"},
+      {Defect::kReplayUnknownOutcome, "replay-unknown-outcome",
+       "a tool call whose outcome is unknown (it timed out, or the connection dropped before its reply) is sent to the tool again for the same model call: a tool that already took effect runs twice (claude-code's write_file sent 3 times in a public MCP fault experiment; qwen-code #9962 and smg #2441 answer \"outcome unknown\" instead)"},
+      {Defect::kNoToolTimeout, "no-tool-timeout",
+       "no per-call tool timeout: a tools/call that never answers is waited on forever and the run hangs (claude-code, opencode, codex and strands time out only an MCP server's start-up)"},
+      {Defect::kToolErrorAsSuccess, "tool-error-as-success",
+       "a tool's failure (an isError result, a JSON-RPC error) is answered to the model as a success: its text goes back as the tool's output, so the model builds on an effect that never happened"},
+      {Defect::kDropFailedToolResult, "drop-failed-tool-result",
+       "a call whose tool failed or whose outcome is unknown gets no function response: the next request carries the call without its result, the provider answers 400 and the session is dead"},
   };
   return catalogue;
 }

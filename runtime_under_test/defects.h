@@ -50,6 +50,10 @@ enum class Defect {
   kRetryAfterCancel,       ///< a cancel during a retry's backoff is lost: the pending retry fires
   kContinueLoopAfterCancel,  ///< after a cancel while tools run, the results go back to the model
                              ///< before the next prompt
+  kReplayUnknownOutcome,   ///< a tool call whose outcome is unknown (timed out, reply lost) is sent again
+  kNoToolTimeout,          ///< no per-call tool timeout: a tool that never answers is waited on forever
+  kToolErrorAsSuccess,     ///< a tool's error (isError result, JSON-RPC error) is answered as its output
+  kDropFailedToolResult,   ///< a call whose tool failed or timed out gets no function response
 };
 
 struct DefectInfo {

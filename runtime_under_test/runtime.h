@@ -13,6 +13,7 @@
 
 #include "runtime_under_test/defects.h"
 #include "runtime_under_test/env.h"
+#include "runtime_under_test/tool_port.h"
 
 namespace rut {
 
@@ -62,6 +63,10 @@ struct Config {
   ConsumerKind consumer = ConsumerKind::kHeadless;
   int max_turns = 32;                          ///< safety cap on model turns per run; beyond
                                                ///< it the run fails with error "max_turns"
+  /// How long a call sent through the tool port (tool_port.h) is waited on, in virtual seconds
+  /// (docs/POLICY.md "Tools"): a tool that has not answered by then ends as "outcome unknown".
+  /// 60 s is the MCP TypeScript SDK's DEFAULT_REQUEST_TIMEOUT_MSEC (src/shared/protocol.ts).
+  double tool_timeout_s = 60;
   /// Tool names declared in each request's `tools[0].functionDeclarations` (open object schema);
   /// empty (default): no `tools` member. Any called name executes either way.
   std::vector<std::string> tool_names;
@@ -74,7 +79,8 @@ struct Config {
   std::optional<std::string> continuation_prompt;
 };
 
-/// One simulated tool execution: the ledger of side effects.
+/// One tool execution the runtime decided on (one per model call it ran, whether simulated or
+/// sent through the tool port): the ledger of side effects as the runtime knows them.
 struct LedgerEntry {
   std::string name;
   nlohmann::json args = nlohmann::json::object();
@@ -107,7 +113,9 @@ struct RunResult {
   /// {name, args, request_seq, call_index}, "prompt" {index} (a session's prompt starts),
   /// "cancel" {turn, attempt?, seq?, after_event?, after_calls?, before_attempt?, waited_s?,
   /// cancelled_calls} (the user interrupted),
-  /// "outcome" {completed, error, truncated?}; "finished" carries truncated (and dropped_call,
+  /// "tool_result" {name, request_seq, call_index, end, is_error?, sent} (a call sent through the tool
+/// port ended: end as tool_end_name, sent = how many times it went to the tool),
+/// "outcome" {completed, error, truncated?}; "finished" carries truncated (and dropped_call,
   /// the name of a call the limit cut) after a max-tokens finish.
   std::vector<nlohmann::json> events;
   nlohmann::json final_history = nlohmann::json::array();  ///< history `contents` at the end
@@ -115,16 +123,18 @@ struct RunResult {
   double waited_s = 0;           ///< virtual seconds spent in backoff (not idle timeouts)
 };
 
-/// Runs `prompt` to an outcome against whatever `transport` reaches. Deterministic: same inputs,
-/// same result. Exceptions thrown by the transport or clock (e.g. a harness cap) propagate.
+/// Runs `prompt` to an outcome against whatever `transport` reaches. A call whose name `tools`
+/// offers is sent through it (docs/POLICY.md "Tools"); any other call, and every call when `tools`
+/// is null, is simulated. Deterministic: same inputs, same result. Exceptions thrown by the
+/// transport, the tool port or the clock (e.g. a harness cap) propagate.
 RunResult run_agent(const Config& config, const std::string& prompt, IClock& clock,
-                    IRandom& random, ITransport& transport);
+                    IRandom& random, ITransport& transport, IToolPort* tools = nullptr);
 
 /// A session: `prompts` (at least one) in order over one history. Prompt i > 0 is appended as a
 /// user turn once prompt i - 1's run completed; the session ends at the first prompt whose run
 /// fails (the result is that run's outcome) or after the last one. With several prompts each
 /// prompt's run logs a "prompt" {index} event first. run_agent(c, p, …) is run_session(c, {p}, …).
 RunResult run_session(const Config& config, const std::vector<std::string>& prompts, IClock& clock,
-                      IRandom& random, ITransport& transport);
+                      IRandom& random, ITransport& transport, IToolPort* tools = nullptr);
 
 }  // namespace rut

@@ -1,6 +1,8 @@
 // The tool scheduler (docs/POLICY.md "Tools"): executes calls of a committed turn, in call order,
-// once each. Tools are simulated: each execution appends one LedgerEntry and returns
-// `{"output":"NAME: ok"}`.
+// once each. Each execution appends one LedgerEntry. A call whose name the tool port offers
+// (tool_port.h) is sent through it once, with the per-call tool timeout, and answered with what
+// came back (an error, or "outcome unknown" when it timed out or its reply was lost); any other
+// call is simulated and answered `{"output":"NAME: ok"}`.
 #pragma once
 
 #include <optional>
@@ -12,6 +14,7 @@
 #include "runtime_under_test/defects.h"
 #include "runtime_under_test/gemini_codec.h"
 #include "runtime_under_test/run_log.h"
+#include "runtime_under_test/tool_port.h"
 
 namespace rut {
 
@@ -28,15 +31,27 @@ struct PendingCall {
   /// nullopt for a replay of a call of the same turn, answered with that call's response of the
   /// same batch.
   std::optional<nlohmann::json> replay_response;
+  /// Once executed: the function response's `response` object ({"output": …} or {"error": …}).
+  std::optional<nlohmann::json> result;
+  /// Once executed: its tool failed, or its outcome is unknown (result holds an "error").
+  bool failed = false;
 };
+
+/// The function response `response` for a call of tool `name` that ended with `reply`, waited on
+/// for `timeout_s` (docs/POLICY.md "Tools"): {"output": text} for a result, {"error": …} for an
+/// error result, a JSON-RPC error, an expired session, and for an unknown outcome (timed out,
+/// reply lost) {"error": "outcome unknown: …"}.
+[[nodiscard]] nlohmann::json tool_response(const std::string& name, const ToolReply& reply, double timeout_s);
 
 /// The runtime's own id for a call delivered without one: "call-SEQ-INDEX".
 std::string own_call_id(const PendingCall& call);
 
 class ToolScheduler {
  public:
-  ToolScheduler(const DefectSet& defects, RunLog& log, Recovery recovery = Recovery::kHold)
-      : defects_(defects), log_(log), recovery_(recovery) {}
+  /// `tools`: the tool port (null: every call simulated); `tool_timeout_s`: Config::tool_timeout_s.
+  ToolScheduler(const DefectSet& defects, RunLog& log, Recovery recovery = Recovery::kHold,
+                IToolPort* tools = nullptr, double tool_timeout_s = 60)
+      : defects_(defects), log_(log), recovery_(recovery), tools_(tools), tool_timeout_s_(tool_timeout_s) {}
 
   /// A call just streamed, whole (its turn has not committed). Under hold nothing happens; under
   /// continue it runs now (docs/POLICY.md "Recovery designs"). A call
@@ -45,7 +60,7 @@ class ToolScheduler {
   void on_streamed_call(PendingCall& call, bool after_cancel = false);
 
   /// Executes `calls` (a committed turn's, in call order), skipping any already executed, and
-  /// returns one functionResponse part per call, in order. A replay (PendingCall::replay_of) is
+  /// returns one functionResponse part per call, in order (the call's result: tool_response). A replay (PendingCall::replay_of) is
   /// never run: it is answered with the result of the call it replays. After cancel_after(k) the
   /// user cancels once k calls have run (docs/POLICY.md "Cancellation"): calls k.. do not start
   /// and each gets one synthetic response `{"error": "cancelled by the user"}`.
@@ -64,6 +79,8 @@ class ToolScheduler {
   const DefectSet& defects_;
   RunLog& log_;
   Recovery recovery_;
+  IToolPort* tools_;
+  double tool_timeout_s_;
   std::optional<int> cancel_after_;
   int cancelled_ = 0;
   bool interrupted_ = false;

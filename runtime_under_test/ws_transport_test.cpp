@@ -82,7 +82,9 @@ struct Raw {
   bool broken = false;            // a frame broke RFC 6455
 };
 
-Raw raw_cycle(int port, bool stop_at_terminal = false) {
+/// `creates`: the response.create messages to send, each after the previous one's
+/// response.completed (none: one made of kBody).
+Raw raw_cycle(int port, bool stop_at_terminal = false, std::vector<json> creates = {}) {
   Raw out;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -116,11 +118,18 @@ Raw raw_cycle(int port, bool stop_at_terminal = false) {
     ::close(fd);
     return out;
   }
-  json create = json::parse(kBody);
-  create.erase("stream");
-  create["type"] = "response.create";
-  const std::string frame = mock::ws::encode_frame(mock::ws::Opcode::kText, create.dump(), true, 0x01020304);
-  ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+  if (creates.empty()) {
+    json create = json::parse(kBody);
+    create.erase("stream");
+    create["type"] = "response.create";
+    creates.push_back(create);
+  }
+  std::size_t sent = 0;
+  auto send_next = [&] {
+    const std::string frame = mock::ws::encode_frame(mock::ws::Opcode::kText, creates[sent++].dump(), true, 0x01020304);
+    ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+  };
+  send_next();
   mock::ws::FrameDecoder d(mock::ws::FrameDecoder::Role::kClient);
   d.feed(buf);
   buf.clear();
@@ -138,7 +147,13 @@ Raw raw_cycle(int port, bool stop_at_terminal = false) {
       }
       out.messages.push_back(m);
       const json j = json::parse(m.payload, nullptr, false);
-      if (stop_at_terminal && j.is_object() && j.value("type", "") == "response.completed") break;
+      if (j.is_object() && j.value("type", "") == "response.completed") {
+        if (sent < creates.size()) {
+          send_next();
+        } else if (stop_at_terminal) {
+          break;
+        }
+      }
       continue;
     }
     if (!read_some()) {
@@ -402,6 +417,35 @@ TEST_CASE("websocket loopback: a forgotten response is previous_response_not_fou
   REQUIRE(journal.size() == 2);  // the refused continuation is not played
   CHECK(journal[1].turn == 1);
   CHECK(journal[1].completed);
+}
+
+TEST_CASE("websocket loopback: a generate false warm-up answers an empty response to chain from and plays no attempt") {
+  Fixture f(script_of({stream_attempt()}));
+  // As codex sends it before a turn: the turn's input with generate false, then the request
+  // itself chained from the warm-up with no new input.
+  const json warm = {{"type", "response.create"}, {"model", "m"}, {"input", json::array({user("go")})}, {"generate", false}};
+  const json real = {{"type", "response.create"}, {"model", "m"}, {"input", json::array()}, {"previous_response_id", "resp_warmup_0"}};
+  const Raw r = raw_cycle(f.port, true, {warm, real});
+  REQUIRE(r.messages.size() >= 4);
+  const json created = json::parse(r.messages[0].payload);
+  const json done = json::parse(r.messages[1].payload);
+  CHECK(created["type"] == "response.created");
+  CHECK(created["response"]["status"] == "in_progress");
+  CHECK(done["type"] == "response.completed");
+  CHECK(done["response"]["id"] == "resp_warmup_0");
+  CHECK(done["response"]["output"] == json::array());
+  CHECK(done["response"]["model"] == "m");
+  CHECK(last_type(r) == "response.completed");
+  // The chained request is the script's first attempt, played as the full input.
+  const auto journal = f.engine.journal();
+  REQUIRE(journal.size() == 1);
+  CHECK(journal[0].turn == 0);
+  CHECK(journal[0].script_attempt == 0);
+  CHECK(journal[0].completed);
+  CHECK(journal[0].validated);
+  CHECK(journal[0].transport == "websocket");
+  CHECK(mock::journal_entry_to_json(journal[0])["transport"] == "websocket");
+  CHECK(f.server.internal_errors() == 0);
 }
 
 TEST_CASE("websocket loopback: previous_response_id naming no stored response is answered 400 in band") {

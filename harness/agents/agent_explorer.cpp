@@ -231,6 +231,8 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   limits.interrupts = false;
   limits.sessions = false;
   limits.repeated_ids = false;
+  // Not drawn for a black box: its tool here is the recipe's shell command, not the scenario's MCP tools.
+  limits.tools = false;
   // Not yet drawn for a black box: whether a real CLI is asked for reasoning (thinking enabled,
   // include of encrypted reasoning) depends on its settings, which no recipe pins yet.
   limits.reasoning = false;

@@ -186,12 +186,16 @@ std::set<std::string> known_agent_names(const std::vector<std::string>& also) {
 std::optional<std::string> written_for_others(const Scenario& scenario, const std::string& agent,
                                               const std::set<std::string>& agent_names) {
   const std::set<std::string> owners = scenario_owners(scenario, agent_names);
-  if (owners.empty() || owners.contains(agent)) return std::nullopt;
-  // A recipe variant (claude-code-bedrock) also plays what its agent's scenarios say (claude-code-…),
-  // unless a more specific owner (another variant: claude-code-vertex-…) claims the scenario.
-  const std::string& specific = *std::max_element(owners.begin(), owners.end(),
-      [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-  if (agent.rfind(specific + "-", 0) == 0) return std::nullopt;
+  if (owners.empty()) return std::nullopt;
+  // The owners that claim the scenario: an owner yields to a variant of it that is also an owner
+  // (codex-websocket-… is codex-websocket's, not codex's). A recipe variant (claude-code-bedrock)
+  // also plays what its agent's scenarios say (claude-code-…), unless another variant claims them.
+  for (const std::string& claimant : owners) {
+    const bool yields = std::any_of(owners.begin(), owners.end(),
+                                    [&](const std::string& o) { return o.rfind(claimant + "-", 0) == 0; });
+    if (yields) continue;
+    if (agent == claimant || agent.rfind(claimant + "-", 0) == 0) return std::nullopt;
+  }
   std::string who;
   for (const std::string& o : owners) {
     const bool named = scenario.name.rfind(o + "-", 0) == 0;
@@ -392,6 +396,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       text << shown.rdbuf();
       result.final_output = text.str();
       shown_all += result.final_output;
+      if (!launched.cancelled) result.uncancelled_output += result.final_output;
       if (launched.cancelled) {
         result.cancel_prompt = static_cast<int>(i);
         result.cancel_exit_ms = launched.exit_after_cancel_ms;

@@ -434,6 +434,25 @@ TEST_CASE("the user's cancel: SIGINT at the held event, then the resume command 
   CHECK(r.output.find("Bye.") != std::string::npos);
 }
 
+TEST_CASE("a cancel as gemini-cli takes it passes: the next prompt in the cancelled prompt's content, the cancelled text shown") {
+  // gemini-cli puts the resumed prompt in the same user content as the cancelled one (no model
+  // turn between them) after a preamble part, and streams the cancelled answer's text as it came:
+  // neither is a request nobody asked for nor text the answer does not hold.
+  Recipe agent = cancel_agent("gemini");
+  agent.shown_text_where = {{"/type", "message"}};
+  agent.shown_text_pointer = "/content";
+  const AgentCaseResult r = run_agent_scenario(load(kCancelWhileText), agent, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.harness_error.empty());
+  REQUIRE(r.journal.size() == 2);
+  REQUIRE(r.journal[1].contents.size() == 1);  // one user content: preamble, first prompt, next prompt
+  CHECK(r.journal[1].contents[0]["parts"].size() == 3);
+  CHECK(r.output.find("Once upon") != std::string::npos);  // shown before the cancel
+  CHECK(r.violations.empty());
+  CHECK_FALSE(has(r.not_applicable, "clean-output"));
+}
+
 TEST_CASE("a request after the user's cancel (a retry that fires anyway) is caught by no-request-after-cancel") {
   const AgentCaseResult r = run_agent_scenario(load(kCancelWhileText), cancel_agent("retry"), {});
   INFO(r.harness_error << r.output_tail);

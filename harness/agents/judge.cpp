@@ -124,6 +124,44 @@ bool text_only_user(const json& content) {
   return std::all_of(parts.begin(), parts.end(), [](const json& p) { return p.is_object() && p.contains("text"); });
 }
 
+namespace {
+
+/// `parts` with each text part that holds the prompt and then later prompts in order, ending with
+/// the last of them, split at each prompt's end (a wire format that joins a message's parts:
+/// qwen-code's resumed prompt after a cancelled one that left no model turn), so that each part
+/// ends with its prompt.
+json split_joined_prompts(const json& parts, const std::string& prompt, const std::vector<std::string>& later_prompts) {
+  json out = json::array();
+  for (const json& p : parts) {
+    if (later_prompts.empty() || prompt.empty() || !p.is_object() || !p.contains("text") || !p["text"].is_string()) {
+      out.push_back(p);
+      continue;
+    }
+    const std::string& text = p["text"].get_ref<const std::string&>();
+    const std::size_t at = text.find(prompt);
+    if (at == std::string::npos || text.ends_with(prompt)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> pieces = {text.substr(0, at + prompt.size())};
+    std::size_t cursor = at + prompt.size();
+    for (const std::string& later : later_prompts) {
+      const std::size_t j = later.empty() ? std::string::npos : text.find(later, cursor);
+      if (j == std::string::npos) break;
+      pieces.push_back(text.substr(cursor, j + later.size() - cursor));
+      cursor = j + later.size();
+    }
+    if (cursor != text.size() || pieces.size() < 2) {
+      out.push_back(p);
+      continue;
+    }
+    for (const std::string& piece : pieces) out.push_back({{"text", piece}});
+  }
+  return out;
+}
+
+}  // namespace
+
 /// Agents send their own context around the prompt: gemini-cli a `<session_context>` text part
 /// before it in the same content, qwen-code `<system-reminder>` parts that the Chat format joins
 /// into the prompt's text, codex an `<environment_context>` user message before it. When
@@ -133,6 +171,11 @@ bool text_only_user(const json& content) {
 void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts) {
   for (mock::JournalEntry& e : journal) {
     if (!e.contents.is_array() || e.contents.empty()) continue;
+    for (json& c : e.contents) {
+      if (c.is_object() && c.value("role", "") == "user" && c.contains("parts") && c["parts"].is_array()) {
+        c["parts"] = split_joined_prompts(c["parts"], prompt, later_prompts);
+      }
+    }
     std::size_t at = 0;
     while (at < e.contents.size() && !holds_prompt(e.contents[at], prompt) && text_only_user(e.contents[at])) ++at;
     if (at == e.contents.size() || !holds_prompt(e.contents[at], prompt)) continue;
@@ -146,6 +189,15 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
       } else if (!prompt_kept && is_prompt_part(p, prompt)) {
         kept.push_back({{"text", prompt}});
         prompt_kept = true;
+      } else if (prompt_kept) {
+        // A session's next prompt in the same content (gemini-cli after a cancelled turn that
+        // left no model turn: consecutive user parts are one content), without its preamble.
+        for (const std::string& later : later_prompts) {
+          if (is_prompt_part(p, later)) {
+            kept.push_back({{"text", later}});
+            break;
+          }
+        }
       }
     }
     first["parts"] = kept;
@@ -333,7 +385,13 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
     result.violations.push_back(std::move(v));
   }
-  if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
+  // The shown text the answers must hold: after a cancel, what the processes the user did not
+  // cancel showed (the cancelled answer streamed while the person watched, and they stopped it).
+  const std::vector<json> uncancelled_lines = result.cancel_prompt >= 0 && !recipe.shown_text_pointer.empty()
+                                                  ? json_object_lines(result.uncancelled_output)
+                                                  : std::vector<json>{};
+  const std::vector<json>& shown_source = result.cancel_prompt >= 0 ? uncancelled_lines : lines;
+  if (const auto shown = shown_text(shown_source, recipe); shown && cap_message.empty()) {
     const std::string committed = kept_text(journal);
     if (*shown != committed) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +

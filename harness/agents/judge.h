@@ -70,6 +70,10 @@ struct AgentCaseResult {
   /// user saw over the session). One process: `prompt_runs` has it, `final_output` is "".
   std::vector<ProcessResult> prompt_runs;
   std::string final_output;
+  /// `output` without what the process the user cancelled printed (the cancelled answer's text
+  /// streamed while the person watched; they stopped it): where clean-output reads the shown text
+  /// of a run with a cancel. Unused when cancel_prompt is -1.
+  std::string uncancelled_output;
   int cancel_prompt = -1;                   ///< the prompt whose run the user cancelled (SIGINT); -1: none
   double cancel_exit_ms = -1;               ///< from SIGINT to that process's exit
   bool cancel_ended_run = false;            ///< the cancel ended the last prompt's run (no prompt followed)

@@ -41,7 +41,7 @@ void replace_in(nlohmann::json& j, const std::string& with) {
 }
 
 /// `s` as one single-quoted shell word (a quote inside written '\'').
-std::string shell_quote(const std::string& s) {
+std::string single_quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
@@ -111,7 +111,7 @@ std::string ledger_command(const LedgerToken& token, const std::string& ledger_p
       if (call.duration_s > 0) then("sleep " + sleep_seconds(call.duration_s));
       if (call.result || call.is_error) {
         then("printf '%s\\n' " +
-             shell_quote(call.result ? *call.result : std::string(mock::mcp::kDefaultErrorResult)));
+             single_quoted(call.result ? *call.result : std::string(mock::mcp::kDefaultErrorResult)));
       }
       if (call.is_error) then("exit 1");
     }

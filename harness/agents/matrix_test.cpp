@@ -203,6 +203,18 @@ TEST_CASE("a scenario named or tagged for some agents is theirs alone: matrix an
     CHECK_FALSE(written_for_others(vertex, "claude-code-vertex", cc));
     CHECK(written_for_others(vertex, "claude-code-bedrock", cc).has_value());
     CHECK(written_for_others(base, "gemini-cli", cc).has_value());
+    // The agent a variant comes from does not play the variant's own scenarios: the most specific
+    // owner claims them (codex-websocket-… over WebSocket only).
+    CHECK(written_for_others(vertex, "claude-code", cc).has_value());
+    const std::set<std::string> cx = {"codex", "codex-websocket", "gemini-cli"};
+    const Scenario ws = scenario("codex-websocket-close-1011", "openai-responses", "exec_command");
+    CHECK(written_for_others(ws, "codex", cx) ==
+          "written for agents codex (named codex-…), codex-websocket (named codex-websocket-…), not for codex");
+    CHECK_FALSE(written_for_others(ws, "codex-websocket", cx));
+    Scenario both = scenario("tool-round-trip", "openai-responses", "exec_command");
+    both.tags = {"codex", "gemini-cli"};
+    CHECK_FALSE(written_for_others(both, "codex", cx));
+    CHECK_FALSE(written_for_others(both, "gemini-cli", cx));
   }
   s.tags = {"opencode", "baseline"};
   CHECK_FALSE(written_for_others(s, "opencode", names));

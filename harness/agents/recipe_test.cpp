@@ -31,7 +31,7 @@ TEST_CASE("the bundled gemini-cli recipe loads with its tool, settings and exit 
   CHECK(r.install_hint.find("scripts/install_agents.sh") != std::string::npos);
   CHECK(recipe_names(default_recipes_dir()) ==
         std::vector<std::string>{"claude-code", "claude-code-bedrock", "claude-code-foundry", "claude-code-mantle",
-                                 "claude-code-vertex", "codex", "gemini-cli", "opencode", "qwen-code"});
+                                 "claude-code-vertex", "codex", "codex-websocket", "gemini-cli", "opencode", "qwen-code"});
 }
 
 TEST_CASE("an unknown agent name lists the known recipes") {
@@ -40,8 +40,8 @@ TEST_CASE("an unknown agent name lists the known recipes") {
     FAIL("expected an error");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, claude-code-bedrock, claude-code-foundry, "
-                               "claude-code-mantle, claude-code-vertex, codex, gemini-cli, opencode, qwen-code; or pass a "
-                               "recipe .json path)");
+                               "claude-code-mantle, claude-code-vertex, codex, codex-websocket, gemini-cli, opencode, "
+                               "qwen-code; or pass a recipe .json path)");
   }
 }
 

@@ -59,6 +59,19 @@ bool at_most_once_pre(const CaseResult& r) {
                      [](const JournalEntry& e) { return failed_after_delivering(e, true, false); });
 }
 
+/// A tools/call the runtime sent ended with an outcome the model must be told of: a failure (error
+/// result, JSON-RPC error, expired session), an unknown outcome (timed out, reply lost), or none
+/// (the run stopped while it waited).
+bool tool_failed(const CaseResult& r) {
+  return std::any_of(r.tool_calls.begin(), r.tool_calls.end(),
+                     [](const ToolCallRecord& c) { return c.outcome != "result" || c.is_error; });
+}
+bool tool_outcome_unknown(const CaseResult& r) {
+  return std::any_of(r.tool_calls.begin(), r.tool_calls.end(), [](const ToolCallRecord& c) {
+    return c.outcome == "timed_out" || c.outcome == "reply_lost" || c.outcome == "waiting";
+  });
+}
+
 bool pairing_pre(const CaseResult& r) {
   return std::any_of(r.journal.begin(), r.journal.end(), carries_function_responses);
 }
@@ -92,6 +105,7 @@ bool bounded_retries_pre(const CaseResult& r) {
 }
 
 bool honest_outcome_pre(const CaseResult& r) {
+  if (tool_failed(r)) return true;
   for (const JournalEntry& e : r.journal) {
     const auto finish = delivered_finish(r, e);
     if (finish == mock::FinishReason::kContentFilter || finish == mock::FinishReason::kMalformedCall ||
@@ -117,6 +131,10 @@ bool content_filter_pre(const CaseResult& r) {
 bool liveness_pre(const CaseResult& r) {
   // The runner's default cap (RunOptions::max_virtual_s) unless the scenario sets its own.
   const double cap_s = r.scenario.max_virtual_s.value_or(RunOptions{}.max_virtual_s);
+  const bool tool_hung = std::any_of(r.tool_calls.begin(), r.tool_calls.end(), [](const ToolCallRecord& c) {
+    return c.behaviour == "hang";
+  });
+  if (tool_hung) return true;
   return std::any_of(r.journal.begin(), r.journal.end(), [&](const JournalEntry& e) {
     const mock::Attempt* a = played_attempt(r, e);
     if (a == nullptr || !a->fault || e.fault != "stall") return false;
@@ -186,7 +204,8 @@ void add_id_kinds(const CaseResult& r, const JournalEntry& e, std::size_t k, std
 
 const std::vector<InvariantPrecondition>& invariant_preconditions() {
   static const std::vector<InvariantPrecondition> table = {
-      {"at-most-once", "a call was delivered by an attempt that then failed", &at_most_once_pre},
+      {"at-most-once", "a call was delivered by an attempt that then failed, or a tool call's outcome was unknown (timed out, reply lost)",
+       [](const CaseResult& r) { return at_most_once_pre(r) || tool_outcome_unknown(r); }},
       {"recorded-execution", "a call was delivered by an attempt that then failed", &at_most_once_pre},
       {"pairing", "a request carried function responses", &pairing_pre},
       {"history-integrity", "a request followed an attempt that delivered text or calls and then failed",
@@ -197,11 +216,11 @@ const std::vector<InvariantPrecondition>& invariant_preconditions() {
        "a retryable status came with Retry-After, or a turn used its whole attempt budget and its last attempt failed",
        &bounded_retries_pre},
       {"honest-outcome",
-       "a content-filter, malformed-call or max_tokens finish was delivered, or a stream ended cleanly without its terminal event",
+       "a content-filter, malformed-call or max_tokens finish was delivered, a stream ended cleanly without its terminal event, or a tool call failed or its outcome was unknown",
        &honest_outcome_pre},
       {"clean-output", "an attempt delivered text and then failed", &clean_output_pre},
       {"no-unchanged-content-filter-retry", "a content-filter finish was delivered", &content_filter_pre},
-      {"liveness", "a stream stalled for at least the run's virtual-time cap", &liveness_pre},
+      {"liveness", "a stream stalled for at least the run's virtual-time cap, or a tool hung", &liveness_pre},
       {"no-execution-after-cancel",
        "the user's interrupt fired with calls of the cancelled turn still to come: scripted after the cancelled event, or committed beyond after_calls",
        &no_execution_after_cancel_pre},

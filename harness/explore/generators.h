@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -819,6 +820,65 @@ inline rc::Gen<std::optional<ReasoningDraw>> gen_reasoning_draw() {
   });
 }
 
+/// What the tools do (SCENARIO-FORMAT.md "Tools"; docs/POLICY.md "Tools"): per name of
+/// tool_names(), the behaviours of that tool's first calls (0–2 of them: an error result, a
+/// JSON-RPC error, a lost reply, a hang, a call slower than the runtime's tool timeout, a slow
+/// success); every later call answers at once.
+struct ToolsDraw {
+  std::vector<std::vector<mock::mcp::ToolCall>> calls;  ///< parallel to tool_names()
+};
+
+/// The behaviour of one drawn tool call.
+inline rc::Gen<mock::mcp::ToolCall> gen_tool_call() {
+  return memo_gen(0, [&] {
+    return rc::gen::map(gen_int(0, 5), [](int k) {
+      mock::mcp::ToolCall c;
+      switch (k) {
+        case 0: c.is_error = true; break;
+        case 1: c.jsonrpc_error = mock::mcp::JsonRpcError{-32603, "Internal error"}; break;
+        case 2: c.reply_lost = true; c.duration_s = 1; break;
+        case 3: c.hang = true; break;
+        case 4: c.duration_s = 90; break;  // past the reference runtime's 60 s tool timeout
+        default: c.duration_s = 2; break;
+      }
+      return c;
+    });
+  });
+}
+
+/// One case in four scripts its tools.
+inline rc::Gen<std::optional<ToolsDraw>> gen_tools_draw() {
+  return memo_gen(0, [&] {
+    const auto n = tool_names().size();
+    return gen_optional(rc::gen::map(rc::gen::container<std::vector<std::vector<mock::mcp::ToolCall>>>(
+                                         n, rc::gen::resize(2, rc::gen::container<std::vector<mock::mcp::ToolCall>>(
+                                                                   gen_tool_call()))),
+                                     [](std::vector<std::vector<mock::mcp::ToolCall>> calls) { return ToolsDraw{std::move(calls)}; }),
+                        3, 1);
+  });
+}
+
+/// Places `draw` on `s`: a tool (not idempotent) for each name of tool_names() some call of the
+/// script uses, whose first calls do what the draw says and every later one answers at once.
+inline void place_tools(Scenario& s, const ToolsDraw& draw) {
+  std::set<std::string> used;
+  for (const mock::Turn& t : s.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      for (const mock::Event& e : a.events) {
+        if (const auto* c = std::get_if<mock::CallEvent>(&e)) used.insert(c->name);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < tool_names().size() && i < draw.calls.size(); ++i) {
+    if (!used.contains(tool_names()[i])) continue;
+    mock::mcp::Tool tool;
+    tool.name = tool_names()[i];
+    tool.calls = draw.calls[i];
+    tool.calls.push_back(mock::mcp::ToolCall{});
+    s.tools.tools.push_back(std::move(tool));
+  }
+}
+
 /// Places `draw` on `s`: inserts reasoning events (place_reasoning's positions) into every
 /// attempt that streams events, after its faults and interrupt are placed: a fault or an interrupt
 /// after event e moves with that event, so a fault that came right before a call now falls right
@@ -891,6 +951,7 @@ struct GenerateLimits {
   bool sessions = true;       ///< a session of several prompts may be drawn (place_session)
   bool repeated_ids = true;   ///< a provider that repeats a call id may be drawn (place_call_ids)
   bool reasoning = true;      ///< reasoning the model attaches may be drawn (place_reasoning)
+  bool tools = true;          ///< what the scenario's tools do may be drawn (place_tools)
   /// Every case gets reasoning (the draw's placement where one case in five draws it, else
   /// ReasoningDraw{}); the draws stay the same. For measuring (bench/bench_main.cpp); needs `reasoning`.
   bool reasoning_every_case = false;
@@ -935,7 +996,8 @@ inline void apply_limits(Scenario& s, const GenerateLimits& limits) {
 /// with a second session prompt or, one in two, without one (place_interrupt); without an
 /// interrupt, one case in four is a session of 2–3 prompts (place_session); in one case in four a
 /// provider repeats a call id (place_call_ids); in one case in five the model attaches reasoning
-/// (place_reasoning). `expect` is left empty: the oracle fills it.
+/// (place_reasoning); in one case in four its tools fail, hang or lose replies (place_tools).
+/// `expect` is left empty: the oracle fills it.
 /// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
 /// `limits` narrows the space (GenerateLimits; the default leaves it whole and draws exactly what
 /// a call without it draws).
@@ -959,12 +1021,12 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
         rc::gen::tuple(rc::gen::resize(before_last, rc::gen::container<std::vector<mock::Turn>>(
                                               gen_turn(1, 4, idle, provider, failing, lim.final_attempt_completes))),
                        gen_turn(0, 0, idle, provider, failing, lim.final_attempt_completes), gen_interrupt_draw(),
-                       gen_session_draw(idle, provider), gen_id_draw(), gen_reasoning_draw()),
+                       gen_session_draw(idle, provider), gen_id_draw(), gen_reasoning_draw(), gen_tools_draw()),
         [head = std::make_shared<const std::tuple<std::string, RuntimeSettings, std::string>>(name, rt, provider),
          shared_limits](
             std::tuple<std::vector<mock::Turn>, mock::Turn, std::optional<InterruptDraw>,
                        std::optional<std::vector<std::vector<mock::Turn>>>, std::optional<IdDraw>,
-                       std::optional<ReasoningDraw>> p) {
+                       std::optional<ReasoningDraw>, std::optional<ToolsDraw>> p) {
           const auto& [name, rt, provider] = *head;
           const GenerateLimits& lim = *shared_limits;
           Scenario s;
@@ -991,6 +1053,7 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
           if (lim.reasoning && (std::get<5>(p) || lim.reasoning_every_case)) {
             place_reasoning(s, std::get<5>(p).value_or(ReasoningDraw{}));
           }
+          if (lim.tools && std::get<6>(p)) place_tools(s, *std::get<6>(p));
           if (rt.recovery) {
             // Under continue each turn may keep a cut turn once and move on: as many plain answers
             // after the script as it has turns, so no case runs past its script.

@@ -245,12 +245,21 @@ class Session {
       event.erase("previous_response_id");
       event["input"] = input;
     }
+    // A warm-up (`generate: false`): no model output, a response id to chain from (the WebSocket-
+    // mode guide: "generate: false does not return a model output, but prepares request state …
+    // The warmup request returns a response ID that you can chain from with previous_response_id").
+    // codex sends one before each turn's first request. It plays no script attempt and is not
+    // journaled: it is not a model request.
+    if (const auto gen = event.find("generate"); gen != event.end() && gen->is_boolean() && !gen->get<bool>()) {
+      return warm_up(event, std::move(input));
+    }
     HttpRequest req;
     req.method = "POST";
     req.target = upgrade_.target;
     req.version = "HTTP/1.1";
     req.headers = upgrade_.headers;
     req.body = dump(event);
+    req.transport = "websocket";
     Dispatch d = dispatch_request(router_, req, io_.now_ms());
     if (!d.engine) {
       const DirectAnswer a = d.deferred ? DirectAnswer{500, "application/json", R"({"error":{"message":"no answer"}})", {}} : d.direct;
@@ -268,17 +277,43 @@ class Session {
       const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
       if (end != std::string::npos) {
         const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
-        if (stored_.find(id) == stored_.end()) {
-          if (order_.size() >= kMaxStored) {
-            stored_.erase(order_.front());
-            order_.pop_front();
-          }
-          order_.push_back(id);
-        }
-        stored_[id] = Stored{std::move(input), std::move(completed_)};
+        store(id, std::move(input), std::move(completed_));
       }
     }
     return open;
+  }
+
+  /// Answers a warm-up: `response.created` and `response.completed` with no output, its id
+  /// (`resp_warmup_` + this connection's warm-up count, from 0) stored for continuation with
+  /// `input` as the conversation through it.
+  bool warm_up(const json& event, json input) {
+    const std::string id = "resp_warmup_" + std::to_string(warm_ups_++);
+    const json model = event.contains("model") && event["model"].is_string() ? event["model"] : json("");
+    auto response = [&](std::string_view status) {
+      return json{{"id", id}, {"object", "response"}, {"created_at", 1700000000}, {"status", std::string(status)},
+                  {"background", false}, {"completed_at", status == "completed" ? json(1700000001) : json(nullptr)},
+                  {"error", nullptr}, {"incomplete_details", nullptr}, {"model", model}, {"output", json::array()},
+                  {"parallel_tool_calls", true},
+                  {"usage", status == "completed" ? json{{"input_tokens", 0}, {"output_tokens", 0}, {"total_tokens", 0}} : json(nullptr)},
+                  {"metadata", json::object()}};
+    };
+    const std::string created = dump(json{{"type", "response.created"}, {"sequence_number", 0}, {"response", response("in_progress")}});
+    std::string completed = dump(json{{"type", "response.completed"}, {"sequence_number", 1}, {"response", response("completed")}});
+    if (!io_.send(encode_frame(Opcode::kText, created) + encode_frame(Opcode::kText, completed))) return false;
+    store(id, std::move(input), std::move(completed));
+    return true;
+  }
+
+  /// Keeps response `id` for continuation (at most kMaxStored per connection, oldest dropped).
+  void store(const std::string& id, json input, std::string completed) {
+    if (stored_.find(id) == stored_.end()) {
+      if (order_.size() >= kMaxStored) {
+        stored_.erase(order_.front());
+        order_.pop_front();
+      }
+      order_.push_back(id);
+    }
+    stored_[id] = Stored{std::move(input), std::move(completed)};
   }
 
   /// `input` as a list of items: a string is one user message.
@@ -432,6 +467,7 @@ class Session {
   std::map<std::string, Stored> stored_;          // response id → the conversation through it
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
+  int warm_ups_ = 0;                              // warm-ups answered on this connection
 };
 
 /// The upgrade status the scenario behind `target` asks for (its `websocket.upgrade_status`), or 0.

@@ -19,7 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { causes, loadSdk, scenario, turn, withServer } from './common.mjs';
+import { causes, loadSdk, loadSdkPath, scenario, turn, withServer } from './common.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const expectedFile = join(here, 'conformance.expected.json');
@@ -29,6 +29,15 @@ const END = '<!-- conformance:end -->';
 
 export const PROVIDERS = ['gemini', 'openai-chat', 'openai-responses', 'anthropic'];
 export const MODES = ['streaming', 'non-streaming'];
+/**
+ * The columns of `provider`'s table: streaming and non-streaming for every format, and for the
+ * Responses API its WebSocket mode through the SDK's own client (`ResponsesWS`, openai ≥ 6.x,
+ * `openai/resources/responses/ws`, which needs the `ws` package).
+ */
+export function modesOf(provider) {
+  return provider === 'openai-responses' ? [...MODES, 'websocket'] : MODES;
+}
+const WS_WATCHDOG_MS = 10_000;   // the WebSocket client has no request timeout: the cell's own limit
 const TIMEOUT_MS = 1000;   // the SDK's request timeout
 const STALL_S = 3;         // a stall row's silence, real seconds (longer than TIMEOUT_MS)
 const CALL_ARGS = { command: 'ls' };
@@ -40,7 +49,11 @@ const baseEvents = [{ text: 'Hel' }, { text: 'lo' }, { call: { name: 'shell', ar
 const withFault = (fault) => ({ events: baseEvents, fault });
 const finishWith = (finish) => ({ events: [{ text: 'Hel' }, { finish }] });
 
-/** The rows: [fault label, attempt, providers (default: all)]. Order is the table's order. */
+/**
+ * The rows: [fault label, attempt, providers (default: all), only], where `only` = {modes, top}
+ * limits a row to some columns (`modes`) and adds top-level scenario fields (`top`). Order is
+ * the table's order.
+ */
 export const FAULTS = [
   ['none (baseline)', { events: baseEvents }],
   ['disconnect', withFault({ kind: 'disconnect', after_event: 1 })],
@@ -57,15 +70,25 @@ export const FAULTS = [
   ['HTTP 503', { status: 503 }],
   ['HTTP 529', { status: 529 }, ['anthropic']],
   ['HTTP 400', { status: 400 }],
+  // WebSocket-only rows: the `websocket` fields of SCENARIO-FORMAT.md "Over WebSocket".
+  ['disconnect, close frame 1011', { ...withFault({ kind: 'disconnect', after_event: 1 }), websocket: { close_code: 1011 } },
+   ['openai-responses'], { modes: ['websocket'] }],
+  ['malformed, a frame with RSV1 set', { ...withFault({ kind: 'malformed', after_event: 1 }), websocket: { malformed_frame: true } },
+   ['openai-responses'], { modes: ['websocket'] }],
+  ['HTTP 503, error as a string', { status: 503, websocket: { string_error: true } }, ['openai-responses'], { modes: ['websocket'] }],
+  ['upgrade refused 426', { events: baseEvents }, ['openai-responses'], { modes: ['websocket'], top: { websocket: { upgrade_status: 426 } } }],
 ];
 
 /** Every cell to run, in table order. */
 export function cells(only = PROVIDERS) {
   const out = [];
   for (const provider of PROVIDERS.filter((p) => only.includes(p))) {
-    for (const [fault, attempt, providers] of FAULTS) {
+    for (const [fault, attempt, providers, only] of FAULTS) {
       if (providers && !providers.includes(provider)) continue;
-      for (const mode of MODES) out.push({ provider, fault, mode, attempt });
+      for (const mode of modesOf(provider)) {
+        if (only?.modes && !only.modes.includes(mode)) continue;
+        out.push({ provider, fault, mode, attempt, top: only?.top });
+      }
     }
   }
   return out;
@@ -75,7 +98,7 @@ function scenarioFor(cell) {
   const slug = cell.fault.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
   const answer = turn({ events: [{ text: 'Done.' }, { finish: 'stop' }] });
   const turns = 'events' in cell.attempt && cell.attempt.events.some((e) => e.call) ? [turn(cell.attempt), answer] : [turn(cell.attempt)];
-  return scenario(cell.provider, `conf-${cell.provider}-${slug}`, turns);
+  return { ...scenario(cell.provider, `conf-${cell.provider}-${slug}`, turns), ...cell.top };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,18 +207,69 @@ const openaiResponses = {
       (resp.error ? `${resp.error.code ?? ''}${resp.error.message ? ` "${shorten(resp.error.message, 48)}"` : ''}` : null);
     return `${resp.status}${why ? ` (${why})` : ''}`;
   },
+  /** Takes one streamed event into `o`; true when it ends the response. */
+  take(o, ev) {
+    if (ev.type === 'response.output_text.delta') o.text += ev.delta;
+    else if (ev.type === 'response.output_item.done' && ev.item?.type === 'function_call') o.calls.push(callString(ev.item.name, safeParse(ev.item.arguments)));
+    else if (['response.completed', 'response.failed', 'response.incomplete'].includes(ev.type)) {
+      // The event type says the status (completed / failed / incomplete); add its reason.
+      const st = this.statusOf(ev.response ?? {});
+      o.terminal = ev.type + (st.includes(' (') ? st.slice(st.indexOf(' (')) : '');
+      return true;
+    } else if (ev.type === 'error') o.notes.push(`event error (${ev.code ?? ''} "${shorten(ev.message ?? '')}")`);
+    return false;
+  },
   async streaming(url, o, gap) {
     const it = await this.client(url).responses.create({ ...this.req, stream: true });
     for await (const ev of it) {
       gap.tick();
       o.events++;
-      if (ev.type === 'response.output_text.delta') o.text += ev.delta;
-      else if (ev.type === 'response.output_item.done' && ev.item.type === 'function_call') o.calls.push(callString(ev.item.name, safeParse(ev.item.arguments)));
-      else if (['response.completed', 'response.failed', 'response.incomplete'].includes(ev.type)) {
-        // The event type says the status (completed / failed / incomplete); add its reason.
-        const st = this.statusOf(ev.response);
-        o.terminal = ev.type + (st.includes(' (') ? st.slice(st.indexOf(' (')) : '');
-      } else if (ev.type === 'error') o.notes.push(`event error (${ev.code ?? ''} "${shorten(ev.message ?? '')}")`);
+      this.take(o, ev);
+    }
+  },
+  /**
+   * One `response.create` through the SDK's WebSocket client. It never throws for what the server
+   * does: an in-band error frame and a lost socket come as items of its stream() (`error`,
+   * `close`), a frame that is not JSON as `raw`. The cycle ends with the response's own terminal
+   * event, an in-band error frame that carries an HTTP `status` (the server's answer to the whole
+   * request, as codex reads it), or the socket's close; WS_WATCHDOG_MS bounds the rest.
+   */
+  async websocket(url, o, gap) {
+    const { ResponsesWS } = loadSdkPath('openai', 'resources/responses/ws.js');
+    const ws = new ResponsesWS(this.client(url));
+    const watchdog = setTimeout(() => { o.notes.push(`no end within ${WS_WATCHDOG_MS / 1000} s`); ws.close(); }, WS_WATCHDOG_MS);
+    let closed = false;
+    try {
+      ws.send({ type: 'response.create', ...this.req });
+      for await (const item of ws.stream()) {
+        if (item.type === 'message') {
+          gap.tick();
+          o.events++;
+          if (this.take(o, item.message)) break;
+        } else if (item.type === 'error') {
+          gap.tick();
+          const ev = item.error?.error;   // the in-band error frame, when the error is one
+          if (ev && typeof ev === 'object') {
+            const body = typeof ev.error === 'object' && ev.error ? ev.error : { message: ev.error };
+            const tc = [body.type && `type ${body.type}`, body.code && `code ${body.code}`].filter(Boolean).join(', ');
+            o.notes.push(`error frame${ev.status !== undefined ? ` status ${ev.status}` : ''}${tc ? ` (${tc})` : ''}` +
+                         `${body.message ? ` "${shorten(body.message, 48)}"` : ''}`);
+            if (ev.status !== undefined) break;
+          } else {
+            o.notes.push(`error ${errorPhrase(item.error)}`);
+          }
+        } else if (item.type === 'raw') {
+          gap.tick();
+          o.notes.push('a frame that is not JSON');
+        } else if (item.type === 'close') {
+          closed = true;
+          o.notes.push(`socket closed ${item.code}`);
+          break;
+        }
+      }
+    } finally {
+      clearTimeout(watchdog);
+      if (!closed) ws.close();
     }
   },
   async 'non-streaming'(url, o) {
@@ -392,15 +466,16 @@ export async function runCell(cell) {
       ? await retryNote(cell.provider, r.error, runner.client('http://127.0.0.1:1')) : null;
     if (retry) end += `; ${retry}`;
   } else {
-    end = cell.mode === 'streaming' ? 'ends' : 'returns';
-    if (cell.mode === 'streaming' && !o.finish && !o.terminal) end += ' without a finish';
+    const streamed = cell.mode !== 'non-streaming';
+    end = streamed ? 'ends' : 'returns';
+    if (streamed && !o.finish && !o.terminal) end += ' without a finish';
   }
   let outcome = parts.length ? `${parts.join(', ')}, then ${end}` : end;
   if (silence) outcome += ` [${silence}]`;
   return { outcome, o, error: r.error, journal: r.journal };
 }
 
-/** Runs `cells` in order; returns {provider: {fault: {streaming, non-streaming}}}. */
+/** Runs `cells` in order; returns {provider: {fault: {streaming, non-streaming[, websocket]}}}. */
 export async function runTable(list = cells(), onCell = () => {}) {
   const table = {};
   for (const cell of list) {
@@ -413,7 +488,7 @@ export async function runTable(list = cells(), onCell = () => {}) {
 
 export function sdkVersions() {
   const pinned = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')).dependencies;
-  return { openai: pinned.openai, '@anthropic-ai/sdk': pinned['@anthropic-ai/sdk'], '@google/genai': pinned['@google/genai'] };
+  return { openai: pinned.openai, '@anthropic-ai/sdk': pinned['@anthropic-ai/sdk'], '@google/genai': pinned['@google/genai'], ws: pinned.ws };
 }
 
 export function readExpected() {
@@ -427,7 +502,7 @@ export function diffTables(expected, observed) {
   for (const p of providers) {
     const faults = [...new Set([...Object.keys(expected[p] ?? {}), ...Object.keys(observed[p] ?? {})])];
     for (const f of faults) {
-      for (const m of MODES) {
+      for (const m of modesOf(p)) {
         const e = expected[p]?.[f]?.[m];
         const o = observed[p]?.[f]?.[m];
         if (e !== o) out.push(`${p} / ${f} / ${m}:\n  expected: ${e ?? '(no row)'}\n  observed: ${o ?? '(no row)'}`);
@@ -440,11 +515,11 @@ export function diffTables(expected, observed) {
 const SDK_OF = {
   gemini: '`@google/genai` (`generateContentStream` / `generateContent`)',
   'openai-chat': '`openai` Chat Completions (`chat.completions.create`, `stream: true` / `false`)',
-  'openai-responses': '`openai` Responses (`responses.create`, `stream: true` / `false`)',
+  'openai-responses': '`openai` Responses (`responses.create`, `stream: true` / `false`; WebSocket mode: `ResponsesWS`, one `response.create` frame, with `ws`)',
   anthropic: '`@anthropic-ai/sdk` (`messages.create`, `stream: true` / `false`)',
 };
 
-/** One Markdown table per provider: rows = fault, columns = streaming / non-streaming. */
+/** One Markdown table per provider: rows = fault, columns = streaming / non-streaming (/ WebSocket). */
 export function markdown(table) {
   const esc = (s) => String(s ?? '').replace(/\|/g, '\\|');
   const out = [
@@ -452,13 +527,18 @@ export function markdown(table) {
     `SDK retries off, SDK timeout ${TIMEOUT_MS / 1000} s. The script streams text "Hel", text "lo", a call \`shell\`, ` +
     `finish \`stop\`; faults come after the first event; finish rows are text "Hel" + that finish; HTTP rows answer ` +
     `before any body. "then ends" / "then returns": the SDK gave no error. After ";": what the SDK's own retry ` +
-    `logic would do with it (openai/anthropic: \`x-should-retry\`, then \`retry-after-ms\`, \`retry-after\`).`,
+    `logic would do with it (openai/anthropic: \`x-should-retry\`, then \`retry-after-ms\`, \`retry-after\`). ` +
+    `WebSocket mode (Responses): the SDK's client never throws for what the server does; its error items ` +
+    `(an in-band error frame, a socket error) and the socket's close code are listed, and an HTTP row is an in-band ` +
+    `error frame with that status on an open connection; the cell's own limit is ${WS_WATCHDOG_MS / 1000} s.`,
     '',
   ];
   for (const p of PROVIDERS) {
     if (!table[p]) continue;
-    out.push(`**${p}**: ${SDK_OF[p]}`, '', '| fault | streaming | non-streaming |', '|---|---|---|');
-    for (const [f, row] of Object.entries(table[p])) out.push(`| ${esc(f)} | ${esc(row.streaming)} | ${esc(row['non-streaming'])} |`);
+    const modes = modesOf(p);
+    const heads = { streaming: 'streaming', 'non-streaming': 'non-streaming', websocket: 'WebSocket mode' };
+    out.push(`**${p}**: ${SDK_OF[p]}`, '', `| fault | ${modes.map((m) => heads[m]).join(' | ')} |`, `|---|${modes.map(() => '---|').join('')}`);
+    for (const [f, row] of Object.entries(table[p])) out.push(`| ${esc(f)} | ${modes.map((m) => esc(row[m] ?? '—')).join(' | ')} |`);
     out.push('');
   }
   return out.join('\n');

@@ -9,6 +9,10 @@ On SIGINT (the user's Ctrl-C) CANCEL_AGENT_MODE decides:
   correct (default): stop reading, print "cancelled" and exit 130;
   retry: send the turn's request again first (a pending retry that fires after the cancel), exit 130;
   ignore: ignore SIGINT and keep waiting on the stream (hiccup's exit wait then kills it).
+  gemini: as correct, but as gemini-cli does it: a `<session_context>` text part before the prompt,
+    the resumed prompt added as one more part of the last user content when no model turn follows
+    it (a cancelled turn left none), and each text delta printed as it streams as a JSON line
+    {"type": "message", "role": "assistant", "content": TEXT}.
 """
 import http.client, json, os, signal, sys, urllib.parse
 
@@ -22,7 +26,12 @@ history = []
 if len(sys.argv) > 1 and sys.argv[1] == "resume":
     with open(saved) as f:
         history = json.load(f)
-history.append({"role": "user", "parts": [{"text": prompt}]})
+if mode == "gemini" and history and history[-1]["role"] == "user":
+    history[-1]["parts"].append({"text": prompt})
+elif mode == "gemini":
+    history.append({"role": "user", "parts": [{"text": "<session_context>\nA test agent.\n</session_context>"}, {"text": prompt}]})
+else:
+    history.append({"role": "user", "parts": [{"text": prompt}]})
 with open(saved, "w") as f:
     json.dump(history, f)
 if mode == "ignore":
@@ -44,6 +53,8 @@ def stream():
             cand = json.loads(line[6:])["candidates"][0]
             for part in cand.get("content", {}).get("parts", []):
                 text += part.get("text", "")
+                if mode == "gemini" and part.get("text"):
+                    print(json.dumps({"type": "message", "role": "assistant", "content": part["text"]}), flush=True)
             if cand.get("finishReason") == "STOP":
                 finished = True
     finally:
@@ -68,4 +79,5 @@ if not finished:
 history.append({"role": "model", "parts": [{"text": text}]})
 with open(saved, "w") as f:
     json.dump(history, f)
-print(text)
+if mode != "gemini":
+    print(text)
