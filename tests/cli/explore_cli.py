@@ -266,18 +266,19 @@ class Checker(CheckerBase):
         self.check_over_cloud("foundry")
 
     def check_over_websocket(self):
-        """Over websocket every case is drawn in openai-responses and run on the WebSocket mode: the
-        seeded defect is found (at-most-once). Exit 4 is allowed: a fault placed after a response's
-        terminal event (a malformed frame, a reset) lands between two cycles of the kept
-        connection, so whether the next cycle meets it depends on timing (a known difference of the
-        WebSocket path, reported on issue 37); the defect's failure does not depend on it."""
-        _, s = self.explore_over("websocket", "openai-responses",
-                                 ["--defect", "keep-calls-on-retry", "--keep-going", "--max-shrinks", "0"], (1, 4))
-        assert any("at-most-once" in names for _, names in s["failing_cases"]), s["failing_cases"]
+        """Exploring over websocket is refused for now with its reason (a usage error): a fault
+        placed after a response's terminal event (a malformed frame, a reset) lands between two
+        cycles of the kept connection, so a correct runtime failed 2 to 10 of 30 cases, other ones
+        each run (issue 37). Nothing is written."""
+        d = self.dir("over-websocket")
+        p = subprocess.run([self.hiccup, "explore", "--cases", "30", "--seed", "1", "--transport", "websocket",
+                            "--report-dir", d], capture_output=True, text=True, cwd=self.work, timeout=60)
+        assert p.returncode == 2 and "--transport websocket is not explored yet" in p.stderr, (p.returncode, p.stderr)
+        assert not os.path.exists(os.path.join(d, "summary.json"))
 
     def check_transport_needs_provider(self):
         """A transport that plays one format refuses another --provider (a usage error)."""
-        for transport, provider in (("websocket", "anthropic"), ("bedrock", "openai-responses")):
+        for transport, provider in (("vertex", "openai-responses"), ("bedrock", "openai-responses")):
             p = subprocess.run([self.hiccup, "explore", "--transport", transport, "--provider", provider],
                                capture_output=True, text=True, cwd=self.work, timeout=60)
             assert p.returncode == 2 and f"--transport {transport} plays" in p.stderr, (p.returncode, p.stderr)
