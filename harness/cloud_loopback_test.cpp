@@ -114,4 +114,33 @@ TEST_CASE("cloud loopback: the fault folders get the same verdict over vertex an
   }
 }
 
+TEST_CASE("cloud loopback: a Bedrock-worded error and an idle timeout are not re-run against memory (bedrock)") {
+  // A 529 (sent as Bedrock's 503) then a stall past the idle timeout: the run met a silence, and its
+  // transcript differs from the in-memory run's by design (the retry says 503, not 529), so it is
+  // judged as it came, neither re-run slower nor listed as differing from memory.
+  const harness::LoadResult parsed = harness::parse_scenario(R"({
+    "schema": 1, "name": "bedrock-529-then-stall", "provider": "anthropic", "prompt": "Count.",
+    "runtime": {"idle_timeout_s": 5},
+    "turns": [{"attempts": [
+      {"status": 529},
+      {"events": [{"text": "One, "}, {"text": "two."}, {"finish": "stop"}],
+       "fault": {"kind": "stall", "after_event": 1, "seconds": 20}},
+      {"events": [{"text": "One, two."}, {"finish": "stop"}]}]}],
+    "expect": {"outcome": "completed", "final_text": "One, two.", "requests": 3}})",
+                                                            "bedrock-529-then-stall.json");
+  REQUIRE(parsed.problems.empty());
+  RunOptions o;
+  o.transport = harness::TransportKind::kHttp;
+  o.cloud = "bedrock";
+  const CaseResult over = harness::run_scenario(*parsed.scenario, o);
+  INFO(describe(over));
+  CHECK(over.passed());
+  CHECK(attempt_errors(over) == std::vector<std::string>{"http_5xx", "idle_timeout"});
+  CHECK(over.slower_reruns == 0);
+  CHECK_FALSE(over.differs_from_memory);
+  RunOptions memory = o;
+  memory.transport = harness::TransportKind::kMemory;
+  CHECK(harness::run_scenario(*parsed.scenario, memory).digest != over.digest);  // the premise
+}
+
 }  // namespace cloud_loopback_test

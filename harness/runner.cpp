@@ -346,6 +346,21 @@ bool ends_unfinished(const Scenario& scenario) {
   return false;
 }
 
+/// Whether Bedrock's answer to `scenario` reaches the runtime with other error wording than the
+/// Anthropic path's: a status Bedrock sends as another (401 as 403, 408 as 504, 529 as 503) or
+/// an in-stream error, which arrives as an exception event with Bedrock's message
+/// (docs/WIRE-FORMATS.md "Cloud paths"). The runtime's retry and error messages then differ from
+/// the in-memory run's by design: the transcripts differ, the verdicts do not.
+bool bedrock_rewords_errors(const Scenario& scenario) {
+  for (const mock::Turn& turn : scenario.script.turns) {
+    for (const mock::Attempt& a : turn.attempts) {
+      if (a.status && (*a.status == 401 || *a.status == 408 || *a.status == 529)) return true;
+      if (a.fault && std::holds_alternative<mock::ErrorEventFault>(*a.fault)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -358,6 +373,9 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
   // Over WebSocket an unfinished attempt is a lost connection, not an incomplete stream: no
   // in-memory run is a reference for its transcript.
   if (options.transport == TransportKind::kWebSocket && ends_unfinished(scenario)) return first;
+  // On Bedrock's path some errors come worded as Bedrock words them: no in-memory run is a
+  // reference for such a transcript either.
+  if (options.cloud == "bedrock" && bedrock_rewords_errors(scenario)) return first;
   // The in-memory run is the reference: it has no real time, so no scheduling delay can make a
   // stream look silent there. Both transports give the same digest for the same case (explorer_test:
   // 1,000 cases), so an HTTP run that differs is a timing artifact (an idle timeout the script did

@@ -23,7 +23,7 @@ mock::mcp::ToolScript deploy_tool(std::vector<mock::mcp::ToolCall> calls, bool i
   return mock::mcp::ToolScript{{t}};
 }
 
-rut::ToolRequest request(double timeout_s = 60) {
+rut::ToolRequest tool_request(double timeout_s = 60) {
   rut::ToolRequest r;
   r.name = "deploy";
   r.arguments = {{"target", "prod"}};
@@ -103,12 +103,12 @@ TEST_CASE("scripted tools: a call plays its behaviour in virtual time and is rec
   ScriptedToolPort port(script, clock);
   CHECK(port.offers("deploy"));
   CHECK_FALSE(port.offers("search"));
-  const rut::ToolReply first = port.call(request());
+  const rut::ToolReply first = port.call(tool_request());
   CHECK(first.end == rut::ToolEnd::kResult);
   CHECK(first.text == "deployed");
   CHECK_FALSE(first.is_error);
   CHECK(clock.now_s() == 5);
-  const rut::ToolReply second = port.call(request());
+  const rut::ToolReply second = port.call(tool_request());
   CHECK(second.is_error);
   CHECK(second.text == "disk full");
   REQUIRE(port.records().size() == 2);
@@ -137,14 +137,14 @@ TEST_CASE("scripted tools: executed has the MCP server's meaning per behaviour, 
   slow.duration_s = 90;
   const mock::mcp::ToolScript script = deploy_tool({hang(), reply_lost(), rpc, expired, slow});
   ScriptedToolPort port(script, clock);
-  CHECK(port.call(request(60)).end == rut::ToolEnd::kTimedOut);
+  CHECK(port.call(tool_request(60)).end == rut::ToolEnd::kTimedOut);
   CHECK(clock.now_s() == 60);
-  CHECK(port.call(request(60)).end == rut::ToolEnd::kReplyLost);
-  const rut::ToolReply error = port.call(request(60));
+  CHECK(port.call(tool_request(60)).end == rut::ToolEnd::kReplyLost);
+  const rut::ToolReply error = port.call(tool_request(60));
   CHECK(error.end == rut::ToolEnd::kJsonRpcError);
   CHECK(error.error_code == -32603);
-  CHECK(port.call(request(60)).end == rut::ToolEnd::kSessionExpired);
-  CHECK(port.call(request(60)).end == rut::ToolEnd::kTimedOut);  // 90 s of work, 60 s of patience
+  CHECK(port.call(tool_request(60)).end == rut::ToolEnd::kSessionExpired);
+  CHECK(port.call(tool_request(60)).end == rut::ToolEnd::kTimedOut);  // 90 s of work, 60 s of patience
   CHECK(clock.now_s() == 60 + 2 + 60);
   const auto& rs = port.records();
   REQUIRE(rs.size() == 5);

@@ -30,8 +30,8 @@ TEST_CASE("the bundled gemini-cli recipe loads with its tool, settings and exit 
   CHECK(r.exit_code_meanings.at(247).find("503") != std::string::npos);
   CHECK(r.install_hint.find("scripts/install_agents.sh") != std::string::npos);
   CHECK(recipe_names(default_recipes_dir()) ==
-        std::vector<std::string>{"claude-code", "claude-code-bedrock", "claude-code-vertex", "codex",
-                                 "codex-websocket", "gemini-cli", "opencode", "qwen-code"});
+        std::vector<std::string>{"claude-code", "claude-code-bedrock", "claude-code-foundry", "claude-code-mantle",
+                                 "claude-code-vertex", "codex", "codex-websocket", "gemini-cli", "opencode", "qwen-code"});
 }
 
 TEST_CASE("an unknown agent name lists the known recipes") {
@@ -39,8 +39,9 @@ TEST_CASE("an unknown agent name lists the known recipes") {
     (void)load_recipe("gemni-cli", default_recipes_dir());
     FAIL("expected an error");
   } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, claude-code-bedrock, claude-code-vertex, codex, "
-                               "codex-websocket, gemini-cli, opencode, qwen-code; or pass a recipe .json path)");
+    CHECK(std::string(e.what()) == "unknown agent \"gemni-cli\" (known: claude-code, claude-code-bedrock, claude-code-foundry, "
+                               "claude-code-mantle, claude-code-vertex, codex, codex-websocket, gemini-cli, opencode, "
+                               "qwen-code; or pass a recipe .json path)");
   }
 }
 

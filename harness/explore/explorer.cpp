@@ -97,14 +97,14 @@ std::string explore_command_line(const ExploreOptions& o) {
   for (const auto& d : o.defects) cmd += " --defect " + d;
   if (!o.provider.empty()) cmd += " --provider " + o.provider;
   if (!o.recovery.empty()) cmd += " --recovery " + o.recovery;
-  cmd += " --transport " + std::string(transport_name(o.transport));
+  cmd += " --transport " + transport_label(o);
   if (o.shard_count > 1) cmd += " --shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   if (!o.stop_at_first_failure) cmd += " --keep-going";
-  if (o.transport == TransportKind::kHttp && o.http_idle_floor_ms != kDefaultHttpIdleFloorMs && o.http_idle_floor_ms > 0) {
+  if (over_network(o.transport) && o.http_idle_floor_ms != kDefaultHttpIdleFloorMs && o.http_idle_floor_ms > 0) {
     cmd += " --http-idle-floor-ms " + std::to_string(static_cast<long long>(o.http_idle_floor_ms));
   }
   if (o.max_shrink_tries != ExploreOptions{}.max_shrink_tries) cmd += " --max-shrinks " + std::to_string(o.max_shrink_tries);
-  if (o.transport == TransportKind::kHttp && o.http_slower_reruns != ExploreOptions{}.http_slower_reruns) {
+  if (over_network(o.transport) && o.http_slower_reruns != ExploreOptions{}.http_slower_reruns) {
     cmd += " --http-reruns " + std::to_string(o.http_slower_reruns);
   }
   if (o.report_dir != "reports") cmd += " --report-dir " + shell_quote(o.report_dir);
@@ -169,6 +169,10 @@ rc::Random case_random(std::uint64_t seed, int index) {
   rc::Random::Key key{};
   for (auto& word : key) word = splitmix64(state);
   return rc::Random(key);
+}
+
+std::string transport_label(const ExploreOptions& options) {
+  return options.cloud.empty() ? std::string(transport_name(options.transport)) : options.cloud;
 }
 
 std::string case_name(std::uint64_t seed, int index) {
@@ -382,6 +386,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
 
   RunOptions run_options;
   run_options.transport = options.transport;
+  run_options.cloud = options.cloud;
   run_options.extra_defects = options.defects;
   if (options.http_idle_floor_ms > 0) run_options.min_idle_timeout_ms = options.http_idle_floor_ms;
   run_options.http_slower_reruns = options.http_slower_reruns;
@@ -389,7 +394,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   run_options.keep_transcript = false;  // digests only; review transcripts come from run and journal
 
   if (listener) {
-    RunInfo info{"explore", options.seed, std::string(transport_name(options.transport)), options.defects,
+    RunInfo info{"explore", options.seed, transport_label(options), options.defects,
                  options.provider};
     info.recovery = recovery;
     listener->run_starting(info);
@@ -400,7 +405,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
 
   log << "explore: seed " << options.seed << ", " << shard_total << (shard_total == 1 ? " case" : " cases");
   if (options.shard_count > 1) log << " (shard " << options.shard_index << "/" << options.shard_count << ")";
-  log << ", transport " << transport_name(options.transport);
+  log << ", transport " << transport_label(options);
   if (options.base) log << ", from " << options.base_path << " (\"" << options.base->name << "\")";
   if (!options.defects.empty()) log << ", defects " << join(options.defects, ", ");
   if (options.determinism_pct > 0) log << ", determinism check " << options.determinism_pct << "%";
@@ -425,7 +430,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // CPU-bound: one job per hardware thread.
   const int memory_jobs = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
   const int jobs = std::max(1, options.jobs > 0 ? options.jobs
-                                                : (options.transport == TransportKind::kHttp ? 64 : memory_jobs));
+                                                : (over_network(options.transport) ? 64 : memory_jobs));
   // Set at the first failure when the exploration stops there: the cases still running end at
   // their next request instead of waiting out their stalls and idle timeouts over HTTP.
   std::atomic<bool> abandoned{false};
@@ -482,11 +487,11 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     if (result.differs_from_memory) {
       out.differs_from_memory.push_back(i);
       progress.finish();
-      log << "HTTP DIFFERS case " << i << ": over http its transcript digest " << result.digest
+      log << "HTTP DIFFERS case " << i << ": over " << transport_label(options) << " its transcript digest " << result.digest
           << " differs from the in-memory run's " << result.memory_digest << " even at "
           << rerun_slowdown(result.slower_reruns)
-          << "x the real time per virtual second: a difference of the HTTP path, or a machine too loaded even "
-             "for that; judged on that slowest run\n";
+          << "x the real time per virtual second: a difference of the " << transport_label(options)
+          << " path, or a machine too loaded even for that; judged on that slowest run\n";
     }
 
     CaseRecord record{i, result.passed(), result.digest, {}, {}, slot.provider};
@@ -598,11 +603,13 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       out_shrunk.minimized = minimize(current.value(), current_result, judge, options.max_minimize_tries);
       return out_shrunk;
     };
-    // Over HTTP, a failure the in-memory transport reproduces is shrunk there (the two give the
-    // same verdicts and digests: explorer_test's 1,000-case equivalence), at memory speed instead
-    // of through real-time stalls; the counterexample is then run over HTTP, and counts only if
-    // it fails there as well, and passes there without the seeded defects. A failure memory does
-    // not reproduce, or a counterexample HTTP does not confirm, is shrunk over HTTP.
+    // Over the network (http, websocket, a cloud path), a failure the in-memory transport
+    // reproduces is shrunk there (the two give the same verdicts, over http the same digests:
+    // explorer_test's 1,000-case equivalence), at memory speed instead of through real-time
+    // stalls; the counterexample is then run over the network transport, and counts only if it
+    // fails there as well, and passes there without the seeded defects. A failure memory does
+    // not reproduce, or a counterexample the network transport does not confirm, is shrunk over
+    // that transport.
     std::optional<Shrunk> shrunk_run;
     if (options.max_shrink_tries == 0) {
       // --max-shrinks 0: neither shrunk nor minimized; the counterexample is the case as generated.
@@ -610,7 +617,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       as_generated.minimized.scenario = scenario;
       as_generated.minimized.result = result;
       shrunk_run = std::move(as_generated);
-    } else if (run_options.transport == TransportKind::kHttp) {
+    } else if (over_network(run_options.transport)) {
       RunOptions memory = run_options;
       memory.transport = TransportKind::kMemory;
       const CaseResult in_memory = run_scenario(scenario, memory);
@@ -620,15 +627,15 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         if (breaks_all(over_http.violations, target) &&
             FailureJudge(run_options, target).passes_without_defects(candidate.minimized.scenario)) {
           log << "  shrunk in memory (" << candidate.shrink_tries + candidate.minimized.tries
-              << " runs); the counterexample fails over http too\n";
+              << " runs); the counterexample fails over " << transport_label(options) << " too\n";
           candidate.minimized.result = std::move(over_http);
           shrunk_run = std::move(candidate);
         } else {
-          log << "  shrunk in memory, but the counterexample does not fail the same way over http: "
-                 "shrinking over http\n";
+          log << "  shrunk in memory, but the counterexample does not fail the same way over " << transport_label(options)
+              << ": shrinking over " << transport_label(options) << "\n";
         }
       } else {
-        log << "  the in-memory transport does not reproduce this failure: shrinking over http\n";
+        log << "  the in-memory transport does not reproduce this failure: shrinking over " << transport_label(options) << "\n";
       }
     }
     if (!shrunk_run) shrunk_run = shrink_under(run_options, result);
@@ -693,7 +700,8 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         std::error_code abs_ec;
         const fs::path absolute = fs::absolute(path, abs_ec);
         failure.replay_command = options.hiccup_path + " run " + shell_quote(abs_ec ? failure.path : absolute.string());
-        if (options.transport == TransportKind::kMemory) failure.replay_command += " --transport memory";
+        // `hiccup run` plays over http by default: any other transport is named.
+        if (transport_label(options) != "http") failure.replay_command += " --transport " + transport_label(options);
         log << "  counterexample: " << failure.path << "\n";
       } else {
         log << "  error: cannot write counterexample " << path.string() << "\n";
@@ -810,7 +818,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     totals.extra["case_digests"] = std::move(case_digests);
     totals.extra["coverage"] = out.coverage.to_json();
     totals.extra["warnings"] = out.coverage.warnings();
-    if (options.transport == TransportKind::kHttp && options.http_slower_reruns > 0) {
+    if (over_network(options.transport) && options.http_slower_reruns > 0) {
       totals.extra["http_rerun_cases"] = out.rerun_cases;
       totals.extra["http_differs_from_memory"] = out.differs_from_memory;
     }
@@ -833,9 +841,11 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     log << ", determinism re-runs " << out.determinism_checked << ", mismatches "
         << out.determinism_mismatches.size();
   }
-  if (options.transport == TransportKind::kHttp && (!out.rerun_cases.empty() || !out.differs_from_memory.empty())) {
+  if (over_network(options.transport) && (!out.rerun_cases.empty() || !out.differs_from_memory.empty())) {
     log << ", " << out.rerun_cases.size() << " judged on a slower re-run (the first run differed from memory: the machine's load)";
-    if (!out.differs_from_memory.empty()) log << ", " << out.differs_from_memory.size() << " differ from memory over http";
+    if (!out.differs_from_memory.empty()) {
+      log << ", " << out.differs_from_memory.size() << " differ from memory over " << transport_label(options);
+    }
   }
   log << "\n" << std::defaultfloat;
   std::map<std::string, std::pair<int, int>> per_provider;  // provider → (cases, failed)

@@ -36,7 +36,13 @@ struct ExploreOptions {
   /// every defect switched on has a site in one design only (rut::DefectInfo::design): then that
   /// one (effective_recovery).
   std::string recovery;
+  /// How each case reaches the reference runtime: in memory, or over a real server in real time
+  /// (kHttp, kWebSocket; over_network). kWebSocket plays openai-responses cases only, `cloud`
+  /// anthropic cases only: the CLI fixes `provider` for them (explore_command.cpp).
   TransportKind transport = TransportKind::kMemory;
+  /// With kHttp: a cloud path of the anthropic format ("bedrock", "vertex" or "foundry";
+  /// RunOptions::cloud), "" for the provider's own path.
+  std::string cloud;
   std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
   bool write_counterexample = true;
   /// Share of cases re-run and compared, % (0 off, 100 all). By default 1: every 100th case
@@ -160,6 +166,10 @@ std::uint64_t splitmix64(std::uint64_t& state);
 /// The 256-bit rc::Random key of case `index` under `seed` (four splitmix64 outputs of a state
 /// mixed from both); independent of sharding.
 rc::Random case_random(std::uint64_t seed, int index);
+
+/// What `--transport` names for `options`: its cloud path when it has one, else
+/// transport_name(options.transport).
+std::string transport_label(const ExploreOptions& options);
 
 /// `explore-s{seed}-c{index}`.
 std::string case_name(std::uint64_t seed, int index);

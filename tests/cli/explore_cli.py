@@ -4,12 +4,15 @@ pipe as they are written (a run killed by a CI timeout leaves its log), progress
 that is not a terminal, an agent that dies with the run that a signal stops, --max-shrinks 0 keeping the
 failing case as generated, and a counterexample found with a seeded defect that says so, in its
 description and when `hiccup run` replays it (its header names the defect), and a run whose answer
-the token limit cut that says so when it passes. One check per ctest entry:
+the token limit cut that says so when it passes, and explorations over the network transports
+(websocket, bedrock, vertex, foundry) that say so and still find a seeded defect. One check per
+ctest entry:
 
     explore_cli.py --hiccup build/hiccup --work DIR CHECK
 """
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -217,6 +220,68 @@ class Checker(CheckerBase):
             s = json.load(f)
         flags = {c["name"]: c.get("truncated") for c in s["cases"]}
         assert flags == {"truncation-final-answer": True, "midstream-reset-after-call": None}, flags
+
+    # --- explore over the network transports (issue 37) ---------------------------------------
+
+    def explore_over(self, transport, provider, extra, expect_rcs):
+        """`explore --cases 30 --seed 1 --transport TRANSPORT` plus `extra`: the header and summary.json
+        name the transport, every case is in `provider` (drawn so, no --provider given). Returns
+        (completed process, summary)."""
+        d = self.dir(f"over-{transport}-{len(extra)}")
+        p = subprocess.run([self.hiccup, "explore", "--cases", "30", "--seed", "1", "--transport", transport,
+                            "--report-dir", d] + extra, capture_output=True, text=True, cwd=self.work, timeout=600)
+        assert p.returncode in expect_rcs, f"exit {p.returncode}, expected {expect_rcs}\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
+        first = p.stdout.splitlines()[0]
+        assert first.startswith(f"explore: seed 1, 30 cases, transport {transport}"), first
+        line = [l for l in p.stdout.splitlines() if l.startswith("per provider:")]
+        assert line and re.fullmatch(rf"per provider: {provider} \d+( \(\d+ failed\))?", line[0]), line or p.stdout[-2000:]
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        assert s["transport"] == transport and s["provider"] == provider, (s["transport"], s["provider"])
+        return p, s
+
+    def check_over_cloud(self, transport):
+        """Over a cloud path every case is drawn in anthropic and run on a real server: a correct
+        runtime explores clean, judging each case as in memory, and a seeded defect is found, its
+        counterexample replayed over the same path."""
+        _, clean = self.explore_over(transport, "anthropic", [], (0,))
+        assert clean["failed"] == 0, clean["failing_cases"]
+        p, s = self.explore_over(transport, "anthropic", ["--defect", "keep-calls-on-retry"], (1,))
+        assert any("at-most-once" in names for _, names in s["failing_cases"]), s["failing_cases"]
+        assert f" --provider anthropic --transport {transport}" in p.stdout, p.stdout[-2000:]
+        replay = [l.split("replay:", 1)[1].strip() for l in p.stdout.splitlines() if l.strip().startswith("replay:")]
+        assert replay and replay[0].endswith(f" --transport {transport}"), replay or p.stdout[-3000:]
+        q = subprocess.run(replay[0] + " --report-dir " + self.dir(f"over-{transport}-replay"), shell=True,
+                           cwd=self.work, capture_output=True, text=True, timeout=120)
+        assert q.returncode == 1 and q.stdout.startswith(f"hiccup run: seed 1, transport {transport}"), \
+            f"`{replay[0]}`: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
+
+    def check_over_bedrock(self):
+        self.check_over_cloud("bedrock")
+
+    def check_over_vertex(self):
+        self.check_over_cloud("vertex")
+
+    def check_over_foundry(self):
+        self.check_over_cloud("foundry")
+
+    def check_over_websocket(self):
+        """Exploring over websocket is refused for now with its reason (a usage error): a fault
+        placed after a response's terminal event (a malformed frame, a reset) lands between two
+        cycles of the kept connection, so a correct runtime failed 2 to 10 of 30 cases, other ones
+        each run (issue 37). Nothing is written."""
+        d = self.dir("over-websocket")
+        p = subprocess.run([self.hiccup, "explore", "--cases", "30", "--seed", "1", "--transport", "websocket",
+                            "--report-dir", d], capture_output=True, text=True, cwd=self.work, timeout=60)
+        assert p.returncode == 2 and "--transport websocket is not explored yet" in p.stderr, (p.returncode, p.stderr)
+        assert not os.path.exists(os.path.join(d, "summary.json"))
+
+    def check_transport_needs_provider(self):
+        """A transport that plays one format refuses another --provider (a usage error)."""
+        for transport, provider in (("vertex", "openai-responses"), ("bedrock", "openai-responses")):
+            p = subprocess.run([self.hiccup, "explore", "--transport", transport, "--provider", provider],
+                               capture_output=True, text=True, cwd=self.work, timeout=60)
+            assert p.returncode == 2 and f"--transport {transport} plays" in p.stderr, (p.returncode, p.stderr)
 
 
 def main():
