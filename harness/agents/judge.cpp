@@ -205,11 +205,29 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
     json rest = json::array();
     rest.push_back(first);
     for (std::size_t i = 1; i < e.contents.size(); ++i) {
-      const json& c = e.contents[i];
-      const bool note = text_only_user(c) && std::none_of(later_prompts.begin(), later_prompts.end(), [&](const std::string& p) {
-        return holds_prompt(c, p);
-      });
-      if (!note) rest.push_back(c);
+      json c = e.contents[i];
+      const auto later = std::find_if(later_prompts.begin(), later_prompts.end(), [&](const std::string& p) { return holds_prompt(c, p); });
+      if (later == later_prompts.end()) {
+        if (!text_only_user(c)) rest.push_back(std::move(c));  // else an agent's own note between prompts
+        continue;
+      }
+      // A later prompt's content, without the preamble the agent wrapped it in (qwen-code's
+      // `<system-reminder>` parts, joined into its text by the Chat format).
+      json parts = json::array();
+      for (const json& p : c["parts"]) {
+        if (!p.is_object() || !p.contains("text")) {
+          parts.push_back(p);
+        } else {
+          for (auto l = later; l != later_prompts.end(); ++l) {
+            if (is_prompt_part(p, *l)) {
+              parts.push_back({{"text", *l}});
+              break;
+            }
+          }
+        }
+      }
+      c["parts"] = std::move(parts);
+      rest.push_back(std::move(c));
     }
     e.contents = std::move(rest);
   }
@@ -385,15 +403,16 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
     result.violations.push_back(std::move(v));
   }
-  // The shown text the answers must hold: after a cancel, what the processes the user did not
-  // cancel showed (the cancelled answer streamed while the person watched, and they stopped it).
+  // The shown text the answers must hold. After a cancel the text the cancelled process streamed
+  // (the person watched it and stopped it) is what the kept turns hold when the agent kept the
+  // cut answer, and no part of them when it dropped it: either view may match.
   const std::vector<json> uncancelled_lines = result.cancel_prompt >= 0 && !recipe.shown_text_pointer.empty()
                                                   ? json_object_lines(result.uncancelled_output)
                                                   : std::vector<json>{};
-  const std::vector<json>& shown_source = result.cancel_prompt >= 0 ? uncancelled_lines : lines;
-  if (const auto shown = shown_text(shown_source, recipe); shown && cap_message.empty()) {
+  if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
     const std::string committed = kept_text(journal);
-    if (*shown != committed) {
+    const auto uncancelled = result.cancel_prompt >= 0 ? shown_text(uncancelled_lines, recipe) : std::nullopt;
+    if (*shown != committed && !(uncancelled && *uncancelled == committed)) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json_quoted(*shown);
