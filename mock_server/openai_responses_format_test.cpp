@@ -640,10 +640,10 @@ TEST_CASE("responses: a multi-turn input decodes into the neutral view") {
     {"role":"model","parts":[{"text":"On it."},
       {"functionCall":{"name":"shell","args":{"command":"./deploy.sh"},"id":"call_1"}},
       {"functionCall":{"name":"read","args":"not json","id":"call_2"}}]},
-    {"role":"user","parts":[{"functionResponse":{"name":"read","id":"call_2"}},
-                            {"functionResponse":{"name":"shell","id":"call_1"}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"read","id":"call_2","response":"r2"}},
+                            {"functionResponse":{"name":"shell","id":"call_1","response":"r1"}}]},
     {"role":"model","parts":[{"functionCall":{"name":"shell","args":{},"id":"call_3"}}]},
-    {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"call_3"}}]},
+    {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"call_3","response":"ok"}}]},
     {"role":"model","parts":[{"text":"Done."}]},
     {"role":"user","parts":[{"text":"Thanks."}]}
   ])");
