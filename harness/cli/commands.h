@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "harness/report/report.h"
+#include "harness/runner.h"
+#include "runtime_under_test/cloud_transport.h"
 
 namespace harness::cli {
 
@@ -42,6 +44,18 @@ inline int internal_error(std::string_view command, std::string_view what) {
 
 /// `hiccup COMMAND ARGS…` as a shell would read it back (arguments with spaces or quotes in single
 /// quotes), for reports.
+/// `--transport NAME` of `run` and `explore` ("sse" already read as "http"): a cloud path of the
+/// anthropic format (bedrock, vertex, foundry: rut::cloud_path_from_name) goes over HTTP with
+/// `cloud` set to it; else transport_from_name. False for a name that is none of them.
+inline bool transport_option(const std::string& name, TransportKind& kind, std::string& cloud) {
+  if (rut::cloud_path_from_name(name)) {
+    cloud = name;
+    kind = TransportKind::kHttp;
+    return true;
+  }
+  return transport_from_name(name, kind);
+}
+
 inline std::string command_line(const std::string& command, const Args& args) {
   std::string out = "hiccup " + command;
   for (const std::string& a : args) out += ' ' + shell_quote(a);

@@ -425,10 +425,7 @@ int explore_command(const Args& args) {
     }
   }
   if (transport == "sse") transport = "http";
-  if (rut::cloud_path_from_name(transport)) {
-    options.cloud = transport;  // a cloud path of the anthropic format, over HTTP
-    options.transport = TransportKind::kHttp;
-  } else if (!transport_from_name(transport, options.transport)) {
+  if (!transport_option(transport, options.transport, options.cloud)) {
     in.set_error("--transport expects memory, http, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
   }
   if (options.transport == TransportKind::kWebSocket) {

@@ -246,10 +246,7 @@ int run_command(const Args& args) {
   const auto seed = in.number<std::uint64_t>("--seed", seed_text, 0, std::numeric_limits<std::uint64_t>::max(),
                                              "a whole number");
   if (transport == "sse") transport = "http";
-  if (rut::cloud_path_from_name(transport)) {
-    options.cloud = transport;  // a cloud path of the anthropic format, over HTTP
-    options.transport = TransportKind::kHttp;
-  } else if (!transport_from_name(transport, options.transport)) {
+  if (!transport_option(transport, options.transport, options.cloud)) {
     in.set_error("--transport expects http, sse, memory, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
   }
   if (transport == "websocket" && provider_given && provider != "openai-responses") {
