@@ -286,6 +286,8 @@ class Session {
   /// Answers a warm-up: `response.created` and `response.completed` with no output, its id
   /// (`resp_warmup_` + this connection's warm-up count, from 0) stored for continuation with
   /// `input` as the conversation through it.
+  /// The response object's fields and order, and its fixed created_at, are those of the
+  /// Responses format's write_response (openai_responses_format.cpp): change them together.
   bool warm_up(const json& event, json input) {
     const std::string id = "resp_warmup_" + std::to_string(warm_ups_++);
     const json model = event.contains("model") && event["model"].is_string() ? event["model"] : json("");
