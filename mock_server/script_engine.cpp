@@ -318,6 +318,27 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   return plan_attempt(*format, a, decoded, entry, record);
 }
 
+void SessionMemory::put(const std::string& key, std::string value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->first == key) {
+      entries_.erase(it);
+      break;
+    }
+  }
+  if (capacity_ == 0) return;
+  if (entries_.size() >= capacity_) entries_.pop_front();
+  entries_.emplace_back(key, std::move(value));
+}
+
+std::optional<std::string> SessionMemory::get(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->first == key) return it->second;
+  }
+  return std::nullopt;
+}
+
 Plan ScriptEngine::plan_attempt(const WireFormat& format, const Attempt& a,
                                 const DecodedRequest& request, JournalEntry& entry,
                                 PlanRecord& record) const {

@@ -110,6 +110,25 @@ struct Delivery {
   double ended_ms = -1;
 };
 
+/// What a transport keeps beside the script for one run (one session of `hiccup serve`): values
+/// by key, at most `capacity` (the oldest dropped), shared by every connection to the same
+/// Responder. The Responses API's WebSocket mode keeps its stored responses here, so a
+/// `previous_response_id` from one connection is found on the next (mock_server/websocket/).
+/// Thread-safe.
+class SessionMemory {
+ public:
+  explicit SessionMemory(std::size_t capacity = 256) : capacity_(capacity) {}
+  /// Keeps `value` under `key` (replacing an earlier one).
+  void put(const std::string& key, std::string value);
+  /// The value under `key`, nullopt when none was kept (or it was dropped).
+  std::optional<std::string> get(const std::string& key) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::size_t capacity_;
+  std::deque<std::pair<std::string, std::string>> entries_;  // oldest first
+};
+
 /// What the HTTP server plays plans from, one per protocol: ScriptEngine (the model wire formats)
 /// and mcp::McpServer (MCP over Streamable HTTP). The server asks for a plan, executes it and
 /// reports how far it got. Implementations are thread-safe: the server calls them from its event
@@ -127,6 +146,9 @@ class Responder {
   /// The wire format ("gemini", …) whose error envelope answers a request routed here that the
   /// HTTP layer refused; "" for hiccup's own envelope.
   virtual std::string error_provider() const = 0;
+  /// The memory transports keep for this run beside the script (see SessionMemory); nullptr
+  /// when this responder keeps none (a connection then keeps its own).
+  virtual SessionMemory* session_memory() { return nullptr; }
 };
 
 /// Plays one script for one run. Thread-safe: the HTTP adapter calls it from pool threads.
@@ -160,6 +182,9 @@ class ScriptEngine final : public Responder {
 
   /// The script's provider.
   std::string error_provider() const override { return script_.provider; }
+
+  /// This run's SessionMemory (the WebSocket mode's stored responses).
+  SessionMemory* session_memory() override { return &memory_; }
 
   /// A copy of the journal so far: every entry, or with a window (set_journal_window) the
   /// entries still in it, oldest first (their `index` fields say where they stand).
@@ -233,6 +258,7 @@ class ScriptEngine final : public Responder {
 
   Script script_;
   AttemptRewriter rewriter_;
+  SessionMemory memory_;  // what transports keep beside the script (session_memory())
   mutable std::mutex mu_;
   // The window: journal_[i] is entry first_index_ + i. A deque grows without moving entries, so
   // no request waits for a large reallocation under mu_.

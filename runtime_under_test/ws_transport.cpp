@@ -213,6 +213,7 @@ struct WebSocketTransport::Impl {
   std::string partial;        // a fragmented message so far
   int partial_opcode = 0;
 
+  int stale = 0;                  // kept connections found dead before a response began (reopened)
   int continued = 0;              // requests sent with previous_response_id
   int restarted = 0;              // of those, answered previous_response_not_found and sent again whole
   std::string last_response_id;  // the last completed response on this connection ("" = none)
@@ -263,17 +264,33 @@ struct WebSocketTransport::Impl {
     return 1;
   }
 
-  /// A connection the server ended while idle (a close frame or FIN waiting unread) is dropped.
+  /// Between two cycles: a connection the server ended while idle (a close frame, FIN or RST
+  /// waiting unread), or one that holds anything but a ping (a frame left after the last
+  /// response's terminal event belongs to no response), is dropped: the next request opens a new one.
   void drop_if_closed() {
     if (fd < 0) return;
+    const auto stale_drop = [this] {
+      ++stale;
+      drop();
+    };
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 0) <= 0) return;
-    char chunk[4096];
-    const ssize_t n = ::recv(fd, chunk, sizeof chunk, MSG_DONTWAIT);
-    if (n <= 0) return drop();
-    buf.append(chunk, static_cast<std::size_t>(n));
-    Frame f;
-    if (next_frame(buf, partial, partial_opcode, f) != Decoded::kNeedMore) drop();  // nothing belongs here between cycles
+    if (::poll(&p, 1, 0) > 0) {
+      char chunk[16 * 1024];
+      const ssize_t n = ::recv(fd, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n <= 0) return stale_drop();
+      buf.append(chunk, static_cast<std::size_t>(n));
+    }
+    for (;;) {
+      Frame f;
+      const Decoded d = next_frame(buf, partial, partial_opcode, f);
+      if (d == Decoded::kNeedMore) {
+        if (!buf.empty() || !partial.empty()) stale_drop();  // part of a frame: nothing the next cycle can use
+        return;
+      }
+      if (d == Decoded::kFrame && f.opcode == 0x9 && send_all(client_frame(0xA, f.payload, next_mask()))) continue;
+      if (d == Decoded::kFrame && f.opcode == 0xA) continue;
+      return stale_drop();
+    }
   }
 
   struct Refusal {
@@ -372,6 +389,7 @@ bool WebSocketTransport::fell_back() const { return impl_->fell_back; }
 int WebSocketTransport::connections() const { return impl_->connections; }
 int WebSocketTransport::continued() const { return impl_->continued; }
 int WebSocketTransport::restarted() const { return impl_->restarted; }
+int WebSocketTransport::stale_reopened() const { return impl_->stale; }
 
 TransportResult WebSocketTransport::post(const HttpRequest& request,
                                          const std::function<bool(std::string_view)>& on_body) {
@@ -388,163 +406,193 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
     const json b = json::parse(request.body, nullptr, false);
     if (!(b.is_object() && b.value("stream", false) == true)) return s.http.post(request, on_body);
   }
-  s.drop_if_closed();
-  if (s.fd < 0) {
-    if (auto refused = s.open(request, timeout_ms)) {
-      if (refused->status == 0) {
-        result.end = TransportEnd::kConnectFailed;
-        return result;
-      }
-      if (refused->status == 404 || refused->status == 405 || refused->status == 426) {
-        s.fell_back = true;  // no WebSocket mode here: HTTP with SSE from now on (codex's fallback)
-        return s.http.post(request, on_body);
-      }
-      result.status = refused->status;
-      result.headers = std::move(refused->headers);
-      result.end = on_body(refused->body) ? TransportEnd::kComplete : TransportEnd::kCancelled;
-      return result;
-    }
-  }
-
   json body = json::parse(request.body, nullptr, false);
   if (!body.is_object()) body = json::object();
   body.erase("stream");  // implied over WebSocket (the Responses API's WebSocket-mode guide)
   body["type"] = "response.create";
   const json full_input = input_items(body.contains("input") ? body["input"] : json::array());
-  // Continuation (the WebSocket mode's point): when this request's input extends the last
-  // completed one's (its input, then the model's output items), send only the new items with
-  // `previous_response_id`.
-  json create = body;
-  bool continued = false;
-  if (!s.last_response_id.empty() && full_input.size() > s.last_input.size() &&
-      std::equal(s.last_input.begin(), s.last_input.end(), full_input.begin())) {
-    std::size_t k = s.last_input.size();
-    while (k < full_input.size() && model_item(full_input[k])) ++k;  // the response's own output
-    // Only when those items are what the server holds (the runtime may have renamed a call's id,
-    // or kept less of the answer): else the full input goes out.
-    json echoed = json::array();
-    for (std::size_t i = s.last_input.size(); i < k; ++i) echoed.push_back(full_input[i]);
-    if (k < full_input.size() && same_output(echoed, s.last_completed)) {
-      json rest = json::array();
-      for (; k < full_input.size(); ++k) rest.push_back(full_input[k]);
-      create["input"] = std::move(rest);
-      create["previous_response_id"] = s.last_response_id;
-      continued = true;
-      ++s.continued;
-    }
-  }
 
-  for (;;) {
-    if (!s.send_all(client_frame(0x1, create.dump(-1, ' ', false, json::error_handler_t::replace), s.next_mask()))) {
-      s.drop();
-      result.end = TransportEnd::kConnectionLost;
-      return result;
+  // A kept connection can die between two cycles (the server closed or reset it after the last
+  // response's terminal event). Found dead before this cycle's first frame, it was stale, not
+  // this request's failure: the request goes again once on a new connection, and that is not an
+  // attempt, as an HTTP client retries a request on a stale pooled connection (curl's "Connection
+  // died, retrying a fresh connect"; Go's net/http for a reused connection closed before any
+  // response byte). The server never played it: it ends a connection without reading further.
+  for (bool may_reopen = true;; may_reopen = false) {
+    s.drop_if_closed();
+    const bool reused = s.fd >= 0;
+    if (s.fd < 0) {
+      if (auto refused = s.open(request, timeout_ms)) {
+        if (refused->status == 0) {
+          result.end = TransportEnd::kConnectFailed;
+          return result;
+        }
+        if (refused->status == 404 || refused->status == 405 || refused->status == 426) {
+          s.fell_back = true;  // no WebSocket mode here: HTTP with SSE from now on (codex's fallback)
+          return s.http.post(request, on_body);
+        }
+        result.status = refused->status;
+        result.headers = std::move(refused->headers);
+        result.end = on_body(refused->body) ? TransportEnd::kComplete : TransportEnd::kCancelled;
+        return result;
+      }
     }
-    result.status = 200;
-    bool first = true;
-    bool restart = false;
+    const bool stale_ok = reused && may_reopen;
+
+    // Continuation (the WebSocket mode's point): when this request's input extends the last
+    // completed one's (its input, then the model's output items), send only the new items with
+    // `previous_response_id`.
+    json create = body;
+    bool continued = false;
+    if (!s.last_response_id.empty() && full_input.size() > s.last_input.size() &&
+        std::equal(s.last_input.begin(), s.last_input.end(), full_input.begin())) {
+      std::size_t k = s.last_input.size();
+      while (k < full_input.size() && model_item(full_input[k])) ++k;  // the response's own output
+      // Only when those items are what the server holds (the runtime may have renamed a call's id,
+      // or kept less of the answer): else the full input goes out.
+      json echoed = json::array();
+      for (std::size_t i = s.last_input.size(); i < k; ++i) echoed.push_back(full_input[i]);
+      if (k < full_input.size() && same_output(echoed, s.last_completed)) {
+        json rest = json::array();
+        for (; k < full_input.size(); ++k) rest.push_back(full_input[k]);
+        create["input"] = std::move(rest);
+        create["previous_response_id"] = s.last_response_id;
+        continued = true;
+        ++s.continued;
+      }
+    }
+    bool stale = false;  // the kept connection was found dead before the first frame
+
     for (;;) {
-      Frame f;
-      const Decoded d = next_frame(s.buf, s.partial, s.partial_opcode, f);
-      if (d == Decoded::kBroken) {
-        s.send_all(client_frame(0x8, std::string("\x03\xea", 2), s.next_mask()));  // 1002
+      if (!s.send_all(client_frame(0x1, create.dump(-1, ' ', false, json::error_handler_t::replace), s.next_mask()))) {
         s.drop();
-        result.end = TransportEnd::kConnectionLost;
-        return result;
-      }
-      if (d == Decoded::kNeedMore) {
-        const int r = s.read_more(timeout_ms);
-        if (r == 1) continue;
-        s.drop();
-        result.end = r < 0 ? TransportEnd::kIdleTimeout : TransportEnd::kConnectionLost;
-        return result;
-      }
-      if (f.opcode == 0x9) {
-        s.send_all(client_frame(0xA, f.payload, s.next_mask()));
-        continue;
-      }
-      if (f.opcode == 0xA) continue;
-      if (f.opcode == 0x8 || f.opcode == 0x2) {
-        // Closed by the server before the terminal event (or a binary message, which this mode
-        // never sends): the connection is gone.
-        s.send_all(client_frame(0x8, f.opcode == 0x8 ? f.payload.substr(0, 2) : std::string("\x03\xeb", 2), s.next_mask()));
-        s.drop();
-        result.end = TransportEnd::kConnectionLost;
-        return result;
-      }
-      if (!json_reader::is_utf8(f.payload)) {  // RFC 3629, json_reader/utf8.h
-        // RFC 6455 §8.1: invalid UTF-8 in a text message fails the connection with 1007 (a frame
-        // cut short and followed by other bytes, e.g. the server's close frame, reads so).
-        s.send_all(client_frame(0x8, std::string("\x03\xef", 2), s.next_mask()));  // 1007
-        s.drop();
-        result.end = TransportEnd::kConnectionLost;
-        return result;
-      }
-      const std::string type = event_type(f.payload);
-      // Parsed only when the transport reads it (an error, the completed response); the codec parses each event anyway.
-      const json event = type == "error" ? json::parse(f.payload, nullptr, false) : json();
-      if (first && type == "error" && event.contains("status") && event["status"].is_number_integer()) {
-        const int status = event["status"].get<int>();
-        const json* error = event.contains("error") && event["error"].is_object() ? &event["error"] : nullptr;
-        if (continued && status == 400 && error && error->value("code", json()) == "previous_response_not_found") {
-          // The server no longer holds the context: start over with the full input (never
-          // assume it still has what it lost).
-          s.forget_context();
-          ++s.restarted;
-          create = body;
-          continued = false;
-          restart = true;
+        if (stale_ok) {
+          stale = true;
           break;
         }
-        // The in-band form of an HTTP error: answered as that status.
-        result.status = status;
-        if (const auto h = event.find("headers"); h != event.end() && h->is_object()) {
-          for (const auto& [name, value] : h->items()) {
-            if (value.is_string()) result.headers.emplace_back(lower(name), value.get<std::string>());
-            else if (value.is_number()) result.headers.emplace_back(lower(name), value.dump());
+        result.end = TransportEnd::kConnectionLost;
+        return result;
+      }
+      result.status = 200;
+      bool first = true;
+      bool restart = false;
+      for (;;) {
+        Frame f;
+        const Decoded d = next_frame(s.buf, s.partial, s.partial_opcode, f);
+        if (d == Decoded::kBroken) {
+          s.send_all(client_frame(0x8, std::string("\x03\xea", 2), s.next_mask()));  // 1002
+          s.drop();
+          result.end = TransportEnd::kConnectionLost;
+          return result;
+        }
+        if (d == Decoded::kNeedMore) {
+          const int r = s.read_more(timeout_ms);
+          if (r == 1) continue;
+          // Ended (FIN, RST) before any byte of the response: the kept connection was stale (a
+          // server answers every response.create it plays with a frame first: response.created,
+          // or the in-band error).
+          const bool before_any = first && r == 0 && s.buf.empty() && s.partial.empty();
+          s.drop();
+          if (before_any && stale_ok) {
+            stale = true;
+            break;
+          }
+          result.end = r < 0 ? TransportEnd::kIdleTimeout : TransportEnd::kConnectionLost;
+          return result;
+        }
+        if (f.opcode == 0x9) {
+          s.send_all(client_frame(0xA, f.payload, s.next_mask()));
+          continue;
+        }
+        if (f.opcode == 0xA) continue;
+        if (f.opcode == 0x8 || f.opcode == 0x2) {
+          // Closed by the server before the terminal event (or a binary message, which this mode
+          // never sends): the connection is gone.
+          s.send_all(client_frame(0x8, f.opcode == 0x8 ? f.payload.substr(0, 2) : std::string("\x03\xeb", 2), s.next_mask()));
+          const bool before_any = first && f.opcode == 0x8;  // closed before this response began: stale
+          s.drop();
+          if (before_any && stale_ok) {
+            stale = true;
+            break;
+          }
+          result.end = TransportEnd::kConnectionLost;
+          return result;
+        }
+        if (!json_reader::is_utf8(f.payload)) {  // RFC 3629, json_reader/utf8.h
+          // RFC 6455 §8.1: invalid UTF-8 in a text message fails the connection with 1007 (a frame
+          // cut short and followed by other bytes, e.g. the server's close frame, reads so).
+          s.send_all(client_frame(0x8, std::string("\x03\xef", 2), s.next_mask()));  // 1007
+          s.drop();
+          result.end = TransportEnd::kConnectionLost;
+          return result;
+        }
+        const std::string type = event_type(f.payload);
+        // Parsed only when the transport reads it (an error, the completed response); the codec parses each event anyway.
+        const json event = type == "error" ? json::parse(f.payload, nullptr, false) : json();
+        if (first && type == "error" && event.contains("status") && event["status"].is_number_integer()) {
+          const int status = event["status"].get<int>();
+          const json* error = event.contains("error") && event["error"].is_object() ? &event["error"] : nullptr;
+          if (continued && status == 400 && error && error->value("code", json()) == "previous_response_not_found") {
+            // The server no longer holds the context: start over with the full input (never
+            // assume it still has what it lost).
+            s.forget_context();
+            ++s.restarted;
+            create = body;
+            continued = false;
+            restart = true;
+            break;
+          }
+          // The in-band form of an HTTP error: answered as that status.
+          result.status = status;
+          if (const auto h = event.find("headers"); h != event.end() && h->is_object()) {
+            for (const auto& [name, value] : h->items()) {
+              if (value.is_string()) result.headers.emplace_back(lower(name), value.get<std::string>());
+              else if (value.is_number()) result.headers.emplace_back(lower(name), value.dump());
+            }
+          }
+          const json envelope = {{"error", event.contains("error") ? event["error"] : json(nullptr)}};
+          result.end = on_body(envelope.dump(-1, ' ', false, json::error_handler_t::replace)) ? TransportEnd::kComplete
+                                                                                            : TransportEnd::kCancelled;
+          return result;
+        }
+        first = false;
+        if (type == "response.completed") {
+          // The context the next request may continue from.
+          // Its id, read off the response object's front (the API's order), else parsed.
+          static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+          const std::size_t at = f.payload.find(kId);
+          const std::size_t end = at == std::string::npos ? at : f.payload.find('"', at + kId.size());
+          std::string id;
+          if (end != std::string::npos) {
+            id = f.payload.substr(at + kId.size(), end - at - kId.size());
+          } else {
+            const json done = json::parse(f.payload, nullptr, false);
+            if (done.is_object() && done.contains("response") && done["response"].is_object() &&
+                done["response"].contains("id") && done["response"]["id"].is_string()) {
+              id = done["response"]["id"].get<std::string>();
+            }
+          }
+          if (!id.empty()) {
+            s.last_response_id = id;
+            s.last_input = full_input;
+            s.last_completed = f.payload;  // parsed only if the next request may continue from it
           }
         }
-        const json envelope = {{"error", event.contains("error") ? event["error"] : json(nullptr)}};
-        result.end = on_body(envelope.dump(-1, ' ', false, json::error_handler_t::replace)) ? TransportEnd::kComplete
-                                                                                          : TransportEnd::kCancelled;
-        return result;
-      }
-      first = false;
-      if (type == "response.completed") {
-        // The context the next request may continue from.
-        // Its id, read off the response object's front (the API's order), else parsed.
-        static constexpr std::string_view kId = "\"response\":{\"id\":\"";
-        const std::size_t at = f.payload.find(kId);
-        const std::size_t end = at == std::string::npos ? at : f.payload.find('"', at + kId.size());
-        std::string id;
-        if (end != std::string::npos) {
-          id = f.payload.substr(at + kId.size(), end - at - kId.size());
-        } else {
-          const json done = json::parse(f.payload, nullptr, false);
-          if (done.is_object() && done.contains("response") && done["response"].is_object() &&
-              done["response"].contains("id") && done["response"]["id"].is_string()) {
-            id = done["response"]["id"].get<std::string>();
-          }
+        if (!on_body("data: " + f.payload + "\n\n")) {
+          if (!is_terminal(type)) s.drop();  // mid-response: the rest would land in the next cycle
+          result.end = TransportEnd::kCancelled;
+          return result;
         }
-        if (!id.empty()) {
-          s.last_response_id = id;
-          s.last_input = full_input;
-          s.last_completed = f.payload;  // parsed only if the next request may continue from it
+        if (is_terminal(type)) {
+          result.end = TransportEnd::kComplete;
+          return result;
         }
       }
-      if (!on_body("data: " + f.payload + "\n\n")) {
-        if (!is_terminal(type)) s.drop();  // mid-response: the rest would land in the next cycle
-        result.end = TransportEnd::kCancelled;
-        return result;
-      }
-      if (is_terminal(type)) {
-        result.end = TransportEnd::kComplete;
-        return result;
-      }
+      if (stale || !restart) break;
     }
-    if (!restart) break;
+    if (!stale) return result;
+    ++s.stale;
   }
-  return result;
 }
 
 }  // namespace rut

@@ -35,6 +35,12 @@ class WebSocketTransport final : public ITransport {
   ///   that breaks RFC 6455) before it; kIdleTimeout after the idle timeout without a frame;
   ///   kConnectFailed without a connection; kCancelled when `on_body` returned false (the
   ///   connection is kept only when that was at the terminal event).
+  /// - A kept connection found dead before this cycle's first frame (a close frame, FIN or RST
+  ///   before any byte of the response, or anything but a ping left on it between cycles) was
+  ///   stale: the request goes again at once on a new connection, once, and that is not an
+  ///   attempt (an HTTP client's retry on a stale pooled connection). The mock answers every
+  ///   response.create it plays with a frame first (response.created or the in-band error), so
+  ///   a request it played is never sent twice this way.
   TransportResult post(const HttpRequest& request,
                        const std::function<bool(std::string_view)>& on_body) override;
 
@@ -48,6 +54,11 @@ class WebSocketTransport final : public ITransport {
   /// Requests sent with previous_response_id so far, and those of them sent again whole.
   int continued() const;
   int restarted() const;
+
+  /// Requests sent again on a new connection because the kept one was found dead before their
+  /// response began (a close frame, FIN or RST before any frame, or bytes left between two
+  /// cycles): once per request, not an attempt (see post()).
+  int stale_reopened() const;
 
   /// True once an upgrade was refused with 404, 405 or 426 and requests go over HTTP.
   bool fell_back() const;

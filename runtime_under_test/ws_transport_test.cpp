@@ -369,6 +369,58 @@ TEST_CASE("websocket loopback: hostile client frames close the connection with t
   CHECK(f.server.internal_errors() == 0);
 }
 
+TEST_CASE("websocket loopback: a connection ended after a response's terminal event is reopened, not a failed attempt") {
+  // A fault at after_event 3 (the attempt's event count) comes after response.completed: over HTTP
+  // part of a response already complete. The next request finds the kept connection dead (before
+  // it is sent, or before any frame of its response) and goes again on a new one, whichever comes
+  // first: the server never played it, and it is not an attempt.
+  for (int kind : {0, 1, 2, 3}) {
+    INFO("fault kind " << kind);
+    std::optional<mock::Fault> fault;
+    std::optional<mock::WebSocketChoices> ws;
+    if (kind == 0) fault = mock::ResetFault{3, 400};
+    if (kind == 1) fault = mock::DisconnectFault{3};
+    if (kind == 2) {
+      fault = mock::DisconnectFault{3};
+      ws = mock::WebSocketChoices{};
+      ws->close_code = 1011;
+    }
+    if (kind == 3) fault = mock::MalformedFault{3};
+    Fixture f(script_of({stream_attempt(fault, ws), stream_attempt()}));
+    rut::WebSocketTransport t("127.0.0.1", f.port);
+    for (int round = 0; round < 2; ++round) {
+      INFO("request " << round);
+      const Got g = post(t);
+      CHECK(g.result.end == rut::TransportEnd::kComplete);
+      CHECK(g.body.find("\"type\":\"response.completed\"") != std::string::npos);
+    }
+    CHECK(t.stale_reopened() == 1);
+    CHECK(t.connections() == 2);
+    const auto journal = f.engine.journal();
+    REQUIRE(journal.size() == 2);  // the request sent into the dead connection was never played
+    CHECK(journal[0].completed);
+    CHECK(journal[1].completed);
+  }
+}
+
+TEST_CASE("websocket loopback: a fault at the start of a later cycle on a kept connection is that attempt's failure") {
+  // The server answers a request it plays with response.created first, so a disconnect or reset
+  // before the first event on the kept connection is not taken for a stale connection.
+  for (int kind : {0, 1}) {
+    INFO("fault kind " << kind);
+    std::optional<mock::Fault> fault;
+    if (kind == 0) fault = mock::DisconnectFault{0};
+    if (kind == 1) fault = mock::ResetFault{0, 5};
+    Fixture f(script_of({stream_attempt(), stream_attempt(fault), stream_attempt()}));
+    rut::WebSocketTransport t("127.0.0.1", f.port);
+    CHECK(post(t).result.end == rut::TransportEnd::kComplete);
+    CHECK(post(t).result.end == rut::TransportEnd::kConnectionLost);
+    CHECK(t.stale_reopened() == 0);
+    CHECK(post(t).result.end == rut::TransportEnd::kComplete);
+    CHECK(f.engine.journal().size() == 3);
+  }
+}
+
 json user(const std::string& text) {
   return {{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", text}}})}};
 }

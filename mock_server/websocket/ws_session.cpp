@@ -6,6 +6,7 @@
 #include <exception>
 #include <deque>
 #include <map>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -146,9 +147,19 @@ std::string status_error_frame(int status, const std::string& body,
 }
 
 class Session {
+  struct Stored {
+    json input;             // the full input of the request it answered
+    std::string completed;  // its response.completed payload (holding its output items)
+  };
+  // A stored response's key in the session's memory (its value: its input's JSON text, a
+  // newline, then its response.completed payload).
+  static constexpr std::string_view kMemoryPrefix = "responses.stored:";
+
  public:
-  Session(Io& io, RequestRouter& router, const SessionOptions& options, const HttpRequest& upgrade)
-      : io_(io), router_(router), options_(options), upgrade_(upgrade),
+  /// `memory`: the session's SessionMemory (responses stored across its connections), or nullptr.
+  Session(Io& io, RequestRouter& router, const SessionOptions& options, const HttpRequest& upgrade,
+          SessionMemory* memory)
+      : io_(io), router_(router), options_(options), upgrade_(upgrade), memory_(memory),
         decoder_(FrameDecoder::Role::kServer, options.max_message_bytes) {}
 
   void run(std::string_view first_bytes) {
@@ -224,8 +235,8 @@ class Session {
     json input = input_items(event.contains("input") ? event["input"] : json::array());
     if (const auto prev = event.find("previous_response_id"); prev != event.end() && !prev->is_null()) {
       const std::string id = prev->is_string() ? prev->get<std::string>() : dump(*prev);
-      const auto it = stored_.find(id);
-      if (it == stored_.end()) {
+      const std::optional<Stored> found = find(id);
+      if (!found) {
         // As the API answers a continuation whose response it no longer holds (the WebSocket-mode
         // guide: start a new chain with the full input).
         json frame = {{"type", "error"}, {"status", 400},
@@ -234,8 +245,8 @@ class Session {
                                  {"param", "previous_response_id"}}}};
         return send_text(dump(frame));
       }
-      json full = it->second.input;
-      const json done = json::parse(it->second.completed, nullptr, false);
+      json full = found->input;
+      const json done = json::parse(found->completed, nullptr, false);
       if (done.is_object() && done.contains("response") && done["response"].is_object() &&
           done["response"].contains("output") && done["response"]["output"].is_array()) {
         for (const json& item : done["response"]["output"]) full.push_back(item);
@@ -266,17 +277,21 @@ class Session {
       if (!send_text(status_error_frame(a.status, a.body, a.headers, false))) return false;
       return !d.internal_error;
     }
+    // `store` (default true): a stored response outlives the connection (the session keeps it);
+    // `store: false` keeps it in the connection's memory only (the WebSocket-mode guide).
+    const auto store_field = event.find("store");
+    const bool session_wide = !(store_field != event.end() && store_field->is_boolean() && !store_field->get<bool>());
     completed_.clear();
     const bool open = play(*d.engine, d.plan);
-    // A completed response is stored for continuation (connection-local, as the WebSocket mode
-    // keeps it), unless the scenario makes the server forget it (websocket.forget_response). Its
-    // payload is parsed only when a continuation names it.
+    // A completed response is stored for continuation, unless the scenario makes the server
+    // forget it (websocket.forget_response). Its payload is parsed only when a continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
       static constexpr std::string_view kId = "\"response\":{\"id\":\"";
       const std::size_t at = completed_.find(kId);
       const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
       if (end != std::string::npos) {
         const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
+        if (session_wide && memory_) memory_->put(std::string(kMemoryPrefix) + id, dump(input) + "\n" + completed_);
         store(id, std::move(input), std::move(completed_));
       }
     }
@@ -318,6 +333,19 @@ class Session {
     stored_[id] = Stored{std::move(input), std::move(completed)};
   }
 
+  /// The response `id` stored on this connection, else in the session's memory.
+  std::optional<Stored> find(const std::string& id) const {
+    if (const auto it = stored_.find(id); it != stored_.end()) return it->second;
+    if (!memory_) return std::nullopt;
+    const std::optional<std::string> kept = memory_->get(std::string(kMemoryPrefix) + id);
+    if (!kept) return std::nullopt;
+    const std::size_t nl = kept->find('\n');  // the input's JSON text holds no raw newline
+    if (nl == std::string::npos) return std::nullopt;
+    json input = json::parse(std::string_view(*kept).substr(0, nl), nullptr, false);
+    if (!input.is_array()) return std::nullopt;
+    return Stored{std::move(input), kept->substr(nl + 1)};
+  }
+
   /// `input` as a list of items: a string is one user message.
   static json input_items(const json& input) {
     if (input.is_array()) return input;
@@ -355,6 +383,7 @@ class Session {
     std::string sse;
     std::string last_type;
     bool terminal = false;
+    bool over = false;  // the response's terminal event is among the frames queued so far
     // The frames of consecutive writes go out in one send (the HTTP server sends a plan's writes
     // in one sendmmsg); a pause sends what came before it first.
     std::string pending;
@@ -379,6 +408,10 @@ class Session {
         for (std::string& payload : take_events(sse)) {
           last_type = event_type(payload);
           if (last_type == "response.completed") completed_ = payload;
+          // The response's own end (a stop; max_tokens or a content filter: incomplete; a
+          // malformed call or an error event: failed): the client stops reading this response.
+          over = over || last_type == "response.completed" || last_type == "response.incomplete" ||
+                 last_type == "response.failed";
           if (plan.websocket && plan.websocket->malformed_frame && last_type.empty()) {
             // The malformed fault as a frame that breaks RFC 6455 (RSV1 set, no extension
             // negotiated) instead of a text frame whose JSON does not parse.
@@ -390,6 +423,15 @@ class Session {
           }
         }
         terminal = terminal || w->terminal;
+        ++pending_actions;
+        continue;
+      }
+      if (over) {
+        // After the terminal event the response is over: the client has stopped reading it and
+        // may already be sending its next response.create. What the plan still holds (a fault
+        // placed after the finish: a malformed frame, an error event, a stall, the connection's
+        // end) plays at once, in the terminal frame's send, not between this cycle and the next
+        // where it would meet the next request by timing (docs/WIRE-FORMATS.md "Explored").
         ++pending_actions;
         continue;
       }
@@ -407,20 +449,25 @@ class Session {
       }
       ++delivery.actions_done;
     }
-    if (!flush()) {
-      settle(true);
-      return false;
-    }
+    std::string cut;
     if (!sse.empty() && plan.ending != Ending::kTerminator) {
       // A cut: the event's frame header announces one byte more than the part of its payload
       // that goes out, so the frame never completes before the connection ends.
       const std::string part = partial_data(sse);
-      if (!io_.send(frame_header(Opcode::kText, part.size() + 1) + part)) {
-        settle(true);
-        return false;
-      }
+      cut = frame_header(Opcode::kText, part.size() + 1) + part;
+      if (over) pending += std::exchange(cut, std::string());  // in the terminal frame's send
     }
-    if (plan.ending != Ending::kTerminator) return end_connection(plan, [&](bool gone) { settle(gone); });
+    if (!flush()) {
+      settle(true);
+      return false;
+    }
+    if (!cut.empty() && !io_.send(cut)) {
+      settle(true);
+      return false;
+    }
+    if (plan.ending != Ending::kTerminator) {
+      return end_connection(plan, [&](bool gone) { settle(gone); }, /*at_once=*/over);
+    }
     settle(false);
     // The response ended with its own event (completed; incomplete, e.g. a content filter or
     // max_tokens; failed; an error): the connection stays for the next response.create.
@@ -442,9 +489,10 @@ class Session {
 
   /// A fault that ends the connection (disconnect, cut, reset): after its delay, a close frame with
   /// the scenario's code (1000, 1011), else (1006, the default) none: FIN; reset: RST.
+  /// `at_once`: after the response's terminal event, without the delay (see play()).
   template <typename Settle>
-  bool end_connection(const Plan& plan, Settle settle) {
-    const bool paused = plan.ending_delay_ms <= 0 || io_.pause(cap(plan.ending_delay_ms));
+  bool end_connection(const Plan& plan, Settle settle, bool at_once = false) {
+    const bool paused = at_once || plan.ending_delay_ms <= 0 || io_.pause(cap(plan.ending_delay_ms));
     settle(!paused);
     if (!paused) return false;
     if (plan.ending == Ending::kReset) {
@@ -460,21 +508,17 @@ class Session {
   RequestRouter& router_;
   SessionOptions options_;
   const HttpRequest& upgrade_;
+  SessionMemory* memory_;  // the session's memory (responses stored across connections), or null
   FrameDecoder decoder_;
   static constexpr std::size_t kMaxStored = 64;  // responses kept per connection (oldest dropped)
-  struct Stored {
-    json input;             // the full input of the request it answered
-    std::string completed;  // its response.completed payload (holding its output items)
-  };
   std::map<std::string, Stored> stored_;          // response id → the conversation through it
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
   int warm_ups_ = 0;                              // warm-ups answered on this connection
 };
 
-/// The upgrade status the scenario behind `target` asks for (its `websocket.upgrade_status`), or 0.
-int scenario_refusal(RequestRouter& router, const std::string& target) {
-  const Route r = router.route("POST", target, "");
+/// The upgrade status the scenario behind `r` asks for (its `websocket.upgrade_status`), or 0.
+int scenario_refusal(const Route& r) {
   if (const auto* engine = dynamic_cast<const ScriptEngine*>(r.engine.get())) {
     return engine->script().websocket_upgrade_status.value_or(0);
   }
@@ -517,10 +561,14 @@ void serve(Io& io, const HttpRequest& upgrade, RequestRouter& router, const Sess
            std::string_view first_bytes) {
   try {
     int refuse_with = 0;
-    if (upgrade.method == "GET" && responses_path(path_of(upgrade.target))) refuse_with = scenario_refusal(router, upgrade.target);
+    Route route;  // the engine the upgrade's path names: held while the connection lasts
+    if (upgrade.method == "GET" && responses_path(path_of(upgrade.target))) {
+      route = router.route("POST", upgrade.target, "");
+      refuse_with = scenario_refusal(route);
+    }
     const HandshakeAnswer answer = answer_upgrade(upgrade, refuse_with);
     if (!io.send(answer.bytes) || !answer.accepted) return;
-    Session session(io, router, options, upgrade);
+    Session session(io, router, options, upgrade, route.engine ? route.engine->session_memory() : nullptr);
     session.run(first_bytes);
   } catch (const std::exception&) {
     // Nothing a client sends ends the server: the connection just closes.
