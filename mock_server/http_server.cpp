@@ -174,6 +174,7 @@ class SocketWsIo final : public ws::Io {
   }
   bool pause(double ms) override { return pause_ms(ms, fd_, stopping_, options_.cancel_pauses); }
   void reset() override { reset_connection(fd_); }
+  void settle_sent() override { wait_acked(fd_, 1000, stopping_); }
   double now_ms() override { return std::chrono::duration<double, std::milli>(Clock::now() - origin_).count(); }
 
  private:

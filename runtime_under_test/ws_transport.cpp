@@ -72,6 +72,7 @@ std::string client_frame(int opcode, std::string_view payload, std::uint32_t mas
 }
 
 constexpr std::size_t kMaxMessageBytes = 64u << 20;
+constexpr double kHandshakeMs = 10000;  // the shortest wait for an upgrade's answer (real ms)
 
 /// One server message: a text/binary message reassembled, or a control frame.
 struct Frame {
@@ -295,6 +296,7 @@ struct WebSocketTransport::Impl {
 
   struct Refusal {
     int status = 0;
+    bool timed_out = false;  // status 0: the upgrade got no answer within the idle timeout
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
   };
@@ -333,9 +335,12 @@ struct WebSocketTransport::Impl {
     }
     std::size_t end;
     while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
-      if (buf.size() > (64u << 10) || read_more(timeout_ms) != 1) {
+      const int r = buf.size() > (64u << 10) ? 0 : read_more(timeout_ms);
+      if (r != 1) {
         drop();
-        return Refusal{};
+        Refusal silent;
+        silent.timed_out = r < 0;  // a server silent for the idle timeout, as over HTTP before its head
+        return silent;
       }
     }
     Refusal r;
@@ -422,9 +427,12 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
     s.drop_if_closed();
     const bool reused = s.fd >= 0;
     if (s.fd < 0) {
-      if (auto refused = s.open(request, timeout_ms)) {
+      // The upgrade's answer is waited on at least kHandshakeMs of real time: it is no part of a
+      // response (no scenario stalls it), and a loaded machine hands the upgraded connection to
+      // a server thread late; a stream's silence is still timed by the idle timeout.
+      if (auto refused = s.open(request, std::max(timeout_ms, kHandshakeMs))) {
         if (refused->status == 0) {
-          result.end = TransportEnd::kConnectFailed;
+          result.end = refused->timed_out ? TransportEnd::kIdleTimeout : TransportEnd::kConnectFailed;
           return result;
         }
         if (refused->status == 404 || refused->status == 405 || refused->status == 426) {

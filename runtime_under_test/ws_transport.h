@@ -32,7 +32,8 @@ class WebSocketTransport final : public ITransport {
   ///   the frame's `headers` (names lower-case) as headers; the connection stays open.
   /// - Ends kComplete at the terminal event (response.completed, response.incomplete,
   ///   response.failed); kConnectionLost when the connection ends (close frame, FIN, RST, a frame
-  ///   that breaks RFC 6455) before it; kIdleTimeout after the idle timeout without a frame;
+  ///   that breaks RFC 6455) before it; kIdleTimeout after the idle timeout without a frame (or
+  ///   without the upgrade's answer: a silent server, as over HTTP before its response head);
   ///   kConnectFailed without a connection; kCancelled when `on_body` returned false (the
   ///   connection is kept only when that was at the terminal event).
   /// - A kept connection found dead before this cycle's first frame (a close frame, FIN or RST

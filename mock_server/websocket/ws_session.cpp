@@ -492,6 +492,7 @@ class Session {
   /// `at_once`: after the response's terminal event, without the delay (see play()).
   template <typename Settle>
   bool end_connection(const Plan& plan, Settle settle, bool at_once = false) {
+    io_.settle_sent();  // what went out before the end arrives whole (a RST discards the unsent)
     const bool paused = at_once || plan.ending_delay_ms <= 0 || io_.pause(cap(plan.ending_delay_ms));
     settle(!paused);
     if (!paused) return false;

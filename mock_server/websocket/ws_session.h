@@ -30,6 +30,10 @@ class Io {
   virtual bool pause(double ms) = 0;
   /// Aborts the connection with a TCP RST (SO_LINGER 0).
   virtual void reset() = 0;
+  /// Waits until the peer has acknowledged every byte sent (a bounded wait), before the
+  /// connection ends: a RST, or a close with the client's next request unread (which the kernel
+  /// turns into a RST), discards what is still unsent.
+  virtual void settle_sent() {}
   /// Real monotonic milliseconds since the server started (journal times).
   virtual double now_ms() = 0;
 };
