@@ -18,7 +18,8 @@ namespace rut {
 
 class WebSocketTransport final : public ITransport {
  public:
-  /// Connects to `host`:`port` lazily (and again after a connection ends). Virtual seconds scale
+  /// Connects to `host`:`port` lazily (and again after a connection ends); an upgrade's answer is
+  /// waited on for the idle timeout, at least 10 s real. Virtual seconds scale
   /// to real time by `ms_per_virtual_s`, as HttpTransport's.
   WebSocketTransport(std::string host, int port, double ms_per_virtual_s = 20);
   ~WebSocketTransport() override;

@@ -72,11 +72,11 @@ options (each at most once, unless marked repeatable):
                             usage error, a --from FILE of another provider invalid input (exit 3).
                             Over websocket an attempt that ends without a finish is a lost
                             connection, not an incomplete stream: such a case's transcript is not
-                            compared with its in-memory run (--http-reruns). websocket is
-                            refused for now (exit 2): a fault drawn after a response's terminal
-                            event lands between two cycles of the kept connection, so a correct
-                            runtime fails by timing; `hiccup run --transport websocket` plays
-                            scenarios over it
+                            compared with its in-memory run (--http-reruns). A fault drawn
+                            after a response's terminal event plays inside that response's
+                            cycle, and the runtime reopens a kept connection found dead before
+                            its next response began (not an attempt): no verdict depends on
+                            when the next request meets that fault
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
                             $GITHUB_STEP_SUMMARY when that is set. One exploration at a time
@@ -427,13 +427,6 @@ int explore_command(const Args& args) {
   if (transport == "sse") transport = "http";
   if (!transport_option(transport, options.transport, options.cloud)) {
     in.set_error("--transport expects memory, http, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
-  }
-  if (options.transport == TransportKind::kWebSocket) {
-    // Measured 2026-12-06: --cases 30 --seed 1 over websocket failed 2 to 10 cases of a correct
-    // runtime, other ones each run (docs/WIRE-FORMATS.md "Explored").
-    in.set_error("--transport websocket is not explored yet: a fault drawn after a response's terminal event lands "
-                 "between two cycles of the kept connection, so a correct runtime fails by timing (issue 37); "
-                 "`hiccup run --transport websocket` plays scenarios over it");
   }
   if (!over_network(options.transport)) {
     if (!floor_text.empty()) in.set_error("--http-idle-floor-ms applies to a transport over the network (every one but memory)");
