@@ -343,8 +343,10 @@ class RecordedExchange final : public Exchange {
       }
       from = end;
     }
-    deferred_.clear();
-    deferred_ends_.clear();
+    // Released, not cleared: the exchange lives as long as the recording.
+    std::string().swap(deferred_);
+    std::vector<std::size_t>().swap(deferred_ends_);
+    std::vector<rut::SseFrame>().swap(frames_);
   }
 
   /// The bytes of a frame in progress (tail_): what follows the last frame end ("\n\n" or
@@ -582,7 +584,7 @@ class RecordedExchange final : public Exchange {
   bool event_stream_ = false;
   std::unique_ptr<rut::IStreamDecoder> decoder_;
   rut::SseDecoder sse_;
-  std::vector<rut::SseFrame> frames_;     // decode()'s, kept for its capacity
+  std::vector<rut::SseFrame> frames_;     // decode()'s, reused until end()
   std::string deferred_;                  // reads body() left to decode_deferred(), joined
   std::vector<std::size_t> deferred_ends_;  // where each of them ends in deferred_
   std::string tail_;
