@@ -16,6 +16,7 @@
 #include "harness/explore/explorer.h"
 #include "harness/runner.h"
 #include "harness/scenario_io.h"
+#include "mock_server/eventstream/cloud_paths.h"
 #include "mock_server/http_server.h"
 #include "mock_server/script_engine.h"
 
@@ -189,6 +190,44 @@ void BM_MockServerThroughput(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MockServerThroughput)->ArgsProduct({{16}, {0, 1, 2, 3}})->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The user-space cost of planning one answer (no socket): the same three-text Anthropic answer
+/// asked for over SSE (`/v1/messages`, argument 0) and over Bedrock's event stream
+/// (`/model/{id}/invoke-with-response-stream`, argument 1: the request rewritten, the SSE frames
+/// turned into event-stream messages), each settled as delivered; a journal window of 1,000 as
+/// `hiccup serve` keeps. bench/transport_cost.py measures the whole server's CPU per answer.
+void BM_PlanAnswer(benchmark::State& state) {
+  const bool bedrock = state.range(0) == 1;
+  state.SetLabel(bedrock ? "anthropic over bedrock" : "anthropic over sse");
+  mock::Script script;
+  mock::Attempt a;
+  a.events = {mock::TextEvent{"The build"}, mock::TextEvent{" is deployed"}, mock::TextEvent{" to staging."},
+              mock::FinishEvent{}};
+  script.turns = {mock::Turn{{a}}};
+  auto engine = std::make_shared<mock::ScriptEngine>(script);
+  engine->set_journal_window(1000, false);
+  const std::string target = bedrock ? "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream"
+                                     : "/v1/messages";
+  const std::string body =
+      bedrock ? R"({"anthropic_version":"bedrock-2023-05-31","max_tokens":1024,"messages":[{"role":"user","content":"Deploy."}]})"
+              : R"({"model":"claude-sonnet-4-5","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Deploy."}]})";
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    std::shared_ptr<mock::Responder> responder = engine;
+    if (bedrock) responder = mock::cloud::make_cloud_responder(engine, target);
+    const mock::Plan plan = responder->respond({"POST", target, body});
+    mock::Delivery delivery;
+    delivery.actions_done = static_cast<int>(plan.actions.size());
+    responder->settle(plan.journal_index, delivery);
+    bytes = 0;
+    for (const mock::Action& action : plan.actions) {
+      if (const auto* w = std::get_if<mock::WriteAction>(&action)) bytes += w->bytes.size();
+    }
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.counters["answer_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_PlanAnswer)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -9,11 +9,16 @@
 # between requests). Prints one line per run: what, load, connections, frames, p50, p99 (ms), req/s, and the CPU time per
 # request of the process asked (serve for direct, the proxy for proxy and record; the proxied
 # requests' serve CPU is not in it), in µs; then the added p50/p99.
-# usage: bench/proxy_overhead.sh [HICCUP] [SECONDS] [CONNECTIONS...]
+# The floor (when hiccup_floor_forwarder is built beside HICCUP, bench/floor_forwarder.cpp): a
+# do-nothing forwarder of the proxy's shape (a thread and a keep-alive upstream connection per client
+# connection, bytes relayed as read, no HTTP parsing), so the rows show what the extra hop alone
+# adds on this machine.
+# usage: bench/proxy_overhead.sh [HICCUP] [SECONDS] [CONNECTIONS...]   (env: FLOOR=path of the floor)
 #        (defaults build/hiccup, 5, "1 16"; not run in CI; a shared machine's tails are its own)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 hiccup="${1:-$root/build/hiccup}"
+floor="${FLOOR:-$(dirname "$hiccup")/hiccup_floor_forwarder}"
 secs="${2:-5}"
 shift $(( $# > 2 ? 2 : $# )) || true
 conns=("$@")
@@ -95,11 +100,17 @@ for shape in short long; do
   proxy_url=$url proxy_pid=$pid
   start "$hiccup" record --upstream "$serve_url" --out "$work/rec.json"
   record_url=$url record_pid=$pid
+  floor_url=""
+  if [[ -x "$floor" ]]; then
+    start "$floor" 127.0.0.1 "${serve_url##*:}"
+    floor_url=$url floor_pid=$pid
+  fi
   for load in max paced; do
     for c in "${conns[@]}"; do
       run direct "$serve_url" "$c" "$frames" "$serve_pid" "$load"
       run proxy "$proxy_url" "$c" "$frames" "$proxy_pid" "$load"
       run record "$record_url" "$c" "$frames" "$record_pid" "$load"
+      [[ -z $floor_url ]] || run floor "$floor_url" "$c" "$frames" "$floor_pid" "$load"
     done
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -95,13 +95,13 @@ bool send_all(int fd, std::string_view data) {
   return true;
 }
 
-std::string chunk(std::string_view bytes) {
+/// Appends `bytes` to `out` as one chunk of a chunked body (RFC 9112 §7.1).
+void append_chunk(std::string& out, std::string_view bytes) {
   char size[24];
-  std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
-  std::string out = size;
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", bytes.size());
+  out.append(size, static_cast<std::size_t>(n));
   out.append(bytes);
   out += "\r\n";
-  return out;
 }
 
 /// A plain answer from the proxy itself (the upstream could not be reached), in the envelope of
@@ -468,7 +468,9 @@ void RecordingProxy::serve_connection(int fd) {
     // went to the client, so recording delays no frame.
     std::string pending;
     std::string to_record;
+    bool hangup_checked = false;  // client_hung_up() was asked since the last flush()
     const auto flush = [&] {
+      hangup_checked = false;
       if (!pending.empty()) {
         const bool was_ok = client_ok;
         client_ok = client_ok && send_all(fd, pending);
@@ -509,7 +511,7 @@ void RecordingProxy::serve_connection(int fd) {
           }
         }
         pause_cut = pause_cut || (step.pause_ms > 0 && stopping_.load());
-        if (!step.bytes.empty()) pending += chunk(step.bytes);
+        if (!step.bytes.empty()) append_chunk(pending, step.bytes);
         if (step.end == GateStep::End::kTerminate) pending += "0\r\n\r\n";
         if (step.end != GateStep::End::kGoOn) {
           gate_end = step.end;
@@ -544,12 +546,17 @@ void RecordingProxy::serve_connection(int fd) {
       // Recording: a client that has left gets nothing more, and the recorder is handed only what
       // went to the client (flush() below), so the rest of the upstream answer is not recorded as
       // delivered.
-      if ((ex || journaled) && client_ok && client_hung_up()) {
-        client_ok = false;
-        client_gone = ex != nullptr && !stopping_.load();
-        client_left = !stopping_.load();
+      // Asked once per upstream read: pieces of one read leave in one send (flush()), so a client
+      // seen gone at a later piece of the read gets none of them either.
+      if ((ex || journaled) && client_ok && !hangup_checked) {
+        hangup_checked = true;
+        if (client_hung_up()) {
+          client_ok = false;
+          client_gone = ex != nullptr && !stopping_.load();
+          client_left = !stopping_.load();
+        }
       }
-      pending += chunk(data);
+      append_chunk(pending, data);
       if (ex) to_record.append(data);
       return client_ok;
     };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "mock_server/wire_format.h"
@@ -19,6 +20,8 @@ namespace {
 
 /// Bytes of a frame in progress kept to measure a cut (a cut frame is at most this long).
 constexpr std::size_t kMaxTailBytes = 1u << 20;
+/// Streamed bytes body() gathers before decoding them (the rest waits for end()).
+constexpr std::size_t kMaxDeferredBytes = 1u << 20;
 /// The largest non-streaming body decoded (larger: recorded as undecodable, `end`).
 constexpr std::size_t kMaxUnaryBytes = 64u << 20;
 /// The longest argument text of a cut call that is completed into an object (longer: its prefix).
@@ -100,6 +103,12 @@ int stream_error_status(const mock::WireFormat& format, std::string_view data) {
   if (status == 0) status = 503;
   if (format.status_note(status)) status = format.status_note(503) ? 500 : 503;
   return status;
+}
+
+/// Whether `needle` occurs in `hay` (memmem: string_view::find compares at every occurrence of the
+/// needle's first character, and these needles start with a '"', which JSON is full of).
+bool contains(std::string_view hay, std::string_view needle) {
+  return ::memmem(hay.data(), hay.size(), needle.data(), needle.size()) != nullptr;
 }
 
 /// The closing brackets of the open ones in `stack` ('{' and '['), innermost first.
@@ -204,18 +213,23 @@ class RecordedExchange final : public Exchange {
         else unary_overflow_ = true;
         return;
       }
-      std::vector<rut::SseFrame> frames;
-      sse_.feed(bytes, frames);
-      track_tail(bytes);
-      const std::size_t before = events_.size();
-      for (const rut::SseFrame& f : frames) on_frame(f);
-      if (clock_ && events_.size() > before) stamp(before, clock_());
+      if (clock_) {
+        decode(bytes);  // timing reads the clock when a read completes events: decoded as it comes
+        return;
+      }
+      // Decoded at end() (or once kMaxDeferredBytes have gathered), read by read as they came:
+      // the proxy reads upstream again only when this returns, so decoding here would hold back
+      // the answer's next frames (5-7 µs of CPU per frame).
+      deferred_.append(bytes);
+      deferred_ends_.push_back(deferred_.size());
+      if (deferred_.size() >= kMaxDeferredBytes) decode_deferred();
     } catch (const std::exception&) {
       broken_ = true;  // a decoder bug must not end the proxy; the attempt is recorded as far as it got
     }
   }
 
   void end(AnswerEnd how) override {
+    decode_deferred();
     try {
       how_ = how;
       if (how == AnswerEnd::kNoAnswer || status_ == 0) {
@@ -308,17 +322,57 @@ class RecordedExchange final : public Exchange {
   std::string prompt;  // set by the recorder from the request
 
  private:
-  void track_tail(std::string_view bytes) {
-    tail_.append(bytes.substr(0, std::min(bytes.size(), kMaxTailBytes)));
-    std::size_t cut = std::string::npos;
-    for (std::string_view sep : {std::string_view("\n\n"), std::string_view("\r\n\r\n")}) {
-      const std::size_t p = tail_.rfind(sep);
-      if (p != std::string::npos) {
-        const std::size_t e = p + sep.size();
-        cut = cut == std::string::npos ? e : std::max(cut, e);
+  /// One read's bytes of a streamed answer: SSE frames decoded, the frame in progress followed.
+  void decode(std::string_view bytes) {
+    frames_.clear();
+    sse_.feed(bytes, frames_);
+    track_tail(bytes);
+    const std::size_t before = events_.size();
+    for (const rut::SseFrame& f : frames_) on_frame(f);
+    if (clock_ && events_.size() > before) stamp(before, clock_());
+  }
+
+  /// Decodes the reads body() deferred, one by one as they arrived (each as body() would have).
+  void decode_deferred() {
+    std::size_t from = 0;
+    for (const std::size_t end : deferred_ends_) {
+      try {
+        decode(std::string_view(deferred_).substr(from, end - from));
+      } catch (const std::exception&) {
+        broken_ = true;
       }
+      from = end;
     }
-    if (cut != std::string::npos) tail_.erase(0, cut);
+    // Released, not cleared: the exchange lives as long as the recording.
+    std::string().swap(deferred_);
+    std::vector<std::size_t>().swap(deferred_ends_);
+    std::vector<rut::SseFrame>().swap(frames_);
+  }
+
+  /// The bytes of a frame in progress (tail_): what follows the last frame end ("\n\n" or
+  /// "\r\n\r\n") of the stream so far. tail_ holds no frame end, so a new one ends inside
+  /// `bytes`: found scanning back from the end of `bytes` (its first 3 bytes may complete one
+  /// begun in tail_), without copying the read first.
+  void track_tail(std::string_view bytes) {
+    bytes = bytes.substr(0, std::min(bytes.size(), kMaxTailBytes));
+    const std::size_t old = tail_.size();
+    const auto at = [&](std::size_t i) -> char { return i < old ? tail_[i] : bytes[i - old]; };
+    std::size_t cut = std::string::npos;  // in tail_ + bytes
+    for (std::size_t n = bytes.size(); n > 0;) {
+      const void* lf = ::memrchr(bytes.data(), '\n', n);
+      if (lf == nullptr) break;
+      const std::size_t i = old + static_cast<std::size_t>(static_cast<const char*>(lf) - bytes.data());
+      if ((i >= 1 && at(i - 1) == '\n') || (i >= 3 && at(i - 1) == '\r' && at(i - 2) == '\n' && at(i - 3) == '\r')) {
+        cut = i + 1;
+        break;
+      }
+      n = i - old;
+    }
+    if (cut != std::string::npos) {
+      tail_.assign(bytes.substr(cut - old));
+    } else {
+      tail_.append(bytes);
+    }
     // Gemini's bare error object line ends with one newline.
     if (!tail_.empty() && tail_.back() == '\n' && tail_.find("data:") == std::string::npos) tail_.clear();
     if (tail_.size() > kMaxTailBytes) tail_.erase(0, tail_.size() - kMaxTailBytes);
@@ -375,11 +429,10 @@ class RecordedExchange final : public Exchange {
   void count_fragment(const rut::SseFrame& f) {
     if (f.kind != rut::SseFrame::Kind::kData) return;
     const std::string_view d = f.data;
-    const bool fragment = d.find("\"function_call_arguments.delta\"") != std::string_view::npos ||
-                          d.find("response.function_call_arguments.delta") != std::string_view::npos ||
-                          d.find("\"input_json_delta\"") != std::string_view::npos ||
-                          (d.find("\"tool_calls\"") != std::string_view::npos && d.find("\"arguments\"") != std::string_view::npos &&
-                           d.find("\"arguments\":\"\"") == std::string_view::npos);
+    if (d.find('_') == std::string_view::npos) return;  // every pattern below has one
+    const bool fragment = contains(d, "\"function_call_arguments.delta\"") ||
+                          contains(d, "response.function_call_arguments.delta") || contains(d, "\"input_json_delta\"") ||
+                          (contains(d, "\"tool_calls\"") && contains(d, "\"arguments\"") && !contains(d, "\"arguments\":\"\""));
     if (fragment) ++open_fragments_;
   }
 
@@ -415,8 +468,8 @@ class RecordedExchange final : public Exchange {
   void track_open_calls(const rut::SseFrame& f) {
     if (f.kind != rut::SseFrame::Kind::kData) return;
     const std::string_view d = f.data;
-    if (d.find("tool_calls") == std::string_view::npos && d.find("function_call") == std::string_view::npos &&
-        d.find("tool_use") == std::string_view::npos && d.find("input_json_delta") == std::string_view::npos) {
+    if (d.find('_') == std::string_view::npos ||  // every name below has one
+        (!contains(d, "tool_calls") && !contains(d, "function_call") && !contains(d, "tool_use") && !contains(d, "input_json_delta"))) {
       return;
     }
     const json j = rut::parse_json(d);
@@ -531,6 +584,9 @@ class RecordedExchange final : public Exchange {
   bool event_stream_ = false;
   std::unique_ptr<rut::IStreamDecoder> decoder_;
   rut::SseDecoder sse_;
+  std::vector<rut::SseFrame> frames_;     // decode()'s, reused until end()
+  std::string deferred_;                  // reads body() left to decode_deferred(), joined
+  std::vector<std::size_t> deferred_ends_;  // where each of them ends in deferred_
   std::string tail_;
   std::string unary_;
   bool unary_overflow_ = false;

@@ -241,4 +241,59 @@ TEST_CASE("record: notes name each request by its number in arrival order from 0
   CHECK(notes[3] == "request 4 got no answer from upstream: not recorded");
 }
 
+// The recorder decodes a streamed answer read by read, after the proxy has sent each on (or, without
+// timing, at the answer's end): what it records must not depend on where upstream's reads split
+// the stream, a frame end ("\n\n", "\r\n\r\n") split between two reads included.
+TEST_CASE("record: a streamed answer is recorded alike however its reads split it, a cut frame's bytes included") {
+  const std::string good = R"({"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]})";
+  const std::string frame = R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]})";
+  for (const std::string& sep : {std::string("\n\n"), std::string("\r\n\r\n")}) {
+    // Two whole frames, then 11 bytes of a third (the cut).
+    const std::string stream = frame + sep + frame + sep + "data: {\"can";
+    const auto record = [&](const std::vector<std::size_t>& splits) {
+      SessionRecorder rec;
+      auto* a = rec.begin("POST", kGeminiPath, good);
+      a->head(200, kSse);
+      std::size_t from = 0;
+      for (const std::size_t at : splits) {
+        a->body(std::string_view(stream).substr(from, at - from));
+        from = at;
+      }
+      a->body(std::string_view(stream).substr(from));
+      a->end(AnswerEnd::kConnectionLost);
+      return json(rec.scenario("x")["turns"][0]["attempts"][0]);
+    };
+    const json want = json::parse(R"({"events": [{"text": "Hel"}, {"text": "Hel"}],
+                                      "fault": {"kind": "cut", "after_event": 2, "bytes": 11}})");
+    INFO("separator of " << sep.size() << " bytes");
+    CHECK(record({}) == want);
+    for (std::size_t at = 1; at < stream.size(); ++at) {
+      INFO("split at " << at);
+      CHECK(record({at}) == want);
+    }
+    std::vector<std::size_t> every;
+    for (std::size_t at = 1; at < stream.size(); ++at) every.push_back(at);
+    CHECK(record(every) == want);
+  }
+}
+
+// body() gathers a stream's reads and decodes them once 1 MiB has gathered, and the rest at end().
+TEST_CASE("record: a stream longer than the bytes gathered before decoding is recorded whole") {
+  SessionRecorder rec;
+  auto* a = rec.begin("POST", kGeminiPath, R"({"contents":[{"role":"user","parts":[{"text":"Say hi."}]}]})");
+  a->head(200, kSse);
+  const std::string frame = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"" +
+                            std::string(1000, 'x') + "\"}]}}]}\n\n";
+  for (int i = 0; i < 1500; ++i) a->body(frame);  // about 1.5 MB
+  a->body("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"!\"}]},\"finishReason\":\"STOP\"}]}\n\n");
+  a->end(AnswerEnd::kComplete);
+  const auto s = rec.scenario("x");
+  const auto& events = s["turns"][0]["attempts"][0]["events"];
+  REQUIRE(events.size() == 1502);
+  CHECK(events[1499]["text"] == std::string(1000, 'x'));
+  CHECK(events[1500]["text"] == "!");
+  CHECK(events[1501]["finish"] == "stop");
+  CHECK_FALSE(s["turns"][0]["attempts"][0].contains("fault"));
+}
+
 }  // namespace session_recorder_test

@@ -57,9 +57,11 @@ int anthropic_status(std::string_view type) {
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-/// One SSE frame (its text without the blank line that ends it) as an event-stream message.
-std::string frame_message(std::string_view frame) {
-  std::string event, data;
+/// One SSE frame (its text without the blank line that ends it) as an event-stream message,
+/// appended to `out`.
+void append_frame_message(std::string& out, std::string_view frame) {
+  std::string_view event, data;
+  std::string joined;  // the data of a frame with more than one data line, joined by "\n"
   bool has_data = false;
   std::size_t at = 0;
   while (at <= frame.size()) {
@@ -73,10 +75,16 @@ std::string frame_message(std::string_view frame) {
       return v;
     };
     if (starts_with(line, "event:")) {
-      event = std::string(value(5));
+      event = value(5);
     } else if (starts_with(line, "data:")) {
-      if (has_data) data += '\n';
-      data += value(4);
+      if (has_data) {
+        if (joined.empty()) joined = data;
+        joined += '\n';
+        joined += value(4);
+        data = joined;
+      } else {
+        data = value(4);
+      }
       has_data = true;
     }
     at = nl + 1;
@@ -94,11 +102,12 @@ std::string frame_message(std::string_view frame) {
     payload["message"] = message;
     if (exception == "modelStreamErrorException") {
       payload["originalStatusCode"] = anthropic_status(type);
-      payload["originalMessage"] = data;
+      payload["originalMessage"] = std::string(data);
     }
-    return eventstream::exception_message(exception, dump(payload));
+    eventstream::append_exception_message(out, exception, dump(payload));
+    return;
   }
-  return eventstream::chunk_message(data);
+  eventstream::append_chunk_message(out, data);
 }
 
 std::string bedrock_request_id(std::size_t journal_index) {
@@ -211,11 +220,23 @@ std::string_view bedrock_exception(std::string_view type) {
 }
 
 std::vector<std::string> sse_writes_to_eventstream(const std::vector<std::string_view>& writes) {
-  std::string sse;
+  // The writes' bytes as one text: the one write itself when there is one (a plan's usual shape).
+  std::string joined;
+  std::string_view sse;
   std::vector<std::size_t> ends;
-  for (std::string_view w : writes) {
-    sse += w;
+  ends.reserve(writes.size());
+  if (writes.size() == 1) {
+    sse = writes.front();
     ends.push_back(sse.size());
+  } else {
+    std::size_t size = 0;
+    for (std::string_view w : writes) size += w.size();
+    joined.reserve(size);
+    for (std::string_view w : writes) {
+      joined += w;
+      ends.push_back(joined.size());
+    }
+    sse = joined;
   }
   struct Frame {
     std::size_t start, end;          // in sse
@@ -224,14 +245,16 @@ std::vector<std::string> sse_writes_to_eventstream(const std::vector<std::string
   };
   std::vector<Frame> frames;
   std::string out;
+  // About what the messages take: base64 (4/3) and about 90 bytes of framing and headers a frame.
+  out.reserve(sse.size() / 3 * 4 + sse.size() / 8 + 128);
   std::size_t at = 0;
   while (at < sse.size()) {
     const std::size_t blank = sse.find("\n\n", at);
-    const bool complete = blank != std::string::npos;
+    const bool complete = blank != std::string_view::npos;
     const std::size_t end = complete ? blank + 2 : sse.size();
-    const std::string message = frame_message(std::string_view(sse).substr(at, (complete ? blank : end) - at));
-    frames.push_back(Frame{at, end, out.size(), message.size(), complete});
-    out += message;
+    const std::size_t before = out.size();
+    append_frame_message(out, sse.substr(at, (complete ? blank : end) - at));
+    frames.push_back(Frame{at, end, before, out.size() - before, complete});
     at = end;
   }
   // Where SSE offset p lands in `out`.
@@ -254,10 +277,17 @@ std::vector<std::string> sse_writes_to_eventstream(const std::vector<std::string
   };
   std::vector<std::string> result;
   result.reserve(writes.size());
+  const std::size_t total = out.size();
   std::size_t from = 0;
   for (std::size_t end : ends) {
     const std::size_t to = std::max(map(end), from);
-    result.push_back(out.substr(from, to - from));
+    if (from == 0 && to == total) {
+      result.push_back(std::move(out));  // all of it in one write: no copy (later writes are empty)
+    } else if (to == from) {
+      result.emplace_back();
+    } else {
+      result.push_back(out.substr(from, to - from));
+    }
     from = to;
   }
   return result;
@@ -267,7 +297,8 @@ CloudResponder::CloudResponder(std::shared_ptr<Responder> inner, CloudTarget tar
     : inner_(std::move(inner)), target_(std::move(target)) {}
 
 Plan CloudResponder::respond(const Request& request) {
-  Request anthropic{request.method, "/v1/messages", request.body, request.arrived_ms, request.headers};
+  Request anthropic{request.method, "/v1/messages", {}, request.arrived_ms, request.headers};
+  bool rewritten = false;
   if (target_.cloud != Cloud::kFoundry && request.method == "POST" &&
       json_nesting_depth(request.body, kMaxJsonDepth) <= kMaxJsonDepth) {
     ojson body = ojson::parse(request.body, nullptr, false);
@@ -291,8 +322,10 @@ Plan CloudResponder::respond(const Request& request) {
       body["model"] = target_.model;
       body["stream"] = target_.streaming;
       anthropic.body = dump(body);
+      rewritten = true;
     }
   }
+  if (!rewritten) anthropic.body = request.body;
   Plan plan = inner_->respond(anthropic);
   if (target_.cloud != Cloud::kBedrock) return plan;
 

@@ -34,11 +34,16 @@ std::string encode_message(const std::vector<std::pair<std::string, std::string>
 /// A Bedrock `chunk` event: headers `:event-type: chunk`, `:content-type: application/json`,
 /// `:message-type: event`; payload `{"bytes":"<base64 of data>"}` (API_runtime_PayloadPart).
 std::string chunk_message(std::string_view data);
+/// chunk_message(data) appended to `out` (one growth of `out`, no temporaries: the Bedrock
+/// answer's per-frame path).
+void append_chunk_message(std::string& out, std::string_view data);
 
 /// A Bedrock exception event: headers `:exception-type: <type>` (lower camel case, e.g.
 /// `throttlingException`), `:content-type: application/json`, `:message-type: exception`;
 /// payload `json` (e.g. `{"message":"…"}`).
 std::string exception_message(std::string_view type, std::string_view json);
+/// exception_message(type, json) appended to `out`.
+void append_exception_message(std::string& out, std::string_view type, std::string_view json);
 
 /// Standard base64 (RFC 4648 §4, with padding) of `bytes`.
 std::string base64(std::string_view bytes);
