@@ -409,6 +409,10 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     // the recipe's `mcp` settings point the agent there.
     const mock::mcp::ToolScript offered = mcp_tools(scenario, recipe);
     const Recipe run_recipe = offered.tools.empty() ? recipe : with_mcp(recipe);
+    // An MCP client keeps its connection between tools/list at start-up and a tools/call maybe
+    // many seconds later; a server that closes it idle after 5 s races the client's reuse of it
+    // (gemini-cli's POST on a socket closed under it: "fetch failed", the call never arrives).
+    if (!offered.tools.empty()) server_options.keep_alive_timeout_ms = 120000;
     AgentRouter router;
     if (!offered.tools.empty()) router.mcp = std::make_shared<mock::mcp::McpServer>(offered, "agent-run");
     if (hold) {
@@ -581,6 +585,10 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   }
   c.extra["ledger"] = json::array();
   for (const LedgerToken& t : r.ledger) c.extra["ledger"].push_back(token_text(t));
+  if (!r.tool_calls.empty()) {  // the MCP tool-call journal: what reached the tool, and what ran
+    c.extra["tool_calls"] = json::array();
+    for (const mock::mcp::ToolCallEntry& e : r.tool_calls) c.extra["tool_calls"].push_back(mock::mcp::tool_call_to_json(e));
+  }
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
   if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
   c.transcript = r.transcript;
@@ -598,7 +606,13 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
     detail << "agent " << r.agent << " exited " << r.process.exit_code;
     if (c.extra.contains("exit_meaning")) detail << " (" << c.extra["exit_meaning"].get<std::string>() << ")";
     if (r.process.timed_out) detail << " after its timeout";
-    detail << "; ledger " << r.ledger.size() << " execution(s)\n" << r.output_tail;
+    detail << "; ledger " << r.ledger.size() << " execution(s)";
+    if (!r.tool_calls.empty()) {
+      const auto ran = std::count_if(r.tool_calls.begin(), r.tool_calls.end(),
+                                     [](const mock::mcp::ToolCallEntry& e) { return e.executed; });
+      detail << "; MCP " << r.tool_calls.size() << " tools/call, " << ran << " execution(s) at the tool";
+    }
+    detail << "\n" << r.output_tail;
   }
   c.detail = detail.str();
   return c;
