@@ -1001,15 +1001,18 @@ bool reports_failure(const json& response) {
 /// attempt, may have succeeded then: the repeat is at-most-once's harm, not this one's).
 /// Whether a black box's answer to a failed call tells the model it failed, read leniently: a CLI
 /// words the failure its own way ("Error: MCP tool 'x' reported an error", "tool call timed out",
-/// "Request aborted"), so any string in the answer that says error, fail, timed out, timeout,
-/// unknown, abort or cancel (any case) counts, as does reports_failure. Only an answer with no
-/// such word is a failure reported as a success.
+/// "Request aborted", "The socket connection was closed unexpectedly"), so any string in the
+/// answer that says error, fail, timed out, timeout, unknown, abort, cancel, unexpected, closed,
+/// lost, refused, reset, expired, unable, could not, cannot or denied (any case) counts, as does
+/// reports_failure. Only an answer with none of them is a failure reported as a success (the
+/// tool's own error text passed on bare, nothing saying the call failed).
 bool black_box_reports_failure(const json& response) {
   if (reports_failure(response)) return true;
   if (response.is_string()) {
     std::string text = response.get<std::string>();
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    for (const char* word : {"error", "fail", "timed out", "timeout", "unknown", "abort", "cancel"}) {
+    for (const char* word : {"error", "fail", "timed out", "timeout", "unknown", "abort", "cancel", "unexpected", "closed",
+                             "lost", "refused", "reset", "expired", "unable", "could not", "cannot", "denied"}) {
       if (text.find(word) != std::string::npos) return true;
     }
     return false;
