@@ -4,6 +4,7 @@
 #include "harness/invariants.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 #include <optional>
@@ -998,6 +999,32 @@ bool reports_failure(const json& response) {
 /// to the model as a success in the first request past its turn. The answer is judged against the
 /// last try at the tool of the call it answers (a call sent again, or run again from a failed
 /// attempt, may have succeeded then: the repeat is at-most-once's harm, not this one's).
+/// Whether a black box's answer to a failed call tells the model it failed, read leniently: a CLI
+/// words the failure its own way ("Error: MCP tool 'x' reported an error", "tool call timed out",
+/// "Request aborted", "The socket connection was closed unexpectedly"), so any string in the
+/// answer that says error, fail, timed out, timeout, unknown, abort, cancel, unexpected, closed,
+/// lost, refused, reset, expired, unable, could not, cannot or denied (any case) counts, as does
+/// reports_failure. Only an answer with none of them is a failure reported as a success (the
+/// tool's own error text passed on bare, nothing saying the call failed).
+bool black_box_reports_failure(const json& response) {
+  if (reports_failure(response)) return true;
+  if (response.is_string()) {
+    std::string text = response.get<std::string>();
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* word : {"error", "fail", "timed out", "timeout", "unknown", "abort", "cancel", "unexpected", "closed",
+                             "lost", "refused", "reset", "expired", "unable", "could not", "cannot", "denied"}) {
+      if (text.find(word) != std::string::npos) return true;
+    }
+    return false;
+  }
+  if (response.is_object() || response.is_array()) {
+    for (const json& v : response) {
+      if (black_box_reports_failure(v)) return true;
+    }
+  }
+  return false;
+}
+
 void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
   if (ev.tool_calls == nullptr) return;
   struct Judged {
@@ -1014,7 +1041,7 @@ void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
       if (n.turn > r.turn && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
     }
     if (next == nullptr) continue;
-    const auto answer = answer_in(next->contents, r.turn, r.tool, r.arguments, r.call_index);
+    const auto answer = answer_in(next->contents, r.turn, r.call_name.empty() ? r.tool : r.call_name, r.arguments, r.call_index);
     if (!answer) continue;
     answered[{next->index, r.turn, answer->position}] = Judged{&r, next, answer->response};
   }
@@ -1022,7 +1049,8 @@ void check_tool_outcomes(const Evidence& ev, std::vector<Violation>& out) {
     const ToolCallRecord& r = *j.last;
     const bool failed = (r.outcome == "result" && r.is_error) || r.outcome == "jsonrpc_error" ||
                         r.outcome == "timed_out" || r.outcome == "reply_lost" || r.outcome == "session_expired";
-    if (!failed || j.response == nullptr || reports_failure(*j.response)) continue;  // no answer: pairing's
+    if (!failed || j.response == nullptr) continue;  // no answer: pairing's
+    if (ev.real_time ? black_box_reports_failure(*j.response) : reports_failure(*j.response)) continue;
     const std::string what = r.outcome == "result"            ? "returned an error result (isError)"
                              : r.outcome == "jsonrpc_error"   ? "answered with a JSON-RPC error"
                              : r.outcome == "session_expired" ? "did not run (its MCP session expired)"

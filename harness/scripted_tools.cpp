@@ -8,7 +8,7 @@ namespace harness {
 using nlohmann::json;
 
 json tool_call_record_to_json(const ToolCallRecord& r) {
-  return {{"index", r.index},
+  json out = {{"index", r.index},
           {"tool", r.tool},
           {"arguments", r.arguments},
           {"tool_call", r.tool_call},
@@ -23,6 +23,8 @@ json tool_call_record_to_json(const ToolCallRecord& r) {
           {"timeout_s", std::isfinite(r.timeout_s) ? json(r.timeout_s) : json()},
           {"started_s", r.started_s},
           {"ended_s", r.ended_s}};
+  if (!r.call_name.empty()) out["call_name"] = r.call_name;
+  return out;
 }
 
 rut::ToolReply ScriptedToolPort::call(const rut::ToolRequest& request) {

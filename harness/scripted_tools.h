@@ -23,6 +23,9 @@ namespace harness {
 struct ToolCallRecord {
   int index = 0;                ///< arrival order among the run's tool calls, from 0
   std::string tool;             ///< the tool's name
+  /// The name the model called it by, when the runtime names MCP tools otherwise (a real CLI's
+  /// "mcp__SERVER__TOOL"); "" when it is `tool` (the reference runtime).
+  std::string call_name;
   nlohmann::json arguments = nlohmann::json::object();
   /// The tool's call number (from 0, per tool over the run) that picked the behaviour
   /// (mock::mcp::call_behaviour), as the MCP server's journal counts it.
@@ -49,7 +52,7 @@ struct ToolCallRecord {
   bool operator==(const ToolCallRecord&) const = default;
 };
 
-/// JSON form: {index, tool, arguments, tool_call, turn, request_seq, call_index, call_id,
+/// JSON form: {index, tool, call_name (only when not ""), arguments, tool_call, turn, request_seq, call_index, call_id,
 /// behaviour, executed, outcome, is_error, timeout_s (null: none), started_s, ended_s}.
 nlohmann::json tool_call_record_to_json(const ToolCallRecord& record);
 

@@ -110,14 +110,18 @@ bool is_block(const json& b, std::string_view type) {
 
 /// A tool_result's `content` as a functionResponse `response`: a string holding a JSON object is
 /// that object (the reference runtime sends `response.dump()`), anything else `{"content": …}`.
+/// A tool_result with `"is_error": true` (the Messages API's flag for a failed tool) adds
+/// `"isError": true`, MCP's name for it, so the view says the client reported a failure.
 json response_of(const json& block) {
+  json out = json::object();
   auto it = block.find("content");
-  if (it == block.end()) return json::object();
-  if (it->is_string()) {
-    json parsed = parse_json(it->get<std::string>());
-    if (parsed.is_object()) return parsed;
+  if (it != block.end()) {
+    json parsed = it->is_string() ? parse_json(it->get<std::string>()) : json();
+    out = parsed.is_object() ? std::move(parsed) : json{{"content", *it}};
   }
-  return json{{"content", *it}};
+  const auto flag = block.find("is_error");
+  if (flag != block.end() && flag->is_boolean() && flag->get<bool>()) out["isError"] = true;
+  return out;
 }
 
 /// The neutral view of validated `messages` (see wire_format.h): user text and tool_result blocks

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "harness/agents/cancel_hold.h"
 #include "harness/oracle.h"
 #include "mock_server/http_server.h"
+#include "mock_server/mcp/mcp_server.h"
 #include "mock_server/json_text.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/wire_format.h"
@@ -100,12 +102,16 @@ std::string base_url_variable(const std::string& provider) {
 }
 
 
-/// Every request to the CancelHold (which serves them through the run's ScriptEngine).
-struct HoldRouter final : mock::RequestRouter {
-  std::shared_ptr<mock::Responder> hold;
+/// Routes the run's MCP endpoint (`/mcp`, any query) to its MCP server, when the scenario offers
+/// MCP tools, and every other request to the model side (the ScriptEngine, or the CancelHold that
+/// serves through it).
+struct AgentRouter final : mock::RequestRouter {
+  std::shared_ptr<mock::Responder> models;
+  std::shared_ptr<mock::mcp::McpServer> mcp;  // null: no MCP tools
   mock::Route route(const std::string&, const std::string& target, const std::string&) override {
     mock::Route r;
-    r.engine = hold;
+    if (mcp && target.substr(0, target.find('?')) == "/mcp") r.engine = mcp;
+    else r.engine = models;
     r.target = target;
     return r;
   }
@@ -125,14 +131,27 @@ constexpr auto kCancelSettle = std::chrono::milliseconds(300);
 /// Runs `spec` to its end; when `hold` is reached while it runs (and not yet cancelled), sends
 /// SIGINT to its process group and waits at most the recipe's cancel.exit_wait_s for it to exit
 /// (then SIGKILL). The I/O shell of the cancel: real time, real signals.
-LaunchOutcome launch_with_cancel(ProcessSpec spec, CancelHold* hold, const Recipe& recipe) {
+/// `overdue` (may be empty) is polled about every 100 ms while the agent runs: a message from it
+/// (the agent waits on a tool past its timeout) kills the process group and becomes the outcome's
+/// `overdue`.
+LaunchOutcome launch_with_cancel(ProcessSpec spec, CancelHold* hold, const Recipe& recipe,
+                                 const std::function<std::string()>& overdue = {}) {
   LaunchOutcome out;
   auto group = std::make_shared<std::atomic<int>>(0);
   spec.on_start = [group](int g) { group->store(g); };
   const bool may_cancel = hold != nullptr && !hold->reached() && recipe.cancel;
   std::future<ProcessResult> running = std::async(std::launch::async, [spec] { return run_process(spec); });
   using Clock = std::chrono::steady_clock;
+  int polls = 0;
   while (running.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+    if (overdue && ++polls % 10 == 0) {
+      if (std::string why = overdue(); !why.empty() && group->load() > 0) {
+        kill(-group->load(), SIGKILL);
+        out.process = running.get();
+        out.overdue = why + "; the agent was killed";
+        return out;
+      }
+    }
     if (!may_cancel || out.cancelled || !hold->reached()) continue;
     if (running.wait_for(kCancelSettle) == std::future_status::ready) break;  // it ended by itself
     const int g = group->load();
@@ -204,8 +223,37 @@ std::optional<std::string> written_for_others(const Scenario& scenario, const st
   return "written for agent" + std::string(owners.size() > 1 ? "s " : " ") + who + ", not for " + agent;
 }
 
+namespace {
+/// Names of the calls whose arguments hold the ledger placeholder.
+std::set<std::string> ledger_tool_names(const Scenario& scenario) {
+  std::set<std::string> out;
+  for (const auto& turn : scenario.script.turns) {
+    for (const auto& attempt : turn.attempts) {
+      for (const auto& ev : attempt.events) {
+        const auto* c = std::get_if<mock::CallEvent>(&ev);
+        if (c != nullptr && has_placeholder(c->args)) out.insert(c->name);
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+mock::mcp::ToolScript mcp_tools(const Scenario& scenario, const Recipe& recipe) {
+  const std::set<std::string> ledger_tools = ledger_tool_names(scenario);
+  mock::mcp::ToolScript out;
+  for (const mock::mcp::Tool& t : scenario.tools.tools) {
+    if (t.name != recipe.tool_name && !ledger_tools.contains(t.name)) out.tools.push_back(t);
+  }
+  return out;
+}
+
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe) {
   std::vector<std::string> problems;
+  if (!recipe.mcp && !mcp_tools(scenario, recipe).tools.empty()) {
+    problems.push_back("/tools: the scenario offers MCP tools (\"" + mcp_tools(scenario, recipe).tools.front().name +
+                       "\"), but agent " + recipe.name + "'s recipe declares no MCP settings (recipe field \"mcp\")");
+  }
   if (scenario.script.provider != recipe.provider) {
     problems.push_back("/provider: agent " + recipe.name + " speaks " + recipe.provider + ", the scenario " +
                        scenario.script.provider);
@@ -287,7 +335,8 @@ ProcessSpec prepare_agent_launch(const Recipe& recipe, const std::string& scratc
   const std::map<std::string, std::string> vars = {
       {"binary", binary}, {"prompt", in.prompt}, {"model", recipe.model},
       {"base_url", in.base_url}, {"home", home.string()}, {"tmpdir", tmp.string()},
-      {"workdir", work.string()}, {"ledger", ledger}};
+      {"workdir", work.string()}, {"ledger", ledger}, {"mcp_url", in.mcp_url},
+      {"mcp_server", recipe.mcp ? recipe.mcp->server : std::string()}};
   for (const auto& [rel, content] : recipe.home_files) {
     if (rel.back() == '/') {
       fs::create_directories(home / rel);
@@ -356,17 +405,38 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     mock::ServerOptions server_options;
     server_options.max_delay_ms = -1;       // real idle_ms / delay_ms: clients tell cuts apart by timing
     server_options.stall_ms_per_s = 1000;   // a virtual second of stall is a real second
-    HoldRouter router;
-    std::unique_ptr<mock::MockHttpServer> server_ptr;
+    // The scenario's MCP tools (not the shell tool's ledger script) on the same port, at /mcp;
+    // the recipe's `mcp` settings point the agent there.
+    const mock::mcp::ToolScript offered = mcp_tools(scenario, recipe);
+    const Recipe run_recipe = offered.tools.empty() ? recipe : with_mcp(recipe);
+    // An MCP client keeps its connection between tools/list at start-up and a tools/call maybe
+    // many seconds later; a server that closes it idle after 5 s races the client's reuse of it
+    // (gemini-cli's POST on a socket closed under it: "fetch failed", the call never arrives).
+    if (!offered.tools.empty()) server_options.keep_alive_timeout_ms = 120000;
+    AgentRouter router;
+    if (!offered.tools.empty()) router.mcp = std::make_shared<mock::mcp::McpServer>(offered, "agent-run");
     if (hold) {
       hold->serve(engine);
-      router.hold = std::shared_ptr<mock::Responder>(hold.get(), [](mock::Responder*) {});
-      server_ptr = std::make_unique<mock::MockHttpServer>(router, server_options);
+      router.models = std::shared_ptr<mock::Responder>(hold.get(), [](mock::Responder*) {});
     } else {
-      server_ptr = std::make_unique<mock::MockHttpServer>(engine, server_options);
+      router.models = std::shared_ptr<mock::Responder>(&engine, [](mock::Responder*) {});
     }
-    mock::MockHttpServer& server = *server_ptr;
+    const auto server_made = std::chrono::steady_clock::now();  // the server's clock origin, within a ms
+    auto since_server_ms = [server_made] {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - server_made).count();
+    };
+    mock::MockHttpServer server(router, server_options);
     server.start();
+    const std::string mcp_url = router.mcp ? server.base_url() + "/mcp" : std::string();
+    // A hung or slow tool call the agent still waits on past its configured timeout (and the
+    // grace) ends the run: liveness, and no row waits out the run's whole timeout.
+    std::function<std::string()> tool_watch;
+    if (router.mcp && recipe.mcp && recipe.mcp->tool_timeout_s > 0) {
+      tool_watch = [&] {
+        return overdue_tool_wait(router.mcp->tool_calls(), engine.journal(), recipe.mcp->tool_timeout_s, since_server_ms())
+            .value_or("");
+      };
+    }
 
     // One process per prompt: the first prompt with the recipe's argv (its cancel.argv when the
     // run has a cancel or later prompts), each later prompt with cancel.resume_argv once the
@@ -380,15 +450,17 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     bool cancel_ended_last = false;
     ProcessSpec spec;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
-      Recipe launch = recipe;
-      if (several) launch.argv = i == 0 ? (recipe.cancel->argv.empty() ? recipe.argv : recipe.cancel->argv) : recipe.cancel->resume_argv;
+      Recipe launch = run_recipe;
+      if (several) launch.argv = i == 0 ? (run_recipe.cancel->argv.empty() ? run_recipe.argv : run_recipe.cancel->argv) : run_recipe.cancel->resume_argv;
       spec = prepare_agent_launch(launch, scratch.string(),
-                                  AgentLaunchInputs{prompts[i], server.base_url(), scenario.script.provider, scenario.name, options.timeout_s});
+                                  AgentLaunchInputs{prompts[i], server.base_url(), scenario.script.provider, scenario.name,
+                                                    options.timeout_s, mcp_url});
       if (i > 0) {
         spec.stdout_path = out_path + "." + std::to_string(i);
         spec.stderr_path = err_path + "." + std::to_string(i);
       }
-      const LaunchOutcome launched = launch_with_cancel(spec, hold.get(), recipe);
+      const LaunchOutcome launched = launch_with_cancel(spec, hold.get(), recipe, tool_watch);
+      result.agent_exit_ms = since_server_ms();
       result.process = launched.process;
       result.prompt_runs.push_back(launched.process);
       std::ifstream shown(recipe.output_stream == "stderr" ? spec.stderr_path : spec.stdout_path, std::ios::binary);
@@ -417,6 +489,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     const bool strict = options.strict;
     server.stop();
     result.journal = engine.journal();
+    if (router.mcp) result.tool_calls = router.mcp->tool_calls();
     result.ledger = read_ledger(ledger, &result.stray_ledger_lines);
     result.output_tail = "stderr:\n" + tail_of(spec.stderr_path, 8) + "stdout:\n" + tail_of(spec.stdout_path, 8);
     result.output = shown_all;
@@ -512,6 +585,10 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   }
   c.extra["ledger"] = json::array();
   for (const LedgerToken& t : r.ledger) c.extra["ledger"].push_back(token_text(t));
+  if (!r.tool_calls.empty()) {  // the MCP tool-call journal: what reached the tool, and what ran
+    c.extra["tool_calls"] = json::array();
+    for (const mock::mcp::ToolCallEntry& e : r.tool_calls) c.extra["tool_calls"].push_back(mock::mcp::tool_call_to_json(e));
+  }
   if (!r.scenario.source_path.empty()) c.extra["file"] = r.scenario.source_path;
   if (!r.scenario.tags.empty()) c.extra["tags"] = r.scenario.tags;
   c.transcript = r.transcript;
@@ -529,7 +606,13 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
     detail << "agent " << r.agent << " exited " << r.process.exit_code;
     if (c.extra.contains("exit_meaning")) detail << " (" << c.extra["exit_meaning"].get<std::string>() << ")";
     if (r.process.timed_out) detail << " after its timeout";
-    detail << "; ledger " << r.ledger.size() << " execution(s)\n" << r.output_tail;
+    detail << "; ledger " << r.ledger.size() << " execution(s)";
+    if (!r.tool_calls.empty()) {
+      const auto ran = std::count_if(r.tool_calls.begin(), r.tool_calls.end(),
+                                     [](const mock::mcp::ToolCallEntry& e) { return e.executed; });
+      detail << "; MCP " << r.tool_calls.size() << " tools/call, " << ran << " execution(s) at the tool";
+    }
+    detail << "\n" << r.output_tail;
   }
   c.detail = detail.str();
   return c;

@@ -18,6 +18,7 @@
 #include "harness/report/report.h"
 #include "harness/scenario.h"
 #include "mock_server/journal.h"
+#include "mock_server/mcp/tool_script.h"
 
 namespace harness::agents {
 
@@ -50,6 +51,11 @@ std::optional<std::string> written_for_others(const Scenario& scenario, const st
 /// without `cancel`, or an interrupt the runner cannot hold (cancel_hold_problem).
 std::vector<std::string> check_agent_scenario(const Scenario& scenario, const Recipe& recipe);
 
+/// The tools `scenario` offers `recipe`'s agent over MCP: its `tools` entries but the one that
+/// scripts the shell tool's ledger command (named like the recipe's shell tool, or like a call
+/// holding {{ledger}}). Empty: the run registers no MCP server (the recipe's `mcp` is not applied).
+mock::mcp::ToolScript mcp_tools(const Scenario& scenario, const Recipe& recipe);
+
 /// When `recipe`'s binary (agent_binary) is missing or not executable: the message saying so and
 /// naming the command that installs it, e.g. "agent qwen-code is not installed: PATH is missing or
 /// not executable; run scripts/install_agents.sh qwen-code" (prefixed with HICCUP_AGENT_CACHE=…
@@ -64,6 +70,7 @@ struct AgentLaunchInputs {
   std::string provider;       ///< wire format whose base-URL variable is set (gemini: GOOGLE_GEMINI_BASE_URL)
   std::string scenario_name;  ///< HICCUP_SCENARIO
   double timeout_s = 0;       ///< the process's wall-clock limit; 0 = the recipe's timeout_s
+  std::string mcp_url;        ///< {mcp_url}: the run's MCP endpoint ("" when the scenario offers no MCP tools)
 };
 
 /// A new scratch folder (under $HICCUP_SCRATCH_DIR, else /tmp) for one agent run. Throws

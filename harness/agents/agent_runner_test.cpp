@@ -487,3 +487,117 @@ TEST_CASE("a cancel the runner cannot hold yet is a clear problem: while tools r
 
 }  // namespace
 }  // namespace harness::agents
+
+namespace harness::agents {
+namespace {
+
+/// A Gemini scenario whose model calls MCP tool write_file once (as mcp_hiccup_write_file), which
+/// plays `call` (a tools[].calls entry), then answers "Done.".
+std::string mcp_scenario(const std::string& call) {
+  return R"({
+  "schema": 1, "name": "fake-mcp", "prompt": "Write the notes.",
+  "tools": [ { "name": "write_file", "idempotent": false, "calls": [ )" + call + R"( ] } ],
+  "turns": [
+    { "attempts": [ { "events": [ { "call": { "name": "mcp_hiccup_write_file", "args": { "path": "notes.txt" } } },
+                                  { "finish": "stop" } ] } ] },
+    { "attempts": [ { "events": [ { "text": "Done." }, { "finish": "stop" } ] } ] }
+  ],
+  "expect": { "outcome": "completed", "final_text": "Done.",
+              "executions": [ { "name": "mcp_hiccup_write_file", "count": 1 } ] }
+})";
+}
+
+/// testdata/fake_mcp_agent.py in `mode`, pointed at the run's MCP endpoint by the recipe's `mcp`
+/// (a 1 s per-call tool timeout, the model-facing name mcp_hiccup_TOOL).
+Recipe fake_mcp_agent(const std::string& mode) {
+  Recipe r = command_recipe("exec python3 " + std::string(HICCUP_SOURCE_DIR) + "/harness/agents/testdata/fake_mcp_agent.py");
+  r.env["FAKE_AGENT_MODE"] = mode;
+  r.timeout_s = 60;
+  RecipeMcp m;
+  m.tool_name = "mcp_{server}_{tool}";
+  m.tool_timeout_s = 1;
+  m.env["FAKE_MCP_URL"] = "{mcp_url}";
+  m.why = "the fake agent reads its MCP endpoint from FAKE_MCP_URL";
+  r.mcp = m;
+  return r;
+}
+
+AgentCaseResult run_mcp(const std::string& call, const std::string& mode) {
+  AgentCaseResult r = run_agent_scenario(load(mcp_scenario(call).c_str()), fake_mcp_agent(mode), {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.harness_error.empty());
+  return r;
+}
+
+TEST_CASE("MCP tools: a correct agent passes every tool fault, its executions counted at the tool") {
+  for (const char* call : {R"({"is_error": true, "result": "disk full"})", R"({"reply_lost": true})", R"({"hang": true})",
+                           R"({"duration_s": 2, "result": "written"})"}) {
+    INFO(call);
+    const AgentCaseResult r = run_mcp(call, "correct");
+    CHECK(r.violations.empty());
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0].executed);
+    CHECK(r.ledger.empty());  // no shell tool: the executions come from the MCP journal
+    CHECK(r.transcript.dump().find("mcp_hiccup_write_file") != std::string::npos);
+  }
+}
+
+TEST_CASE("MCP tools: a call of unknown outcome sent again to a non-idempotent tool is caught by at-most-once") {
+  for (const char* call : {R"({"reply_lost": true})", R"({"hang": true})"}) {
+    INFO(call);
+    const AgentCaseResult r = run_mcp(call, "resend");
+    CHECK(r.tool_calls.size() == 2);
+    CHECK(has(r.violated(), "at-most-once"));
+    const auto v = std::find_if(r.violations.begin(), r.violations.end(),
+                                [](const Violation& x) { return x.invariant == "at-most-once"; });
+    REQUIRE(v != r.violations.end());
+    CHECK(v->message.find("write_file") != std::string::npos);
+    CHECK(v->message.find("ran 2 times at the tool for one model call") != std::string::npos);
+  }
+}
+
+TEST_CASE("MCP tools: a tool's error result answered to the model as a success is caught by honest-outcome") {
+  const AgentCaseResult r = run_mcp(R"({"is_error": true, "result": "disk full"})", "error-as-success");
+  CHECK(r.violated() == std::vector<std::string>{"honest-outcome"});
+  CHECK(r.violations[0].message.find("returned an error result (isError)") != std::string::npos);
+}
+
+TEST_CASE("MCP tools: an agent that waits on a hung tool past its configured timeout is killed, a liveness violation") {
+  const AgentCaseResult r = run_mcp(R"({"hang": true})", "no-timeout");
+  CHECK(r.violated() == std::vector<std::string>{"liveness"});
+  CHECK(r.violations[0].message.find("a hung tool hung the agent: tools/call 0 (write_file, scripted to hang)") == 0);
+  CHECK(r.violations[0].message.find("per-call tool timeout is 1 s") != std::string::npos);
+  CHECK(r.wall_ms < 1000 * (1 + kToolTimeoutGraceS + 8));  // not the recipe's 60 s
+}
+
+TEST_CASE("MCP tools: an agent whose MCP session dies with one 404 is caught, one that initializes again passes") {
+  const std::string text = R"({
+  "schema": 1, "name": "fake-mcp-expired", "prompt": "Write, then read.",
+  "tools": [ { "name": "write_file", "calls": [ { "session_expired": true } ] },
+             { "name": "read_file", "idempotent": true, "calls": [ { "result": "hello" } ] } ],
+  "turns": [
+    { "attempts": [ { "events": [ { "call": { "name": "mcp_hiccup_write_file", "args": {} } }, { "finish": "stop" } ] } ] },
+    { "attempts": [ { "events": [ { "call": { "name": "mcp_hiccup_read_file", "args": {} } }, { "finish": "stop" } ] } ] },
+    { "attempts": [ { "events": [ { "text": "hello" }, { "finish": "stop" } ] } ] }
+  ],
+  "expect": { "outcome": "completed", "executions": [ { "name": "mcp_hiccup_read_file", "count": 1 } ] }
+})";
+  const AgentCaseResult ok = run_agent_scenario(load(text.c_str()), fake_mcp_agent("correct"), {});
+  for (const auto& v : ok.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(ok.violations.empty());
+  const AgentCaseResult dead = run_agent_scenario(load(text.c_str()), fake_mcp_agent("dead-session"), {});
+  CHECK(dead.violated() == std::vector<std::string>{"expect.executions"});
+}
+
+TEST_CASE("a scenario offering MCP tools is not playable for a recipe without mcp settings") {
+  Recipe r = fake_mcp_agent("correct");
+  r.mcp.reset();
+  const auto problems = check_agent_scenario(load(mcp_scenario("{}").c_str()), r);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "/tools: the scenario offers MCP tools (\"write_file\"), but agent agent-cmd's recipe declares no "
+                       "MCP settings (recipe field \"mcp\")");
+}
+
+}  // namespace
+}  // namespace harness::agents

@@ -334,12 +334,102 @@ std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& l
   return out;
 }
 
+McpExecutions mcp_executions(const std::vector<mock::mcp::ToolCallEntry>& calls, const mock::Journal& journal,
+                             const RecipeMcp& mcp) {
+  McpExecutions out;
+  std::set<std::pair<int, int>> counted;  // (request, call) already in the ledger
+  for (const mock::mcp::ToolCallEntry& c : calls) {
+    if (!c.executed && c.behaviour != "session_expired") continue;  // refused: unknown tool, bad params
+    const std::string name = mcp_model_name(mcp, c.tool);
+    // The model call it served: the last request before it that delivered that call.
+    int seq = -1, position = -1;
+    bool by_args = false;
+    for (const mock::JournalEntry& e : journal) {
+      if (!is_model_request(e) || (c.arrived_ms >= 0 && e.arrived_ms > c.arrived_ms)) continue;
+      for (const mock::DeliveredCall& d : e.delivered_calls) {
+        if (d.name != name) continue;
+        const bool same_args = d.args == c.arguments;
+        if (same_args || !by_args) {
+          seq = static_cast<int>(e.index);
+          position = d.call_index;
+          by_args = same_args;
+        }
+      }
+    }
+    ToolCallRecord r;
+    r.index = static_cast<int>(c.index);
+    r.tool = c.tool;
+    r.call_name = name;
+    r.arguments = c.arguments;
+    r.tool_call = c.call_index;
+    r.request_seq = seq;
+    r.call_index = std::max(position, 0);
+    for (const mock::JournalEntry& e : journal) {
+      if (static_cast<int>(e.index) == seq) r.turn = e.turn;
+    }
+    r.behaviour = c.behaviour;
+    r.executed = c.executed;
+    r.outcome = c.behaviour == "session_expired" ? "session_expired"
+                : c.behaviour == "reply_lost"    ? "reply_lost"
+                : !c.reply_sent                  ? "timed_out"
+                : c.behaviour == "jsonrpc_error" ? "jsonrpc_error"
+                                                 : "result";
+    r.is_error = r.outcome == "result" && c.behaviour == "is_error";
+    r.started_s = c.arrived_ms / 1000;
+    r.ended_s = c.ended_ms / 1000;
+    if (c.executed && counted.insert({seq, r.call_index}).second) {
+      rut::LedgerEntry l;
+      l.request_seq = seq;
+      l.call_index = r.call_index;
+      l.name = name;
+      l.args = c.arguments;
+      out.ledger.push_back(std::move(l));
+    }
+    out.records.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<std::string> overdue_tool_wait(const std::vector<mock::mcp::ToolCallEntry>& calls,
+                                             const mock::Journal& journal, double tool_timeout_s, double now_ms) {
+  if (tool_timeout_s <= 0) return std::nullopt;
+  const double allowed_ms = (tool_timeout_s + kToolTimeoutGraceS) * 1000;
+  for (const mock::mcp::ToolCallEntry& c : calls) {
+    if (!c.executed || c.arrived_ms < 0 || !(c.behaviour == "hang" || c.duration_s >= tool_timeout_s)) continue;
+    const bool moved_on = std::any_of(journal.begin(), journal.end(), [&](const mock::JournalEntry& e) {
+      return is_model_request(e) && e.arrived_ms > c.arrived_ms && e.arrived_ms - c.arrived_ms <= allowed_ms;
+    });
+    if (moved_on || now_ms - c.arrived_ms <= allowed_ms) continue;
+    std::ostringstream m;
+    m.precision(3);
+    m << "a hung tool hung the agent: tools/call " << c.index << " (" << c.tool << ", "
+      << (c.behaviour == "hang" ? std::string("scripted to hang") : "scripted to take " + std::to_string(static_cast<int>(c.duration_s)) + " s")
+      << ") was still waited on " << (now_ms - c.arrived_ms) / 1000 << " s after it was sent, with no model request since, "
+      << "but the agent's per-call tool timeout is " << tool_timeout_s << " s (recipe mcp.tool_timeout_s; "
+      << kToolTimeoutGraceS << " s of grace)";
+    return m.str();
+  }
+  return std::nullopt;
+}
+
 void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::string& cap_message, bool strict) {
-  judge_black_box(result, recipe, token_executions(result.ledger, result.journal, result.scenario), cap_message, strict);
+  std::vector<rut::LedgerEntry> executions = token_executions(result.ledger, result.journal, result.scenario);
+  if (!recipe.mcp || result.tool_calls.empty()) {
+    judge_black_box(result, recipe, executions, cap_message, strict);
+    return;
+  }
+  McpExecutions at_tool = mcp_executions(result.tool_calls, result.journal, *recipe.mcp);
+  executions.insert(executions.end(), at_tool.ledger.begin(), at_tool.ledger.end());
+  std::string cap = cap_message;
+  if (cap.empty() && result.agent_exit_ms >= 0) {
+    cap = overdue_tool_wait(result.tool_calls, result.journal, recipe.mcp->tool_timeout_s, result.agent_exit_ms).value_or("");
+  }
+  judge_black_box(result, recipe, executions, cap, strict, "", &at_tool.records);
 }
 
 void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
-                     const std::string& cap_message, bool strict, const std::string& declared_design) {
+                     const std::string& cap_message, bool strict, const std::string& declared_design,
+                     const std::vector<ToolCallRecord>* tool_calls) {
   const Scenario& s = result.scenario;
   mock::Journal journal = result.journal;
   std::vector<std::string> later_prompts;
@@ -396,7 +486,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   result.violations.clear();
   if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
   const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true, /*hung=*/false,
-                          /*reports_truncation=*/false};
+                          /*reports_truncation=*/false, tool_calls};
   for (Violation& v : check_invariants(evidence)) {
     if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
     // Its failure branch asks for a clear error code, which only the runtime's insides hold.

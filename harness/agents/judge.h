@@ -8,6 +8,7 @@
 // and the control API's session verdicts; pure (no process, no socket).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "harness/invariants.h"
 #include "harness/scenario.h"
 #include "mock_server/journal.h"
+#include "mock_server/mcp/mcp_server.h"
 
 namespace harness::agents {
 
@@ -78,6 +80,11 @@ struct AgentCaseResult {
   double cancel_exit_ms = -1;               ///< from SIGINT to that process's exit
   bool cancel_ended_run = false;            ///< the cancel ended the last prompt's run (no prompt followed)
   double wall_ms = 0;                       ///< whole case: server, agent, judging
+  /// The MCP server's tool-call journal (every `tools/call` that reached it, in arrival order),
+  /// when the scenario offered MCP tools; the judge counts executions at the tool from it.
+  std::vector<mock::mcp::ToolCallEntry> tool_calls;
+  /// When the last process ended, in ms on the server's clock (the journals' arrived_ms); -1 unknown.
+  double agent_exit_ms = -1;
   /// The recovery design the run showed (infer_recovery_design): "hold", "continue", "mixed", or
   /// "" when no attempt failed after delivering text or a call; with the sentence that shows it.
   std::string design;
@@ -131,12 +138,45 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
 std::vector<rut::LedgerEntry> token_executions(const std::vector<LedgerToken>& ledger, const mock::Journal& journal,
                                                const Scenario& scenario);
 
+/// The executions at the tool of a run's MCP tool-call journal, as the invariant checkers see them:
+/// `ledger` one entry per model call that reached the tool (its first execution: the call's name
+/// as the model called it, recipe `mcp.tool_name`, and its arguments), `records` one per
+/// `tools/call` that reached the tool (every execution, and a session-expired call that did not
+/// run), each matched to the model call it served: the last model request that arrived before it
+/// and delivered a call of that name and those arguments (else of that name; request_seq -1 when
+/// none did: a side effect the model never asked for). A record's `outcome` is what the agent can
+/// have seen: "result" (is_error as played) or "jsonrpc_error" when the whole reply was written,
+/// "reply_lost", "session_expired", and "timed_out" when the agent hung up before the reply (a
+/// hung call, or one slower than it waited).
+struct McpExecutions {
+  std::vector<rut::LedgerEntry> ledger;
+  std::vector<ToolCallRecord> records;
+};
+McpExecutions mcp_executions(const std::vector<mock::mcp::ToolCallEntry>& calls, const mock::Journal& journal,
+                             const RecipeMcp& mcp);
+
+/// Seconds past the recipe's mcp.tool_timeout_s that an agent may still wait on a hung or slow
+/// tool call before `liveness` accuses it (process start-up, scheduling on a shared machine); the
+/// runner kills an agent still waiting then, so a hang costs at most timeout + grace of wall time.
+inline constexpr double kToolTimeoutGraceS = 5;
+
+/// liveness across the tool boundary: the first tool call the agent waited on past its configured
+/// per-call timeout (`tool_timeout_s`, recipe mcp.tool_timeout_s) plus kToolTimeoutGraceS, as of
+/// `now_ms` (the server's clock: the agent's exit, or now while it runs): a call scripted to hang,
+/// or to take at least the timeout, after whose arrival no model request came by then. The
+/// message says the call, the wait and the timeout; nullopt when there is none (or no timeout).
+std::optional<std::string> overdue_tool_wait(const std::vector<mock::mcp::ToolCallEntry>& calls,
+                                             const mock::Journal& journal, double tool_timeout_s, double now_ms);
+
 /// judge_agent_run with the executions given directly instead of read from `result.ledger`
 /// (a test suite records its tool executions over `hiccup serve`'s control API, see
 /// harness/serve/session_registry.h). Same verdicts, names and messages.
 /// `declared_design` ("hold" or "continue"; "" for none): a session of the control API may say
 /// how its runtime recovers; a run that shows the other design fails `recovery-design`.
+/// `tool_calls`: the executions at the tool (mcp_executions' records) that at-most-once and
+/// honest-outcome judge across the tool boundary; null: not observed.
 void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
-                     const std::string& cap_message, bool strict = false, const std::string& declared_design = "");
+                     const std::string& cap_message, bool strict = false, const std::string& declared_design = "",
+                     const std::vector<ToolCallRecord>* tool_calls = nullptr);
 
 }  // namespace harness::agents

@@ -12,6 +12,7 @@
 #include "harness/scenario_io.h"
 #include "mock_server/faults.h"
 #include "mock_server/json_text.h"
+#include "mock_server/mcp/tool_script.h"
 
 namespace harness::agents {
 namespace fs = std::filesystem;
@@ -96,7 +97,7 @@ class RecipeReader {
     }
     only_keys(j, "", {"name", "version", "description", "provider", "install", "binary", "argv", "model", "env",
                       "home_files", "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output",
-                      "cancel"});
+                      "cancel", "mcp"});
     r.name = str(j, "", "name", true);
     r.version = str(j, "", "version", false);
     r.description = str(j, "", "description", false);
@@ -175,6 +176,7 @@ class RecipeReader {
     }
     if (j.contains("output")) read_output(j["output"], r);
     if (j.contains("cancel")) read_cancel(j["cancel"], r);
+    if (j.contains("mcp")) read_mcp(j["mcp"], r);
     if (j.contains("timeout_s")) {
       const json& t = j["timeout_s"];
       if (t.is_number() && t.get<double>() > 0 && t.get<double>() <= 86400) r.timeout_s = t.get<double>();
@@ -259,6 +261,59 @@ class RecipeReader {
     }
   }
 
+  void read_mcp(const json& m, Recipe& r) {
+    if (!m.is_object()) {
+      bad("/mcp", "expected {\"tool_name\": string, \"tool_timeout_s\": number, \"home_files\"|\"argv\"|\"env\": …, "
+                  "\"why\": string}, found " + found(m));
+      return;
+    }
+    only_keys(m, "/mcp", {"server", "tool_name", "tool_timeout_s", "home_files", "argv", "env", "why"});
+    RecipeMcp rm;
+    if (m.contains("server")) {
+      rm.server = str(m, "/mcp", "server", true);
+      if (m["server"].is_string() && (rm.server.empty() || !mock::mcp::valid_tool_name(rm.server))) {
+        bad("/mcp/server", "expected a server name of 1 to 128 of A-Z a-z 0-9 _ - ., found " + quote_text(rm.server));
+      }
+    }
+    rm.tool_name = str(m, "/mcp", "tool_name", true);
+    if (m.contains("tool_name") && m["tool_name"].is_string() && rm.tool_name.find("{tool}") == std::string::npos) {
+      bad("/mcp/tool_name", "expected a name holding {tool} (e.g. \"mcp__{server}__{tool}\"), found " + quote_text(rm.tool_name));
+    }
+    if (m.contains("tool_timeout_s")) {
+      const json& t = m["tool_timeout_s"];
+      if (t.is_number() && t.get<double>() >= 0 && t.get<double>() <= 3600) rm.tool_timeout_s = t.get<double>();
+      else bad("/mcp/tool_timeout_s", "expected a number of seconds in [0, 3600] (0: the CLI lets none be set), found " + found(t));
+    }
+    if (m.contains("home_files")) {
+      if (!m["home_files"].is_object()) {
+        bad("/mcp/home_files", "expected an object: relative path → content, found " + found(m["home_files"]));
+      } else {
+        for (const auto& [k, v] : m["home_files"].items()) {
+          if (k.empty() || k.front() == '/' || k.back() == '/' || k.find("..") != std::string::npos) {
+            bad(at("/mcp/home_files", k), "expected a relative file path inside HOME as the key, found " + quote_text(k));
+          } else if (!v.is_object() && !v.is_string()) {
+            bad(at("/mcp/home_files", k), "expected an object (merged into the recipe's) or a string (appended), found " + found(v));
+          } else {
+            rm.home_files[k] = v;
+          }
+        }
+      }
+    }
+    strings(m, "/mcp", "argv", false, rm.argv);
+    if (m.contains("env")) {
+      if (!m["env"].is_object()) {
+        bad("/mcp/env", "expected an object of strings, found " + found(m["env"]));
+      } else {
+        for (const auto& [k, v] : m["env"].items()) {
+          if (v.is_string()) rm.env[k] = v.get<std::string>();
+          else bad(at("/mcp/env", k), "expected a string, found " + found(v));
+        }
+      }
+    }
+    rm.why = str(m, "/mcp", "why", true);
+    r.mcp = std::move(rm);
+  }
+
   void read_cancel(const json& c, Recipe& r) {
     if (!c.is_object()) {
       bad("/cancel", "expected {\"method\": \"sigint\", \"resume_argv\": [strings], \"why\": string}, found " + found(c));
@@ -316,6 +371,49 @@ Recipe command_recipe(const std::string& command, const std::string& provider) {
   r.provider = provider;
   r.argv = {"/bin/sh", "-c", command};
   r.max_attempts = 10;
+  return r;
+}
+
+std::string mcp_model_name(const RecipeMcp& mcp, const std::string& tool) {
+  std::string out;
+  const std::string& p = mcp.tool_name;
+  for (std::size_t i = 0; i < p.size();) {
+    if (p.compare(i, 6, "{tool}") == 0) {
+      out += tool;
+      i += 6;
+    } else if (p.compare(i, 8, "{server}") == 0) {
+      out += mcp.server;
+      i += 8;
+    } else {
+      out += p[i++];
+    }
+  }
+  return out;
+}
+
+Recipe with_mcp(const Recipe& recipe) {
+  if (!recipe.mcp) return recipe;
+  Recipe r = recipe;
+  const RecipeMcp& m = *recipe.mcp;
+  for (const auto& [path, content] : m.home_files) {
+    auto it = r.home_files.find(path);
+    if (it == r.home_files.end()) {
+      r.home_files[path] = content;
+    } else if (it->second.is_object() && content.is_object()) {
+      it->second.merge_patch(content);
+    } else if (it->second.is_string() && content.is_string()) {
+      it->second = it->second.get<std::string>() + content.get<std::string>();
+    } else {
+      it->second = content;
+    }
+  }
+  auto append = [&](std::vector<std::string>& argv) { argv.insert(argv.end(), m.argv.begin(), m.argv.end()); };
+  append(r.argv);
+  if (r.cancel) {
+    if (!r.cancel->argv.empty()) append(r.cancel->argv);
+    append(r.cancel->resume_argv);
+  }
+  for (const auto& [k, v] : m.env) r.env[k] = v;
   return r;
 }
 

@@ -28,9 +28,29 @@ struct RecipeCancel {
   std::string why;                        ///< why this method and this resume form (shown in reports)
 };
 
+/// Recipe field "mcp": how the agent is pointed at hiccup's MCP server (docs/AGENTS.md "MCP tools").
+/// Applied only to a run whose scenario offers MCP tools (a `tools` entry not named like the
+/// recipe's shell tool): `home_files` are merged into the recipe's (an object into an object as a
+/// JSON merge patch, RFC 7386; a string appended to a string; else added), `argv` is appended to
+/// each command line of the run (argv, cancel.argv, cancel.resume_argv), `env` added. Strings may
+/// hold the recipe variables and {mcp_url} (the run's MCP endpoint, BASE_URL/mcp) and {mcp_server}.
+struct RecipeMcp {
+  std::string server = "hiccup";  ///< the server's name in the CLI's settings ({mcp_server})
+  /// How the CLI names an MCP tool to the model, with {server} and {tool}, e.g. claude-code's
+  /// "mcp__{server}__{tool}": a scenario's call of that name reaches MCP tool {tool}.
+  std::string tool_name = "{tool}";
+  /// The per-call tool timeout the settings below give the CLI, in seconds (what `liveness`
+  /// judges a hung or slow tool call against); 0: the CLI lets none be set.
+  double tool_timeout_s = 0;
+  std::map<std::string, nlohmann::json> home_files;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string why;                ///< where the settings and the naming come from (docs, source)
+};
+
 /// One agent recipe. Strings in `argv` and `env` values may hold the variables {binary},
-/// {prompt}, {model}, {base_url}, {home}, {tmpdir}, {workdir}, {ledger}; they are substituted
-/// as whole argv entries' parts (never through a shell).
+/// {prompt}, {model}, {base_url}, {home}, {tmpdir}, {workdir}, {ledger}, {mcp_url}, {mcp_server};
+/// they are substituted as whole argv entries' parts (never through a shell).
 struct Recipe {
   std::string name;                      ///< e.g. "gemini-cli"
   std::string version;                   ///< the pinned version, e.g. "0.61.0" ("" for --agent-cmd)
@@ -70,7 +90,19 @@ struct Recipe {
   /// "cancel"; docs/AGENTS.md "Cancel and sessions"); unset: a scenario with `interrupt` or
   /// `session` is not playable for it.
   std::optional<RecipeCancel> cancel;
+  /// How the agent reaches hiccup's MCP server (recipe field "mcp"); unset: a scenario offering
+  /// MCP tools is not playable for it.
+  std::optional<RecipeMcp> mcp;
 };
+
+/// The model-facing name of MCP tool `tool` under `mcp` (its tool_name with {server} and {tool}
+/// replaced), e.g. "mcp__hiccup__write_file".
+std::string mcp_model_name(const RecipeMcp& mcp, const std::string& tool);
+
+/// `recipe` with its `mcp` settings applied (home_files merged, argv appended to every command
+/// line, env added), as a run whose scenario offers MCP tools uses it; `recipe` itself when it
+/// has no `mcp`.
+Recipe with_mcp(const Recipe& recipe);
 
 /// `--agent-cmd COMMAND`: a recipe that runs COMMAND through /bin/sh -c (by design: the user
 /// writes the command line, so it is a shell command; hiccup never splices scenario text into it

@@ -191,6 +191,67 @@ TEST_CASE("every bundled recipe loads, is pinned, and names a format, a shell to
   }
 }
 
+TEST_CASE("a recipe's mcp block: applied only through with_mcp, settings merged, argv appended, bad fields named") {
+  using nlohmann::json;
+  const json ok = {{"name", "x"},
+                   {"argv", {"a", "{prompt}"}},
+                   {"home_files", {{".x/settings.json", {{"auth", "key"}}}, {"config.toml", "model = 1\n"}}},
+                   {"cancel", {{"method", "sigint"}, {"resume_argv", {"a", "--resume"}}, {"why", "w"}}},
+                   {"mcp", {{"server", "hiccup"}, {"tool_name", "mcp__{server}__{tool}"}, {"tool_timeout_s", 3},
+                            {"home_files", {{".x/settings.json", {{"mcpServers", {{"hiccup", {{"url", "{mcp_url}"}}}}}}},
+                                            {"config.toml", "[mcp_servers.hiccup]\n"},
+                                            {"mcp.json", {{"servers", 1}}}}},
+                            {"argv", {"--mcp-config", "{home}/mcp.json"}},
+                            {"env", {{"MCP_TOOL_TIMEOUT", "3000"}}},
+                            {"why", "its docs"}}}};
+  const Recipe r = recipe_from_json(ok);
+  REQUIRE(r.mcp);
+  CHECK(r.mcp->tool_timeout_s == 3);
+  CHECK(mcp_model_name(*r.mcp, "write_file") == "mcp__hiccup__write_file");
+  CHECK(r.argv == std::vector<std::string>{"a", "{prompt}"});  // not applied until a scenario offers MCP tools
+  const Recipe m = with_mcp(r);
+  CHECK(m.argv == std::vector<std::string>{"a", "{prompt}", "--mcp-config", "{home}/mcp.json"});
+  CHECK(m.cancel->resume_argv == std::vector<std::string>{"a", "--resume", "--mcp-config", "{home}/mcp.json"});
+  CHECK(m.home_files.at(".x/settings.json") == json{{"auth", "key"}, {"mcpServers", {{"hiccup", {{"url", "{mcp_url}"}}}}}});
+  CHECK(m.home_files.at("config.toml") == "model = 1\n[mcp_servers.hiccup]\n");
+  CHECK(m.home_files.at("mcp.json") == json{{"servers", 1}});
+  CHECK(m.env.at("MCP_TOOL_TIMEOUT") == "3000");
+
+  json bad = ok;
+  bad["mcp"] = {{"tool_name", "mcp__x"}, {"tool_timeout_s", -1}, {"server", "a b"}, {"home_files", {{"/abs", {}}}},
+                {"argv", {1}}, {"flavour", 1}};
+  try {
+    (void)recipe_from_json(bad);
+    FAIL("expected an error");
+  } catch (const RecipeError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("/mcp/flavour: unknown field \"flavour\"") != std::string::npos);
+    CHECK(what.find("/mcp/tool_name: expected a name holding {tool}") != std::string::npos);
+    CHECK(what.find("/mcp/tool_timeout_s: expected a number of seconds in [0, 3600]") != std::string::npos);
+    CHECK(what.find("/mcp/server: expected a server name") != std::string::npos);
+    CHECK(what.find("/mcp/home_files/~1abs: expected a relative file path inside HOME") != std::string::npos);
+    CHECK(what.find("/mcp/argv/0: expected a string, found integer 1") != std::string::npos);
+    CHECK(what.find("/mcp: missing required field \"why\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("every bundled agent recipe points its CLI at hiccup's MCP server with a short per-call tool timeout") {
+  for (const std::string& name : recipe_names(default_recipes_dir())) {
+    INFO(name);
+    const Recipe r = load_recipe(name, default_recipes_dir());
+    if (!r.mcp) continue;  // a recipe variant (another model path) may leave MCP to its agent's recipe
+    CHECK(r.mcp->tool_timeout_s > 0);
+    CHECK(r.mcp->tool_timeout_s <= 5);  // rows that wait out a tool timeout stay short in CI
+    const Recipe m = with_mcp(r);
+    CHECK(nlohmann::json(m.home_files).dump().find("{mcp_url}") != std::string::npos);
+  }
+  for (const char* name : {"gemini-cli", "claude-code", "codex", "qwen-code", "opencode"}) {
+    INFO(name);
+    CHECK(load_recipe(name, default_recipes_dir()).mcp.has_value());
+  }
+}
+
 TEST_CASE("a recipe's output section is decoded and checked") {
   nlohmann::json j = {{"name", "x"}, {"argv", {"x"}},
                       {"output", {{"stream", "stderr"}, {"failure_markers", {"\"is_error\":true"}}}}};
