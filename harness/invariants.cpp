@@ -410,8 +410,10 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
   }
   if (seq < 0) return;  // the run never reached the interrupt
   const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(seq)];
-  for (const rut::LedgerEntry& l : ev.run.ledger) {
+  for (std::size_t n = 0; n < ev.run.ledger.size(); ++n) {
+    const rut::LedgerEntry& l = ev.run.ledger[n];
     if (l.request_seq != seq || l.call_index < first_cancelled_call) continue;
+    if (static_cast<int>(n) < ev.executions_before_cancel) continue;  // it began before the cancel
     out.push_back(make("no-execution-after-cancel",
                        "a tool ran after the user said stop: tool \"" + l.name + "\" " + l.args.dump() + " (call " +
                            std::to_string(l.call_index) + " of " + where(e) + ") ran after the user cancelled " +
@@ -467,6 +469,7 @@ void check_no_request_after_cancel(const Evidence& ev, std::vector<Violation>& o
     const mock::JournalEntry& e = ev.journal[i];
     if (e.turn < 0 || e.played == "preflight" || e.played == "not-found") continue;
     if (prompts_carried(e.contents, prompts) > carried) break;  // the next prompt's: the user asked
+    if (static_cast<int>(e.index) < ev.requests_before_cancel) continue;  // sent before the cancel went out
     out.push_back(make("no-request-after-cancel",
                        "a request the user did not ask for: " + where(e) + " went out after the user cancelled " + point +
                            (carried < prompts.size() ? ", before the next prompt (\"" + prompts[carried] + "\")"
@@ -844,6 +847,9 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
       const mock::JournalEntry& e = ev.journal[i];
       const mock::Attempt* a = played_attempt(ev.scenario, e);
       if (a == nullptr || !a->status || !a->retry_after_s || e.played != "status" || e.answered_ms < 0) continue;
+      // The user cancelled during this answer's backoff: the turn's next request is the next
+      // prompt's, not a retry, and owes the Retry-After nothing.
+      if (static_cast<int>(i) == cancelled) continue;
       for (std::size_t k = i + 1; k < ev.journal.size(); ++k) {
         const mock::JournalEntry& next = ev.journal[k];
         if (next.turn != e.turn || next.arrived_ms < 0) continue;

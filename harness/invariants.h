@@ -61,6 +61,12 @@ struct Evidence {
   /// The tools' own record of each tools/call (ScriptedToolPort, `turn` filled; null or empty when
   /// the scenario has no tools or the tool side is not observed).
   const std::vector<ToolCallRecord>* tool_calls = nullptr;
+  /// A real-time run's cancel (an external agent's SIGINT): the journal entries and ledger
+  /// entries (in their order) that had begun when it went out; -1 for a run in virtual time, where
+  /// the cancel point alone says what comes after it. A request or an execution that began before
+  /// the user's cancel is never judged as coming after it.
+  int requests_before_cancel = -1;
+  int executions_before_cancel = -1;
 };
 
 /// Slack in ms allowed when judging a real-time gap against Retry-After (clock and scheduling

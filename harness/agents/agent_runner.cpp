@@ -87,6 +87,9 @@ std::string tail_of(const std::string& path, std::size_t max_lines) {
   return out;
 }
 
+/// Lines of the agent's output a screen keeps (the last ones, as a terminal shows them).
+constexpr std::size_t kScreenLines = 40;
+
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path);
@@ -128,18 +131,20 @@ struct LaunchOutcome {
 /// interrupt point's last event goes out as it reports, and the agent must have read it.
 constexpr auto kCancelSettle = std::chrono::milliseconds(300);
 
-/// Runs `spec` to its end; when `hold` is reached while it runs (and not yet cancelled), sends
-/// SIGINT to its process group and waits at most the recipe's cancel.exit_wait_s for it to exit
-/// (then SIGKILL). The I/O shell of the cancel: real time, real signals.
+/// Runs `spec` to its end; when `point_reached()` turns true while it runs (and not yet
+/// cancelled), calls `at_cancel()`, sends SIGINT to its process group and waits at most the
+/// recipe's cancel.exit_wait_s for it to exit (then SIGKILL). `point_reached` empty: no cancel.
+/// The I/O shell of the cancel: real time, real signals.
 /// `overdue` (may be empty) is polled about every 100 ms while the agent runs: a message from it
 /// (the agent waits on a tool past its timeout) kills the process group and becomes the outcome's
 /// `overdue`.
-LaunchOutcome launch_with_cancel(ProcessSpec spec, CancelHold* hold, const Recipe& recipe,
+LaunchOutcome launch_with_cancel(ProcessSpec spec, const std::function<bool()>& point_reached,
+                                 const std::function<void()>& at_cancel, const Recipe& recipe,
                                  const std::function<std::string()>& overdue = {}) {
   LaunchOutcome out;
   auto group = std::make_shared<std::atomic<int>>(0);
   spec.on_start = [group](int g) { group->store(g); };
-  const bool may_cancel = hold != nullptr && !hold->reached() && recipe.cancel;
+  const bool may_cancel = point_reached && !point_reached() && recipe.cancel;
   std::future<ProcessResult> running = std::async(std::launch::async, [spec] { return run_process(spec); });
   using Clock = std::chrono::steady_clock;
   int polls = 0;
@@ -152,10 +157,11 @@ LaunchOutcome launch_with_cancel(ProcessSpec spec, CancelHold* hold, const Recip
         return out;
       }
     }
-    if (!may_cancel || out.cancelled || !hold->reached()) continue;
+    if (!may_cancel || out.cancelled || !point_reached()) continue;
     if (running.wait_for(kCancelSettle) == std::future_status::ready) break;  // it ended by itself
     const int g = group->load();
     if (g <= 0) continue;
+    if (at_cancel) at_cancel();
     kill(-g, SIGINT);
     out.cancelled = true;
     const auto sent = Clock::now();
@@ -391,8 +397,8 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     const std::string ledger = (scratch / "ledger").string();
     const std::string out_path = (scratch / "stdout").string(), err_path = (scratch / "stderr").string();
 
-    // The user's cancel (after_event only, cancel_hold_problem): the server holds the stream at
-    // the interrupt point for at most the agent's timeout.
+    // The user's cancel (cancel_hold_problem says which points play): at after_event the server
+    // holds the stream at the interrupt point for at most the agent's timeout.
     const double timeout_s = options.timeout_s > 0 ? options.timeout_s : recipe.timeout_s;
     std::unique_ptr<CancelHold> hold;
     if (scenario.interrupt) hold = std::make_unique<CancelHold>(*scenario.interrupt, timeout_s);
@@ -445,10 +451,30 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     std::vector<std::string> prompts = {scenario.prompt};
     for (const SessionPrompt& p : scenario.session) prompts.push_back(p.prompt);
     const bool several = recipe.cancel && (prompts.size() > 1 || hold);
+    // The interrupt point: the server's hold (after_event), the watched attempt's end
+    // (before_attempt), or call k's ledger line (after_calls k: it began and runs). At the SIGINT the
+    // runner notes how many requests and executions had begun: those the judge does not count as
+    // coming after the cancel (a black box's parallel calls may have begun before it).
+    std::function<bool()> point_reached;
+    if (hold && scenario.interrupt->after_calls) {
+      const int turn = scenario.interrupt->turn, k = *scenario.interrupt->after_calls;
+      point_reached = [ledger, turn, k] {  // while call k runs: its ledger line is written
+        const std::vector<LedgerToken> lines = read_ledger(ledger);
+        return std::count_if(lines.begin(), lines.end(), [turn](const LedgerToken& t) { return t.turn == turn; }) > k;
+      };
+    } else if (hold) {
+      point_reached = [h = hold.get()] { return h->reached(); };
+    }
+    ProcessSpec spec;
+    const std::function<void()> at_cancel = [&result, &engine, &ledger, &spec, &recipe] {
+      result.requests_before_cancel = static_cast<int>(engine.journal_size());
+      result.executions_before_cancel = static_cast<int>(read_ledger(ledger).size());
+      // What the person saw when they pressed Ctrl-C: the cancelled process's output so far.
+      result.screen_at_cancel = tail_of(recipe.output_stream == "stderr" ? spec.stderr_path : spec.stdout_path, kScreenLines);
+    };
     std::string cap;
     std::string shown_all;
     bool cancel_ended_last = false;
-    ProcessSpec spec;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       Recipe launch = run_recipe;
       if (several) launch.argv = i == 0 ? (run_recipe.cancel->argv.empty() ? run_recipe.argv : run_recipe.cancel->argv) : run_recipe.cancel->resume_argv;
@@ -459,7 +485,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
         spec.stdout_path = out_path + "." + std::to_string(i);
         spec.stderr_path = err_path + "." + std::to_string(i);
       }
-      const LaunchOutcome launched = launch_with_cancel(spec, hold.get(), recipe, tool_watch);
+      const LaunchOutcome launched = launch_with_cancel(spec, point_reached, at_cancel, recipe, tool_watch);
       result.agent_exit_ms = since_server_ms();
       result.process = launched.process;
       result.prompt_runs.push_back(launched.process);
@@ -492,9 +518,18 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     if (router.mcp) result.tool_calls = router.mcp->tool_calls();
     result.ledger = read_ledger(ledger, &result.stray_ledger_lines);
     result.output_tail = "stderr:\n" + tail_of(spec.stderr_path, 8) + "stdout:\n" + tail_of(spec.stdout_path, 8);
+    if (result.cancel_prompt >= 0) {
+      result.screen_at_end = tail_of(recipe.output_stream == "stderr" ? spec.stderr_path : spec.stdout_path, kScreenLines);
+    }
     result.output = shown_all;
     if (result.prompt_runs.size() <= 1) result.final_output.clear();  // one process: output is all of it
     result.cancel_ended_run = cancel_ended_last;
+    if (scenario.interrupt && result.cancel_prompt < 0) {
+      // The cancel never went out (the agent never reached the point, or ended before the runner's
+      // settle): nothing came after a cancel.
+      result.requests_before_cancel = static_cast<int>(engine.journal_size());
+      result.executions_before_cancel = static_cast<int>(result.ledger.size());
+    }
 
     const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
     if (server.internal_errors() > 0) {
@@ -571,6 +606,8 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
   }
   if (r.cancel_prompt >= 0) {
     c.extra["cancel"] = {{"prompt", r.cancel_prompt}, {"signal", "SIGINT"}, {"exit_after_ms", r.cancel_exit_ms}};
+    c.extra["screens"] = {{"at_cancel", mock::json_text::to_utf8(r.screen_at_cancel)},
+                          {"at_end", mock::json_text::to_utf8(r.screen_at_end)}};
   }
   int requests = 0;
   for (const auto& e : r.journal) requests += is_model_request(e) ? 1 : 0;

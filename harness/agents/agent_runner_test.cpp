@@ -471,18 +471,53 @@ TEST_CASE("an agent that ignores SIGINT is killed after the recipe's exit wait: 
   CHECK(r.violations[0].message == "agent agent-cmd did not exit within 2 s of SIGINT (the user's cancel) and was killed");
 }
 
-TEST_CASE("a cancel the runner cannot hold yet is a clear problem: while tools run, in a backoff, on a faulted attempt") {
+TEST_CASE("a cancel the runner cannot play is a clear problem: while tools run unseen, on a faulted attempt") {
   Scenario s = load(kCancelWhileText);
   const Recipe agent = cancel_agent("correct");
   CHECK(check_agent_scenario(s, agent).empty());
   s.interrupt = Interrupt{0, std::nullopt, std::nullopt, 1};
   REQUIRE(check_agent_scenario(s, agent).size() == 1);
-  CHECK(check_agent_scenario(s, agent)[0].rfind("/interrupt/after_calls: a cancel while tools run is not yet played", 0) == 0);
+  CHECK(check_agent_scenario(s, agent)[0].rfind("/interrupt/after_calls: against an external agent the turn's calls must run the ledger command", 0) == 0);
   s.interrupt = Interrupt{0, std::nullopt, std::nullopt, std::nullopt, 1};
-  CHECK(check_agent_scenario(s, agent)[0].rfind("/interrupt/before_attempt: ", 0) == 0);
+  CHECK(check_agent_scenario(s, agent).empty());  // during a backoff: played
   s = load(kCancelWhileText);
   s.script.turns[0].attempts[0].fault = mock::StallFault{2, 1.0, std::nullopt};
   CHECK(check_agent_scenario(s, agent)[0].rfind("/turns/0/attempts/0/fault: the interrupted attempt scripts a fault", 0) == 0);
+}
+
+constexpr const char* kCancelDuringBackoff = R"({
+  "schema": 1, "name": "cancel-during-backoff", "provider": "gemini", "prompt": "Tell me a story.",
+  "session": [ { "prompt": "Never mind, just say bye." } ],
+  "interrupt": { "turn": 0, "before_attempt": 1 },
+  "turns": [ { "attempts": [ { "status": 503, "retry_after_s": 8 },
+                             { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] } ],
+  "expect": { "outcome": "completed", "final_text": "Bye.", "requests": 2 }
+})";
+
+TEST_CASE("a cancel during the backoff: SIGINT once the failed attempt's answer ended, the pending retry dropped") {
+  const AgentCaseResult r = run_agent_scenario(load(kCancelDuringBackoff), cancel_agent("correct"), {});
+  std::string said;
+  for (const auto& v : r.violations) said += v.invariant + ": " + v.message + "\n";
+  INFO(r.harness_error << r.output_tail << said);
+  CHECK(r.harness_error.empty());
+  REQUIRE(r.prompt_runs.size() == 2);
+  CHECK(r.prompt_runs[0].exit_code == 130);
+  CHECK(r.cancel_prompt == 0);
+  CHECK(r.cancel_exit_ms < 2000);  // in the 8 s wait, not after it
+  CHECK(r.requests_before_cancel == 1);
+  REQUIRE(r.journal.size() == 2);
+  CHECK(r.journal[0].response_status == 503);
+  CHECK(r.journal[1].attempt == 1);
+  CHECK(r.completed);
+  CHECK(r.violations.empty());
+}
+
+TEST_CASE("a retry that fires after a cancel during the backoff is caught by no-request-after-cancel") {
+  const AgentCaseResult r = run_agent_scenario(load(kCancelDuringBackoff), cancel_agent("retry"), {});
+  INFO(r.harness_error << r.output_tail);
+  CHECK(r.harness_error.empty());
+  CHECK(r.cancel_prompt == 0);
+  CHECK(has(r.violated(), "no-request-after-cancel"));
 }
 
 }  // namespace

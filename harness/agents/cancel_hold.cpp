@@ -3,6 +3,8 @@
 
 #include <variant>
 
+#include "harness/agents/ledger.h"
+
 namespace harness::agents {
 
 namespace {
@@ -14,16 +16,23 @@ thread_local bool t_hold_added = false;
 std::optional<std::string> cancel_hold_problem(const Scenario& s) {
   if (!s.interrupt) return std::nullopt;
   const Interrupt& in = *s.interrupt;
-  if (in.after_calls) {
-    return "/interrupt/after_calls: a cancel while tools run is not yet played against an external agent (only "
-           "after_event: the stream is held at that event and the agent gets SIGINT)";
-  }
-  if (in.before_attempt) {
-    return "/interrupt/before_attempt: a cancel during a retry's backoff is not yet played against an external agent "
-           "(only after_event: the stream is held at that event and the agent gets SIGINT)";
-  }
-  if (!in.after_event || !in.attempt) return "/interrupt: expected after_event with attempt";
   if (in.turn < 0 || in.turn >= static_cast<int>(s.script.turns.size())) return "/interrupt/turn: no such turn";
+  if (in.after_calls) {
+    // A black box's executions are seen only in the ledger: the cancel goes once call k began.
+    bool placeholder = false;
+    for (const auto& a : s.script.turns[static_cast<std::size_t>(in.turn)].attempts) {
+      for (const auto& e : a.events) {
+        if (const auto* c = std::get_if<mock::CallEvent>(&e); c != nullptr && has_placeholder(c->args)) placeholder = true;
+      }
+    }
+    if (!placeholder) {
+      return "/interrupt/after_calls: against an external agent the turn's calls must run the ledger command (the "
+             "ledger placeholder in the shell tool's command): the ledger is where hiccup sees a call begin";
+    }
+    return std::nullopt;
+  }
+  if (in.before_attempt) return std::nullopt;
+  if (!in.after_event || !in.attempt) return "/interrupt: expected after_event with attempt";
   const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
   if (attempts.empty()) return "/interrupt/turn: no such turn";
   const auto& a = attempts[std::min<std::size_t>(static_cast<std::size_t>(*in.attempt), attempts.size() - 1)];
@@ -50,7 +59,16 @@ std::optional<std::string> cancel_hold_problem(const Scenario& s) {
 CancelHold::CancelHold(const Interrupt& interrupt, double hold_s) : interrupt_(interrupt), hold_s_(hold_s) {}
 
 void CancelHold::rewrite(int turn, int attempt, mock::Attempt& played) {
-  if (turn != interrupt_.turn || attempt != interrupt_.attempt.value_or(0) || !interrupt_.after_event) return;
+  if (turn != interrupt_.turn) return;
+  if (interrupt_.before_attempt) {
+    // The attempt whose failure starts the backoff: watched, not changed.
+    std::lock_guard lock(mu_);
+    if (armed_ || attempt != *interrupt_.before_attempt - 1) return;
+    armed_ = true;
+    t_hold_added = true;
+    return;
+  }
+  if (attempt != interrupt_.attempt.value_or(0) || !interrupt_.after_event) return;
   std::lock_guard lock(mu_);
   if (armed_ || played.fault || played.status) return;
   armed_ = true;
@@ -64,6 +82,11 @@ mock::Plan CancelHold::respond(const mock::Request& request) {
   mock::Plan plan = engine_->respond(request);
   if (!t_hold_added) return plan;
   t_hold_added = false;
+  if (interrupt_.before_attempt) {
+    std::lock_guard lock(mu_);
+    held_ = plan.journal_index;
+    return plan;
+  }
   // The hold is the plan's last StallAction of hold_s_ (an event's delay_s before it is another).
   std::optional<std::size_t> at;
   for (std::size_t i = 0; i < plan.actions.size(); ++i) {
@@ -81,9 +104,16 @@ mock::Plan CancelHold::respond(const mock::Request& request) {
 void CancelHold::settle(std::size_t journal_index, const mock::Delivery& delivery) {
   engine_->settle(journal_index, delivery);
   std::lock_guard lock(mu_);
+  if (!held_ || *held_ != journal_index) return;
+  if (interrupt_.before_attempt) {
+    // The failed attempt's answer has ended (its last byte is on its way, or the connection
+    // dropped): the agent is in its backoff now.
+    if (delivery.ended_ms >= 0) reached_.store(true);
+    return;
+  }
   // The server settles a write as done just before it sends it: the write before the hold is
   // on its way once actions_done reaches the hold's index.
-  if (held_ && *held_ == journal_index && delivery.actions_done >= static_cast<int>(hold_action_)) {
+  if (delivery.actions_done >= static_cast<int>(hold_action_)) {
     reached_.store(true);
   }
 }

@@ -107,5 +107,62 @@ TEST_CASE("an interrupted attempt that times an event after its interrupt point 
   CHECK_FALSE(cancel_hold_problem(*r.scenario));
 }
 
+TEST_CASE("before_attempt: the failed attempt is watched, not changed, and the point is reached when its answer has ended") {
+  LoadResult r = parse_scenario(R"({
+    "schema": 1, "name": "backoff", "prompt": "Tell a story.",
+    "session": [ { "prompt": "Just say bye." } ],
+    "interrupt": { "turn": 0, "before_attempt": 1 },
+    "turns": [ { "attempts": [ { "status": 503, "retry_after_s": 8 },
+                               { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] } ]
+  })", "backoff.json");
+  for (const auto& p : r.problems) INFO(format_problem(p));
+  REQUIRE(r.scenario);
+  const Scenario& s = *r.scenario;
+  REQUIRE_FALSE(cancel_hold_problem(s));
+  CancelHold hold(*s.interrupt, 120);
+  mock::ScriptEngine engine(s.script, [&](int t, int a, mock::Attempt& played) { hold.rewrite(t, a, played); });
+  hold.serve(engine);
+  const std::string contents = R"([{"role": "user", "parts": [{"text": "Tell a story."}]}])";
+  const mock::Plan failed = hold.respond(ask(contents));
+  CHECK(failed.status == 503);
+  CHECK(stalls(failed, 120) == 0);  // nothing added: the 503 goes out as scripted
+  hold.settle(failed.journal_index, mock::Delivery{0, false, -1});
+  CHECK_FALSE(hold.reached());  // not ended yet
+  hold.settle(failed.journal_index, mock::Delivery{0, false, 12.5});
+  CHECK(hold.reached());
+  CHECK(hold.held_request() == failed.journal_index);
+  // The next request (the next prompt's) plays attempt 1 as scripted.
+  const mock::Plan next = hold.respond(ask(contents));
+  CHECK(next.status == 200);
+  CHECK(stalls(next, 120) == 0);
+}
+
+TEST_CASE("after_calls against an external agent needs the turn's calls to run the ledger command") {
+  const char* with_calls = R"({
+    "schema": 1, "name": "tool", "prompt": "Record it.",
+    "session": [ { "prompt": "Just say bye." } ],
+    "interrupt": { "turn": 0, "after_calls": 0 },
+    "turns": [ { "attempts": [ { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "CMD" } } },
+                                             { "finish": "stop" } ] },
+                               { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] },
+               { "attempts": [ { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] } ]
+  })";
+  auto with = [&](const std::string& cmd) {
+    std::string text = with_calls;
+    text.replace(text.find("CMD"), 3, cmd);
+    LoadResult r = parse_scenario(text, "tool.json");
+    std::string problems;
+    for (const auto& p : r.problems) problems += format_problem(p) + "\n";
+    INFO(problems);
+    REQUIRE(r.scenario);
+    return cancel_hold_problem(*r.scenario);
+  };
+  CHECK_FALSE(with("{{ledger}}"));
+  const auto unseen = with("true");
+  REQUIRE(unseen);
+  CHECK(unseen->rfind("/interrupt/after_calls: ", 0) == 0);
+  CHECK(unseen->find("ledger placeholder") != std::string::npos);
+}
+
 }  // namespace cancel_hold_test
 }  // namespace harness::agents

@@ -485,8 +485,10 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
 
   result.violations.clear();
   if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
-  const Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true, /*hung=*/false,
-                          /*reports_truncation=*/false, tool_calls};
+  Evidence evidence{s, run, journal, recipe.max_attempts, "", /*real_time=*/true, /*hung=*/false,
+                    /*reports_truncation=*/false, tool_calls};
+  evidence.requests_before_cancel = result.requests_before_cancel;
+  evidence.executions_before_cancel = result.executions_before_cancel;
   for (Violation& v : check_invariants(evidence)) {
     if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
     // Its failure branch asks for a clear error code, which only the runtime's insides hold.
@@ -533,11 +535,22 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                     s.script.provider + " format?)"});
     } else {
       std::set<int> requested;
+      // An agent that dropped the turn the user cancelled asks for that turn again with the next
+      // prompt (a design, as keeping it is): the turns a correct client reaches only by keeping
+      // it are then not owed.
+      int dropped_turn = -1;
       for (const mock::JournalEntry& e : journal) {
         if (is_model_request(e) && e.turn >= 0) requested.insert(e.turn);
+        if (is_model_request(e) && s.interrupt && result.cancel_prompt >= 0 && e.turn == s.interrupt->turn &&
+            static_cast<int>(e.index) >= result.requests_before_cancel) {
+          dropped_turn = e.turn;
+        }
       }
+      // A turn skipped on the way to a later one was reached over a history with content no
+      // server sent (history-integrity says so); coverage asks only that the conversation got on.
+      const int last_requested = requested.empty() ? -1 : *requested.rbegin();
       for (int t = 0; t < correct.turns_reached; ++t) {
-        if (requested.contains(t)) continue;
+        if (requested.contains(t) || t < last_requested || (dropped_turn >= 0 && t > dropped_turn)) continue;
         result.violations.push_back({"scenario-coverage",
                                      "turn " + std::to_string(t) + " was never requested, but a correct client reaches it (" +
                                          std::to_string(correct.turns_reached) + " turn(s), " +

@@ -79,6 +79,14 @@ struct AgentCaseResult {
   int cancel_prompt = -1;                   ///< the prompt whose run the user cancelled (SIGINT); -1: none
   double cancel_exit_ms = -1;               ///< from SIGINT to that process's exit
   bool cancel_ended_run = false;            ///< the cancel ended the last prompt's run (no prompt followed)
+  /// At the SIGINT: requests journaled and ledger lines written so far (-1: no cancel). What began
+  /// before the user's cancel is not judged as coming after it.
+  int requests_before_cancel = -1;
+  int executions_before_cancel = -1;
+  /// The screens of a run with a cancel: the last lines of the cancelled process's output when
+  /// the SIGINT went out, and of the last process's at its end (what the person saw).
+  std::string screen_at_cancel;
+  std::string screen_at_end;
   double wall_ms = 0;                       ///< whole case: server, agent, judging
   /// The MCP server's tool-call journal (every `tools/call` that reached it, in arrival order),
   /// when the scenario offered MCP tools; the judge counts executions at the tool from it.

@@ -95,7 +95,10 @@ std::string ledger_command(const LedgerToken& token, const std::string& ledger_p
   }
   const std::string append = "echo " + token_text(token) + " >> '" + ledger_path + "'";
   if (script == nullptr || script->calls.empty()) return append;
-  std::string out = "(" + append + "; n=$(grep -c '' '" + ledger_path + "'); case $n in";
+  // The count reaches `case` through a pipe, not a command substitution: gemini-cli 0.61.0
+  // refuses a command holding `$()` or backticks ("Command injection detected: command
+  // substitution syntax … This is a security risk and the command was blocked.").
+  std::string out = "(" + append + "; grep -c '' '" + ledger_path + "' | (read n; case $n in";
   for (std::size_t i = 0; i < script->calls.size(); ++i) {
     const mock::mcp::ToolCall& call = script->calls[i];
     if (auto why = shell_call_problem(call)) {
@@ -117,7 +120,7 @@ std::string ledger_command(const LedgerToken& token, const std::string& ledger_p
     }
     out += (body.empty() ? ":" : body) + ";;";
   }
-  return out + " esac)";
+  return out + " esac))";
 }
 
 bool has_placeholder(const nlohmann::json& args) {

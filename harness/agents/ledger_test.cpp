@@ -45,11 +45,11 @@ TEST_CASE("a tools entry named like the call scripts each execution of the ledge
   // Appended first, then the execution's number (the ledger's line count) picks the call; the
   // last call repeats; a subshell keeps `&&` around the placeholder meaningful.
   CHECK(ledger_command({0, 1, 0}, "/tmp/x/ledger", &shell) ==
-        "(echo hiccup:t0:a1:c0 >> '/tmp/x/ledger'; n=$(grep -c '' '/tmp/x/ledger'); case $n in"
+        "(echo hiccup:t0:a1:c0 >> '/tmp/x/ledger'; grep -c '' '/tmp/x/ledger' | (read n; case $n in"
         " 1) sleep 0.25;;"
         " 2) printf '%s\\n' 'it'\\''s full'; exit 1;;"
         " 3) printf '%s\\n' 'the tool failed'; exit 1;;"
-        " *) sleep 2147483647;; esac)");
+        " *) sleep 2147483647;; esac))");
   // No calls, or no entry: the plain command.
   mock::mcp::Tool plain;
   plain.name = "run_shell_command";
@@ -60,7 +60,7 @@ TEST_CASE("a tools entry named like the call scripts each execution of the ledge
   a.events.push_back(mock::CallEvent{"run_shell_command", {{"command", "{{ledger}}"}}, ""});
   a.events.push_back(mock::CallEvent{"other_tool", {{"command", "{{ledger}}"}}, ""});
   substitute_ledger(0, 0, a, "/tmp/l", tools);
-  CHECK(std::get<mock::CallEvent>(a.events[0]).args["command"].get<std::string>().rfind("(echo hiccup:t0:a0:c0 >> '/tmp/l'; n=", 0) == 0);
+  CHECK(std::get<mock::CallEvent>(a.events[0]).args["command"].get<std::string>().rfind("(echo hiccup:t0:a0:c0 >> '/tmp/l'; grep -c", 0) == 0);
   CHECK(std::get<mock::CallEvent>(a.events[1]).args["command"] == "echo hiccup:t0:a0:c1 >> '/tmp/l'");
   // What only MCP can do is no shell command's.
   CHECK(shell_call_problem(mock::mcp::ToolCall{.reply_lost = true}));

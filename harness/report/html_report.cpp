@@ -95,6 +95,7 @@ table{border-collapse:collapse;background:#fff;width:100%}td,th{border-bottom:1p
 .filters{margin:10px 0}.filters label{margin-right:16px}
 .case{background:#fff;border:1px solid #d8dce3;border-radius:6px;margin:16px 0;padding:12px 16px}
 .timeline{display:grid;gap:6px;align-items:start;overflow-x:auto}
+.screens{display:grid;grid-template-columns:1fr 1fr;gap:8px}.screens pre{background:#111;color:#eee;padding:6px;max-height:24em;overflow:auto;white-space:pre-wrap}
 .lane-label{font-weight:600;color:#5a6272;font-size:12px;padding-top:6px}
 .box{border:1px solid #b9c0cc;border-radius:5px;padding:6px 8px;background:#fbfcfd;font-size:12px}
 .box.faulted{border-color:#d97706;background:#fff8eb}.box.violated{box-shadow:0 0 0 2px #c0262d}
@@ -349,6 +350,14 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
   if (violations.empty() && !str(c, "detail").empty()) o << "<pre>" << esc(c, "detail") << "</pre>";
   if (c.contains("transcript") && c["transcript"].is_object()) render_timeline(o, c["transcript"], violations);
   else o << "<p>No transcript recorded for this case.</p>";
+  if (c.contains("screens") && c["screens"].is_object()) {
+    // A black box's screens around the user's cancel: what the person saw as they pressed Ctrl-C,
+    // and at the end of the session.
+    const json& sc = c["screens"];
+    o << "<h3>Screens</h3><div class=\"screens\"><figure><figcaption>at the cancel (SIGINT)</figcaption><pre>"
+      << esc(sc, "at_cancel") << "</pre></figure><figure><figcaption>at the end</figcaption><pre>" << esc(sc, "at_end")
+      << "</pre></figure></div>";
+  }
   if (!str(c, "scenario_text").empty()) {
     o << "<details class=\"scenario\"><summary>" << (c.contains("counterexample") ? "the counterexample file" : "the scenario as played")
       << "</summary><pre>" << esc(c, "scenario_text") << "</pre></details>";

@@ -90,6 +90,22 @@ TEST_CASE("report.html draws a failing case's timeline with requests, tool execu
   CHECK(html.find("https://") == std::string::npos);
 }
 
+TEST_CASE("report.html shows a black box's screens at the user's cancel and at the end, escaped") {
+  json summary = failing_summary();
+  json& c = summary["cases"][1];
+  c["screens"] = {{"at_cancel", "{\"type\":\"message\",\"content\":\"Once upon\"}\n"},
+                  {"at_end", "<b>Bye.</b>\n"}};
+  const std::string html = render_html(summary);
+  const std::size_t screens = html.find("<h3>Screens</h3>");
+  REQUIRE(screens != std::string::npos);
+  CHECK(html.find("at the cancel (SIGINT)", screens) != std::string::npos);
+  CHECK(html.find("&quot;content&quot;:&quot;Once upon&quot;", screens) != std::string::npos);
+  CHECK(html.find("&lt;b&gt;Bye.&lt;/b&gt;", screens) != std::string::npos);
+  CHECK(html.find("<b>Bye.</b>") == std::string::npos);
+  // A case without a cancel has none.
+  CHECK(render_html(failing_summary()).find("<h3>Screens</h3>") == std::string::npos);
+}
+
 TEST_CASE("report.html pins each violation to its requests with the invariant's meaning") {
   const std::string html = render_html(failing_summary());
   std::string meaning;

@@ -3,6 +3,7 @@
 
 `cancel_agent.py` answers HICCUP_PROMPT: it saves the conversation to $HOME/conversation.json,
 streams one turn from the mock server (HICCUP_BASE_URL) and prints the answer's text.
+A 429 or 503 is waited out (its RetryInfo retryDelay, else 1 s) and the turn asked again.
 `cancel_agent.py resume` continues the saved conversation with HICCUP_PROMPT as the next user turn
 (the resume command of a recipe's `cancel`): a cancelled turn left nothing in it.
 On SIGINT (the user's Ctrl-C) CANCEL_AGENT_MODE decides:
@@ -14,7 +15,7 @@ On SIGINT (the user's Ctrl-C) CANCEL_AGENT_MODE decides:
     it (a cancelled turn left none), and each text delta printed as it streams as a JSON line
     {"type": "message", "role": "assistant", "content": TEXT}.
 """
-import http.client, json, os, signal, sys, urllib.parse
+import http.client, json, os, signal, sys, time, urllib.parse
 
 base = urllib.parse.urlparse(os.environ["HICCUP_BASE_URL"])
 prompt = os.environ["HICCUP_PROMPT"]
@@ -44,6 +45,17 @@ def stream():
     try:
         conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
         resp = conn.getresponse()
+        if resp.status in (429, 503):
+            # The backoff the server asked for (Gemini's RetryInfo retryDelay, else 1 s), then the
+            # turn once more (the user's Ctrl-C during the wait is a KeyboardInterrupt, as during
+            # the stream).
+            delay = 1.0
+            for d in json.loads(resp.read() or b"{}").get("error", {}).get("details", []):
+                if str(d.get("retryDelay", "")).endswith("s"):
+                    delay = float(d["retryDelay"][:-1])
+            conn.close()
+            time.sleep(delay)
+            return stream()
         if resp.status != 200:
             return text, False
         for raw in resp:
