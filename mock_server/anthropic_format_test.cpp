@@ -361,7 +361,7 @@ TEST_CASE("a multi-turn request decodes into the neutral view, model and stream 
       {"functionCall":{"name":"read_file","args":{},"id":"toolu_b"}}]},
     {"role":"user","parts":[
       {"functionResponse":{"name":"shell","id":"toolu_a","response":{"output":"ok"}}},
-      {"functionResponse":{"name":"read_file","id":"toolu_b","response":{"content":[{"type":"text","text":"x"}]}}},
+      {"functionResponse":{"name":"read_file","id":"toolu_b","response":{"content":[{"type":"text","text":"x"}],"isError":true}}},
       {"text":"And then?"}]},
     {"role":"model","parts":[{"text":"Done."}]},
     {"role":"user","parts":[{"text":"Thanks"}]}
