@@ -78,8 +78,9 @@ std::string tail_of(const std::string& path, std::size_t max_lines) {
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
-    if (line.size() > 400) line = line.substr(0, 400) + "…";
-    lines.push_back(line);
+    // An agent's output is bytes: each line made text that drives no terminal and fits JSON
+    // (C0 controls as \xNN, an ill-formed byte as \xNN), cut at 400 bytes on a character boundary.
+    lines.push_back(mock::json_text::escape_input(line, 400));
     if (lines.size() > max_lines) lines.erase(lines.begin());
   }
   std::string out;
@@ -529,6 +530,14 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       // settle): nothing came after a cancel.
       result.requests_before_cancel = static_cast<int>(engine.journal_size());
       result.executions_before_cancel = static_cast<int>(result.ledger.size());
+      if (point_reached && point_reached() && recipe.cancel) {
+        // The point came, but the prompt's run ended within the settle: the scenario did not test
+        // a cancel, and what the agent did next is no verdict on one.
+        result.harness_error = "the interrupt point was reached, but the agent's run of that prompt ended before the "
+                               "SIGINT (0.3 s after the point): the scenario must keep the agent busy there (after_calls: "
+                               "give call " + std::to_string(scenario.interrupt->after_calls.value_or(0)) +
+                               " a duration_s in `tools`; before_attempt: a longer retry_after_s)";
+      }
     }
 
     const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
@@ -546,7 +555,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       result.harness_error = "agent " + recipe.name + " could not start (exit " + std::to_string(result.process.exit_code) +
                              ": a command was not found or not executable; it runs in a scratch folder, so a relative "
                              "path needs $HICCUP_INVOKE_DIR, and its PATH is hiccup's)\n" + tail_of(err_path, 4);
-    } else {
+    } else if (result.harness_error.empty()) {  // (set above when the cancel did not land: no verdict)
       if (cap.empty() && result.process.timed_out) {
         std::ostringstream m;
         m << "agent " << recipe.name << " did not exit within " << spec.timeout_s << " s and was killed ("
@@ -651,7 +660,7 @@ ReportCase to_report_case(const AgentCaseResult& r, const Recipe& recipe, std::s
     }
     detail << "\n" << r.output_tail;
   }
-  c.detail = detail.str();
+  c.detail = mock::json_text::to_utf8(detail.str());  // the harness error may quote the agent
   return c;
 }
 

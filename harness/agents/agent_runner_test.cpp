@@ -12,6 +12,7 @@
 
 #include "harness/agents/agent_runner.h"
 #include "harness/scenario_io.h"
+#include "mock_server/json_text.h"
 
 namespace harness::agents {
 namespace {
@@ -83,6 +84,15 @@ TEST_CASE("a command that never contacts the server fails: scenario-coverage, ou
       CHECK(v.message == "the agent reports success, but its output does not show the final text \"Deployed.\"");
     }
   }
+}
+
+TEST_CASE("an agent that prints bytes outside UTF-8 or terminal controls gets a report case that is valid JSON text") {
+  const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), command_recipe("printf 'caf\\351 \\033[2J\\000x\\n'"), {});
+  REQUIRE(r.harness_error.empty());
+  const ReportCase c = to_report_case(r, command_recipe("true"), "hiccup.agents.test");
+  CHECK(mock::json_text::is_utf8(c.detail));
+  CHECK(c.detail.find("caf\\xE9 \\x1B[2J\\x00x") != std::string::npos);
+  CHECK_NOTHROW(nlohmann::json(c.detail).dump());
 }
 
 TEST_CASE("an agent that gives up honestly where the policy retries is a difference, failing only with --strict") {
@@ -518,6 +528,18 @@ TEST_CASE("a retry that fires after a cancel during the backoff is caught by no-
   CHECK(r.harness_error.empty());
   CHECK(r.cancel_prompt == 0);
   CHECK(has(r.violated(), "no-request-after-cancel"));
+}
+
+TEST_CASE("a cancel point the agent passes before the SIGINT can go is a harness error, not a verdict") {
+  // A Retry-After of 0.1 s: the agent waits it out and ends its prompt within the runner's 0.3 s
+  // settle, so no cancel went out and the session's next prompt would meet a turn the scenario
+  // scripted for after a cancel.
+  std::string text = kCancelDuringBackoff;
+  text.replace(text.find("\"retry_after_s\": 8"), 18, "\"retry_after_s\": 0.1");
+  const AgentCaseResult r = run_agent_scenario(load(text.c_str()), cancel_agent("correct"), {});
+  CHECK(r.cancel_prompt == -1);
+  CHECK(r.harness_error.rfind("the interrupt point was reached, but the agent's run of that prompt ended before the SIGINT", 0) == 0);
+  CHECK(r.violations.empty());
 }
 
 }  // namespace
