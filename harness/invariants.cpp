@@ -383,6 +383,15 @@ int cancelled_mid_stream_request(const Evidence& ev) {
   return interrupted_request(ev.scenario, ev.journal);
 }
 
+/// "after event e", or "inside event e's arguments, after f fragment(s)": a mid-stream interrupt point.
+std::string mid_stream_point(const Interrupt& in) {
+  if (in.after_fragment) {
+    return "inside the arguments of event " + std::to_string(*in.after_event) + " (after " +
+           std::to_string(*in.after_fragment) + " argument fragment(s))";
+  }
+  return "after event " + std::to_string(in.after_event.value_or(0));
+}
+
 /// no-execution-after-cancel: read from the scenario's interrupt, the journal and the ledger only.
 /// Mid-stream (after_event e of attempt a of turn t): the request that played that attempt and
 /// delivered event e is cancelled; no call it delivered after event e may run. While tools run
@@ -403,7 +412,9 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
     } else if (in.after_event && static_cast<int>(i) == cancelled_mid_stream_request(ev)) {
       seq = static_cast<int>(i);
       const auto& events = ev.scenario.script.turns[in.turn].attempts[e.script_attempt].events;
-      for (int k = 0; k <= *in.after_event && k < static_cast<int>(events.size()); ++k) {
+      // Inside call e's arguments (after_fragment), call e itself is cancelled.
+      const int last_delivered = *in.after_event - (in.after_fragment ? 1 : 0);
+      for (int k = 0; k <= last_delivered && k < static_cast<int>(events.size()); ++k) {
         first_cancelled_call += std::holds_alternative<mock::CallEvent>(events[k]) ? 1 : 0;
       }
     }
@@ -418,7 +429,7 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
                        "a tool ran after the user said stop: tool \"" + l.name + "\" " + l.args.dump() + " (call " +
                            std::to_string(l.call_index) + " of " + where(e) + ") ran after the user cancelled " +
                            (in.after_calls ? "once " + std::to_string(*in.after_calls) + " of its calls had run"
-                                           : "after event " + std::to_string(*in.after_event)),
+                                           : mid_stream_point(in)),
                        &e));
   }
 }
@@ -462,7 +473,7 @@ void check_no_request_after_cancel(const Evidence& ev, std::vector<Violation>& o
   const mock::JournalEntry& cancelled = ev.journal[static_cast<std::size_t>(c)];
   const std::size_t carried = prompts_carried(cancelled.contents, prompts);
   const Interrupt& in = *ev.scenario.interrupt;
-  const std::string point = in.after_event      ? "after event " + std::to_string(*in.after_event) + " of " + where(cancelled)
+  const std::string point = in.after_event      ? mid_stream_point(in) + " of " + where(cancelled)
                             : in.after_calls    ? "once " + std::to_string(*in.after_calls) + " of the calls of " + where(cancelled) + " had run"
                                                 : "during the backoff after " + where(cancelled);
   for (std::size_t i = static_cast<std::size_t>(c) + 1; i < ev.journal.size(); ++i) {
@@ -1190,8 +1201,14 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
     // reading inside the event's frames leaves it partly delivered.
     const mock::Attempt* a = played_attempt(scenario, e);
     if (a == nullptr || a->status || at >= static_cast<int>(a->events.size())) return -1;
-    if (mock::cut_by_finish(a->events, static_cast<std::size_t>(at))) return -1;  // a call the limit cut never arrives
-    if (a->fault && mock::fault_after_event(*a->fault, a->events.size()) <= at) {
+    // A call the limit cut never arrives whole; inside its arguments, the point may come first.
+    if (const auto cut = mock::cut_by_finish(a->events, static_cast<std::size_t>(at))) {
+      if (!in.after_fragment || *in.after_fragment > *cut) return -1;
+    }
+    const int fault_at = a->fault ? mock::fault_after_event(*a->fault, a->events.size()) : 1 << 30;
+    const auto fault_fragments = a->fault ? mock::fault_after_fragment(*a->fault) : std::nullopt;
+    const bool point_first = in.after_fragment && fault_at == at && fault_fragments && *in.after_fragment <= *fault_fragments;
+    if (fault_at <= at && !point_first) {
       const auto* stall = std::get_if<mock::StallFault>(&*a->fault);
       if (stall == nullptr || stall->seconds >= scenario.runtime.idle_timeout_s.value_or(60)) return -1;
     }

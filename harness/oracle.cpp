@@ -100,15 +100,24 @@ AttemptOutcome classify_delivery(const mock::Attempt& a, double idle_timeout_s, 
 
 /// Whether attempt `a` hands event `e` (a text or call event) to the runtime: a stream whose fault
 /// (a stall shorter than the idle timeout only delays) does not come before it.
-bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s) {
+/// With `fragment` (an interrupt inside call e's arguments): whether the call's start and that
+/// many of its argument fragments are delivered, rather than the whole event.
+bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s, std::optional<int> fragment = std::nullopt) {
   if (a.status || e < 0 || e >= static_cast<int>(a.events.size())) return false;
-  if (mock::cut_by_finish(a.events, static_cast<std::size_t>(e))) return false;  // never delivered whole
+  if (const auto cut = mock::cut_by_finish(a.events, static_cast<std::size_t>(e))) {
+    if (!fragment || *fragment > *cut) return false;  // the limit's finish comes first
+  }
   for (int i = 0; i < e; ++i) {
     if (std::holds_alternative<mock::FinishEvent>(a.events[i])) return false;
   }
   if (!a.fault) return true;
   const int fault_at = mock::fault_after_event(*a.fault, a.events.size());
   if (fault_at > e) return true;
+  if (fragment && fault_at == e) {
+    // The fault cuts call e after its own after_fragment fragments (none: before the call).
+    const auto cut_after = mock::fault_after_fragment(*a.fault);
+    if (cut_after && *fragment <= *cut_after) return true;
+  }
   const auto* stall = std::get_if<mock::StallFault>(&*a.fault);
   return stall != nullptr && stall->seconds < idle_timeout_s;
 }
@@ -215,7 +224,7 @@ OracleResult predict(const Scenario& s, std::optional<int> max_turns) {
         o = classify(a, idle_timeout_s, stream);
         if (interrupt_pending && s.interrupt->after_event && s.interrupt->turn == static_cast<int>(t) &&
             static_cast<std::size_t>(*s.interrupt->attempt) == index &&
-            delivers_event(a, *s.interrupt->after_event, idle_timeout_s)) {
+            delivers_event(a, *s.interrupt->after_event, idle_timeout_s, s.interrupt->after_fragment)) {
           // cancelled mid-stream: the turn is dropped whole, nothing of it runs
           if (!cancelled()) return fail("cancelled");
           again = true;

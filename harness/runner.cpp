@@ -205,7 +205,8 @@ rut::Config runtime_config(const Scenario& scenario, const std::vector<std::stri
         *after_part -= reasoning;
       }
     }
-    c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), after_part, in.after_calls, in.before_attempt};
+    c.interrupt = rut::UserInterrupt{in.turn, in.attempt.value_or(0), after_part, in.after_calls, in.before_attempt,
+                                     in.after_fragment};
   }
   for (const auto* names : {&r.defects, &extra_defects}) {
     for (const std::string& name : *names) {

@@ -683,6 +683,42 @@ TEST_CASE("cancellation over HTTP and in memory: results of the cancelled turn i
   }
 }
 
+TEST_CASE("a cancel inside a call's arguments fires after the call's start and that many fragments, in each format that streams them") {
+  Scenario s;
+  for (const Scenario& c : load_suite()) {
+    if (c.name == "cancel-inside-call-arguments") s = c;
+  }
+  REQUIRE(s.name == "cancel-inside-call-arguments");
+  for (const std::string provider : {"openai-chat", "openai-responses", "anthropic"}) {
+    for (int fragment : {0, 1, 2}) {
+      INFO(provider << ", after_fragment " << fragment);
+      Scenario x = s;
+      x.script.provider = provider;
+      x.interrupt->after_fragment = fragment;
+      const CaseResult r = run_scenario(x, memory());
+      INFO(describe(r));
+      CHECK(r.passed());
+      CHECK(r.run.ledger.empty());
+      const auto cancel = std::find_if(r.run.events.begin(), r.run.events.end(),
+                                       [](const json& e) { return e.value("type", "") == "cancel"; });
+      REQUIRE(cancel != r.run.events.end());
+      CHECK((*cancel)["after_fragment"] == fragment);
+      CHECK((*cancel)["after_event"] == 2);
+      // The whole migrate_db call arrived before the cancel; the half-streamed deploy never did.
+      int calls_seen = 0;
+      for (const json& e : r.run.events) calls_seen += e.value("type", "") == "tool_call" ? 1 : 0;
+      CHECK(calls_seen == 1);
+    }
+  }
+  // Over HTTP too (the server may have written the whole answer: the runtime stops reading).
+  const CaseResult h = run_scenario(s, RunOptions{});
+  INFO(describe(h));
+  CHECK(h.passed());
+  CHECK(h.run.ledger.empty());
+  REQUIRE(h.journal.size() == 2);
+  CHECK(h.journal[1].turn == 0);  // the dropped turn's index is played again for the next prompt
+}
+
 TEST_CASE("without its next prompt a cancelled run fails as cancelled, and no-execution-after-cancel catches a call run after the cancel") {
   Scenario s;
   for (const Scenario& c : load_suite()) {

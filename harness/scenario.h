@@ -80,7 +80,11 @@ struct Interrupt {
   std::optional<int> attempt;
   std::optional<int> after_event;
   std::optional<int> after_calls;
-  std::optional<int> before_attempt;  ///< last, so positional initialisers keep working
+  std::optional<int> before_attempt;
+  /// With after_event (event `after_event` a call of a streaming format that sends its arguments
+  /// in fragments): the cancel lands inside that call, once its start and this many of its
+  /// argument fragments have arrived. Last, so positional initialisers keep working.
+  std::optional<int> after_fragment;
   bool operator==(const Interrupt&) const = default;
 };
 

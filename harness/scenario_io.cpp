@@ -457,11 +457,11 @@ class ShapeReader : public Checks {
     }
   }
 
-  /// `interrupt`: `{turn, attempt, after_event}`, `{turn, after_calls}` or `{turn, before_attempt}`
-  /// (shape only; where it points is checked by interrupt_target once the turns are read).
+  /// `interrupt`: `{turn, attempt, after_event[, after_fragment]}`, `{turn, after_calls}` or
+  /// `{turn, before_attempt}` (shape only; where it points is checked by interrupt_target once the turns are read).
   void interrupt(const json& j, const std::string& p, std::optional<Interrupt>& out) {
     if (!is_object(j, p)) return;
-    only_keys(j, p, {"turn", "attempt", "after_event", "after_calls", "before_attempt"});
+    only_keys(j, p, {"turn", "attempt", "after_event", "after_fragment", "after_calls", "before_attempt"});
     Interrupt in;
     bool ok = true;
     if (!j.contains("turn")) {
@@ -495,7 +495,15 @@ class ShapeReader : public Checks {
       } else {
         ok = false;
       }
+      if (j.contains("after_fragment")) {
+        if (auto v = integer(j["after_fragment"], at(p, "after_fragment"), 0, 10000)) in.after_fragment = static_cast<int>(*v);
+        else ok = false;
+      }
     } else {
+      if (j.contains("after_fragment")) {
+        problem(at(p, "after_fragment"), "has meaning only with \"after_event\" (the call event it cuts inside)");
+        ok = false;
+      }
       const char* key = has_calls ? "after_calls" : "before_attempt";
       if (j.contains("attempt")) {
         problem(at(p, "attempt"), has_calls
@@ -1299,6 +1307,19 @@ class CrossFieldRules : public Checks {
         problem(p + "/after_event", "expected the index of a text or call event of /turns/" + std::to_string(in.turn) +
                                         "/attempts/" + std::to_string(*in.attempt) +
                                         " (a cancel after the finish is after_calls on a committed turn)");
+      } else if (in.after_fragment) {
+        const std::string event = "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt) +
+                                  "/events/" + std::to_string(e);
+        const auto* c = std::get_if<mock::CallEvent>(&a.events[e]);
+        if (c == nullptr) {
+          problem(p + "/after_fragment", "expected after_event to index a call (the cancel lands inside its arguments), "
+                                         "found a text event at " + event);
+        } else if (*in.after_fragment >= std::max(c->fragments, 1)) {
+          problem(p + "/after_fragment", "expected an integer in 0.." + std::to_string(std::max(c->fragments, 1) - 1) +
+                                             " (the call at " + event + " sends " + std::to_string(std::max(c->fragments, 1)) +
+                                             " argument fragment(s); after all of them use after_event alone), found " +
+                                             std::to_string(*in.after_fragment));
+        }
       }
       return;
     }
@@ -1382,6 +1403,11 @@ class CrossFieldRules : public Checks {
                                                " is beyond the retry budget (runtime.max_attempts " +
                                                std::to_string(s.runtime.max_attempts.value_or(4)) +
                                                "): no backoff precedes it");
+    }
+    if (s.interrupt && s.interrupt->after_fragment && s.script.provider == "gemini") {
+      problem("/interrupt/after_fragment", "has no meaning for gemini: Gemini sends a call whole, in one frame "
+                                           "(WIRE-FORMATS.md), so no point lies inside its arguments; cancel before it "
+                                           "with after_event on the event before, or after it with after_event alone");
     }
     if (s.interrupt && s.interrupt->after_event && s.runtime.stream == false) {
       problem("/interrupt/after_event", "has no meaning for non-streaming requests (runtime.stream is false: the answer "
@@ -1841,6 +1867,9 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
 
 std::optional<std::string> unplayable_in(const Scenario& s, std::string_view provider) {
   if (auto why = per_day_quota_unsaid(s, provider)) return why->first + ": " + why->second;
+  if (s.interrupt && s.interrupt->after_fragment && provider == "gemini") {
+    return "/interrupt/after_fragment: Gemini sends a call whole, so no point lies inside its arguments";
+  }
   return std::nullopt;
 }
 
@@ -1971,6 +2000,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
     in["turn"] = s.interrupt->turn;
     if (s.interrupt->attempt) in["attempt"] = *s.interrupt->attempt;
     if (s.interrupt->after_event) in["after_event"] = *s.interrupt->after_event;
+    if (s.interrupt->after_fragment) in["after_fragment"] = *s.interrupt->after_fragment;
     if (s.interrupt->after_calls) in["after_calls"] = *s.interrupt->after_calls;
     if (s.interrupt->before_attempt) in["before_attempt"] = *s.interrupt->before_attempt;
     out["interrupt"] = in;

@@ -68,6 +68,7 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// a `quota: "per_day"` in Anthropic, which has no per-day quota, so nothing it sends could say
 /// one ran out and the scenario's expectations could not hold. parse_scenario reports it as an
 /// error for the scenario's own provider; `hiccup run --provider` skips such a scenario with it.
+/// Also an interrupt inside a call's arguments (`after_fragment`) in Gemini, which sends a call whole.
 [[nodiscard]] std::optional<std::string> unplayable_in(const Scenario& scenario, std::string_view provider);
 
 /// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between

@@ -886,6 +886,44 @@ TEST_CASE("an interrupt loads, round-trips and must point at a scripted text or 
             "/turns/0/attempts/0 answers with HTTP status 503: no event streams"));
 }
 
+TEST_CASE("an interrupt inside a call's arguments loads, round-trips and must name a call of a format that streams them, below its fragments") {
+  const char* calls = R"({"provider": "openai-chat",
+      "turns": [ { "attempts": [ { "events": [ { "text": "go" }, { "call": { "name": "a", "args": {"x": "yyyyyy"}, "fragments": 3 } }, { "finish": "stop" } ] } ] },
+                 { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "stop" } ] } ] } ]})";
+  auto with = [&](const std::string& interrupt, const char* provider = nullptr) {
+    auto k = nlohmann::json::parse(kMinimal);
+    k.merge_patch(nlohmann::json::parse(calls));
+    if (provider != nullptr) k["provider"] = provider;
+    k["interrupt"] = nlohmann::json::parse(interrupt);
+    return parse_scenario(k.dump(), "x.json");
+  };
+  const auto r = with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 2})");
+  REQUIRE(r.problems.empty());
+  CHECK(r.scenario->interrupt->after_fragment == 2);
+  CHECK(nlohmann::json::parse(harness::write_scenario(*r.scenario))["interrupt"] ==
+        nlohmann::json::parse(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 2})"));
+  const auto again = parse_scenario(harness::write_scenario(*r.scenario), "y.json");
+  REQUIRE(again.problems.empty());
+  CHECK(again.scenario->interrupt == r.scenario->interrupt);
+  CHECK(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 0})").problems.empty());
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 3})").problems, "/interrupt/after_fragment",
+            "expected an integer in 0..2 (the call at /turns/0/attempts/0/events/1 sends 3 argument fragment(s)"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 0, "after_fragment": 0})").problems, "/interrupt/after_fragment",
+            "expected after_event to index a call (the cancel lands inside its arguments), found a text event at "
+            "/turns/0/attempts/0/events/0"));
+  CHECK(has(with(R"({"turn": 0, "after_calls": 0, "after_fragment": 0})").problems, "/interrupt/after_fragment",
+            "has meaning only with \"after_event\""));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": -1})").problems,
+            "/interrupt/after_fragment", "expected an integer"));
+  CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 1})", "gemini").problems,
+            "/interrupt/after_fragment", "Gemini sends a call whole"));
+  // Played in Gemini (hiccup run --provider gemini) it is skipped with the reason.
+  REQUIRE(r.scenario.has_value());
+  CHECK(harness::unplayable_in(*r.scenario, "gemini") ==
+        "/interrupt/after_fragment: Gemini sends a call whole, so no point lies inside its arguments");
+  CHECK_FALSE(harness::unplayable_in(*r.scenario, "anthropic"));
+}
+
 TEST_CASE("a stall between half and twice the idle timeout is a timing warning with its pointer") {
   harness::Scenario s;
   s.source_path = "race.json";

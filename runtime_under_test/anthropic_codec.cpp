@@ -72,6 +72,7 @@ class AnthropicDecoder final : public IStreamDecoder {
         b.id = string_member(cb, "id");
         b.name = string_member(cb, "name");
         if (cb.contains("input") && cb["input"].is_object()) b.input = cb["input"];
+        out.open_call_fragments = 0;
       } else if (kind == "thinking") {
         b.kind = Block::kThinking;
         b.partial_json = string_member(cb, "thinking");  // the thinking text so far
@@ -94,8 +95,11 @@ class AnthropicDecoder final : public IStreamDecoder {
         const std::string text = string_member(delta, "text");
         if (!text.empty()) out.parts.push_back({text, std::nullopt});
       } else if (kind == "input_json_delta" && it->second.kind == Block::kToolUse) {
-        it->second.partial_json += string_member(delta, "partial_json");
+        const std::string piece = string_member(delta, "partial_json");
+        it->second.partial_json += piece;
         it->second.streamed = true;
+        it->second.fragments += piece.empty() ? 0 : 1;  // an empty delta adds no argument text
+        out.open_call_fragments = it->second.fragments;
       } else if (kind == "thinking_delta" && it->second.kind == Block::kThinking) {
         it->second.partial_json += string_member(delta, "thinking");
       } else if (kind == "signature_delta" && it->second.kind == Block::kThinking && !it->second.streamed) {
@@ -171,6 +175,7 @@ class AnthropicDecoder final : public IStreamDecoder {
     json input = json::object();  // content_block_start's input (used when no delta streams)
     std::string partial_json;     // input_json_delta pieces so far (a thinking block: its text)
     bool streamed = false;        // a thinking block: its signature arrived
+    int fragments = 0;            // a tool_use block: its non-empty input_json_delta frames so far
   };
   /// Whether `data` (a message_delta) sets stop_reason `reason`.
   static bool delta_stop_reason(const json& data, std::string_view reason) {

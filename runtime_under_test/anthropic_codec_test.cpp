@@ -167,6 +167,18 @@ TEST_CASE("anthropic stream: text as it arrives, each tool_use whole at its bloc
   CHECK_FALSE(d->repaired_open_call(""));
 }
 
+TEST_CASE("anthropic stream: each frame that opens a tool_use or adds to its input says how many fragments it has") {
+  auto decoder = codec().stream_decoder();
+  rut::SseDecoder sse;
+  std::vector<rut::SseFrame> frames;
+  sse.feed(kStream, frames);
+  std::vector<int> seen;  // open_call_fragments per frame, -1 for none
+  for (const auto& f : frames) seen.push_back(decoder->on_frame(f).open_call_fragments.value_or(-1));
+  // message_start, ping, the text block (start, two deltas, stop), deploy (start, 2 fragments, a
+  // ping, its third, stop), shell (start, an empty delta, stop), message_delta, message_stop.
+  CHECK(seen == std::vector<int>{-1, -1, -1, -1, -1, -1, 0, 1, -1, 2, 3, -1, 0, 0, -1, -1, -1});
+}
+
 TEST_CASE("anthropic stream: the same parts and finish under any chunking") {
   const Decoded whole = decode_stream(kStream);
   for (std::size_t step : {1, 2, 3, 5, 7, 13, 64, 200}) {

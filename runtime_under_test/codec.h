@@ -77,6 +77,13 @@ struct DecodedChunk {
   /// `error`/`response.failed`, Anthropic `event: error`): its message.
   std::optional<std::string> stream_error;
   bool undecodable = false;                 ///< the frame's JSON does not parse
+  /// Set when the frame opened a call or added to its arguments, and that call is still open (its
+  /// arguments incomplete): how many argument fragments it has received so far, 0 for the frame
+  /// that opens it. Only formats that stream a call's arguments in pieces set it (Chat
+  /// `delta.tool_calls` entries, Responses `response.function_call_arguments.delta`, Anthropic
+  /// `input_json_delta`; WIRE-FORMATS.md); Gemini sends a call whole. The runtime's interrupt
+  /// inside a call's arguments reads it (runtime.h, UserInterrupt::after_fragment).
+  std::optional<int> open_call_fragments;
 };
 
 /// Decodes one streamed response, frame by frame. Stateful (open calls, blocks, indexes).

@@ -54,7 +54,8 @@ std::optional<ErrorCode> status_error(int status) {
 }  // namespace
 
 AttemptResult ModelClient::run(const HttpRequest& request,
-                               const std::function<void(const ModelPart&)>& on_part) {
+                               const std::function<void(const ModelPart&)>& on_part,
+                               const std::function<void(int)>& on_call_fragment) {
   AttemptResult result;
   cancel_requested_ = false;
   bool decided = false;
@@ -111,6 +112,16 @@ AttemptResult ModelClient::run(const HttpRequest& request,
         result.message = "cancelled by the user";
         decided = true;
         return;  // stop reading: nothing after the cancel is handed out
+      }
+    }
+    if (chunk.open_call_fragments && on_call_fragment) {
+      on_call_fragment(*chunk.open_call_fragments);
+      if (cancel_requested_) {
+        result.ok = false;
+        result.cancelled = true;
+        result.message = "cancelled by the user";
+        decided = true;
+        return;  // the open call is dropped with the rest of the stream
       }
     }
     if (!chunk.finish) return;

@@ -80,9 +80,13 @@ class ModelClient {
   /// Sends `request` and streams it; `on_part` sees each delivered part as soon as its frame is
   /// decoded (parts of a failing attempt included: the caller discards them on Retry). Stops
   /// reading at the first terminal frame, failure frame or undecodable frame. On kIdleTimeout the
-  /// clock advances by idle_timeout_s. Transport exceptions propagate.
+  /// clock advances by idle_timeout_s. Transport exceptions propagate. `on_call_fragment`, if
+  /// set, sees each frame that opens a call or adds to its arguments while the call stays open,
+  /// with the number of argument fragments it has so far (0: just opened; DecodedChunk::
+  /// open_call_fragments); it may cancel() too.
   [[nodiscard]] AttemptResult run(const HttpRequest& request,
-                                  const std::function<void(const ModelPart&)>& on_part);
+                                  const std::function<void(const ModelPart&)>& on_part,
+                                  const std::function<void(int)>& on_call_fragment = {});
 
   /// Called from `on_part`: the user cancelled. The running attempt stops reading its stream at
   /// once (no further part is handed out) and returns with `cancelled` set.

@@ -133,6 +133,7 @@ struct OpenCall {
   std::string arguments;
   int position = 0;       ///< position of its entry in the chunk that started it
   bool handed_out = false;  ///< already delivered as a part (its arguments were complete)
+  int fragments = 0;        ///< entries that added argument text
 };
 
 /// Applies one chunk's `delta.tool_calls` entries to `calls` (keyed by `index`, in start order).
@@ -151,7 +152,9 @@ void apply_tool_call_deltas(const json& entries, std::vector<OpenCall>& calls) {
     if (std::string id = string_member(e, "id"); !id.empty()) it->id = id;
     if (const json* fn = member(e, "function"); fn && fn->is_object()) {
       if (std::string name = string_member(*fn, "name"); !name.empty()) it->name = name;
-      it->arguments += string_member(*fn, "arguments");
+      const std::string piece = string_member(*fn, "arguments");
+      it->arguments += piece;
+      it->fragments += piece.empty() ? 0 : 1;
     }
   }
 }
@@ -213,6 +216,10 @@ class ChatDecoder final : public IStreamDecoder {
         std::vector<std::string> before;
         for (const OpenCall& c : calls_) before.push_back(c.arguments);
         apply_tool_call_deltas(*tc, calls_);
+        // The call this frame opened or added to, if it stays open (checked after the hand-out).
+        for (std::size_t i = 0; i < calls_.size(); ++i) {
+          if (i >= before.size() || calls_[i].arguments.size() > before[i].size()) touched_ = static_cast<int>(i);
+        }
         // More argument text for a call already handed out: what was handed out was not the
         // whole call after all (only whitespace may follow a complete object).
         for (std::size_t i = 0; i < before.size(); ++i) {
@@ -239,6 +246,10 @@ class ChatDecoder final : public IStreamDecoder {
       else if (finish_reason_ && *finish_reason_ == "length") cut_ = *c;  // the token limit cut it: never whole
       else invalid_arguments_ = true;
     }
+    if (touched_ >= 0 && !calls_[static_cast<std::size_t>(touched_)].handed_out) {
+      out.open_call_fragments = calls_[static_cast<std::size_t>(touched_)].fragments;
+    }
+    touched_ = -1;
     return out;
   }
 
@@ -273,6 +284,7 @@ class ChatDecoder final : public IStreamDecoder {
   std::optional<std::string> finish_reason_;
   std::optional<OpenCall> cut_;  // a call whose arguments the `length` finish cut
   bool invalid_arguments_ = false;
+  int touched_ = -1;  // the call the frame being decoded opened or added to
 };
 
 class ChatCodec final : public ICodec {

@@ -147,13 +147,16 @@ TEST_CASE("chat decoder: text at once, a call once its arguments are whole, the 
   const DecodedChunk text = decoder->on_frame(frames[1]);
   REQUIRE(text.parts.size() == 1);
   CHECK(*text.parts[0].text == "Hi");
+  CHECK_FALSE(text.open_call_fragments);
   for (int i = 2; i <= 3; ++i) {  // the start (arguments "") and a piece that is not JSON yet
     const DecodedChunk c = decoder->on_frame(frames[static_cast<std::size_t>(i)]);
     CHECK(c.parts.empty());
     CHECK_FALSE(c.finish);
+    CHECK(c.open_call_fragments == i - 2);  // the open call's argument fragments so far
   }
   const DecodedChunk whole = decoder->on_frame(frames[4]);
   CHECK_FALSE(whole.finish);
+  CHECK_FALSE(whole.open_call_fragments);  // the call is whole: no longer open
   REQUIRE(whole.parts.size() == 1);
   CHECK(*whole.parts[0].call == rut::FunctionCall{"shell", json{{"command", "ls"}}, "call_0_0"});
   const DecodedChunk fin = decoder->on_frame(frames[5]);

@@ -248,13 +248,19 @@ class ResponsesDecoder final : public IStreamDecoder {
       it.arguments = string_member(*item, "arguments");
       const int index = index_of(d);
       if (!it.id.empty()) by_id_[it.id] = index;
+      if (it.type == "function_call") out.open_call_fragments = 0;
       items_[index] = std::move(it);
     } else if (type == "response.output_text.delta") {
       const std::string delta = string_member(d, "delta");
       if (Item* it = find(d)) it->text_seen = true;
       if (!delta.empty()) out.parts.push_back({delta, std::nullopt, 0});
     } else if (type == "response.function_call_arguments.delta") {
-      if (Item* it = find(d)) it->arguments += string_member(d, "delta");
+      if (Item* it = find(d)) {
+        const std::string piece = string_member(d, "delta");
+        it->arguments += piece;
+        it->fragments += piece.empty() ? 0 : 1;  // an empty delta adds no argument text
+        out.open_call_fragments = it->fragments;
+      }
     } else if (type == "response.function_call_arguments.done") {
       if (Item* it = find(d); it && d.contains("arguments") && d["arguments"].is_string()) {
         it->arguments = d["arguments"].get<std::string>();
@@ -332,6 +338,7 @@ class ResponsesDecoder final : public IStreamDecoder {
     std::string arguments;  // concatenated argument fragments so far
     bool text_seen = false;
     bool done = false;
+    int fragments = 0;  // non-empty function_call_arguments.delta events so far
   };
 
   /// The event's `output_index`, or the index its `item_id` was added at; -1 when neither.

@@ -175,7 +175,15 @@ TEST_CASE("responses codec: a call is handed out at its output_item.done, not be
   sse.feed(call_start(0, "fc_1", "call_1", "shell") + call_delta(0, "fc_1", "{}") +
                pair("response.function_call_arguments.done", {{"item_id", "fc_1"}, {"output_index", 0}, {"arguments", "{}"}}),
            frames);
-  for (const auto& f : frames) CHECK(dec->on_frame(f).parts.empty());
+  REQUIRE(frames.size() == 3);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const DecodedChunk c = dec->on_frame(frames[i]);
+    CHECK(c.parts.empty());
+    // The open call's argument fragments so far: 0 at its output_item.added, 1 after the delta;
+    // arguments.done adds none.
+    if (i < 2) CHECK(c.open_call_fragments == static_cast<int>(i));
+    else CHECK_FALSE(c.open_call_fragments);
+  }
   frames.clear();
   // The done item alone names everything; arguments that were streamed are not needed again.
   sse.feed(pair("response.output_item.done",

@@ -25,13 +25,17 @@ enum class ConsumerKind { kHeadless, kSubagent };
 /// delivered order) of attempt `attempt` of model turn `turn` has been received; with
 /// `after_calls` once that many of turn `turn`'s committed calls have run; with `before_attempt`
 /// halfway through the backoff before attempt `before_attempt` (>= 1) of turn `turn` (the pending
-/// retry is dropped). Fires at most once.
+/// retry is dropped). With `after_event` and `after_fragment`, part `after_event` is a call and the
+/// user cancels inside it, once its start and `after_fragment` of its argument fragments have
+/// been received (formats that stream arguments in pieces; DecodedChunk::open_call_fragments).
+/// Fires at most once.
 struct UserInterrupt {
   int turn = 0;
   int attempt = 0;
   std::optional<int> after_event;
   std::optional<int> after_calls;
   std::optional<int> before_attempt;
+  std::optional<int> after_fragment;
 };
 
 /// What the runtime does when an attempt fails after it delivered content (docs/POLICY.md

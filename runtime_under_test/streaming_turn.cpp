@@ -33,6 +33,24 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
     const bool cancel_here = cut && cut->after_event && !log_.interrupted && cut->turn == turn &&
                              cut->attempt == attempt;
     bool read_past_cancel = false;  // only under execute-after-cancel
+    auto user_cancels = [&] {
+      log_.interrupted = true;
+      if (config_.defects.contains(Defect::kExecuteAfterCancel)) {
+        // defect: the cancel only raises a flag the stream reader never checks: the stream is
+        // read to its end and every call that arrives after the cancel goes to the streaming
+        // tool executor, which runs it
+        read_past_cancel = true;
+      } else {
+        client_.cancel();  // the user cancels: stop reading this stream now
+      }
+    };
+    // Inside call `after_event`'s arguments: parts 0..after_event - 1 are in, the call is open.
+    std::function<void(int)> on_call_fragment;
+    if (cancel_here && cut->after_fragment) {
+      on_call_fragment = [&](int fragments) {
+        if (!log_.interrupted && part_index == *cut->after_event && fragments == *cut->after_fragment) user_cancels();
+      };
+    }
     AttemptResult result = client_.run(request, [&](const ModelPart& part) {
       if (part.reasoning) {
         // Reasoning is neither shown nor run: it waits in the attempt's parts for the commit, and
@@ -49,19 +67,9 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
         consumer.on_tool_call_request({admit(*part.call, seq, call_index, turn, attempt), attempt, read_past_cancel});
         ++call_index;
       }
-      if (cancel_here && part_index == *cut->after_event) {
-        log_.interrupted = true;
-        if (config_.defects.contains(Defect::kExecuteAfterCancel)) {
-          // defect: the cancel only raises a flag the stream reader never checks: the stream is
-          // read to its end and every call that arrives after the cancel goes to the streaming
-          // tool executor, which runs it
-          read_past_cancel = true;
-        } else {
-          client_.cancel();  // the user cancels: stop reading this stream now
-        }
-      }
+      if (cancel_here && !cut->after_fragment && part_index == *cut->after_event) user_cancels();
       ++part_index;
-    });
+    }, on_call_fragment);
 
     if (result.cancelled || read_past_cancel) {
       // The uncommitted turn is dropped whole: its text is not shown, its calls never run.
@@ -71,9 +79,14 @@ TurnOutcome StreamingTurn::run(ITurnConsumer& consumer) {
         history_.commit_model_turn(result.parts);  // defect: the partial turn's calls stay, unanswered
       }
       std::string message = "cancelled by the user during turn " + std::to_string(turn) + ", attempt " +
-                            std::to_string(attempt) + ", after part " + std::to_string(*cut->after_event);
-      log_.add({{"type", "cancel"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
-                {"after_event", *cut->after_event}, {"cancelled_calls", calls}});
+                            std::to_string(attempt) +
+                            (cut->after_fragment ? ", inside part " + std::to_string(*cut->after_event) + " after " +
+                                                       std::to_string(*cut->after_fragment) + " argument fragment(s)"
+                                                 : ", after part " + std::to_string(*cut->after_event));
+      json cancel = {{"type", "cancel"}, {"turn", turn}, {"attempt", attempt}, {"seq", seq},
+                     {"after_event", *cut->after_event}, {"cancelled_calls", calls}};
+      if (cut->after_fragment) cancel["after_fragment"] = *cut->after_fragment;
+      log_.add(std::move(cancel));
       consumer.on_error({"cancelled", message});
       return {false, "cancelled", message, std::nullopt};
     }

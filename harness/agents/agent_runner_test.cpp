@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "harness/agents/agent_runner.h"
+#include "harness/agents/judge.h"
 #include "harness/scenario_io.h"
 #include "mock_server/json_text.h"
 
@@ -49,6 +50,42 @@ Recipe fake_agent(const std::string& mode) {
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST_CASE("a prompt sent back with trailing whitespace is still the prompt: the preamble and the agent's note are dropped, not the prompt") {
+  // claude-code 2.1.332 resumed after a cancel (`claude -p --continue`): its first prompt comes
+  // back as "…\n" in a content with its <system-reminder> part and "[Request interrupted by user]".
+  const std::string prompt = "Deploy the staging build.";
+  const std::string next = "Never mind, do not run anything. Just say bye.";
+  mock::JournalEntry e;
+  e.contents = nlohmann::json::array(
+      {{{"role", "user"},
+        {"parts", {{{"text", "<system-reminder>\nAttribution …\n</system-reminder>\n"}}, {{"text", prompt + "\n"}},
+                   {{"text", "[Request interrupted by user]"}}}}},
+       {{"role", "model"}, {"parts", {{{"text", "No response requested."}}}}},
+       {{"role", "user"}, {"parts", {{{"text", next}}}}}});
+  mock::Journal journal;
+  journal.push_back(e);
+  harness::agents::strip_preamble(journal, prompt, {next});
+  REQUIRE(journal[0].contents.size() == 3);
+  CHECK(journal[0].contents[0]["parts"] == nlohmann::json::array({{{"text", prompt}}}));
+  CHECK(journal[0].contents[1]["role"] == "model");  // what history-integrity then judges
+  CHECK(journal[0].contents[2]["parts"] == nlohmann::json::array({{{"text", next}}}));
+
+  // After a cancel while its tool ran, the note sits beside the tool_result: the result stays.
+  mock::JournalEntry t;
+  const nlohmann::json result = {{"functionResponse", {{"name", "Bash"}, {"response", {{"output", "ok"}}}}}};
+  t.contents = nlohmann::json::array(
+      {{{"role", "user"}, {"parts", {{{"text", prompt}}}}},
+       {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "Bash"}, {"args", nlohmann::json::object()}}}}}}},
+       {{"role", "user"}, {"parts", {result, {{"text", "[Request interrupted by user for tool use]"}}}}},
+       {{"role", "user"}, {"parts", {{{"text", next}}}}}});
+  mock::Journal tools;
+  tools.push_back(t);
+  harness::agents::strip_preamble(tools, prompt, {next});
+  REQUIRE(tools[0].contents.size() == 4);
+  CHECK(tools[0].contents[2]["parts"] == nlohmann::json::array({result}));
+  CHECK(tools[0].contents[3]["parts"] == nlohmann::json::array({{{"text", next}}}));
 }
 
 TEST_CASE("a correct agent passes the reset-after-call scenario, inside-only checks are n/a") {

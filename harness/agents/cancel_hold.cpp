@@ -72,8 +72,11 @@ void CancelHold::rewrite(int turn, int attempt, mock::Attempt& played) {
   std::lock_guard lock(mu_);
   if (armed_ || played.fault || played.status) return;
   armed_ = true;
-  // `after_event` counts the events fully delivered before the fault: event e is out whole.
-  played.fault = mock::StallFault{*interrupt_.after_event + 1, hold_s_, std::nullopt};
+  // `after_event` counts the events fully delivered before the fault: event e is out whole; inside
+  // call e's arguments, events 0..e-1 are out whole and call e's start and f fragments.
+  played.fault = interrupt_.after_fragment
+                     ? mock::StallFault{*interrupt_.after_event, hold_s_, interrupt_.after_fragment}
+                     : mock::StallFault{*interrupt_.after_event + 1, hold_s_, std::nullopt};
   t_hold_added = true;
 }
 

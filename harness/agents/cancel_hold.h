@@ -20,7 +20,8 @@ namespace harness::agents {
 /// Why `scenario`'s interrupt cannot be played against an external agent (a lower-case message
 /// naming its JSON pointer), or nullopt when it can (or it has none). Playable:
 /// - `after_event`: the stream is held right after that event (an interrupted attempt that scripts
-///   a fault of its own is not: the hold is that attempt's one fault slot);
+///   a fault of its own is not: the hold is that attempt's one fault slot); with `after_fragment`,
+///   inside that call, after its start and that many argument fragments;
 /// - `after_calls: k` (the turn's calls running the ledger command): the cancel goes while call k
 ///   (0-based) runs: once k + 1 ledger lines of the turn's calls are written (a call's line is
 ///   written as its command begins; give call k a `duration_s` so that it is still running). The

@@ -76,6 +76,47 @@ TEST_CASE("the interrupted attempt is held after its event and reports the hold 
   CHECK(j[1].attempt == 1);
 }
 
+TEST_CASE("inside a call's arguments the hold comes after the call's start and after_fragment of its fragments") {
+  constexpr const char* kInside = R"({
+    "schema": 1, "name": "inside", "prompt": "Deploy.", "provider": "anthropic",
+    "session": [ { "prompt": "Just say bye." } ],
+    "interrupt": { "turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 1 },
+    "turns": [ { "attempts": [
+        { "events": [ { "text": "Deploying." },
+                      { "call": { "name": "Bash", "args": { "command": "deploy --env staging" }, "fragments": 3 } },
+                      { "finish": "stop" } ] },
+        { "events": [ { "text": "Bye." }, { "finish": "stop" } ] } ] } ]
+  })";
+  LoadResult r = parse_scenario(kInside, "inside.json");
+  for (const auto& p : r.problems) INFO(format_problem(p));
+  REQUIRE(r.scenario);
+  const Scenario s = *r.scenario;
+  REQUIRE_FALSE(cancel_hold_problem(s));
+  CancelHold hold(*s.interrupt, 120);
+  mock::ScriptEngine engine(s.script, [&](int t, int a, mock::Attempt& played) { hold.rewrite(t, a, played); });
+  hold.serve(engine);
+  const mock::Plan first = hold.respond(
+      {"POST", "/v1/messages", R"({"model": "claude-sonnet-4-5", "max_tokens": 1024, "stream": true, "messages": [{"role": "user", "content": "Deploy."}]})"});
+  REQUIRE(first.streaming);
+  REQUIRE(stalls(first, 120) == 1);
+  std::string before;
+  std::string after;
+  bool held = false;
+  for (const auto& a : first.actions) {
+    if (std::holds_alternative<mock::StallAction>(a)) held = true;
+    if (const auto* w = std::get_if<mock::WriteAction>(&a)) (held ? after : before) += w->bytes;
+  }
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(before, "\"tool_use\"") == 1);         // the call's start
+  CHECK(count(before, "input_json_delta") == 1);       // and one of its three fragments
+  CHECK(count(before, "event: content_block_stop") == 1);  // only the text block is closed
+  CHECK(count(after, "input_json_delta") == 2);  // the rest only after the hold's 120 s (or never: SIGINT)
+}
+
 TEST_CASE("the hold fires once: a later play of the same attempt streams whole") {
   Scenario s = load();
   s.interrupt->attempt = 1;  // the last attempt, which repeats

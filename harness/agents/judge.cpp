@@ -97,10 +97,14 @@ bool is_model_request(const mock::JournalEntry& e) {
 }
 
 /// Whether a text part shows the prompt: equal to it, or ending with it after a preamble that
-/// the wire format joined into the same text (qwen-code's `<system-reminder>` parts).
+/// the wire format joined into the same text (qwen-code's `<system-reminder>` parts), trailing
+/// whitespace aside (claude-code's resumed session sends the first prompt back with a "\n").
 bool is_prompt_part(const json& part, const std::string& prompt) {
   if (!part.is_object() || !part.contains("text") || !part["text"].is_string()) return false;
-  const std::string& text = part["text"].get_ref<const std::string&>();
+  std::string_view text = part["text"].get_ref<const std::string&>();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
   return text == prompt || (!prompt.empty() && text.size() > prompt.size() && text.ends_with(prompt));
 }
 
@@ -208,7 +212,17 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
       json c = e.contents[i];
       const auto later = std::find_if(later_prompts.begin(), later_prompts.end(), [&](const std::string& p) { return holds_prompt(c, p); });
       if (later == later_prompts.end()) {
-        if (!text_only_user(c)) rest.push_back(std::move(c));  // else an agent's own note between prompts
+        if (text_only_user(c)) continue;  // an agent's own note between prompts
+        if (c.value("role", "") == "user" && c.contains("parts") && c["parts"].is_array()) {
+          // Tool results with a note of the agent's beside them (claude-code's "[Request
+          // interrupted by user for tool use]"): the results are judged, the note is not a prompt.
+          json results = json::array();
+          for (const json& p : c["parts"]) {
+            if (!p.is_object() || !p.contains("text")) results.push_back(p);
+          }
+          c["parts"] = std::move(results);
+        }
+        rest.push_back(std::move(c));
         continue;
       }
       // A later prompt's content, without the preamble the agent wrapped it in (qwen-code's

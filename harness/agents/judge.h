@@ -129,8 +129,11 @@ bool is_model_request(const mock::JournalEntry& e);
 /// history, so history-integrity compares turns, not preambles. With `later_prompts` (a session's
 /// prompts after the first), also the agent's own notes between prompts: a user content of text
 /// only, after the first prompt's, that holds none of them (codex's `<turn_aborted>` message and
-/// claude-code's "[Request interrupted by user]" after the user's cancel). A prompt that is lost or
-/// out of order is still one (history-integrity).
+/// claude-code's "[Request interrupted by user]" after the user's cancel), and the text parts of a
+/// user content of tool results that holds none of them (claude-code's "[Request interrupted by
+/// user for tool use]" beside a tool_result). A prompt's text may end in whitespace the agent
+/// added (claude-code's resumed prompt ends in "\n"). A prompt that is lost or out of order is
+/// still one (history-integrity).
 void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts = {});
 
 /// Judges one finished black-box run (pure; exposed for tests) against a correct client's run as

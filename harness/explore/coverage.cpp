@@ -158,7 +158,8 @@ bool no_execution_after_cancel_pre(const CaseResult& r) {
     if (cancelled < 0 || &r.journal[static_cast<std::size_t>(cancelled)] != &e) return false;
     const mock::Attempt* a = played_attempt(r, e);
     if (a == nullptr) return false;
-    for (std::size_t k = static_cast<std::size_t>(*in.after_event) + 1; k < a->events.size(); ++k) {
+    // Inside call e's arguments (after_fragment), call e itself is one the cancel stops.
+    for (std::size_t k = static_cast<std::size_t>(*in.after_event) + (in.after_fragment ? 0 : 1); k < a->events.size(); ++k) {
       if (std::holds_alternative<mock::CallEvent>(a->events[k])) return true;
     }
     return false;

@@ -446,7 +446,9 @@ TEST_CASE("execute-after-cancel is found in both forms: a call streamed after th
       const auto& events = s.script.turns[static_cast<std::size_t>(s.interrupt->turn)]
                                .attempts[static_cast<std::size_t>(*s.interrupt->attempt)].events;
       bool call_after = false;
-      for (std::size_t k = static_cast<std::size_t>(*s.interrupt->after_event) + 1; k < events.size(); ++k) {
+      // Inside a call's arguments (after_fragment) that call itself arrives after the cancel.
+      const std::size_t first_after = static_cast<std::size_t>(*s.interrupt->after_event) + (s.interrupt->after_fragment ? 0 : 1);
+      for (std::size_t k = first_after; k < events.size(); ++k) {
         call_after |= std::holds_alternative<mock::CallEvent>(events[k]);
       }
       s = hx::with_oracle_expect(s);
@@ -517,6 +519,40 @@ TEST_CASE("the explorer draws interrupts during a backoff in a small share of ca
       const bool named = std::any_of(out.failure->violations.begin(), out.failure->violations.end(),
                                      [](const harness::Violation& v) { return v.invariant == "no-request-after-cancel"; });
       CHECK(named);
+    }
+  }
+}
+
+TEST_CASE("the explorer draws interrupts inside a call's arguments where the format streams them, never in Gemini, and the oracle agrees",
+          "[explore]") {
+  for (const std::string provider : {"gemini", "openai-chat", "openai-responses", "anthropic"}) {
+    int inside = 0;
+    int mid_stream = 0;
+    for (int i = 0; i < 2000; ++i) {  // about one case in 200 draws it
+      harness::Scenario s = hx::generate_case(7, i, provider).value();
+      if (!s.interrupt || !s.interrupt->after_event) continue;
+      ++mid_stream;
+      if (!s.interrupt->after_fragment) continue;
+      ++inside;
+      const auto& event = s.script.turns[static_cast<std::size_t>(s.interrupt->turn)]
+                              .attempts[static_cast<std::size_t>(*s.interrupt->attempt)]
+                              .events[static_cast<std::size_t>(*s.interrupt->after_event)];
+      const auto* call = std::get_if<mock::CallEvent>(&event);
+      REQUIRE(call != nullptr);
+      CHECK(*s.interrupt->after_fragment < call->fragments);
+      // A correct runtime passes: the oracle's prediction and the run agree on where it fires.
+      s = hx::with_oracle_expect(s);
+      harness::RunOptions o;
+      o.transport = harness::TransportKind::kMemory;
+      const harness::CaseResult r = harness::run_scenario(s, o);
+      INFO(provider << " case " << i << "\n" << harness::write_scenario(s));
+      CHECK(r.passed());
+    }
+    INFO(provider << ": " << inside << " of " << mid_stream << " mid-stream interrupts inside a call's arguments");
+    if (provider == "gemini") {
+      CHECK(inside == 0);
+    } else {
+      CHECK(inside >= 5);
     }
   }
 }

@@ -705,6 +705,15 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
     if (streams.empty()) return;
     const std::size_t i = static_cast<std::size_t>(draw.turn * 64 + draw.attempt) % streams.size();
     in = Interrupt{streams[i].first, streams[i].second, draw.point % points[i], std::nullopt};
+    // One mid-stream cancel in two that falls on a call streamed in fragments lands inside its
+    // arguments (Gemini sends a call whole: never there).
+    const mock::Event& at = turns[static_cast<std::size_t>(streams[i].first)]
+                                .attempts[static_cast<std::size_t>(streams[i].second)]
+                                .events[static_cast<std::size_t>(*in->after_event)];
+    const auto* call = std::get_if<mock::CallEvent>(&at);
+    if (call != nullptr && call->fragments >= 2 && s.script.provider != "gemini" && (draw.turn / 8) % 2 == 1) {
+      in->after_fragment = (draw.point / 8) % call->fragments;
+    }
   }
   s.interrupt = in;
   if (!draw.next_prompt) return;  // the cancel ends the session

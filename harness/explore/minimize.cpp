@@ -144,6 +144,10 @@ std::vector<Edit> deletions(const Scenario& s) {
   if (s.interrupt) {
     out.push_back({Edit::Kind::kInterrupt, "/interrupt", "delete interrupt", [](Scenario& x) { x.interrupt.reset(); }});
   }
+  if (s.interrupt && s.interrupt->after_fragment) {
+    out.push_back({Edit::Kind::kInterrupt, "/interrupt/after_fragment", "cancel after the call whole",
+                   [](Scenario& x) { x.interrupt->after_fragment.reset(); }});
+  }
   for (std::size_t i = 0; i < s.session.size(); ++i) {
     out.push_back({Edit::Kind::kSession, "/session/" + std::to_string(i), "delete session prompt",
                    [i](Scenario& x) { x.session.erase(x.session.begin() + static_cast<long>(i)); }});
