@@ -764,13 +764,13 @@ TEST_CASE("a cancel inside a call's arguments fires after the call's start and t
       CHECK(r.passed());
       CHECK(r.run.ledger.empty());
       const auto cancel = std::find_if(r.run.events.begin(), r.run.events.end(),
-                                       [](const json& e) { return e.value("type", "") == "cancel"; });
+                                       [](const nlohmann::json& e) { return e.value("type", "") == "cancel"; });
       REQUIRE(cancel != r.run.events.end());
       CHECK((*cancel)["after_fragment"] == fragment);
       CHECK((*cancel)["after_event"] == 2);
       // The whole migrate_db call arrived before the cancel; the half-streamed deploy never did.
       int calls_seen = 0;
-      for (const json& e : r.run.events) calls_seen += e.value("type", "") == "tool_call" ? 1 : 0;
+      for (const nlohmann::json& e : r.run.events) calls_seen += e.value("type", "") == "tool_call" ? 1 : 0;
       CHECK(calls_seen == 1);
     }
   }
