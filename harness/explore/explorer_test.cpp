@@ -406,6 +406,9 @@ TEST_CASE("exploration over websocket finds replay-lost-context and shrinks it t
     auto o = quiet_options(seed, 200);
     o.defects = {"replay-lost-context"};
     o.transport = harness::TransportKind::kWebSocket;
+    // Every shrink candidate runs in real time here: a shorter walk down RapidCheck's tree (the
+    // minimizer still deletes until nothing more can go) keeps the three seeds within minutes.
+    o.max_shrink_tries = 60;
     o.provider = "openai-responses";
     std::ostringstream log;
     const auto out = hx::explore(o, log);
