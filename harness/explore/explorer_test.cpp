@@ -409,6 +409,9 @@ TEST_CASE("exploration over websocket finds replay-lost-context and shrinks it t
     // Every shrink candidate runs in real time here: a shorter walk down RapidCheck's tree (the
     // minimizer still deletes until nothing more can go) keeps the three seeds within minutes.
     o.max_shrink_tries = 60;
+    // And idle timeouts of 500 ms real, not the 2 s the other network explorations here wait:
+    // the shrink candidates' stalls took minutes at 2 s (9.5 minutes for the three seeds).
+    o.http_idle_floor_ms = 500;
     o.provider = "openai-responses";
     std::ostringstream log;
     const auto out = hx::explore(o, log);
