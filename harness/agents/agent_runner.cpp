@@ -539,6 +539,22 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
                                " a duration_s in `tools`; before_attempt: a longer retry_after_s)";
       }
     }
+    if (scenario.interrupt && scenario.interrupt->before_attempt && result.cancel_prompt >= 0) {
+      // A cancel during a backoff lands only if the retry had not gone out before the SIGINT: an
+      // agent whose own backoff is shorter than the settle retried first, and what it did next is
+      // no verdict on a cancel during a backoff (a newcomer saw such a row pass, stop 53).
+      const Interrupt& in = *scenario.interrupt;
+      for (std::size_t k = 0; k < result.journal.size() && static_cast<int>(k) < result.requests_before_cancel; ++k) {
+        const mock::JournalEntry& e = result.journal[k];
+        if (e.turn == in.turn && e.attempt >= *in.before_attempt && is_model_request(e)) {
+          result.harness_error = "the agent's backoff ended before the SIGINT (0.3 s after the failed answer): its retry, "
+                                 "request " + std::to_string(k) + ", went out first, so the cancel did not land in a "
+                                 "backoff; script a longer retry_after_s on /turns/" + std::to_string(in.turn) +
+                                 "/attempts/" + std::to_string(*in.before_attempt - 1);
+          break;
+        }
+      }
+    }
 
     const bool no_request = std::none_of(result.journal.begin(), result.journal.end(), is_model_request);
     if (server.internal_errors() > 0) {

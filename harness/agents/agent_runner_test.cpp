@@ -577,6 +577,17 @@ TEST_CASE("a cancel point the agent passes before the SIGINT can go is a harness
   CHECK(r.cancel_prompt == -1);
   CHECK(r.harness_error.rfind("the interrupt point was reached, but the agent's run of that prompt ended before the SIGINT", 0) == 0);
   CHECK(r.violations.empty());
+
+  // The retry goes out within the 0.3 s, and its answer keeps the agent busy past the SIGINT: the
+  // cancel went out, but not during a backoff (a newcomer saw such a codex row pass, stop 53).
+  std::string busy = text;
+  const std::string answer = "{ \"text\": \"Bye.\" }";
+  busy.replace(busy.find(answer), answer.size(), "{ \"text\": \"Bye.\", \"delay_s\": 2 }");
+  const AgentCaseResult late = run_agent_scenario(load(busy.c_str()), cancel_agent("correct"), {});
+  INFO(late.output_tail);
+  CHECK(late.cancel_prompt == 0);
+  CHECK(late.harness_error.rfind("the agent's backoff ended before the SIGINT", 0) == 0);
+  CHECK(late.harness_error.find("script a longer retry_after_s on /turns/0/attempts/0") != std::string::npos);
 }
 
 }  // namespace

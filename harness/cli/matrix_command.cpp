@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +129,7 @@ int matrix_command(const Args& args) {
   std::vector<LoadProblem> problems;
   std::vector<Scenario> scenarios;
   std::vector<std::string> notes;
+  std::set<std::string> filtered_out;  // scenarios under the paths that --tag left out
   for (const std::string& file : collect_scenario_files(paths, problems, ScanOptions{{report_dir}}, &notes)) {
     LoadResult r = load_scenario_file(file);
     for (LoadProblem& p : r.problems) problems.push_back(std::move(p));
@@ -135,6 +137,7 @@ int matrix_command(const Args& args) {
     bool tagged = tags.empty();
     for (const auto& t : r.scenario->tags) tagged |= std::find(tags.begin(), tags.end(), t) != tags.end();
     if (tagged) scenarios.push_back(std::move(*r.scenario));
+    else filtered_out.insert(r.scenario->name);
   }
   for (const std::string& n : notes) std::cerr << "note: " << n << '\n';
   for (const LoadProblem& p : problems) std::cerr << format_problem(p) << '\n';
@@ -287,7 +290,7 @@ int matrix_command(const Args& args) {
       const bool played = std::any_of(cells.begin(), cells.end(), [&r, &scenario = scenario](const agents::MatrixCell& c) {
         return c.agent == r.name && c.scenario == scenario;
       });
-      if (!played) {
+      if (!played && !filtered_out.contains(scenario)) {
         std::cout << "warning: known failure " << r.name << " / " << scenario
                   << " matched no scenario played (a typo, a renamed scenario, or not under the paths given)\n";
       }
