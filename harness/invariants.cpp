@@ -217,10 +217,19 @@ std::map<std::pair<std::size_t, int>, Replay> replays_in(const mock::Journal& jo
 /// `continue` design) moves the conversation to the next turn, so a call the model sends there is
 /// a new intention. A replay (the provider sent the same id, name and arguments again: replays_in)
 /// is the call it replays. Also a harm: a call that ran although the server never sent it whole
-/// (its arguments were cut): a command the model did not send.
+/// (its arguments were cut): a command the model did not send. After the user's cancel, the next
+/// prompt asks anew: a request that carries more of the session's prompts is a new reply even
+/// when it has the same turn index (a client that dropped the cancelled turn), so its calls are
+/// new intentions (the user asked again; whether the cancelled call's run was recorded is
+/// recorded-execution's to judge).
+std::size_t prompts_carried(const json& contents, const std::vector<std::string>& prompts);
+
 void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   const auto replays = replays_in(ev.journal);
-  std::map<std::pair<int, int>, std::vector<const rut::LedgerEntry*>> runs;  // (turn, position) → executions
+  std::vector<std::string> prompts = {ev.scenario.prompt};
+  for (const SessionPrompt& p : ev.scenario.session) prompts.push_back(p.prompt);
+  // (prompts the request carried, after a cancel only; turn, position) → executions
+  std::map<std::pair<std::size_t, Identity>, std::vector<const rut::LedgerEntry*>> runs;
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
       out.push_back(make("at-most-once", "a side effect the model never asked for: " + tool_words(l.name, l.args) +
@@ -239,9 +248,11 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
                          &e));
     }
     const auto replay = replays.find({e.index, l.call_index});
-    runs[replay == replays.end() ? Identity{e.turn, l.call_index} : replay->second.of].push_back(&l);
+    const std::size_t asked = ev.scenario.interrupt ? prompts_carried(e.contents, prompts) : 0;
+    runs[{asked, replay == replays.end() ? Identity{e.turn, l.call_index} : replay->second.of}].push_back(&l);
   }
-  for (const auto& [key, ls] : runs) {
+  for (const auto& [asked_key, ls] : runs) {
+    const Identity& key = asked_key.second;
     if (ls.size() <= 1) continue;
     const mock::JournalEntry& e = ev.journal[static_cast<std::size_t>(ls.back()->request_seq)];
     std::set<int> seqs;
@@ -428,7 +439,8 @@ void check_no_execution_after_cancel(const Evidence& ev, std::vector<Violation>&
     out.push_back(make("no-execution-after-cancel",
                        "a tool ran after the user said stop: tool \"" + l.name + "\" " + l.args.dump() + " (call " +
                            std::to_string(l.call_index) + " of " + where(e) + ") ran after the user cancelled " +
-                           (in.after_calls ? "once " + std::to_string(*in.after_calls) + " of its calls had run"
+                           (in.after_calls ? "at call " + std::to_string(*in.after_calls) + " (" + std::to_string(*in.after_calls) +
+                                                 " of its calls done before it)"
                                            : mid_stream_point(in)),
                        &e));
   }
@@ -474,7 +486,8 @@ void check_no_request_after_cancel(const Evidence& ev, std::vector<Violation>& o
   const std::size_t carried = prompts_carried(cancelled.contents, prompts);
   const Interrupt& in = *ev.scenario.interrupt;
   const std::string point = in.after_event      ? mid_stream_point(in) + " of " + where(cancelled)
-                            : in.after_calls    ? "once " + std::to_string(*in.after_calls) + " of the calls of " + where(cancelled) + " had run"
+                            : in.after_calls    ? "at call " + std::to_string(*in.after_calls) + " of " + where(cancelled) + " (" +
+                                                      std::to_string(*in.after_calls) + " of its calls done before it)"
                                                 : "during the backoff after " + where(cancelled);
   for (std::size_t i = static_cast<std::size_t>(c) + 1; i < ev.journal.size(); ++i) {
     const mock::JournalEntry& e = ev.journal[i];

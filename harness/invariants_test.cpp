@@ -94,6 +94,29 @@ TEST_CASE("at-most-once: a call that ran from a cut attempt and again from its r
   CHECK(vs[0].request == 1);
 }
 
+TEST_CASE("at-most-once: after the user's cancel, a call the next prompt's answer sends again is a new intention, not a retry of the cancelled one") {
+  // The user cancels while turn 0's call runs (it began: one execution), then asks "do it after
+  // all". A client that dropped the cancelled turn asks with the same turn index, and turn 0's next
+  // attempt sends the call again: the user asked for it, so its run is a second intention.
+  Fixture f;
+  f.scenario.session = {SessionPrompt{"do it after all"}};
+  f.scenario.interrupt = Interrupt{0, std::nullopt, std::nullopt, 0};
+  const json again = {{"role", "user"}, {"parts", json::array({{{"text", "do it after all"}}})}};
+  f.journal[0].fault.clear();
+  f.journal[0].completed = true;
+  f.journal[0].events_delivered = 2;
+  f.journal[1].contents = json::array({user_prompt(), again});
+  f.journal[2].contents = json::array({user_prompt(), again, model_call(), responses(1)});
+  f.run.ledger = {rut::LedgerEntry{"shell", {{"command", "ls"}}, 0, 0, ""},
+                  rut::LedgerEntry{"shell", {{"command", "ls"}}, 1, 0, ""}};
+  const auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "at-most-once") == 0);
+  // Without the next prompt, request 1 is a retry of the same reply: the same call ran twice.
+  f.journal[1].contents = json::array({user_prompt()});
+  const auto retried = names(f.check());
+  CHECK(std::count(retried.begin(), retried.end(), "at-most-once") == 1);
+}
+
 /// The continue design: the call runs as soon as request 0 delivers it whole; the stream is then
 /// reset, and request 1 keeps the cut turn with the call's result and goes on to turn 1.
 Fixture continue_fixture() {

@@ -251,8 +251,13 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       return result;
     case TransportEnd::kIdleTimeout:
       clock_.sleep_s(idle_timeout_s_);
+      // "60 s", "0.5 s" (a whole number without a fraction, as before; a fraction was cut to 0)
       fail(ErrorCode::kIdleTimeout,
-           "no data for " + std::to_string(static_cast<int>(idle_timeout_s_)) + " s");
+           "no data for " +
+               (idle_timeout_s_ == static_cast<double>(static_cast<long long>(idle_timeout_s_))
+                    ? std::to_string(static_cast<long long>(idle_timeout_s_))
+                    : nlohmann::json(idle_timeout_s_).dump()) +
+               " s");
       return result;
     case TransportEnd::kConnectFailed:
       fail(ErrorCode::kConnectFailed, "connection failed");

@@ -92,6 +92,16 @@ TEST_CASE("an idle timeout advances the clock by idle_timeout_s") {
   auto a = run_one(stream({text_frame("a")}, TransportEnd::kIdleTimeout));
   CHECK(code_of(a) == "idle_timeout");
   CHECK(a.clock_s == 60);
+  CHECK(a.result.message == "no data for 60 s");
+  // A fraction of a second is said as it is (it read "no data for 0 s").
+  FakeTransport transport({{stream({text_frame("a")}, TransportEnd::kIdleTimeout)}});
+  VirtualClock clock;
+  const DefectSet none;
+  ModelClient client(transport, clock, none, 0.5);
+  const json contents = json::array({{{"role", "user"}, {"parts", json::array({{{"text", "p"}}})}}});
+  const AttemptResult r = client.run(client.make_request(contents, "m1"), [](const ModelPart&) {});
+  CHECK(r.message == "no data for 0.5 s");
+  CHECK(clock.now_s() == 0.5);
 }
 
 TEST_CASE("parts stream out before the attempt ends, failing attempts included") {

@@ -58,6 +58,10 @@ class RecipeReader {
       bad(at(pointer, key), "expected a string, found " + found(obj[key]));
       return {};
     }
+    if (required && obj[key].get_ref<const std::string&>().empty()) {
+      bad(at(pointer, key), "expected a non-empty string");
+      return {};
+    }
     return obj[key].get<std::string>();
   }
 

@@ -73,6 +73,9 @@ TEST_CASE("a recipe's cancel block: SIGINT with a resume command, and a bad one 
   bad["cancel"]["exit_wait_s"] = 1e300;  // overflowed the runner's clock: killed 5 ms after SIGINT
   CHECK_THROWS_WITH(recipe_from_json(bad), "/cancel/exit_wait_s: expected a number of seconds in (0, 3600], found number 1e+300");
   bad = ok;
+  bad["cancel"]["why"] = "";  // a recipe says why its cancel is the user's: an empty reason says nothing
+  CHECK_THROWS_WITH(recipe_from_json(bad), Catch::Contains("/cancel/why: expected a non-empty string"));
+  bad = ok;
   bad["cancel"]["signal"] = 2;
   CHECK_THROWS_WITH(recipe_from_json(bad), Catch::StartsWith("/cancel/signal: unknown field \"signal\" (known: method, argv, resume_argv, exit_wait_s, why)"));
 }
