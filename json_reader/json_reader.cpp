@@ -35,8 +35,7 @@ struct Discard {
 
 class Reader {
  public:
-  /// `unread`: names of the top-level object's members whose values are checked (skip) and left
-  /// null.
+  /// `unread`: names of the top-level object's members that are checked (skip) and left out.
   Reader(std::string_view text, std::size_t max_depth, std::initializer_list<std::string_view> unread = {})
       : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth), unread_(unread) {}
 
@@ -105,11 +104,15 @@ class Reader {
       ++p_;
       // parser.hpp via json_sax_dom_parser::key: operator[] then assignment, so the last of
       // duplicate keys wins.
-      const bool unread = depth == 1 && is_unread(key);
-      json& member = members.try_emplace(std::move(key)).first->second;
-      member = json();
-      key.clear();  // moved from: valid, its value unspecified
-      if (!(unread ? skip(depth) : value(member, depth))) return false;
+      if (depth == 1 && is_unread(key)) {
+        key.clear();
+        if (!skip(depth)) return false;
+      } else {
+        json& member = members.try_emplace(std::move(key)).first->second;
+        member = json();
+        key.clear();  // moved from: valid, its value unspecified
+        if (!value(member, depth)) return false;
+      }
       skip_whitespace();
       if (p_ == end_) return false;
       if (*p_ == '}') {

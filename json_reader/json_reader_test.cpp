@@ -37,8 +37,8 @@ std::string difference(std::string_view text, std::size_t max_depth) {
   return "";
 }
 
-/// As difference, for json_reader::parse with members left unread: nlohmann's value with the
-/// top-level object's `response`, `a` and `message` members set to null.
+/// As difference, for json_reader::parse with members left unread: nlohmann's value without the
+/// top-level object's `response`, `a` and `message` members.
 std::string difference_unread(std::string_view text, std::size_t max_depth) {
   json want = json_reader::reference::parse(text, max_depth);
   const json got = json_reader::parse(text, max_depth, {"response", "a", "message"});
@@ -48,7 +48,7 @@ std::string difference_unread(std::string_view text, std::size_t max_depth) {
   }
   if (want.is_object()) {
     for (const char* name : {"response", "a", "message"}) {
-      if (want.contains(name)) want[name] = nullptr;
+      want.erase(name);
     }
   }
   if (!want.is_discarded() && !same(want, got)) return "values differ: " + want.dump() + " vs " + got.dump();
@@ -199,10 +199,10 @@ TEST_CASE("json_reader: the bundled scenarios and golden frames read as nlohmann
   CHECK(accepted < texts.size());
 }
 
-TEST_CASE("json_reader: a member left unread is checked as a read one and kept as null") {
+TEST_CASE("json_reader: a member left unread is checked as a read one and left out") {
   const json frame = json_reader::parse(R"({"type":"response.created","response":{"id":"r","output":[1,"x"]}})", 512,
                                         {"response"});
-  CHECK(frame == json{{"type", "response.created"}, {"response", nullptr}});
+  CHECK(frame == json{{"type", "response.created"}});
   // Nested members of that name are read; a bad value, or one nested too deep, is refused.
   CHECK(json_reader::parse(R"({"a":{"response":2}})", 512, {"response"}) == json{{"a", {{"response", 2}}}});
   CHECK(json_reader::parse(R"({"response":{"x":"\ud800"}})", 512, {"response"}).is_discarded());

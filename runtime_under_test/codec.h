@@ -157,9 +157,9 @@ std::string string_member(const nlohmann::json& o, const char* key);
 /// value (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth. Never throws.
 nlohmann::json parse_json(std::string_view text);
 
-/// parse_json(text), but the values of the top-level object's members named in `unread` are checked
-/// without being built and kept as null (json_reader::parse): for frames whose large members the
-/// decoder does not read.
+/// parse_json(text), but the top-level object's members named in `unread` are checked without
+/// being built and left out (json_reader::parse): for frames whose members the decoder never reads
+/// (usage, ids, a whole response object), which were most of a frame's allocations.
 nlohmann::json parse_json(std::string_view text, std::initializer_list<std::string_view> unread);
 
 /// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)
