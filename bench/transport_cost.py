@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """bench/transport_cost.py: the server CPU of one answer over each transport of a format, side by
 side with the same answer over SSE (PERFORMANCE.md "Targets": a WebSocket or event-stream answer
-within 1.2x of the SSE answer's CPU on the same scenario).
+within 1.2x of the SSE answer's CPU on the same scenario; an MCP tools/call no more CPU than a
+model request).
 
 The same scenario (bench/transport/*.json: three text events and a stop finish) is answered over:
   sse        POST /v1/messages, Anthropic's SSE (anthropic_text.json)
   bedrock    POST /model/{id}/invoke-with-response-stream, AWS event-stream frames (same scenario)
   resp-sse   POST /v1/responses, the Responses SSE (responses_text.json)
   websocket  GET /v1/responses upgraded, one response.create frame per answer (same scenario)
+  mcp        POST /mcp, one JSON-RPC tools/call of the scenario's tool per answer, in one MCP
+             session (initialize and notifications/initialized first), answered as JSON
+             (mcp_tool.json: the anthropic scenario plus the tool), paired with sse
 by one client per transport on one keep-alive connection (one request at a time, as an agent sends
 them), every server pinned to one core and the client to the other (taskset / sched_setaffinity).
 A round starts a fresh `hiccup serve` per transport, all at once, throws WARMUP answers of each
@@ -50,8 +54,9 @@ SCENARIO = {
     "bedrock": "bench/transport/anthropic_text.json",
     "resp-sse": "bench/transport/responses_text.json",
     "websocket": "bench/transport/responses_text.json",
+    "mcp": "bench/transport/mcp_tool.json",
 }
-PAIRS = [("bedrock", "sse"), ("websocket", "resp-sse")]
+PAIRS = [("bedrock", "sse"), ("websocket", "resp-sse"), ("mcp", "sse")]
 
 
 def http_request(target, body):
@@ -69,6 +74,14 @@ REQUESTS = {
         "messages": [{"role": "user", "content": "Deploy."}]}),
     "resp-sse": http_request("/v1/responses", {"model": "gpt-5", "input": "Deploy.", "stream": True}),
 }
+def mcp_request(body, session=None):
+    data = json.dumps(body, separators=(",", ":")).encode()
+    return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+            + (f"Mcp-Session-Id: {session}\r\n" if session else "")
+            + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+
+
 WS_CREATE = json.dumps({"type": "response.create", "model": "gpt-5", "input": "Deploy."},
                        separators=(",", ":")).encode()
 
@@ -115,6 +128,50 @@ class Conn:
             if n == 0:
                 return size
 
+    def any_answer(self, request):
+        """Sends `request`; reads an answer with a Content-Length or chunked body (or none, for a
+        202); returns (head, body)."""
+        self.sock.sendall(request)
+        while b"\r\n\r\n" not in self.buf:
+            self.fill()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lower = head.lower()
+        if b"transfer-encoding: chunked" in lower:
+            body = b""
+            while True:
+                n = int(self.line().split(b";")[0], 16)
+                body += self.take(n + 2)[:n]
+                if n == 0:
+                    return head, body
+        for line in lower.split(b"\r\n"):
+            if line.startswith(b"content-length:"):
+                return head, self.take(int(line.split(b":", 1)[1]))
+        return head, b""
+
+    def mcp_session(self):
+        """initialize, then notifications/initialized; returns the Mcp-Session-Id."""
+        head, body = self.any_answer(mcp_request({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}))
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError("initialize refused: " + head.decode(errors="replace"))
+        session = None
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"mcp-session-id:"):
+                session = line.split(b":", 1)[1].strip().decode()
+        head, _ = self.any_answer(mcp_request({"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
+        if not head.startswith(b"HTTP/1.1 202"):
+            raise RuntimeError("notifications/initialized: " + head.decode(errors="replace"))
+        return session
+
+    def mcp_answer(self, session, counter):
+        """One tools/call; returns its body's length."""
+        counter[0] += 1
+        head, body = self.any_answer(mcp_request({"jsonrpc": "2.0", "id": counter[0], "method": "tools/call",
+                                                  "params": {"name": "deploy", "arguments": {"env": "staging"}}}, session))
+        if not head.startswith(b"HTTP/1.1 200") or b'"result"' not in body:
+            raise RuntimeError("tools/call: " + head.decode(errors="replace") + body.decode(errors="replace")[:200])
+        return len(body)
+
     def upgrade(self):
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((f"GET /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
@@ -156,6 +213,9 @@ def client(transport, port):
     if transport == "websocket":
         conn.upgrade()
         return conn, conn.ws_answer
+    if transport == "mcp":
+        session, counter = conn.mcp_session(), [0]
+        return conn, lambda: conn.mcp_answer(session, counter)
     request = REQUESTS[transport]
     return conn, lambda: conn.http_answer(request)
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/agents/cancel_hold.h"
 #include "harness/explore/minimize.h"
 #include "harness/oracle.h"
 #include "harness/runner.h"
@@ -228,8 +229,10 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   limits.final_attempt_completes = true;
   limits.max_stall_s = 1;
   limits.max_retry_after_s = 1;
-  limits.interrupts = false;
-  limits.sessions = false;
+  // A recipe that declares a cancel (SIGINT, then a resume command) takes session prompts and the
+  // user's cancel while the answer streams (black_box_case keeps the interrupts the hold can play).
+  limits.interrupts = recipe.cancel.has_value();
+  limits.sessions = recipe.cancel.has_value();
   limits.repeated_ids = false;
   // Not drawn for a black box: its tool here is the recipe's shell command, not the scenario's MCP tools.
   limits.tools = false;
@@ -237,6 +240,17 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   // include of encrypted reasoning) depends on its settings, which no recipe pins yet.
   limits.reasoning = false;
   return limits;
+}
+
+Scenario black_box_case(std::uint64_t seed, int index, const Recipe& recipe, const explore::GenerateLimits& limits) {
+  Scenario s = explore::generate_case(seed, index, recipe.provider, "", limits).value();
+  // Kept: a cancel while the answer streams (after an event, or inside a call's arguments) on an
+  // attempt the hold can play. Dropped, with the session prompt left in place: a cancel while a
+  // tool runs (the drawn tools are instant, so the agent passes the point before the SIGINT), one
+  // during a backoff (an agent's own backoff after a fault can be shorter than the 0.3 s before
+  // the SIGINT), and one whose attempt scripts a fault or times an event after the point.
+  if (s.interrupt && (!s.interrupt->after_event || cancel_hold_problem(s))) s.interrupt.reset();
+  return explore::with_oracle_expect(std::move(s));
 }
 
 int AgentExploreOutcome::exit_code() const {
@@ -272,7 +286,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   for (int i = 0; i < o.cases; ++i) {
     Case& c = cases[static_cast<std::size_t>(i)];
     try {
-      c.scenario = explore::with_oracle_expect(explore::generate_case(o.seed, i, recipe.provider, "", limits).value());
+      c.scenario = black_box_case(o.seed, i, recipe, limits);
       const std::string text = write_scenario(c.scenario);
       const std::string d = fnv1a_hex(text);
       out.case_digests.emplace_back(i, d);
@@ -404,7 +418,9 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
     int runs = 0;
     const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
-      if (candidate.runtime != *limits.runtime || !calls_fit(candidate, limits)) return std::nullopt;
+      if (candidate.runtime != *limits.runtime || !calls_fit(candidate, limits) || cancel_hold_problem(candidate)) {
+        return std::nullopt;
+      }
       Scenario s = candidate;
       s.expect = oracle_expect(s);
       if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;

@@ -77,8 +77,15 @@ bool is_confirmed(int same, int confirm);
 /// recipe names none, as for --agent-cmd), runtime settings fixed to its attempt budget
 /// (max_attempts) with an idle timeout of 2 s (which sizes the stalls), at most 4 turns, at most min(3, budget - 1)
 /// failing attempts a turn and a last attempt that completes, stalls of at most 1 s, Retry-After
-/// of at most 1 s, no interrupt, no session prompts, no repeated call ids.
+/// of at most 1 s, no repeated call ids; interrupts and session prompts only when the recipe declares
+/// a `cancel` (black_box_case keeps the interrupts it can play).
 explore::GenerateLimits black_box_limits(const Recipe& recipe);
+
+/// Case `index` of `seed` for the agent (explore::generate_case within `limits`, with the oracle's
+/// expect): an interrupt is kept only where the server's hold can play it against a black box (a
+/// cancel while the answer streams, cancel_hold_problem silent); others are dropped, the session
+/// prompt kept. Same (seed, index, recipe, limits), same case.
+Scenario black_box_case(std::uint64_t seed, int index, const Recipe& recipe, const explore::GenerateLimits& limits);
 
 struct AgentExploreOptions {
   std::uint64_t seed = 1;

@@ -187,6 +187,37 @@ TEST_CASE("black-box generation stays in the agent's space: its format, its tool
         write_scenario(explore::generate_case(7, 11, "", "", explore::GenerateLimits{}).value()));
 }
 
+TEST_CASE("an agent whose recipe declares a cancel gets sessions and cancels while the answer streams, each one the hold can play") {
+  Recipe recipe = command_recipe("true", "anthropic");
+  recipe.tool_name = "Bash";
+  recipe.tool_command_arg = "command";
+  recipe.max_attempts = 4;
+  const explore::GenerateLimits without = black_box_limits(recipe);
+  CHECK_FALSE(without.interrupts);
+  CHECK_FALSE(without.sessions);
+  recipe.cancel = RecipeCancel{};
+  recipe.cancel->resume_argv = {"true"};
+  recipe.cancel->why = "test";
+  const explore::GenerateLimits limits = black_box_limits(recipe);
+  int interrupts = 0, inside = 0, sessions = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Scenario s = black_box_case(7, i, recipe, limits);
+    INFO("case " << i << "\n" << write_scenario(s));
+    CHECK(check_agent_scenario(s, recipe).empty());
+    CHECK(parse_scenario(write_scenario(s), "case.json").problems.empty());
+    sessions += s.session.empty() ? 0 : 1;
+    if (!s.interrupt) continue;
+    ++interrupts;
+    CHECK(s.interrupt->after_event.has_value());  // not while a tool runs, not during a backoff
+    CHECK_FALSE(cancel_hold_problem(s));
+    inside += s.interrupt->after_fragment ? 1 : 0;
+  }
+  INFO(interrupts << " interrupts (" << inside << " inside a call's arguments), " << sessions << " sessions in 400 cases");
+  CHECK(interrupts >= 10);
+  CHECK(sessions > interrupts);
+  CHECK(write_scenario(black_box_case(7, 11, recipe, limits)) == write_scenario(black_box_case(7, 11, recipe, limits)));
+}
+
 TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
   const Scenario start = load(kResetAfterCall);
   // A stand-in for a black box: the case "fails" while some attempt still has a reset fault.

@@ -140,8 +140,10 @@ Exploring an external agent (a black box), instead of the reference runtime:
   --agent-timeout S         wall-clock limit per agent run in seconds (default: the recipe's, 120)
   The generated cases are limited to what the agent can play: its wire format, its tool with the
   ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
-  10 for --agent-cmd) and a last one that completes, one prompt, no user interrupt, no repeated
-  call ids. Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
+  10 for --agent-cmd) and a last one that completes, no repeated call ids; one prompt, unless the
+  recipe declares a `cancel` (SIGINT, then a resume command): then sessions of 2-3 prompts and the
+  user's cancel while the answer streams (after an event, or inside a call's arguments; not while
+  a tool runs or during a backoff) are drawn too. Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
   none long enough to trip an idle timeout), Retry-After is at most 1 s and the agent must wait it,
   a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are

@@ -354,9 +354,13 @@ void render_case(std::ostream& o, const json& c, std::size_t index) {
     // A black box's screens around the user's cancel: what the person saw as they pressed Ctrl-C,
     // and at the end of the session.
     const json& sc = c["screens"];
-    o << "<h3>Screens</h3><div class=\"screens\"><figure><figcaption>at the cancel (SIGINT)</figcaption><pre>"
-      << esc(sc, "at_cancel") << "</pre></figure><figure><figcaption>at the end</figcaption><pre>" << esc(sc, "at_end")
-      << "</pre></figure></div>";
+    // An empty screen says so (an empty box reads as a rendering fault).
+    auto screen = [&](const char* key) {
+      return str(sc, key).empty() ? std::string("<p class=\"meaning\">(nothing shown)</p>") : "<pre>" + esc(sc, key) + "</pre>";
+    };
+    o << "<h3>Screens</h3><div class=\"screens\"><figure><figcaption>at the cancel (SIGINT)</figcaption>"
+      << screen("at_cancel") << "</figure><figure><figcaption>at the end</figcaption>" << screen("at_end")
+      << "</figure></div>";
   }
   if (!str(c, "scenario_text").empty()) {
     o << "<details class=\"scenario\"><summary>" << (c.contains("counterexample") ? "the counterexample file" : "the scenario as played")

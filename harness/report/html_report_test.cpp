@@ -104,6 +104,11 @@ TEST_CASE("report.html shows a black box's screens at the user's cancel and at t
   CHECK(html.find("<b>Bye.</b>") == std::string::npos);
   // A case without a cancel has none.
   CHECK(render_html(failing_summary()).find("<h3>Screens</h3>") == std::string::npos);
+  // An agent that showed nothing before the cancel: the screen says so, not an empty box.
+  c["screens"]["at_cancel"] = "";
+  const std::string empty = render_html(summary);
+  CHECK(empty.find("at the cancel (SIGINT)</figcaption><p class=\"meaning\">(nothing shown)</p>") != std::string::npos);
+  CHECK(empty.find("<pre></pre>") == std::string::npos);
 }
 
 TEST_CASE("report.html pins each violation to its requests with the invariant's meaning") {
