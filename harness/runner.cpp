@@ -243,7 +243,7 @@ CaseResult run_once(const Scenario& scenario, const RunOptions& options) {
     server = std::make_unique<mock::MockHttpServer>(engine, server_options);
     const int port = server->start();
     if (options.transport == TransportKind::kWebSocket) {
-      inner = std::make_unique<rut::WebSocketTransport>("127.0.0.1", port, scale);
+      inner = std::make_unique<rut::WebSocketTransport>("127.0.0.1", port, scale, config.defects);
     } else {
       inner = std::make_unique<rut::HttpTransport>("127.0.0.1", port, scale);
       if (const auto cloud = rut::cloud_path_from_name(options.cloud)) {
@@ -325,23 +325,27 @@ bool met_silence(const CaseResult& r) {
   return false;
 }
 
-/// Whether some attempt of `scenario` ends its stream without a finish and without a fault that
-/// cuts the connection: an `end` fault, or events with no finish and no fault. Over WebSocket such
-/// an attempt ends in a close frame, a lost connection to the client, where in memory and over
-/// HTTP it is an incomplete stream: the transcripts differ by design, the verdicts do not
-/// (docs/WIRE-FORMATS.md "Responses over WebSocket").
-bool ends_unfinished(const Scenario& scenario) {
+/// Whether some attempt of `scenario` ends, over WebSocket, in a way the in-memory transport reads
+/// as another error by design: a `disconnect` the scenario closes with a close frame 1000 (the
+/// clean closing handshake: an incomplete stream over WebSocket, a lost connection in memory), or
+/// an `end` (or events with no finish and no fault) it closes with 1011 or without a close frame
+/// (1006: a lost connection, where in memory and over HTTP it is an incomplete stream). The
+/// transcripts differ, the verdicts do not (both retryable; docs/WIRE-FORMATS.md "Responses over
+/// WebSocket"). An `end` with its default close 1000 reads as over HTTP.
+bool websocket_reads_otherwise(const Scenario& scenario) {
   for (const mock::Turn& turn : scenario.script.turns) {
     for (const mock::Attempt& a : turn.attempts) {
-      if (a.status) continue;
+      if (a.status || !a.websocket || !a.websocket->close_code) continue;
+      const int code = *a.websocket->close_code;
       if (a.fault) {
-        if (std::holds_alternative<mock::EndFault>(*a.fault)) return true;
+        if (std::holds_alternative<mock::DisconnectFault>(*a.fault) && code == 1000) return true;
+        if (std::holds_alternative<mock::EndFault>(*a.fault) && code != 1000) return true;
         continue;
       }
       const bool finished = std::any_of(a.events.begin(), a.events.end(), [](const mock::Event& e) {
         return std::holds_alternative<mock::FinishEvent>(e);
       });
-      if (!finished) return true;
+      if (!finished && code != 1000) return true;
     }
   }
   return false;
@@ -371,9 +375,9 @@ CaseResult run_scenario(const Scenario& scenario, const RunOptions& options) {
       !met_silence(first)) {
     return first;
   }
-  // Over WebSocket an unfinished attempt is a lost connection, not an incomplete stream: no
-  // in-memory run is a reference for its transcript.
-  if (options.transport == TransportKind::kWebSocket && ends_unfinished(scenario)) return first;
+  // Over WebSocket a close code can make a lost connection of an incomplete stream or the other
+  // way round: no in-memory run is a reference for such a transcript.
+  if (options.transport == TransportKind::kWebSocket && websocket_reads_otherwise(scenario)) return first;
   // On Bedrock's path some errors come worded as Bedrock words them: no in-memory run is a
   // reference for such a transcript either.
   if (options.cloud == "bedrock" && bedrock_rewords_errors(scenario)) return first;

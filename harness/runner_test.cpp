@@ -348,9 +348,11 @@ TEST_CASE("the watch bound lies beyond every stall that ends before the cap") {
 
 /// Whether `defect` has no site a stream in `provider` reaches, as the defect catalogue says
 /// (rut::DefectInfo::unreachable_in, e.g. malformed-call-as-stop in Anthropic).
+/// A defect whose site is one transport (rut::DefectInfo::transport, e.g. replay-lost-context in
+/// the WebSocket transport) is invisible in memory too: the kill matrix over websocket counts it.
 bool invisible_in(const std::string& provider, std::string_view defect) {
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
-    if (d.name == defect) return !d.unreachable_in.empty() && d.unreachable_in == provider;
+    if (d.name == defect) return (!d.unreachable_in.empty() && d.unreachable_in == provider) || !d.transport.empty();
   }
   return false;
 }
@@ -387,6 +389,68 @@ TEST_CASE("kill matrix: every scenario fails under each defect it catches, and e
 }
 TEST_CASE("kill matrix: every scenario fails under each defect it catches, and every defect is caught: anthropic") {
   check_kill_matrix("anthropic");
+}
+
+TEST_CASE("kill matrix over websocket: every defect whose site is the WebSocket transport is caught by a suite scenario there") {
+  // The other defects' kill matrix runs in memory (above), where a transport's own defect has no
+  // site: each WebSocket-only defect is counted here, over the WebSocket mode, by the scenarios
+  // that claim it; each of them passes there without it.
+  std::set<std::string> caught;
+  for (const Scenario& s : load_suite()) {
+    if (s.script.provider != "openai-responses") continue;
+    for (const std::string& defect : s.catches) {
+      const auto info = std::find_if(rut::defect_catalogue().begin(), rut::defect_catalogue().end(),
+                                     [&](const rut::DefectInfo& d) { return d.name == defect; });
+      if (info == rut::defect_catalogue().end() || info->transport != "websocket") continue;
+      RunOptions o;
+      o.transport = TransportKind::kWebSocket;
+      const CaseResult good = run_scenario(s, o);
+      INFO(describe(good));
+      CHECK(good.passed());
+      o.extra_defects = {defect};
+      const CaseResult bad = run_scenario(s, o);
+      INFO(s.name << " under " << defect << " over websocket: " << describe(bad));
+      CHECK_FALSE(bad.passed());
+      if (!bad.passed()) caught.insert(defect);
+      // In memory the defect has no site: the scenario passes with it on.
+      RunOptions in_memory = memory();
+      in_memory.extra_defects = {defect};
+      CHECK(run_scenario(s, in_memory).passed());
+    }
+  }
+  int websocket_only = 0;
+  for (const rut::DefectInfo& d : rut::defect_catalogue()) {
+    if (d.transport != "websocket") continue;
+    ++websocket_only;
+    INFO("defect " << d.name << " is caught by no scenario of the suite over websocket");
+    CHECK(caught.contains(std::string(d.name)));
+  }
+  CHECK(websocket_only >= 1);
+}
+
+TEST_CASE("replay-lost-context: the tool result sent without its lost context is the provider's 400, and the session is dead") {
+  Scenario s;
+  for (const Scenario& candidate : load_suite()) {
+    if (candidate.name == "websocket-forgotten-response-after-call") s = candidate;
+  }
+  REQUIRE(s.name == "websocket-forgotten-response-after-call");
+  RunOptions o;
+  o.transport = TransportKind::kWebSocket;
+  o.extra_defects = {"replay-lost-context"};
+  const CaseResult r = run_scenario(s, o);
+  INFO(describe(r));
+  bool dead = false;
+  for (const auto& v : r.violations) {
+    if (v.invariant == "pairing" && v.message.rfind("the session is dead: the API rejects request 1", 0) == 0 &&
+        v.message.find("No tool call found for function call output") != std::string::npos) {
+      dead = true;
+    }
+  }
+  CHECK(dead);
+  CHECK(has_violation(r, "no-rejected-request"));
+  REQUIRE(r.journal.size() == 2);
+  CHECK(r.journal[1].played == "rejected");
+  CHECK(r.journal[1].transport == "websocket");
 }
 
 TEST_CASE("drop-reasoning-in-history kills the session with the provider's 400, which names the dropped reasoning") {
@@ -700,13 +764,13 @@ TEST_CASE("a cancel inside a call's arguments fires after the call's start and t
       CHECK(r.passed());
       CHECK(r.run.ledger.empty());
       const auto cancel = std::find_if(r.run.events.begin(), r.run.events.end(),
-                                       [](const json& e) { return e.value("type", "") == "cancel"; });
+                                       [](const nlohmann::json& e) { return e.value("type", "") == "cancel"; });
       REQUIRE(cancel != r.run.events.end());
       CHECK((*cancel)["after_fragment"] == fragment);
       CHECK((*cancel)["after_event"] == 2);
       // The whole migrate_db call arrived before the cancel; the half-streamed deploy never did.
       int calls_seen = 0;
-      for (const json& e : r.run.events) calls_seen += e.value("type", "") == "tool_call" ? 1 : 0;
+      for (const nlohmann::json& e : r.run.events) calls_seen += e.value("type", "") == "tool_call" ? 1 : 0;
       CHECK(calls_seen == 1);
     }
   }

@@ -1284,6 +1284,15 @@ class CrossFieldRules : public Checks {
                                            std::to_string(*in.before_attempt - 1) +
                                            ") has no status and no fault, so no retry waits before attempt " +
                                            std::to_string(*in.before_attempt));
+      } else if (a.status && !((*a.status == 429 && a.quota != mock::Quota::kPerDay) || *a.status == 500 ||
+                               *a.status == 502 || *a.status == 503 || *a.status == 504 || *a.status == 529)) {
+        // docs/POLICY.md "An attempt": 429 (not a per-day quota), 500, 502, 503, 504 and 529 are
+        // retried; any other status ends the run.
+        problem(p + "/before_attempt", "expected an attempt that follows a retried failure: /turns/" + std::to_string(in.turn) +
+                                           "/attempts/" + std::to_string(prev) + " answers HTTP " + std::to_string(*a.status) +
+                                           (a.quota == mock::Quota::kPerDay ? " with a per-day quota" : "") +
+                                           ", which a correct runtime does not retry, so no backoff precedes attempt " +
+                                           std::to_string(*in.before_attempt));
       }
       return;
     }
@@ -1314,11 +1323,19 @@ class CrossFieldRules : public Checks {
         if (c == nullptr) {
           problem(p + "/after_fragment", "expected after_event to index a call (the cancel lands inside its arguments), "
                                          "found a text event at " + event);
-        } else if (*in.after_fragment >= std::max(c->fragments, 1)) {
-          problem(p + "/after_fragment", "expected an integer in 0.." + std::to_string(std::max(c->fragments, 1) - 1) +
-                                             " (the call at " + event + " sends " + std::to_string(std::max(c->fragments, 1)) +
-                                             " argument fragment(s); after all of them use after_event alone), found " +
-                                             std::to_string(*in.after_fragment));
+        } else {
+          // The pieces it really sends: at most one per character of its arguments' JSON text.
+          const int sent = static_cast<int>(
+              mock::split_fragments(c->args.is_null() ? std::string("{}") : c->args.dump(), std::max(c->fragments, 1)).size());
+          if (*in.after_fragment >= sent) {
+            problem(p + "/after_fragment",
+                    "expected an integer in 0.." + std::to_string(sent - 1) + " (the call at " + event + " sends " +
+                        std::to_string(sent) + " argument fragment(s)" +
+                        (sent < std::max(c->fragments, 1) ? " of the " + std::to_string(c->fragments) +
+                                                                " asked: at most one per character of its arguments"
+                                                          : "") +
+                        "; after all of them use after_event alone), found " + std::to_string(*in.after_fragment));
+          }
         }
       }
       return;
@@ -1404,6 +1421,7 @@ class CrossFieldRules : public Checks {
                                                std::to_string(s.runtime.max_attempts.value_or(4)) +
                                                "): no backoff precedes it");
     }
+    if (auto why = unreachable_interrupt(s)) problem("/interrupt", *why);
     if (s.interrupt && s.interrupt->after_fragment && s.script.provider == "gemini") {
       problem("/interrupt/after_fragment", "has no meaning for gemini: Gemini sends a call whole, in one frame "
                                            "(WIRE-FORMATS.md), so no point lies inside its arguments; cancel before it "
@@ -1535,7 +1553,13 @@ class DocumentReader {
     if (s.interrupt) rules_.interrupt_target(*s.interrupt, s.script.turns);
     rules_.interrupt_design(s);
     rules_.call_ids(s.script.turns);
-    if (!s.script.turns.empty()) rules_.last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
+    // A malformed interrupt is reported at its pointer; the rules that read it are not applied
+    // (without it the last turn would be taken for one a correct runtime answers: a second,
+    // misleading error).
+    const bool interrupt_malformed = root.contains("interrupt") && !s.interrupt;
+    if (!s.script.turns.empty() && !interrupt_malformed) {
+      rules_.last_turn_answers(s.script.turns.back(), s.script.turns.size() - 1, s.interrupt);
+    }
     if (s.runtime.stream == false) rules_.streaming_only_fields(s.script.turns);
     provider_rules(s, problems_);
   }
@@ -1863,6 +1887,33 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
     }
   }
   return out;
+}
+
+std::optional<std::string> unreachable_interrupt(const Scenario& s) {
+  if (!s.interrupt || !s.interrupt->after_event || !s.interrupt->attempt) return std::nullopt;
+  const Interrupt& in = *s.interrupt;
+  if (in.turn < 0 || static_cast<std::size_t>(in.turn) >= s.script.turns.size()) return std::nullopt;
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
+  if (*in.attempt < 0 || static_cast<std::size_t>(*in.attempt) >= attempts.size()) return std::nullopt;
+  const mock::Attempt& a = attempts[static_cast<std::size_t>(*in.attempt)];
+  const int e = *in.after_event;
+  if (a.status || e >= static_cast<int>(a.events.size())) return std::nullopt;  // the target check says so
+  const std::string where = "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt);
+  if (const auto cut = mock::cut_by_finish(a.events, static_cast<std::size_t>(e));
+      cut && (!in.after_fragment || *in.after_fragment > *cut)) {
+    return "points at nothing the stream reaches: the max_tokens finish of " + where + " cuts event " +
+           std::to_string(e) + " after " + std::to_string(*cut) + " argument fragment(s), before the interrupt point";
+  }
+  if (!a.fault) return std::nullopt;
+  const int fault_at = mock::fault_after_event(*a.fault, a.events.size());
+  const auto fault_fragments = mock::fault_after_fragment(*a.fault);
+  const bool point_first =
+      fault_at > e || (in.after_fragment && fault_at == e && fault_fragments && *in.after_fragment <= *fault_fragments);
+  const auto* stall = std::get_if<mock::StallFault>(&*a.fault);
+  const double idle = s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s);
+  if (point_first || (stall != nullptr && stall->seconds < idle)) return std::nullopt;  // a short stall only delays
+  return "points at nothing the stream reaches: the fault of " + where + " (" + std::string(mock::fault_name(*a.fault)) +
+         ") ends the stream before the interrupt point; move the point before it, or the fault after it";
 }
 
 std::optional<std::string> unplayable_in(const Scenario& s, std::string_view provider) {

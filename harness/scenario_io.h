@@ -71,6 +71,12 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// Also an interrupt inside a call's arguments (`after_fragment`) in Gemini, which sends a call whole.
 [[nodiscard]] std::optional<std::string> unplayable_in(const Scenario& scenario, std::string_view provider);
 
+/// Why `scenario`'s mid-stream interrupt (`after_event`, with or without `after_fragment`) can
+/// never fire: its attempt's own fault (not a stall shorter than the idle timeout) or max_tokens
+/// finish ends the stream before the point. nullopt when it can, or for other shapes. Lint
+/// reports it at `/interrupt`; the explorer drops such an interrupt.
+[[nodiscard]] std::optional<std::string> unreachable_interrupt(const Scenario& scenario);
+
 /// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between
 /// half and twice the scenario's idle timeout (runtime.idle_timeout_s, default 60), where a real
 /// scheduling delay decides whether the runtime times out (docs/POLICY.md "Time over HTTP"): in

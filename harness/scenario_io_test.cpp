@@ -829,6 +829,16 @@ TEST_CASE("an interrupt during a backoff loads, round-trips and must follow a fa
   CHECK(has(with(R"({"turn": 0, "before_attempt": 2})").problems, "/interrupt/before_attempt",
             "/turns/0/attempts/1 (attempt 1) has no status and no fault, so no retry waits before attempt 2"));
   CHECK(has(with(R"({"turn": 0, "before_attempt": 0})").problems, "/interrupt/before_attempt", "expected an integer >= 1"));
+  // A status a correct runtime does not retry has no backoff after it.
+  for (const char* never_retried : {R"({"status": 400})", R"({"status": 429, "quota": "per_day"})", R"({"status": 501})"}) {
+    auto k = nlohmann::json::parse(kMinimal);
+    k.merge_patch(nlohmann::json::parse(failing));
+    k["turns"][0]["attempts"][0] = nlohmann::json::parse(never_retried);
+    k["interrupt"] = {{"turn", 0}, {"before_attempt", 1}};
+    INFO(never_retried);
+    CHECK(has(parse_scenario(k.dump(), "x.json").problems, "/interrupt/before_attempt",
+              "which a correct runtime does not retry, so no backoff precedes attempt 1"));
+  }
   CHECK(has(with(R"({"turn": 0, "before_attempt": 1})", R"({"max_attempts": 1})").problems, "/interrupt/before_attempt",
             "beyond the retry budget (runtime.max_attempts 1)"));
   CHECK(has(with(R"({"turn": 1, "before_attempt": 1})").problems, "/interrupt/turn", "not scripted"));
@@ -915,8 +925,42 @@ TEST_CASE("an interrupt inside a call's arguments loads, round-trips and must na
             "has meaning only with \"after_event\""));
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": -1})").problems,
             "/interrupt/after_fragment", "expected an integer"));
+  // One error for a malformed interrupt, not a second one about the last turn it exempted.
+  auto only_one = nlohmann::json::parse(kMinimal);
+  only_one.merge_patch(nlohmann::json::parse(calls));
+  only_one["turns"].erase(1);  // the last turn completes with a call: fine only under the cancel
+  only_one["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 1}};
+  REQUIRE(parse_scenario(only_one.dump(), "x.json").problems.empty());
+  only_one["interrupt"]["after_fragment"] = "1";
+  const auto malformed = parse_scenario(only_one.dump(), "x.json").problems;
+  REQUIRE(malformed.size() == 1);
+  CHECK(malformed[0].pointer == "/interrupt/after_fragment");
   CHECK(has(with(R"({"turn": 0, "attempt": 0, "after_event": 1, "after_fragment": 1})", "gemini").problems,
             "/interrupt/after_fragment", "Gemini sends a call whole"));
+  // A point the call can never send: at most one fragment per character of its arguments ("{}").
+  auto k = nlohmann::json::parse(kMinimal);
+  k.merge_patch(nlohmann::json::parse(calls));
+  k["turns"][0]["attempts"][0]["events"][1]["call"]["args"] = nlohmann::json::object();
+  k["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 1}, {"after_fragment", 2}};
+  CHECK(has(parse_scenario(k.dump(), "x.json").problems, "/interrupt/after_fragment",
+            "expected an integer in 0..1 (the call at /turns/0/attempts/0/events/1 sends 2 argument fragment(s) of the 3 "
+            "asked: at most one per character of its arguments"));
+  // A point the attempt's own fault or finish passes by never fires.
+  auto cut = nlohmann::json::parse(kMinimal);
+  cut.merge_patch(nlohmann::json::parse(calls));
+  cut["turns"][0]["attempts"][0]["fault"] = {{"kind", "disconnect"}, {"after_event", 1}, {"after_fragment", 1}};
+  cut["interrupt"] = {{"turn", 0}, {"attempt", 0}, {"after_event", 1}, {"after_fragment", 2}};
+  CHECK(has(parse_scenario(cut.dump(), "x.json").problems, "/interrupt",
+            "points at nothing the stream reaches: the fault of /turns/0/attempts/0 (disconnect) ends the stream before"));
+  cut["interrupt"]["after_fragment"] = 1;  // the cut comes right after it: reached
+  CHECK(parse_scenario(cut.dump(), "x.json").problems.empty());
+  cut["turns"][0]["attempts"][0]["fault"] = {{"kind", "reset"}, {"after_event", 0}};
+  CHECK(has(parse_scenario(cut.dump(), "x.json").problems, "/interrupt", "the fault of /turns/0/attempts/0 (reset)"));
+  cut["turns"][0]["attempts"][0].erase("fault");
+  cut["turns"][0]["attempts"][0]["events"][2] = {{"finish", "max_tokens"}, {"after_fragment", 1}};
+  cut["interrupt"]["after_fragment"] = 2;
+  CHECK(has(parse_scenario(cut.dump(), "x.json").problems, "/interrupt",
+            "the max_tokens finish of /turns/0/attempts/0 cuts event 1 after 1 argument fragment(s)"));
   // Played in Gemini (hiccup run --provider gemini) it is skipped with the reason.
   REQUIRE(r.scenario.has_value());
   CHECK(harness::unplayable_in(*r.scenario, "gemini") ==

@@ -87,6 +87,9 @@ const std::vector<DefectInfo>& defect_catalogue() {
        "a tool's failure (an isError result, a JSON-RPC error) is answered to the model as a success: its text goes back as the tool's output, so the model builds on an effect that never happened"},
       {Defect::kDropFailedToolResult, "drop-failed-tool-result",
        "a call whose tool failed or whose outcome is unknown gets no function response: the next request carries the call without its result, the provider answers 400 and the session is dead"},
+      {Defect::kReplayLostContext, "replay-lost-context",
+       "told previous_response_not_found (the server no longer holds the response a continuation names, as after a reconnect to another node), the Responses WebSocket transport sends the continuation's new items again without previous_response_id instead of the full input: the model answers without the conversation before them (the user's prompt, the calls its tool results answer), or the provider rejects the orphan tool results with 400 and the session is dead",
+       "", "", "", "websocket"},
   };
   return catalogue;
 }

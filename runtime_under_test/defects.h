@@ -54,6 +54,8 @@ enum class Defect {
   kNoToolTimeout,          ///< no per-call tool timeout: a tool that never answers is waited on forever
   kToolErrorAsSuccess,     ///< a tool's error (isError result, JSON-RPC error) is answered as its output
   kDropFailedToolResult,   ///< a call whose tool failed or timed out gets no function response
+  kReplayLostContext,      ///< told previous_response_not_found, the WebSocket transport sends the
+                           ///< continuation's new items again without the context the server lost
 };
 
 struct DefectInfo {
@@ -68,6 +70,11 @@ struct DefectInfo {
   /// matrix skips the pair under the other design (e.g. under continue calls run as they stream
   /// by design, so eager-execution changes nothing).
   std::string_view design = "";
+  /// The one transport whose code holds the defect's site ("" = every transport), as
+  /// harness::transport_name spells it: a kill matrix over another transport skips the defect
+  /// (e.g. replay-lost-context lives in the WebSocket transport's continuation, which in memory
+  /// and over HTTP never happens).
+  std::string_view transport = "";
 };
 
 /// Every defect, in enum order.

@@ -200,11 +200,13 @@ bool is_terminal(std::string_view type) {
 }  // namespace
 
 struct WebSocketTransport::Impl {
-  Impl(std::string h, int p, double scale) : host(std::move(h)), port(p), ms_per_virtual_s(scale), http(host, port, scale) {}
+  Impl(std::string h, int p, double scale, DefectSet d)
+      : host(std::move(h)), port(p), ms_per_virtual_s(scale), defects(std::move(d)), http(host, port, scale) {}
 
   std::string host;
   int port;
   double ms_per_virtual_s;
+  DefectSet defects;
   HttpTransport http;  // the fallback once an upgrade was refused with 404, 405 or 426
   bool fell_back = false;
   int fd = -1;
@@ -385,8 +387,8 @@ struct WebSocketTransport::Impl {
   }
 };
 
-WebSocketTransport::WebSocketTransport(std::string host, int port, double ms_per_virtual_s)
-    : impl_(std::make_unique<Impl>(std::move(host), port, ms_per_virtual_s)) {}
+WebSocketTransport::WebSocketTransport(std::string host, int port, double ms_per_virtual_s, DefectSet defects)
+    : impl_(std::make_unique<Impl>(std::move(host), port, ms_per_virtual_s, std::move(defects))) {}
 
 WebSocketTransport::~WebSocketTransport() { impl_->drop(); }
 
@@ -523,7 +525,14 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
             stale = true;
             break;
           }
-          result.end = TransportEnd::kConnectionLost;
+          // A close frame with 1000 (normal closure, RFC 6455 §7.4.1) or no code is the closing
+          // handshake, the WebSocket's clean end: before the terminal event it is what a body that
+          // ends cleanly without one is over HTTP, an incomplete stream for the codec to find
+          // (docs/POLICY.md: incomplete_stream is a clean end without the terminal frame). Any
+          // other code (1011), or a binary message, is a lost connection, as FIN and RST are.
+          const bool clean = f.opcode == 0x8 && (f.payload.size() < 2 || (static_cast<unsigned char>(f.payload[0]) == 0x03 &&
+                                                                           static_cast<unsigned char>(f.payload[1]) == 0xe8));
+          result.end = clean ? TransportEnd::kComplete : TransportEnd::kConnectionLost;
           return result;
         }
         if (!json_reader::is_utf8(f.payload)) {  // RFC 3629, json_reader/utf8.h
@@ -545,7 +554,13 @@ TransportResult WebSocketTransport::post(const HttpRequest& request,
             // assume it still has what it lost).
             s.forget_context();
             ++s.restarted;
-            create = body;
+            if (s.defects.contains(Defect::kReplayLostContext)) {
+              // Seeded defect: the continuation goes again as it was, only without the id the
+              // server lost: the new items alone, the conversation before them gone.
+              create.erase("previous_response_id");
+            } else {
+              create = body;
+            }
             continued = false;
             restart = true;
             break;

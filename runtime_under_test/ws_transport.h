@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime_under_test/defects.h"
 #include "runtime_under_test/env.h"
 
 namespace rut {
@@ -20,8 +21,9 @@ class WebSocketTransport final : public ITransport {
  public:
   /// Connects to `host`:`port` lazily (and again after a connection ends); an upgrade's answer is
   /// waited on for the idle timeout, at least 10 s real. Virtual seconds scale
-  /// to real time by `ms_per_virtual_s`, as HttpTransport's.
-  WebSocketTransport(std::string host, int port, double ms_per_virtual_s = 20);
+  /// to real time by `ms_per_virtual_s`, as HttpTransport's. `defects`: the seeded defects whose
+  /// site is this transport (replay-lost-context); the others change nothing here.
+  WebSocketTransport(std::string host, int port, double ms_per_virtual_s = 20, DefectSet defects = {});
   ~WebSocketTransport() override;
 
   /// One request/stream cycle on the open connection (opened first when there is none).
@@ -32,8 +34,10 @@ class WebSocketTransport final : public ITransport {
   ///   error, codex's WrappedWebsocketErrorEvent): that status, `{"error": …}` as the body, and
   ///   the frame's `headers` (names lower-case) as headers; the connection stays open.
   /// - Ends kComplete at the terminal event (response.completed, response.incomplete,
-  ///   response.failed); kConnectionLost when the connection ends (close frame, FIN, RST, a frame
-  ///   that breaks RFC 6455) before it; kIdleTimeout after the idle timeout without a frame (or
+  ///   response.failed), and at a close frame with 1000 or no code before it (the clean end: the
+  ///   codec finds no terminal event, an incomplete stream as over HTTP); kConnectionLost when the
+  ///   connection ends otherwise (another close code, FIN, RST, a frame that breaks RFC 6455)
+  ///   before it; kIdleTimeout after the idle timeout without a frame (or
   ///   without the upgrade's answer: a silent server, as over HTTP before its response head);
   ///   kConnectFailed without a connection; kCancelled when `on_body` returned false (the
   ///   connection is kept only when that was at the terminal event).
@@ -51,7 +55,8 @@ class WebSocketTransport final : public ITransport {
   /// (that request's input, then the model items of that response, equal to what the server
   /// stored in call ids, names, arguments and text), only the items after those are sent, with
   /// `previous_response_id`; answered `previous_response_not_found` (400, in band), the
-  /// request is sent again at once with its full input, on the same connection. A new connection
+  /// request is sent again at once with its full input, on the same connection (under the seeded
+  /// defect replay-lost-context: its new items alone, without previous_response_id). A new connection
   /// starts a new chain (the server keeps responses per connection).
   /// Requests sent with previous_response_id so far, and those of them sent again whole.
   int continued() const;

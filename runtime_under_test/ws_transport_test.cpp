@@ -242,7 +242,24 @@ TEST_CASE("websocket loopback: the scenario's close code ends the connection wit
   REQUIRE(r.close_code);
   CHECK(*r.close_code == 1000);
   rut::WebSocketTransport t("127.0.0.1", f.port);
+  // The client reads it as the clean end it is: the stream ended without its terminal event, as a
+  // body that ends cleanly over HTTP (the codec then finds an incomplete stream); the connection is gone.
+  const Got g = post(t);
+  CHECK(g.result.end == rut::TransportEnd::kComplete);
+  CHECK(g.body.find("response.output_text.delta") != std::string::npos);
+  CHECK(g.body.find("response.completed") == std::string::npos);
+  CHECK(post(t).result.end == rut::TransportEnd::kComplete);
+  CHECK(t.connections() == 2);
+}
+
+TEST_CASE("websocket loopback: a close frame other than 1000 before response.completed is a lost connection") {
+  mock::WebSocketChoices ws;
+  ws.close_code = 1011;
+  Fixture f(script_of({stream_attempt(mock::EndFault{1}, ws), stream_attempt()}));
+  rut::WebSocketTransport t("127.0.0.1", f.port);
   CHECK(post(t).result.end == rut::TransportEnd::kConnectionLost);
+  CHECK(post(t).result.end == rut::TransportEnd::kComplete);
+  CHECK(t.connections() == 2);
 }
 
 TEST_CASE("websocket loopback: an in-stream error event is an error frame, then response.failed, connection kept") {
@@ -469,6 +486,32 @@ TEST_CASE("websocket loopback: a forgotten response is previous_response_not_fou
   REQUIRE(journal.size() == 2);  // the refused continuation is not played
   CHECK(journal[1].turn == 1);
   CHECK(journal[1].completed);
+}
+
+TEST_CASE("websocket loopback: under replay-lost-context the continuation's new items go again alone, and the server plays a conversation without its first turn") {
+  for (const bool defect : {false, true}) {
+    INFO("replay-lost-context " << (defect ? "on" : "off"));
+    mock::WebSocketChoices forget;
+    forget.forget_response = true;
+    mock::Script s = script_of({stream_attempt(std::nullopt, forget)});
+    s.turns.push_back(mock::Turn{{stream_attempt()}});
+    Fixture f(std::move(s));
+    rut::DefectSet defects;
+    if (defect) defects.insert(rut::Defect::kReplayLostContext);
+    rut::WebSocketTransport t("127.0.0.1", f.port, 20, defects);
+    const std::string first = json{{"model", "m"}, {"input", json::array({user("go")})}, {"stream", true}}.dump();
+    CHECK(post(t, 60, first).result.end == rut::TransportEnd::kComplete);
+    CHECK(post(t, 60, second_turn_body()).result.end == rut::TransportEnd::kComplete);
+    CHECK(t.continued() == 1);
+    CHECK(t.restarted() == 1);
+    const auto journal = f.engine.journal();
+    REQUIRE(journal.size() == 2);
+    // Correct: the full input, the second turn. The defect: the prompt "more" alone, which the
+    // server takes for the first turn of a conversation that never had "go" or the answer.
+    CHECK(journal[1].turn == (defect ? 0 : 1));
+    REQUIRE(journal[1].contents.is_array());
+    CHECK(journal[1].contents.size() == (defect ? 1u : 3u));
+  }
 }
 
 TEST_CASE("websocket loopback: a generate false warm-up answers an empty response to chain from and plays no attempt") {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set up, run the bundled scenario suite over HTTP on 127.0.0.1 (with its kill
-# matrix) in each of the four wire formats, then a property-based exploration over HTTP with the
+# matrix) in each of the four wire formats and the WebSocket scenarios over the WebSocket mode, then a property-based exploration over HTTP with the
 # provider drawn per case; reports go to reports/suite/PROVIDER and reports/explore. Extra
 # arguments go to `hiccup explore` (e.g. --defect keep-calls-on-retry, --provider anthropic).
 #
@@ -32,6 +32,19 @@ for provider in gemini openai-chat openai-responses anthropic; do
     unexpected "$rc" "suite as $provider: ended with exit $rc (2 usage, 3 invalid input, 5 internal error)"
   fi
 done
+
+# The WebSocket mode's own scenarios, with the kill matrix of the defects whose site is the
+# WebSocket transport (replay-lost-context), which the runs above skip.
+echo "== WebSocket scenarios over --transport websocket (reports/suite/websocket) =="
+build/hiccup run scenarios/websocket --catches --transport websocket --report-dir reports/suite/websocket
+rc=$?
+if ((rc == 0)); then
+  summary+=("websocket suite: passed")
+elif ((rc == 1)); then
+  unexpected "$rc" "websocket suite: FAILED (reports/suite/websocket/summary.md)"
+else
+  unexpected "$rc" "websocket suite: ended with exit $rc (2 usage, 3 invalid input, 5 internal error)"
+fi
 
 # The defects the exploration switches on (--defect NAME or --defect=NAME, repeatable).
 defects=()

@@ -106,7 +106,8 @@ options (each at most once, unless marked repeatable):
                             (default 2; 0..4; the 4th re-run lasts 256x the first): a loaded
                             machine's scheduling delays can trip an idle timeout the scenario did
                             not ask for. A case that still differs is judged on its slowest run
-                            and listed as HTTP DIFFERS; 0: every run judged as it came (on a
+                            and listed as HTTP DIFFERS (WEBSOCKET DIFFERS, ...: the transport's
+                            name); 0: every run judged as it came (on a
                             loaded machine then raise --http-idle-floor-ms: at 300 ms two
                             explorations at once gave spurious idle timeouts, exit 4)
   --jobs N                  cases run at once, at most 256 (default 64 over the network; in memory one per

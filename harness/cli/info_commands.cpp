@@ -38,7 +38,8 @@ int defects_command(const Args& args) {
   for (const rut::DefectInfo& d : rut::defect_catalogue()) width = std::max(width, d.name.size());
   for (const rut::DefectInfo& d : rut::defect_catalogue()) {
     std::cout << std::left << std::setw(static_cast<int>(width) + 2) << d.name << d.doc
-              << (d.design.empty() ? std::string() : " (" + std::string(d.design) + " only)") << '\n';
+              << (d.design.empty() ? std::string() : " (" + std::string(d.design) + " only)")
+              << (d.transport.empty() ? std::string() : " (--transport " + std::string(d.transport) + " only)") << '\n';
   }
   return kExitPassed;
 }

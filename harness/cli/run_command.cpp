@@ -408,6 +408,10 @@ int run_command(const Args& args) {
         std::cout << "note: --defect " << name << " bends the " << d.design << " design: under --recovery " << recovery
                   << " it has no site in a streamed scenario that does not pin runtime.recovery (docs/POLICY.md \"Recovery designs\")\n";
       }
+      if (d.name == name && !d.transport.empty() && d.transport != transport_name(options.transport)) {
+        std::cout << "note: --defect " << name << " has its site in the " << d.transport << " transport: over "
+                  << transport_name(options.transport) << " it changes nothing (--transport " << d.transport << ")\n";
+      }
     }
   }
 
@@ -427,11 +431,14 @@ int run_command(const Args& args) {
     }
     const CaseResult r = run_scenario(s, options);
     if (r.differs_from_memory) {
-      std::cout << "note: " << s.name << ": over http its transcript differs from the in-memory run's even at "
-                << rerun_slowdown(r.slower_reruns) << "x the real time (a difference of the HTTP path, or a machine "
+      const std::string over = options.cloud.empty() ? std::string(transport_name(options.transport)) : options.cloud;
+      std::cout << "note: " << s.name << ": over " << over << " its transcript differs from the in-memory run's even at "
+                << rerun_slowdown(r.slower_reruns) << "x the real time (a difference of the " << over << " path, or a machine "
                 << "too loaded even for that); judged on that run\n";
     } else if (r.slower_reruns > 0) {
-      std::cout << "note: " << s.name << ": the first http run differed from memory (the machine's load); judged on a "
+      std::cout << "note: " << s.name << ": the first "
+                << (options.cloud.empty() ? std::string(transport_name(options.transport)) : options.cloud)
+                << " run differed from memory (the machine's load); judged on a "
                 << "slower re-run that agrees\n";
     }
     ReportCase c = to_report_case(r, s.name, classname_of(s), transcripts);
@@ -453,6 +460,12 @@ int run_command(const Args& args) {
           info->unreachable_in == s.script.provider) {
         std::cout << "SKIP " << s.name << " catches " << defect << ": no site in " << s.script.provider << " ("
                   << info->unreachable_why << ")\n";
+        continue;
+      }
+      if (info != rut::defect_catalogue().end() && !info->transport.empty() &&
+          info->transport != transport_name(options.transport)) {
+        std::cout << "SKIP " << s.name << " catches " << defect << ": no site over " << transport_name(options.transport)
+                  << " (its site is the " << info->transport << " transport: --transport " << info->transport << ")\n";
         continue;
       }
       if (info != rut::defect_catalogue().end() && !info->design.empty() && info->design != design_in_effect(s)) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -447,14 +448,18 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // 20,000 times in 20,000 cases); over HTTP once a case, so that a failure is judged (and the
   // cases after it abandoned) as soon as it comes.
   const std::size_t window = static_cast<std::size_t>(jobs) * 16;
+  // The WebSocket mode's own faults (a response the server forgets) are drawn over that transport
+  // only: elsewhere they would change nothing, and the other transports' cases stay as they were.
+  GenerateLimits limits = options.limits;
+  limits.websocket_faults = options.transport == TransportKind::kWebSocket;
   CasePipeline pipeline(indices.size(), jobs, window,
                         options.transport == TransportKind::kMemory ? window / 2 : 1,
-                        [&options, &indices, &case_options, &generating, &recovery](std::size_t k, CaseSlot& slot) {
+                        [&options, &indices, &case_options, &generating, &recovery, &limits](std::size_t k, CaseSlot& slot) {
                           generating.acquire();
                           try {
                             slot.root = options.base ? generate_case_from(options.seed, indices[k], *options.base)
                                                      : generate_case(options.seed, indices[k], options.provider, recovery,
-                                                                     options.limits);
+                                                                     limits);
                             slot.scenario = with_oracle_expect(slot.root->value());
                           } catch (...) {
                             generating.release();
@@ -487,7 +492,9 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     if (result.differs_from_memory) {
       out.differs_from_memory.push_back(i);
       progress.finish();
-      log << "HTTP DIFFERS case " << i << ": over " << transport_label(options) << " its transcript digest " << result.digest
+      std::string label = transport_label(options);  // the transport's name: HTTP, WEBSOCKET, BEDROCK, ...
+      for (char& ch : label) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      log << label << " DIFFERS case " << i << ": over " << transport_label(options) << " its transcript digest " << result.digest
           << " differs from the in-memory run's " << result.memory_digest << " even at "
           << rerun_slowdown(result.slower_reruns)
           << "x the real time per virtual second: a difference of the " << transport_label(options)

@@ -359,9 +359,14 @@ void require_found(const std::vector<std::string>& defects, std::uint64_t seed, 
 
 /// Whether `defect` has no site a stream in `provider` reaches, as the defect catalogue says
 /// (rut::DefectInfo::unreachable_in, e.g. malformed-call-as-stop in Anthropic).
+/// A defect whose site is one transport (rut::DefectInfo::transport: replay-lost-context in the
+/// WebSocket transport) has none in memory, where these explorations run: it is explored over its
+/// transport below.
 bool invisible_in(const std::string& provider, rut::Defect defect) {
   for (const auto& info : rut::defect_catalogue()) {
-    if (info.defect == defect) return !info.unreachable_in.empty() && info.unreachable_in == provider;
+    if (info.defect == defect) {
+      return (!info.unreachable_in.empty() && info.unreachable_in == provider) || !info.transport.empty();
+    }
   }
   return false;
 }
@@ -390,6 +395,64 @@ TEST_CASE("exploration finds every seeded defect and shrinks it small (seeds 1-3
 }
 TEST_CASE("exploration finds every seeded defect with providers drawn per case (seeds 1-3)", "[explore][kill-matrix]") {
   require_every_defect_found("");
+}
+
+TEST_CASE("exploration over websocket finds replay-lost-context and shrinks it to a 1-minimal case (seeds 1-3)",
+          "[explore][kill-matrix]") {
+  // The forgotten response is drawn over the WebSocket transport only (GenerateLimits::
+  // websocket_faults); the counterexample is confirmed there, and passes there without the defect.
+  const auto seeds = static_cast<std::uint64_t>(hiccup_test::scaled(3));
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    auto o = quiet_options(seed, 200);
+    o.defects = {"replay-lost-context"};
+    o.transport = harness::TransportKind::kWebSocket;
+    // Every shrink candidate runs in real time here: a shorter walk down RapidCheck's tree (the
+    // minimizer still deletes until nothing more can go) keeps the three seeds within minutes.
+    o.max_shrink_tries = 60;
+    // And idle timeouts of 500 ms real, not the 2 s the other network explorations here wait:
+    // the shrink candidates' stalls took minutes at 2 s (9.5 minutes for the three seeds).
+    o.http_idle_floor_ms = 500;
+    o.provider = "openai-responses";
+    std::ostringstream log;
+    const auto out = hx::explore(o, log);
+    INFO("seed " << seed << "\n" << log.str());
+    REQUIRE(out.failure.has_value());
+    CHECK(out.exit_code() == 1);
+    const harness::Scenario& shrunk = out.failure->shrunk;
+    CHECK(out.failure->one_minimal);
+    CHECK(shrunk.script.turns.size() <= 3u);
+    CHECK(total_attempts(shrunk) <= 3);
+    int forgotten = 0;
+    for (const auto& t : shrunk.script.turns) {
+      for (const auto& a : t.attempts) forgotten += a.websocket && a.websocket->forget_response ? 1 : 0;
+    }
+    CHECK(forgotten == 1);  // the forgotten response is what the defect needs
+    harness::Scenario clean = shrunk;
+    clean.runtime.defects.clear();
+    harness::RunOptions ws;
+    ws.transport = harness::TransportKind::kWebSocket;
+    const harness::CaseResult r = harness::run_scenario(clean, ws);
+    for (const auto& v : r.violations) UNSCOPED_INFO("without the defect: " << v.invariant << ": " << v.message);
+    CHECK(r.passed());
+  }
+}
+
+TEST_CASE("the forgotten response is drawn over websocket only, and leaves the other transports' cases as they were",
+          "[explore]") {
+  hx::GenerateLimits ws;
+  ws.websocket_faults = true;
+  int forgotten = 0;
+  for (int i = 0; i < 60; ++i) {
+    const harness::Scenario plain = hx::generate_case(3, i, "openai-responses").value();
+    const harness::Scenario over_ws = hx::generate_case(3, i, "openai-responses", "", ws).value();
+    for (const auto& t : plain.script.turns) {
+      for (const auto& a : t.attempts) CHECK_FALSE((a.websocket && a.websocket->forget_response));
+    }
+    for (const auto& t : over_ws.script.turns) {
+      for (const auto& a : t.attempts) forgotten += a.websocket && a.websocket->forget_response ? 1 : 0;
+    }
+  }
+  CHECK(forgotten >= 5);
 }
 
 TEST_CASE("no-pairing-guard is found together with keep-calls-on-retry as a pairing violation",

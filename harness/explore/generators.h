@@ -27,6 +27,7 @@
 #include <rapidcheck.h>
 
 #include "harness/scenario.h"
+#include "harness/scenario_io.h"
 #include "mock_server/faults.h"
 #include "mock_server/wire_format.h"
 #include "mock_server/script.h"
@@ -964,6 +965,9 @@ struct GenerateLimits {
   /// Every case gets reasoning (the draw's placement where one case in five draws it, else
   /// ReasoningDraw{}); the draws stay the same. For measuring (bench/bench_main.cpp); needs `reasoning`.
   bool reasoning_every_case = false;
+  /// The WebSocket mode's own faults may be drawn (place_forgotten_response): the explorer sets it
+  /// over `--transport websocket` only. Off, nothing else is drawn differently.
+  bool websocket_faults = false;
   bool operator==(const GenerateLimits&) const = default;
 };
 
@@ -1006,12 +1010,52 @@ inline void apply_limits(Scenario& s, const GenerateLimits& limits) {
 /// interrupt, one case in four is a session of 2–3 prompts (place_session); in one case in four a
 /// provider repeats a call id (place_call_ids); in one case in five the model attaches reasoning
 /// (place_reasoning); in one case in four its tools fail, hang or lose replies (place_tools).
+/// With `limits.websocket_faults`, one case in two the server forgets a response a later request
+/// continues from (place_forgotten_response).
 /// `expect` is left empty: the oracle fills it.
 /// `recovery` fixes the recovery design ("hold", "continue"; "" draws it: gen_runtime).
 /// `limits` narrows the space (GenerateLimits; the default leaves it whole and draws exactly what
 /// a call without it draws).
+/// Makes the server forget (websocket.forget_response) the response of the `k`-th (modulo their
+/// number) attempt that completes in a turn some other turn follows: the next request, a
+/// continuation over the WebSocket mode, is answered previous_response_not_found (400). An attempt
+/// completes (`response.completed`, the response a continuation names) when it has a `stop`
+/// finish and neither a status nor a fault. No such attempt: unchanged.
+inline void place_forgotten_response(Scenario& s, int k) {
+  std::vector<mock::Attempt*> completing;
+  for (std::size_t t = 0; t + 1 < s.script.turns.size(); ++t) {
+    for (mock::Attempt& a : s.script.turns[t].attempts) {
+      const bool finished = std::any_of(a.events.begin(), a.events.end(), [](const mock::Event& e) {
+        const auto* f = std::get_if<mock::FinishEvent>(&e);
+        return f != nullptr && f->reason == mock::FinishReason::kStop;
+      });
+      if (finished && !a.status && !a.fault) completing.push_back(&a);
+    }
+  }
+  if (completing.empty()) return;
+  mock::Attempt& a = *completing[static_cast<std::size_t>(k) % completing.size()];
+  if (!a.websocket) a.websocket = mock::WebSocketChoices{};
+  a.websocket->forget_response = true;
+}
+
+inline rc::Gen<Scenario> gen_scenario_drawn(std::string name, std::string provider, std::string recovery,
+                                            GenerateLimits limits);
+
 inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "", std::string recovery = "",
                                       GenerateLimits limits = {}) {
+  if (!limits.websocket_faults) return gen_scenario_drawn(std::move(name), std::move(provider), std::move(recovery), std::move(limits));
+  rc::Gen<Scenario> drawn = gen_scenario_drawn(std::move(name), std::move(provider), std::move(recovery), std::move(limits));
+  // One case in two; the first completing attempt one time in two (a later one may not be reached:
+  // a turn before it can end the run), else one of the next 7 (modulo their number).
+  return rc::gen::map(rc::gen::pair(std::move(drawn), gen_optional(gen_weighted_index({8, 1, 1, 1, 1, 1, 1, 1}), 1, 1)),
+                      [](std::pair<Scenario, std::optional<int>> p) {
+                        if (p.second) place_forgotten_response(p.first, *p.second);
+                        return std::move(p.first);
+                      });
+}
+
+inline rc::Gen<Scenario> gen_scenario_drawn(std::string name, std::string provider, std::string recovery,
+                                            GenerateLimits limits) {
   // A drawn provider does not shrink: a counterexample stays in the format the failure was found in.
   const rc::Gen<std::string> provider_gen =
       provider.empty() ? rc::gen::noShrink(gen_pick(providers())) : rc::gen::just(provider);
@@ -1072,6 +1116,8 @@ inline rc::Gen<Scenario> gen_scenario(std::string name, std::string provider = "
             for (std::size_t i = 0; i < n; ++i) s.script.turns.push_back(mock::Turn{{answer}});
           }
           apply_limits(s, lim);
+          // A cancel its attempt's own fault or finish would pass by never fires: not drawn.
+          if (s.interrupt && unreachable_interrupt(s)) s.interrupt.reset();
           return s;
         });
   });

@@ -135,6 +135,15 @@ std::vector<Edit> deletions(const Scenario& s) {
   }
   for (std::size_t t = 0; t < turns.size(); ++t) {
     for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      // The WebSocket mode's own faults (a close code, a forgotten response): one fault, deleted whole.
+      if (turns[t].attempts[a].websocket) {
+        out.push_back({Edit::Kind::kFault, attempt_ptr(t, a) + "/websocket", "delete websocket fault",
+                       [t, a](Scenario& x) { attempt_at(x, t, a).websocket.reset(); }});
+      }
+    }
+  }
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
       if (turns[t].attempts[a].slice_bytes) {
         out.push_back({Edit::Kind::kSlicing, attempt_ptr(t, a) + "/slice_bytes", "delete slicing",
                        [t, a](Scenario& x) { attempt_at(x, t, a).slice_bytes.reset(); }});

@@ -217,7 +217,11 @@ TEST_CASE("kill matrix counterexamples are 1-minimal (every defect, seeds 1-10)"
   std::ostringstream table;
   // Seeds 1-10; under the sanitizers (HICCUP_TEST_SCALE=0.25) seeds 1-3.
   const int seeds = hiccup_test::scaled(10);
+  int in_memory = 0;  // defects with a site in memory: a transport's own (replay-lost-context) is
+                     // measured over its transport (explorer_test "exploration over websocket …")
   for (const auto& info : rut::defect_catalogue()) {
+    if (!info.transport.empty()) continue;
+    ++in_memory;
     const auto defects = kill_matrix_defects(info);
     int found = 0, ok = 0;
     double sum_ms = 0, max_ms = 0;
@@ -256,7 +260,7 @@ TEST_CASE("kill matrix counterexamples are 1-minimal (every defect, seeds 1-10)"
   std::printf("%s1-minimal: %d of %d (%.1f %%), slowest shrink %.1f ms\n", table.str().c_str(), minimal, total, rate,
               worst_ms);
   INFO(table.str());
-  CHECK(total == seeds * static_cast<int>(rut::defect_catalogue().size()));
+  CHECK(total == seeds * in_memory);
   CHECK(rate >= 95.0);
   // The 2 s shrink target (issue 10) is a measurement, printed above and reported, not asserted:
   // a timed check fails on a loaded machine or under a sanitizer (ASan+UBSan took 2.8 s) without

@@ -227,7 +227,7 @@ class Checker(CheckerBase):
         """`explore --cases 30 --seed 1 --transport TRANSPORT` plus `extra`: the header and summary.json
         name the transport, every case is in `provider` (drawn so, no --provider given). Returns
         (completed process, summary)."""
-        d = self.dir(f"over-{transport}-{len(extra)}")
+        d = self.dir(f"over-{transport}-{len(extra)}" + "".join("-" + a.strip("-") for a in extra[1:2]))
         p = subprocess.run([self.hiccup, "explore", "--cases", "30", "--seed", "1", "--transport", transport,
                             "--report-dir", d] + extra, capture_output=True, text=True, cwd=self.work, timeout=600)
         assert p.returncode in expect_rcs, f"exit {p.returncode}, expected {expect_rcs}\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
@@ -271,6 +271,16 @@ class Checker(CheckerBase):
         the kept connection, and made 2 to 10 of these 30 cases fail by timing before the runtime
         reconnected past a connection found dead before its next response began (issue 37)."""
         self.check_over_cloud("websocket", "openai-responses")
+        # The server forgets a response there (websocket.forget_response, drawn over websocket
+        # only): a runtime that sends the continuation's new items again without the lost
+        # context is found, and its counterexample replays over websocket.
+        p, s = self.explore_over("websocket", "openai-responses", ["--defect", "replay-lost-context"], (1,))
+        assert s["failing_cases"], p.stdout[-3000:]
+        replay = [l.split("replay:", 1)[1].strip() for l in p.stdout.splitlines() if l.strip().startswith("replay:")]
+        assert replay and replay[0].endswith(" --transport websocket"), replay or p.stdout[-3000:]
+        q = subprocess.run(replay[0] + " --report-dir " + self.dir("over-websocket-replay-lost-context"), shell=True,
+                           cwd=self.work, capture_output=True, text=True, timeout=120)
+        assert q.returncode == 1, f"`{replay[0]}`: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
 
     def check_transport_needs_provider(self):
         """A transport that plays one format refuses another --provider (a usage error)."""
