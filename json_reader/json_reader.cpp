@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 namespace json_reader {
@@ -25,10 +26,18 @@ constexpr std::array<bool, 256> kPlainStringByte = [] {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/// A string sink that keeps nothing: string() into it checks a string without building it.
+struct Discard {
+  void append(const char*, const char*) {}
+  void append(const char*, std::size_t) {}
+  Discard& operator+=(char) { return *this; }
+};
+
 class Reader {
  public:
-  Reader(std::string_view text, std::size_t max_depth)
-      : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth) {}
+  /// `unread`: names of the top-level object's members that are checked (skip) and left out.
+  Reader(std::string_view text, std::size_t max_depth, std::initializer_list<std::string_view> unread = {})
+      : p_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth), unread_(unread) {}
 
   bool document(json& out) {
     // lexer.hpp skip_bom: EF BB BF at the very start is skipped (a lone EF fails either way).
@@ -95,10 +104,15 @@ class Reader {
       ++p_;
       // parser.hpp via json_sax_dom_parser::key: operator[] then assignment, so the last of
       // duplicate keys wins.
-      json& member = members.try_emplace(std::move(key)).first->second;
-      member = json();
-      key.clear();  // moved from: valid, its value unspecified
-      if (!value(member, depth)) return false;
+      if (depth == 1 && is_unread(key)) {
+        key.clear();
+        if (!skip(depth)) return false;
+      } else {
+        json& member = members.try_emplace(std::move(key)).first->second;
+        member = json();
+        key.clear();  // moved from: valid, its value unspecified
+        if (!value(member, depth)) return false;
+      }
       skip_whitespace();
       if (p_ == end_) return false;
       if (*p_ == '}') {
@@ -108,6 +122,79 @@ class Reader {
       if (*p_ != ',') return false;
       ++p_;
       skip_whitespace();
+    }
+  }
+
+  bool is_unread(std::string_view key) const {
+    return std::find(unread_.begin(), unread_.end(), key) != unread_.end();
+  }
+
+  /// value() without building the value: the same checks in the same order, so the same verdict.
+  bool skip(std::size_t depth) {
+    skip_whitespace();
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{':
+        return skip_object(depth + 1);
+      case '[':
+        return skip_array(depth + 1);
+      case '"': {
+        Discard s;
+        return string(s);
+      }
+      default: {
+        json scalar;  // a literal or a number: nothing to allocate
+        return value(scalar, depth);
+      }
+    }
+  }
+
+  bool skip_object(std::size_t depth) {
+    if (depth > max_depth_) return false;
+    ++p_;
+    skip_whitespace();
+    if (p_ != end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    Discard key;
+    while (true) {
+      if (p_ == end_ || *p_ != '"') return false;
+      if (!string(key)) return false;
+      skip_whitespace();
+      if (p_ == end_ || *p_ != ':') return false;
+      ++p_;
+      if (!skip(depth)) return false;
+      skip_whitespace();
+      if (p_ == end_) return false;
+      if (*p_ == '}') {
+        ++p_;
+        return true;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
+      skip_whitespace();
+    }
+  }
+
+  bool skip_array(std::size_t depth) {
+    if (depth > max_depth_) return false;
+    ++p_;
+    skip_whitespace();
+    if (p_ != end_ && *p_ == ']') {
+      ++p_;
+      return true;
+    }
+    while (true) {
+      if (!skip(depth)) return false;
+      skip_whitespace();
+      if (p_ == end_) return false;
+      if (*p_ == ']') {
+        ++p_;
+        return true;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
     }
   }
 
@@ -209,7 +296,8 @@ class Reader {
 
   /// lexer.hpp scan_string: plain bytes in runs, escapes, and UTF-8 sequences checked byte by
   /// byte against RFC 3629's ranges. `*p_` is the opening quote.
-  bool string(std::string& s) {
+  template <typename Sink>
+  bool string(Sink& s) {
     ++p_;
     while (true) {
       const char* run = p_;
@@ -231,7 +319,8 @@ class Reader {
     }
   }
 
-  bool utf8_sequence(std::string& s) {
+  template <typename Sink>
+  bool utf8_sequence(Sink& s) {
     const auto lead = static_cast<unsigned char>(*p_);
     // (lo, hi) of each continuation byte after `lead`.
     unsigned char ranges[3][2];
@@ -283,7 +372,8 @@ class Reader {
     return v;
   }
 
-  bool escape(std::string& s) {
+  template <typename Sink>
+  bool escape(Sink& s) {
     ++p_;  // the backslash
     if (p_ == end_) return false;
     switch (*p_++) {
@@ -330,6 +420,7 @@ class Reader {
   const char* p_;
   const char* const end_;
   const std::size_t max_depth_;
+  const std::initializer_list<std::string_view> unread_;
 };
 
 }  // namespace
@@ -357,6 +448,12 @@ std::size_t nesting_depth(std::string_view text, std::size_t cap) {
 nlohmann::json parse(std::string_view text, std::size_t max_depth) {
   json out;
   if (!Reader(text, max_depth).document(out)) return json(json::value_t::discarded);
+  return out;
+}
+
+nlohmann::json parse(std::string_view text, std::size_t max_depth, std::initializer_list<std::string_view> unread) {
+  json out;
+  if (!Reader(text, max_depth, unread).document(out)) return json(json::value_t::discarded);
   return out;
 }
 

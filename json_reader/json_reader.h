@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,13 @@ namespace json_reader {
 ///
 /// Recursion: one stack frame per level, so `max_depth` bounds the stack the reader uses.
 nlohmann::json parse(std::string_view text, std::size_t max_depth);
+
+/// parse(text, max_depth), except that when the text is an object, its members named in `unread`
+/// are read without being built: checked as parse checks them (the verdict is the same), and left
+/// out of the value. For a caller that reads only the other members of an object: an SSE frame
+/// whose `response` member holds a whole response object the decoder never looks at, or whose
+/// usage and ids it ignores. Only the top-level object's members are matched.
+nlohmann::json parse(std::string_view text, std::size_t max_depth, std::initializer_list<std::string_view> unread);
 
 /// The deepest nesting of arrays and objects in a JSON text (brackets inside strings do not
 /// count), found by one linear scan without parsing; stops counting at `cap` + 1. Valid or not,

@@ -34,7 +34,8 @@ class AnthropicDecoder final : public IStreamDecoder {
  public:
   DecodedChunk on_frame(const SseFrame& frame) override {
     DecodedChunk out;
-    const json data = parse_json(frame.data);
+    // message_start's message object and message_delta's usage are never read: checked, not built.
+    const json data = parse_json(frame.data, {"message", "usage"});
     if (frame.kind == SseFrame::Kind::kErrorObject) {
       out.stream_error = error_text(data).value_or(frame.data);
       return out;

@@ -38,6 +38,10 @@ nlohmann::json parse_json(std::string_view text) {
   return json_reader::parse(text, kMaxJsonDepth);
 }
 
+nlohmann::json parse_json(std::string_view text, std::initializer_list<std::string_view> unread) {
+  return json_reader::parse(text, kMaxJsonDepth, unread);
+}
+
 std::optional<nlohmann::json> repair_json(std::string_view prefix) {
   std::string text(prefix);
   // Walk the text, tracking open containers and whether we are inside a string.

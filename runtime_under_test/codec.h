@@ -5,6 +5,7 @@
 // the mock server; facts per provider are in WIRE-FORMATS.md.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,6 +156,11 @@ std::string string_member(const nlohmann::json& o, const char* key);
 /// JSON text from the wire as nlohmann::json::parse reads it (json_reader::parse): a discarded
 /// value (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth. Never throws.
 nlohmann::json parse_json(std::string_view text);
+
+/// parse_json(text), but the top-level object's members named in `unread` are checked without
+/// being built and left out (json_reader::parse): for frames whose members the decoder never reads
+/// (usage, ids, a whole response object), which were most of a frame's allocations.
+nlohmann::json parse_json(std::string_view text, std::initializer_list<std::string_view> unread);
 
 /// Closes a truncated JSON text (open strings, a dangling key or comma, open arrays and objects)
 /// and parses it; nullopt when even the repaired text does not parse. "" repairs to `{}`.

@@ -196,7 +196,9 @@ class ChatDecoder final : public IStreamDecoder {
       }
       return out;
     }
-    const json chunk = parse_json(frame.data);
+    // Only `error` and `choices` are read: the chunk's ids, model and usage are checked, not built.
+    const json chunk = parse_json(frame.data, {"id", "object", "created", "model", "system_fingerprint",
+                                               "service_tier", "usage", "obfuscation"});
     if (chunk.is_discarded() || !chunk.is_object()) {
       out.undecodable = true;
       return out;

@@ -230,13 +230,19 @@ class ResponsesDecoder final : public IStreamDecoder {
       out.stream_error = d.is_object() ? error_event_message(d) : frame.data;
       return out;
     }
-    json d = parse_json(frame.data);
+    // response.created and response.in_progress carry the whole response object, which only the
+    // ending events' is read for: it is checked, not built, and the frame read again whole when
+    // it ends the response.
+    json d = parse_json(frame.data, {"response"});
     if (!d.is_object()) {
       out.undecodable = true;
       return out;
     }
     std::string type = string_member(d, "type");
     if (type.empty()) type = frame.event;
+    if (type == "response.completed" || type == "response.incomplete" || type == "response.failed") {
+      d = parse_json(frame.data);
+    }
     if (type == "response.output_item.added") {
       const json* item = object_at(d, "item");
       if (!item) return out;
