@@ -401,6 +401,14 @@ class Checker(CheckerBase):
             assert f.read() == written, "report.html kept when the summary cannot be rendered"
         # Type errors name the JSON pointer and what was expected (they named no field).
         s = self.load(d)
+        # A black box's run or matrix writes "seed": null; its folder is re-rendered (it was exit 3).
+        unseeded = json.loads(json.dumps(s))
+        unseeded["cases"][0].pop("transcript", None)  # left broken by the check above
+        unseeded["cases"][0]["passed"] = False
+        unseeded["seed"] = None
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(unseeded, f)
+        self.hiccup_run(["report", d], 0)
         s["cases"][0]["passed"] = "yes"
         with open(os.path.join(d, "summary.json"), "w") as f:
             json.dump(s, f)
@@ -423,12 +431,6 @@ class Checker(CheckerBase):
                 json.dump(bad, f)
             p = self.hiccup_run(["report", d], 3)
             assert "summary.json: " + expected in p.stderr, (expected, p.stderr)
-        # A black box's run or matrix writes "seed": null; its folder is re-rendered (it was exit 3).
-        unseeded = json.loads(pristine)
-        unseeded["seed"] = None
-        with open(os.path.join(d, "summary.json"), "w") as f:
-            json.dump(unseeded, f)
-        self.hiccup_run(["report", d], 0)
         s["cases"][0]["passed"] = False
         s["cases"][0]["transcript"] = {"requests": [{"answer": {"events_delivered": "2"}}]}
         with open(os.path.join(d, "summary.json"), "w") as f:
