@@ -2,6 +2,7 @@
 // server's journal (what was really asked and delivered) and the runtime's result (what it did),
 // never the runtime's internals, so the same checks judge any runtime.
 #include "harness/invariants.h"
+#include "harness/scenario_io.h"
 
 #include <algorithm>
 #include <cctype>
@@ -1214,17 +1215,7 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
     // reading inside the event's frames leaves it partly delivered.
     const mock::Attempt* a = played_attempt(scenario, e);
     if (a == nullptr || a->status || at >= static_cast<int>(a->events.size())) return -1;
-    // A call the limit cut never arrives whole; inside its arguments, the point may come first.
-    if (const auto cut = mock::cut_by_finish(a->events, static_cast<std::size_t>(at))) {
-      if (!in.after_fragment || *in.after_fragment > *cut) return -1;
-    }
-    const int fault_at = a->fault ? mock::fault_after_event(*a->fault, a->events.size()) : 1 << 30;
-    const auto fault_fragments = a->fault ? mock::fault_after_fragment(*a->fault) : std::nullopt;
-    const bool point_first = in.after_fragment && fault_at == at && fault_fragments && *in.after_fragment <= *fault_fragments;
-    if (fault_at <= at && !point_first) {
-      const auto* stall = std::get_if<mock::StallFault>(&*a->fault);
-      if (stall == nullptr || stall->seconds >= scenario.runtime.idle_timeout_s.value_or(60)) return -1;
-    }
+    if (interrupt_point_missed(*a, in, scenario.runtime.idle_timeout_s.value_or(60))) return -1;
     return static_cast<int>(i);
   }
   return -1;

@@ -1326,7 +1326,9 @@ class CrossFieldRules : public Checks {
         } else {
           // The pieces it really sends: at most one per character of its arguments' JSON text.
           const int sent = static_cast<int>(
-              mock::split_fragments(c->args.is_null() ? std::string("{}") : c->args.dump(), std::max(c->fragments, 1)).size());
+              mock::split_fragments(c->args.is_null() ? std::string("{}")
+                                                    : c->args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                  std::max(c->fragments, 1)).size());
           if (*in.after_fragment >= sent) {
             problem(p + "/after_fragment",
                     "expected an integer in 0.." + std::to_string(sent - 1) + " (the call at " + event + " sends " +
@@ -1889,20 +1891,15 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
   return out;
 }
 
-std::optional<std::string> unreachable_interrupt(const Scenario& s) {
-  if (!s.interrupt || !s.interrupt->after_event || !s.interrupt->attempt) return std::nullopt;
-  const Interrupt& in = *s.interrupt;
-  if (in.turn < 0 || static_cast<std::size_t>(in.turn) >= s.script.turns.size()) return std::nullopt;
-  const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
-  if (*in.attempt < 0 || static_cast<std::size_t>(*in.attempt) >= attempts.size()) return std::nullopt;
-  const mock::Attempt& a = attempts[static_cast<std::size_t>(*in.attempt)];
+std::optional<std::string> interrupt_point_missed(const mock::Attempt& a, const Interrupt& in, double idle_timeout_s,
+                                                  const std::string& of) {
+  if (!in.after_event || a.status) return std::nullopt;
   const int e = *in.after_event;
-  if (a.status || e >= static_cast<int>(a.events.size())) return std::nullopt;  // the target check says so
-  const std::string where = "/turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt);
+  if (e < 0 || e >= static_cast<int>(a.events.size())) return std::nullopt;
   if (const auto cut = mock::cut_by_finish(a.events, static_cast<std::size_t>(e));
       cut && (!in.after_fragment || *in.after_fragment > *cut)) {
-    return "points at nothing the stream reaches: the max_tokens finish of " + where + " cuts event " +
-           std::to_string(e) + " after " + std::to_string(*cut) + " argument fragment(s), before the interrupt point";
+    return "the max_tokens finish" + of + " cuts event " + std::to_string(e) + " after " + std::to_string(*cut) +
+           " argument fragment(s), before the interrupt point";
   }
   if (!a.fault) return std::nullopt;
   const int fault_at = mock::fault_after_event(*a.fault, a.events.size());
@@ -1910,10 +1907,22 @@ std::optional<std::string> unreachable_interrupt(const Scenario& s) {
   const bool point_first =
       fault_at > e || (in.after_fragment && fault_at == e && fault_fragments && *in.after_fragment <= *fault_fragments);
   const auto* stall = std::get_if<mock::StallFault>(&*a.fault);
-  const double idle = s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s);
-  if (point_first || (stall != nullptr && stall->seconds < idle)) return std::nullopt;  // a short stall only delays
-  return "points at nothing the stream reaches: the fault of " + where + " (" + std::string(mock::fault_name(*a.fault)) +
-         ") ends the stream before the interrupt point; move the point before it, or the fault after it";
+  if (point_first || (stall != nullptr && stall->seconds < idle_timeout_s)) return std::nullopt;  // a short stall only delays
+  return "the fault" + of + " (" + std::string(mock::fault_name(*a.fault)) + ") ends the stream before the interrupt point";
+}
+
+std::optional<std::string> unreachable_interrupt(const Scenario& s) {
+  if (!s.interrupt || !s.interrupt->after_event || !s.interrupt->attempt) return std::nullopt;
+  const Interrupt& in = *s.interrupt;
+  if (in.turn < 0 || static_cast<std::size_t>(in.turn) >= s.script.turns.size()) return std::nullopt;
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
+  if (*in.attempt < 0 || static_cast<std::size_t>(*in.attempt) >= attempts.size()) return std::nullopt;
+  const auto missed = interrupt_point_missed(attempts[static_cast<std::size_t>(*in.attempt)], in,
+                                             s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s),
+                                             " of /turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt));
+  if (!missed) return std::nullopt;
+  const bool fault = missed->starts_with("the fault");
+  return "points at nothing the stream reaches: " + *missed + (fault ? "; move the point before it, or the fault after it" : "");
 }
 
 std::optional<std::string> unplayable_in(const Scenario& s, std::string_view provider) {

@@ -77,6 +77,15 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 /// reports it at `/interrupt`; the explorer drops such an interrupt.
 [[nodiscard]] std::optional<std::string> unreachable_interrupt(const Scenario& scenario);
 
+/// Why attempt `a` (as played) never reaches the mid-stream point of `in` (after event
+/// `after_event`, or inside it after `after_fragment` fragments): "the max_tokens finish cuts …"
+/// or "the fault (KIND) ends the stream …" (`of`, e.g. " of /turns/0/attempts/1", after "finish" or
+/// "fault"); nullopt when it does (a stall shorter than
+/// `idle_timeout_s` only delays it) or when `in` has no `after_event`. Shared by lint
+/// (unreachable_interrupt) and the invariants' interrupted_request.
+[[nodiscard]] std::optional<std::string> interrupt_point_missed(const mock::Attempt& a, const Interrupt& in,
+                                                                 double idle_timeout_s, const std::string& of = "");
+
 /// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between
 /// half and twice the scenario's idle timeout (runtime.idle_timeout_s, default 60), where a real
 /// scheduling delay decides whether the runtime times out (docs/POLICY.md "Time over HTTP"): in

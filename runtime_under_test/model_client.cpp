@@ -72,6 +72,14 @@ AttemptResult ModelClient::run(const HttpRequest& request,
     if (stream_) result.open_call = decoder->repaired_open_call(sse.unterminated_data());
   };
 
+  // The user cancelled from a callback: the attempt ends here, nothing after it handed out.
+  auto end_cancelled = [&] {
+    result.ok = false;
+    result.cancelled = true;
+    result.message = "cancelled by the user";
+    decided = true;
+  };
+
   // Hands out one decoded chunk's parts and decides on its finish or error.
   auto handle_chunk = [&](DecodedChunk chunk) {
     if (chunk.undecodable) {
@@ -107,20 +115,14 @@ AttemptResult ModelClient::run(const HttpRequest& request,
       on_part(p);
       result.parts.push_back(std::move(p));
       if (cancel_requested_) {
-        result.ok = false;
-        result.cancelled = true;
-        result.message = "cancelled by the user";
-        decided = true;
+        end_cancelled();
         return;  // stop reading: nothing after the cancel is handed out
       }
     }
     if (chunk.open_call_fragments && on_call_fragment) {
       on_call_fragment(*chunk.open_call_fragments);
       if (cancel_requested_) {
-        result.ok = false;
-        result.cancelled = true;
-        result.message = "cancelled by the user";
-        decided = true;
+        end_cancelled();
         return;  // the open call is dropped with the rest of the stream
       }
     }
