@@ -1215,7 +1215,7 @@ int interrupted_request(const Scenario& scenario, const std::vector<mock::Journa
     // reading inside the event's frames leaves it partly delivered.
     const mock::Attempt* a = played_attempt(scenario, e);
     if (a == nullptr || a->status || at >= static_cast<int>(a->events.size())) return -1;
-    if (interrupt_point_missed(*a, in, scenario.runtime.idle_timeout_s.value_or(60))) return -1;
+    if (interrupt_point_missed(*a, in, scenario.runtime.idle_timeout_s.value_or(60), "", scenario.script.timing)) return -1;
     return static_cast<int>(i);
   }
   return -1;

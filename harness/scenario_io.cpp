@@ -1892,10 +1892,22 @@ std::vector<LoadProblem> fallback_warnings(const Scenario& s) {
 }
 
 std::optional<std::string> interrupt_point_missed(const mock::Attempt& a, const Interrupt& in, double idle_timeout_s,
-                                                  const std::string& of) {
+                                                  const std::string& of, const mock::Script::Timing& timing) {
   if (!in.after_event || a.status) return std::nullopt;
   const int e = *in.after_event;
   if (e < 0 || e >= static_cast<int>(a.events.size())) return std::nullopt;
+  // An event delayed past the idle timeout before the point: the runtime gives up on the stream
+  // there (newcomer, stop 53: a retry was judged as coming after a cancel that never fired).
+  for (int i = 0; i <= e; ++i) {
+    const auto delay = std::visit([](const auto& ev) { return ev.delay_s; }, a.events[static_cast<std::size_t>(i)]);
+    if (!delay) continue;
+    double played = *delay * timing.scale;
+    if (timing.max_delay_s) played = std::min(played, *timing.max_delay_s);
+    if (played >= idle_timeout_s) {
+      return "event " + std::to_string(i) + "'s delay_s" + of + " (" + nlohmann::json(played).dump() +
+             " s) reaches the idle timeout before the interrupt point";
+    }
+  }
   if (const auto cut = mock::cut_by_finish(a.events, static_cast<std::size_t>(e));
       cut && (!in.after_fragment || *in.after_fragment > *cut)) {
     return "the max_tokens finish" + of + " cuts event " + std::to_string(e) + " after " + std::to_string(*cut) +
@@ -1919,7 +1931,8 @@ std::optional<std::string> unreachable_interrupt(const Scenario& s) {
   if (*in.attempt < 0 || static_cast<std::size_t>(*in.attempt) >= attempts.size()) return std::nullopt;
   const auto missed = interrupt_point_missed(attempts[static_cast<std::size_t>(*in.attempt)], in,
                                              s.runtime.idle_timeout_s.value_or(rut::Config{}.idle_timeout_s),
-                                             " of /turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt));
+                                             " of /turns/" + std::to_string(in.turn) + "/attempts/" + std::to_string(*in.attempt),
+                                             s.script.timing);
   if (!missed) return std::nullopt;
   const bool fault = missed->starts_with("the fault");
   return "points at nothing the stream reaches: " + *missed + (fault ? "; move the point before it, or the fault after it" : "");

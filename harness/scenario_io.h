@@ -79,12 +79,14 @@ inline constexpr std::size_t kMaxScenarioBytes = 16u << 20;
 
 /// Why attempt `a` (as played) never reaches the mid-stream point of `in` (after event
 /// `after_event`, or inside it after `after_fragment` fragments): "the max_tokens finish cuts …"
-/// or "the fault (KIND) ends the stream …" (`of`, e.g. " of /turns/0/attempts/1", after "finish" or
+/// or "the fault (KIND) ends the stream …" or "event I's delay_s (S s) reaches the idle timeout …"
+/// (an event up to the point delayed, under `timing`, to the idle timeout or past it) (`of`, e.g. " of /turns/0/attempts/1", after "finish" or
 /// "fault"); nullopt when it does (a stall shorter than
 /// `idle_timeout_s` only delays it) or when `in` has no `after_event`. Shared by lint
 /// (unreachable_interrupt) and the invariants' interrupted_request.
 [[nodiscard]] std::optional<std::string> interrupt_point_missed(const mock::Attempt& a, const Interrupt& in,
-                                                                 double idle_timeout_s, const std::string& of = "");
+                                                                 double idle_timeout_s, const std::string& of = "",
+                                                                 const mock::Script::Timing& timing = {});
 
 /// Stalls that race the runtime's idle timeout over HTTP: a `stall` whose `seconds` lie between
 /// half and twice the scenario's idle timeout (runtime.idle_timeout_s, default 60), where a real

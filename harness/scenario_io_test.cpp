@@ -961,6 +961,13 @@ TEST_CASE("an interrupt inside a call's arguments loads, round-trips and must na
   cut["interrupt"]["after_fragment"] = 2;
   CHECK(has(parse_scenario(cut.dump(), "x.json").problems, "/interrupt",
             "the max_tokens finish of /turns/0/attempts/0 cuts event 1 after 1 argument fragment(s)"));
+  // An event before the point delayed to the idle timeout (default 60 s): the runtime gives up first.
+  cut["turns"][0]["attempts"][0]["events"][2] = {{"finish", "stop"}};
+  cut["turns"][0]["attempts"][0]["events"][0]["delay_s"] = 200;
+  CHECK(has(parse_scenario(cut.dump(), "x.json").problems, "/interrupt",
+            "event 0's delay_s of /turns/0/attempts/0 (200.0 s) reaches the idle timeout before the interrupt point"));
+  cut["timing"] = {{"scale", 0.1}};  // 20 s as played: reached
+  CHECK(parse_scenario(cut.dump(), "x.json").problems.empty());
   // Played in Gemini (hiccup run --provider gemini) it is skipped with the reason.
   REQUIRE(r.scenario.has_value());
   CHECK(harness::unplayable_in(*r.scenario, "gemini") ==
