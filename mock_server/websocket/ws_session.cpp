@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mock_server/openai_responses_format.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/websocket/ws_frame.h"
 
@@ -147,14 +148,6 @@ std::string status_error_frame(int status, const std::string& body,
 }
 
 class Session {
-  struct Stored {
-    json input;             // the full input of the request it answered
-    std::string completed;  // its response.completed payload (holding its output items)
-  };
-  // A stored response's key in the session's memory (its value: its input's JSON text, a
-  // newline, then its response.completed payload).
-  static constexpr std::string_view kMemoryPrefix = "responses.stored:";
-
  public:
   /// `memory`: the session's SessionMemory (responses stored across its connections), or nullptr.
   Session(Io& io, RequestRouter& router, const SessionOptions& options, const HttpRequest& upgrade,
@@ -229,32 +222,25 @@ class Session {
     // The body of the equivalent POST: the event's fields without `type`, streaming implied.
     event.erase("type");
     event["stream"] = true;
-    // Continuation: `previous_response_id` names a response this connection stored; the request
-    // is played as the full conversation (its input, its output, then the new input), so the
-    // engine matches and journals it as it would the full request over HTTP.
-    json input = input_items(event.contains("input") ? event["input"] : json::array());
+    // Continuation: `previous_response_id` names a response this connection or the session
+    // stored; the request is played as the full conversation (its input, its output, then the
+    // new input), so the engine matches and journals it as it would the full request over HTTP.
     if (const auto prev = event.find("previous_response_id"); prev != event.end() && !prev->is_null()) {
       const std::string id = prev->is_string() ? prev->get<std::string>() : dump(*prev);
-      const std::optional<Stored> found = find(id);
-      if (!found) {
+      const std::optional<std::string> found = find(id);
+      std::optional<json> full =
+          found ? openai_responses::continued_input(*found, event.contains("input") ? event["input"] : json()) : std::nullopt;
+      if (!full) {
         // As the API answers a continuation whose response it no longer holds (the WebSocket-mode
         // guide: start a new chain with the full input).
         json frame = {{"type", "error"}, {"status", 400},
                       {"error", {{"type", "invalid_request_error"}, {"code", "previous_response_not_found"},
-                                 {"message", "Previous response with id '" + id + "' not found."},
+                                 {"message", openai_responses::not_found_message(id)},
                                  {"param", "previous_response_id"}}}};
         return send_text(dump(frame));
       }
-      json full = found->input;
-      const json done = json::parse(found->completed, nullptr, false);
-      if (done.is_object() && done.contains("response") && done["response"].is_object() &&
-          done["response"].contains("output") && done["response"]["output"].is_array()) {
-        for (const json& item : done["response"]["output"]) full.push_back(item);
-      }
-      for (const json& item : input) full.push_back(item);
-      input = std::move(full);
       event.erase("previous_response_id");
-      event["input"] = input;
+      event["input"] = std::move(*full);
     }
     // A warm-up (`generate: false`): no model output, a response id to chain from (the WebSocket-
     // mode guide: "generate: false does not return a model output, but prepares request state …
@@ -262,14 +248,15 @@ class Session {
     // codex sends one before each turn's first request. It plays no script attempt and is not
     // journaled: it is not a model request.
     if (const auto gen = event.find("generate"); gen != event.end() && gen->is_boolean() && !gen->get<bool>()) {
-      return warm_up(event, std::move(input));
+      return warm_up(event);
     }
     HttpRequest req;
     req.method = "POST";
     req.target = upgrade_.target;
     req.version = "HTTP/1.1";
     req.headers = upgrade_.headers;
-    req.body = dump(event);
+    const std::string body = dump(event);
+    req.body = body;
     req.transport = "websocket";
     Dispatch d = dispatch_request(router_, req, io_.now_ms());
     if (!d.engine) {
@@ -277,33 +264,29 @@ class Session {
       if (!send_text(status_error_frame(a.status, a.body, a.headers, false))) return false;
       return !d.internal_error;
     }
-    // `store` (default true): a stored response outlives the connection (the session keeps it);
-    // `store: false` keeps it in the connection's memory only (the WebSocket-mode guide).
-    const auto store_field = event.find("store");
-    const bool session_wide = !(store_field != event.end() && store_field->is_boolean() && !store_field->get<bool>());
     completed_.clear();
     const bool open = play(*d.engine, d.plan);
-    // A completed response is stored for continuation, unless the scenario makes the server
-    // forget it (websocket.forget_response). Its payload is parsed only when a continuation names it.
+    // A completed response is kept on this connection for continuation (the engine also keeps it
+    // in the session's memory, where later connections find it, unless the request said `store:
+    // false`: the WebSocket-mode guide), unless the scenario makes the server forget it
+    // (websocket.forget_response). Its payload is parsed only when a continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
       static constexpr std::string_view kId = "\"response\":{\"id\":\"";
       const std::size_t at = completed_.find(kId);
       const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
       if (end != std::string::npos) {
-        const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
-        if (session_wide && memory_) memory_->put(std::string(kMemoryPrefix) + id, dump(input) + "\n" + completed_);
-        store(id, std::move(input), std::move(completed_));
+        store(completed_.substr(at + kId.size(), end - at - kId.size()), openai_responses::stored_value(body, completed_));
       }
     }
     return open;
   }
 
   /// Answers a warm-up: `response.created` and `response.completed` with no output, its id
-  /// (`resp_warmup_` + this connection's warm-up count, from 0) stored for continuation with
-  /// `input` as the conversation through it.
+  /// (`resp_warmup_` + this connection's warm-up count, from 0) stored on this connection for
+  /// continuation, with `event` (its input the conversation through it).
   /// The response object's fields and order, and its fixed created_at, are those of the
   /// Responses format's write_response (openai_responses_format.cpp): change them together.
-  bool warm_up(const json& event, json input) {
+  bool warm_up(const json& event) {
     const std::string id = "resp_warmup_" + std::to_string(warm_ups_++);
     const json model = event.contains("model") && event["model"].is_string() ? event["model"] : json("");
     auto response = [&](std::string_view status) {
@@ -315,14 +298,15 @@ class Session {
                   {"metadata", json::object()}};
     };
     const std::string created = dump(json{{"type", "response.created"}, {"sequence_number", 0}, {"response", response("in_progress")}});
-    std::string completed = dump(json{{"type", "response.completed"}, {"sequence_number", 1}, {"response", response("completed")}});
+    const std::string completed = dump(json{{"type", "response.completed"}, {"sequence_number", 1}, {"response", response("completed")}});
     if (!io_.send(encode_frame(Opcode::kText, created) + encode_frame(Opcode::kText, completed))) return false;
-    store(id, std::move(input), std::move(completed));
+    store(id, openai_responses::stored_value(dump(event), completed));
     return true;
   }
 
-  /// Keeps response `id` for continuation (at most kMaxStored per connection, oldest dropped).
-  void store(const std::string& id, json input, std::string completed) {
+  /// Keeps response `id` for continuation on this connection (`value`: openai_responses::
+  /// stored_value; at most kMaxStored, oldest dropped).
+  void store(const std::string& id, std::string value) {
     if (stored_.find(id) == stored_.end()) {
       if (order_.size() >= kMaxStored) {
         stored_.erase(order_.front());
@@ -330,29 +314,14 @@ class Session {
       }
       order_.push_back(id);
     }
-    stored_[id] = Stored{std::move(input), std::move(completed)};
+    stored_[id] = std::move(value);
   }
 
   /// The response `id` stored on this connection, else in the session's memory.
-  std::optional<Stored> find(const std::string& id) const {
+  std::optional<std::string> find(const std::string& id) const {
     if (const auto it = stored_.find(id); it != stored_.end()) return it->second;
     if (!memory_) return std::nullopt;
-    const std::optional<std::string> kept = memory_->get(std::string(kMemoryPrefix) + id);
-    if (!kept) return std::nullopt;
-    const std::size_t nl = kept->find('\n');  // the input's JSON text holds no raw newline
-    if (nl == std::string::npos) return std::nullopt;
-    json input = json::parse(std::string_view(*kept).substr(0, nl), nullptr, false);
-    if (!input.is_array()) return std::nullopt;
-    return Stored{std::move(input), kept->substr(nl + 1)};
-  }
-
-  /// `input` as a list of items: a string is one user message.
-  static json input_items(const json& input) {
-    if (input.is_array()) return input;
-    if (input.is_string()) {
-      return json::array({{{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", input}}})}}});
-    }
-    return json::array();
+    return memory_->get(openai_responses::stored_key(id));
   }
 
   /// Plays `plan` as frames; false when the connection ended (a fault, or the client left).
@@ -512,7 +481,7 @@ class Session {
   SessionMemory* memory_;  // the session's memory (responses stored across connections), or null
   FrameDecoder decoder_;
   static constexpr std::size_t kMaxStored = 64;  // responses kept per connection (oldest dropped)
-  std::map<std::string, Stored> stored_;          // response id → the conversation through it
+  std::map<std::string, std::string> stored_;     // response id → its stored value
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
   int warm_ups_ = 0;                              // warm-ups answered on this connection
