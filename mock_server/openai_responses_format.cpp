@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <set>
@@ -1170,24 +1171,27 @@ class Format final : public WireFormat {
     }
     std::string payload;
     if (streaming) {
-      // The response.completed frame's data line (the encoder writes `type` first).
-      static constexpr std::string_view kData = "data: {\"type\":\"response.completed\"";
-      const std::size_t at = answer.rfind(kData);
-      if (at == std::string_view::npos) return std::nullopt;
-      const std::size_t from = at + 6;
-      const std::size_t end = answer.find('\n', from);
-      if (end == std::string_view::npos) return std::nullopt;
-      payload.assign(answer.substr(from, end - from));
+      // The response.completed frame's data line (memmem and memchr: a string_view's find
+      // compares at every position, which cost 10 % of a WebSocket answer's CPU).
+      static constexpr std::string_view kFrame = "event: response.completed\ndata: ";
+      const void* at = memmem(answer.data(), answer.size(), kFrame.data(), kFrame.size());
+      if (at == nullptr) return std::nullopt;
+      const std::size_t from = static_cast<std::size_t>(static_cast<const char*>(at) - answer.data()) + kFrame.size();
+      const void* nl = std::memchr(answer.data() + from, '\n', answer.size() - from);
+      if (nl == nullptr) return std::nullopt;
+      payload.assign(answer.substr(from, static_cast<std::size_t>(static_cast<const char*>(nl) - answer.data()) - from));
     } else {
       const json r = parse_json(answer);
       if (!r.is_object() || r.value("status", json()) != json("completed")) return std::nullopt;
       payload.append("{\"response\":").append(answer).append("}");
     }
     static constexpr std::string_view kId = "\"response\":{\"id\":\"";
-    const std::size_t at = payload.find(kId);
-    const std::size_t end = at == std::string::npos ? at : payload.find('"', at + kId.size());
+    const void* id = memmem(payload.data(), payload.size(), kId.data(), kId.size());
+    if (id == nullptr) return std::nullopt;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(id) - payload.data()) + kId.size();
+    const std::size_t end = payload.find('"', at);
     if (end == std::string::npos) return std::nullopt;
-    std::string key = stored_key(std::string_view(payload).substr(at + kId.size(), end - at - kId.size()));
+    std::string key = stored_key(std::string_view(payload).substr(at, end - at));
     return std::make_pair(std::move(key), stored_value(body, payload));
   }
 

@@ -339,14 +339,24 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   // The provider keeps a completed response for a later continuation, unless the scenario makes
   // it forget this one (`websocket.forget_response`, also over HTTP).
   if (format->stores_responses() && !(a.websocket && a.websocket->forget_response)) {
+    // A stream completes a response only when its terminal frame goes out whole (a write marked
+    // terminal): the bytes up to that write are the format's to read.
     std::string streamed;
-    if (plan.streaming) {
-      for (const Action& action : plan.actions) {
-        if (const auto* w = std::get_if<WriteAction>(&action)) streamed += w->bytes;
+    bool terminal = !plan.streaming;
+    for (const Action& action : plan.actions) {
+      if (!plan.streaming) break;
+      if (const auto* w = std::get_if<WriteAction>(&action)) {
+        streamed += w->bytes;
+        if (w->terminal) {
+          terminal = true;
+          break;
+        }
       }
     }
-    if (auto kept = format->stored_answer(body, plan.streaming, plan.streaming ? streamed : plan.body)) {
-      memory_.put(kept->first, std::move(kept->second));
+    if (terminal) {
+      if (auto kept = format->stored_answer(body, plan.streaming, plan.streaming ? streamed : plan.body)) {
+        memory_.put(kept->first, std::move(kept->second));
+      }
     }
   }
   return plan;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_reader/json_reader.h"
 #include "mock_server/openai_responses_format.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/websocket/ws_frame.h"
@@ -63,16 +64,18 @@ std::string refusal(int status, std::string_view message, std::vector<std::pair<
   return response_head(status, "application/json", headers, static_cast<long long>(text.size()), false) + text;
 }
 
-/// The complete SSE events at the front of `sse` (their `data:` payloads, lines joined by "\n"),
-/// removed from it; a partial event stays.
-std::vector<std::string> take_events(std::string& sse) {
-  std::vector<std::string> out;
+/// Hands each complete SSE event at the front of `sse` to `each` (its `data:` payload, lines
+/// joined by "\n": a view into `sse`, or into a scratch string for an event of several data
+/// lines, valid during the call), then removes them from `sse`; a partial event stays.
+template <typename Each>
+void take_events(std::string& sse, Each each) {
+  std::string joined;
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = sse.find("\n\n", start);
     if (end == std::string::npos) break;
-    std::string data;
-    bool any = false;
+    std::string_view data;
+    int lines = 0;
     std::size_t line = start;
     while (line < end) {
       std::size_t eol = sse.find('\n', line);
@@ -81,17 +84,22 @@ std::vector<std::string> take_events(std::string& sse) {
       if (l.substr(0, 5) == "data:") {
         l.remove_prefix(5);
         if (!l.empty() && l.front() == ' ') l.remove_prefix(1);
-        if (any) data += '\n';
-        data.append(l);
-        any = true;
+        if (lines == 1) joined.assign(data);
+        if (lines >= 1) {
+          joined += '\n';
+          joined.append(l);
+          data = joined;
+        } else {
+          data = l;
+        }
+        ++lines;
       }
       line = eol + 1;
     }
-    if (any) out.push_back(std::move(data));
+    if (lines > 0) each(data);
     start = end + 2;
   }
   sse.erase(0, start);
-  return out;
 }
 
 /// The `data:` payload of a partial SSE event (a cut): what follows its `data:` prefix, or "".
@@ -104,8 +112,9 @@ std::string partial_data(std::string_view sse) {
 }
 
 /// The type of event `payload` ("" when it is not a JSON object with a string `type`). The
-/// Responses encoder writes `type` first: read it without parsing; anything else is parsed.
-std::string event_type(std::string_view payload) {
+/// Responses encoder writes `type` first: read it without parsing (a view into `payload`);
+/// anything else is parsed (a view into `scratch`).
+std::string_view event_type(std::string_view payload, std::string& scratch) {
   static constexpr std::string_view kLead = "{\"type\":\"";
   if (payload.substr(0, kLead.size()) == kLead) {
     const std::size_t end = payload.find('"', kLead.size());
@@ -113,13 +122,14 @@ std::string event_type(std::string_view payload) {
     // A complete object whose type has no escapes (the encoder's own events).
     if (end != std::string_view::npos && type.find('\\') == std::string_view::npos && payload.back() == '}' &&
         payload.find('\n') == std::string_view::npos) {
-      return std::string(type);
+      return type;
     }
   }
   const json j = json::parse(payload, nullptr, false);
   if (!j.is_object()) return "";
   const auto t = j.find("type");
-  return t != j.end() && t->is_string() ? t->get<std::string>() : "";
+  scratch = t != j.end() && t->is_string() ? t->get<std::string>() : "";
+  return scratch;
 }
 
 /// The in-band error frame for a request answered with HTTP `status` and `body` (the Responses
@@ -211,14 +221,25 @@ class Session {
 
   /// One client message: a `response.create` played as a request. False: the connection ends.
   bool cycle(const std::string& text) {
-    json event = json::parse(text, nullptr, false);
-    if (!event.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
-    const auto type = event.find("type");
-    if (type == event.end() || !type->is_string() || *type != "response.create") {
+    // The top-level members only: the input (and the tools, the instructions) checked as JSON,
+    // not built. Most messages are a plain response.create, handed to the engine as they came.
+    const json top = json_reader::parse(text, kMaxJsonDepth, {"input", "tools", "instructions"});
+    if (!top.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
+    const auto type = top.find("type");
+    if (type == top.end() || !type->is_string() || *type != "response.create") {
       return in_band_error(400, "unknown_event_type",
                            "expected a message of type \"response.create\", found " +
-                               (type != event.end() && type->is_string() ? "\"" + type->get<std::string>() + "\"" : std::string("none")));
+                               (type != top.end() && type->is_string() ? "\"" + type->get<std::string>() + "\"" : std::string("none")));
     }
+    const auto previous = top.find("previous_response_id");
+    if (!top.contains("stream") && !top.contains("generate") && (previous == top.end() || previous->is_null())) {
+      // The body of the equivalent POST: the message with `"stream":true` put first (its `type`
+      // stays; the Responses format reads no member of that name).
+      std::string body = "{\"stream\":true,";
+      body.append(std::string_view(text).substr(text.find('{') + 1));
+      return respond(std::move(body), stored_here_only(top));
+    }
+    json event = json::parse(text, nullptr, false);
     // The body of the equivalent POST: the event's fields without `type`, streaming implied.
     event.erase("type");
     event["stream"] = true;
@@ -250,12 +271,26 @@ class Session {
     if (const auto gen = event.find("generate"); gen != event.end() && gen->is_boolean() && !gen->get<bool>()) {
       return warm_up(event);
     }
+    return respond(dump(event), stored_here_only(event));
+  }
+
+  /// Whether a response to `event` (a response.create) is kept on this connection only: `store:
+  /// false` (the WebSocket-mode guide: connection-local state is what makes continuation work
+  /// with it). Other responses the engine keeps in the session's memory, where this connection
+  /// finds them too.
+  static bool stored_here_only(const json& event) {
+    const auto store = event.find("store");
+    return store != event.end() && store->is_boolean() && !store->get<bool>();
+  }
+
+  /// Plays `body` (the equivalent POST's, streaming) through the router, keeping its completed
+  /// response on this connection when `keep_here` (stored_here_only). False: the connection ends.
+  bool respond(std::string body, bool keep_here) {
     HttpRequest req;
     req.method = "POST";
     req.target = upgrade_.target;
     req.version = "HTTP/1.1";
     req.headers = upgrade_.headers;
-    const std::string body = dump(event);
     req.body = body;
     req.transport = "websocket";
     Dispatch d = dispatch_request(router_, req, io_.now_ms());
@@ -265,11 +300,12 @@ class Session {
       return !d.internal_error;
     }
     completed_.clear();
+    keep_completed_ = keep_here || !memory_;
     const bool open = play(*d.engine, d.plan);
-    // A completed response is kept on this connection for continuation (the engine also keeps it
-    // in the session's memory, where later connections find it, unless the request said `store:
-    // false`: the WebSocket-mode guide), unless the scenario makes the server forget it
-    // (websocket.forget_response). Its payload is parsed only when a continuation names it.
+    // A completed response of a `store: false` request is kept on this connection for
+    // continuation (the engine keeps the others in the session's memory), unless the scenario
+    // makes the server forget it (websocket.forget_response). Its payload is parsed only when a
+    // continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
       static constexpr std::string_view kId = "\"response\":{\"id\":\"";
       const std::size_t at = completed_.find(kId);
@@ -350,7 +386,8 @@ class Session {
       return ok;
     }
     std::string sse;
-    std::string last_type;
+    std::string last_type;  // assigned, not rebuilt: its buffer is reused event after event
+    std::string type_scratch;
     bool terminal = false;
     bool over = false;  // the response's terminal event is among the frames queued so far
     // The frames of consecutive writes go out in one send (the HTTP server sends a plan's writes
@@ -374,9 +411,9 @@ class Session {
       bool ok = true;
       if (const auto* w = std::get_if<WriteAction>(&a)) {
         sse += w->bytes;
-        for (std::string& payload : take_events(sse)) {
-          last_type = event_type(payload);
-          if (last_type == "response.completed") completed_ = payload;
+        take_events(sse, [&](std::string_view payload) {
+          last_type.assign(event_type(payload, type_scratch));
+          if (keep_completed_ && last_type == "response.completed") completed_ = payload;
           // The response's own end (a stop; max_tokens or a content filter: incomplete; a
           // malformed call or an error event: failed): the client stops reading this response.
           over = over || last_type == "response.completed" || last_type == "response.incomplete" ||
@@ -388,9 +425,10 @@ class Session {
             f[0] = static_cast<char>(static_cast<unsigned char>(f[0]) | 0x40);
             pending += f;
           } else {
-            pending += encode_frame(Opcode::kText, payload);
+            pending += frame_header(Opcode::kText, payload.size());
+            pending += payload;
           }
-        }
+        });
         terminal = terminal || w->terminal;
         ++pending_actions;
         continue;
@@ -484,6 +522,7 @@ class Session {
   std::map<std::string, std::string> stored_;     // response id → its stored value
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
+  bool keep_completed_ = false;                   // whether this cycle's is kept here (completed_)
   int warm_ups_ = 0;                              // warm-ups answered on this connection
 };
 
