@@ -254,7 +254,7 @@ json request_sent(const mock::JournalEntry& e) {
 }
 
 /// How the answer ended: "completed", "fault:KIND", "status:CODE", "finish:REASON" (a finish that
-/// does not complete the turn), "rejected", "bad-request", "not-found", "unscripted",
+/// does not complete the turn), "rejected", "bad-request", "context-lost", "not-found", "unscripted",
 /// "preflight" or "incomplete" (the stream ended without its terminal frame).
 std::string answer_ended(const mock::JournalEntry& e, const mock::Attempt* attempt) {
   if (e.played == "status") return "status:" + std::to_string(e.response_status);

@@ -62,7 +62,9 @@ struct JournalEntry {
   std::string body_digest;
   int response_status = 0;     ///< HTTP status answered
   /// "stream", "status", "unscripted", "rejected" (pairing 400), "bad-request" (unparsable or
-  /// malformed body, 400), "not-found" (404), "preflight" (HEAD/GET of "/", 200), "overloaded"
+  /// malformed body, 400), "context-lost" (a continuation of a response the server no longer
+  /// holds, Responses `previous_response_not_found`, 400: the server's loss, `validated` stays
+  /// true), "not-found" (404), "preflight" (HEAD/GET of "/", 200), "overloaded"
   /// (the plan was not played: no worker thread was left for it, 503 with Retry-After instead)
   std::string played;
   std::string fault;           ///< fault kind name that fired, "" for none

@@ -994,6 +994,9 @@ class Format final : public WireFormat {
     if (auto stream = j.find("stream"); stream != j.end() && !stream->is_null() && !stream->is_boolean()) {
       note(reject(invalid_type("stream", "a boolean", *stream)));
     }
+    if (auto store = j.find("store"); store != j.end() && !store->is_null() && !store->is_boolean()) {
+      note(reject(invalid_type("store", "a boolean", *store)));
+    }
     if (auto problem = stream_options_problem(j)) note(reject(std::move(*problem)));
     if (auto problem = metadata_problem(j)) note(reject(std::move(*problem)));
     auto input = j.find("input");
@@ -1137,8 +1140,11 @@ class Format final : public WireFormat {
   bool stores_responses() const override { return true; }
 
   Continuation continue_stored(std::string_view body, const StoredLookup& lookup) const override {
-    // Most requests name no stored response: found without parsing.
-    if (body.find("\"previous_response_id\"") == std::string_view::npos) return {};
+    // Most requests name no stored response: found without parsing (a key may also be written
+    // with \u escapes: such a body is parsed).
+    if (body.find("\"previous_response_id\"") == std::string_view::npos && body.find("\\u") == std::string_view::npos) {
+      return {};
+    }
     json j = parse_json(body);
     if (!j.is_object()) return {};  // decode_request answers it
     const auto prev = j.find("previous_response_id");
@@ -1148,12 +1154,17 @@ class Format final : public WireFormat {
       c.rejection = reject(invalid_type("previous_response_id", "a string", *prev));
       return c;
     }
+    const json own = j.contains("input") ? j["input"] : json();
+    if (std::optional<Rejection> r = continuation_input_problem(own)) {
+      c.rejection = std::move(r);
+      return c;
+    }
     const std::string id = prev->get<std::string>();
     const std::optional<std::string> stored = lookup(stored_key(id));
-    std::optional<json> input =
-        stored ? continued_input(*stored, j.contains("input") ? j["input"] : json()) : std::nullopt;
+    std::optional<json> input = stored ? continued_input(*stored, own) : std::nullopt;
     if (!input) {
       c.rejection = reject(not_found_message(id));
+      c.lost = true;
       return c;
     }
     j.erase("previous_response_id");
@@ -1164,8 +1175,9 @@ class Format final : public WireFormat {
 
   std::optional<std::pair<std::string, std::string>> stored_answer(std::string_view body, bool streaming,
                                                                    std::string_view answer) const override {
-    // `store` defaults to true; only a literal false keeps nothing.
-    if (body.find("\"store\"") != std::string_view::npos) {
+    // `store` defaults to true; only a literal false keeps nothing (a key written with \u
+    // escapes is found by parsing).
+    if (body.find("\"store\"") != std::string_view::npos || body.find("\\u") != std::string_view::npos) {
       const json j = parse_json(body);
       if (j.is_object() && j.value("store", json(true)) == json(false)) return std::nullopt;
     }
@@ -1215,6 +1227,18 @@ const WireFormat& format() {
 
 std::string stored_key(std::string_view id) { return "responses.stored:" + std::string(id); }
 
+std::optional<Rejection> continuation_input_problem(const json& input) {
+  if (!input.is_null() && !input.is_string() && !input.is_array()) {
+    return reject("Invalid type for 'input': expected one of a string or an array of input items, but got " +
+                  type_name(input) + " instead.");
+  }
+  if (input.is_array()) {
+    json scratch = json::array();
+    if (std::optional<Rejection> r = decode_items(input, scratch); r && !r->pairing) return r;
+  }
+  return std::nullopt;
+}
+
 std::string stored_value(std::string_view request_body, std::string_view payload) {
   // The request's length first: its JSON text may hold newlines.
   std::string value = std::to_string(request_body.size());
@@ -1253,7 +1277,12 @@ std::optional<json> continued_input(std::string_view stored, const json& input) 
 }
 
 std::string not_found_message(std::string_view id) {
-  return "Previous response with id '" + std::string(id) + "' not found.";
+  // An id is echoed whole up to 256 bytes, as ids are (a 2 MB id is not sent back 2 MB long).
+  constexpr std::size_t kMax = 256;
+  if (id.size() <= kMax) return "Previous response with id '" + std::string(id) + "' not found.";
+  std::size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(id[cut]) & 0xC0) == 0x80) --cut;  // a whole character
+  return "Previous response with id '" + std::string(id.substr(0, cut)) + "…' not found.";
 }
 
 }  // namespace mock::openai_responses

@@ -55,6 +55,12 @@ std::string stored_value(std::string_view request_body, std::string_view payload
 /// stored_value made. Never throws.
 std::optional<nlohmann::json> continued_input(std::string_view stored, const nlohmann::json& input);
 
+/// What the provider answers the own `input` of a continuation (before the stored conversation
+/// is put in front of it): a type other than string, array or null, or an item's own problem
+/// (a missing field, an unknown type), with the indexes the client sent; nullopt when none.
+/// Pairing is checked on the full conversation, not here.
+std::optional<Rejection> continuation_input_problem(const nlohmann::json& input);
+
 /// The provider's message for a continuation of a response it does not hold (400, `code`
 /// `previous_response_not_found`, `param` `previous_response_id`), `id` as the request sent it.
 std::string not_found_message(std::string_view id);

@@ -239,8 +239,8 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     WireFormat::Continuation c =
         format->continue_stored(request.body, [this](const std::string& key) { return memory_.get(key); });
     if (c.rejection) {
-      entry.played = "bad-request";
-      entry.validated = false;
+      entry.played = c.lost ? "context-lost" : "bad-request";
+      entry.validated = c.lost;
       entry.rejection = c.rejection->message;
       ErrorAnswer answer = format->error_answer(c.rejection->status, c.rejection->message, std::nullopt);
       plan.status = c.rejection->status;
@@ -366,13 +366,18 @@ void SessionMemory::put(const std::string& key, std::string value) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->first == key) {
+      bytes_ -= it->first.size() + it->second.size();
       entries_.erase(it);
       break;
     }
   }
   if (capacity_ == 0) return;
-  if (entries_.size() >= capacity_) entries_.pop_front();
+  bytes_ += key.size() + value.size();
   entries_.emplace_back(key, std::move(value));
+  while (entries_.size() > capacity_ || (bytes_ > max_bytes_ && entries_.size() > 1)) {
+    bytes_ -= entries_.front().first.size() + entries_.front().second.size();
+    entries_.pop_front();
+  }
 }
 
 std::optional<std::string> SessionMemory::get(const std::string& key) const {

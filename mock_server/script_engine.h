@@ -117,7 +117,11 @@ struct Delivery {
 /// Thread-safe.
 class SessionMemory {
  public:
-  explicit SessionMemory(std::size_t capacity = 256) : capacity_(capacity) {}
+  /// At most `capacity` values and `max_bytes` of them (keys and values; the newest is kept
+  /// whatever its size): a stored Responses answer holds its whole conversation, so a chain of
+  /// n continuations stores O(n^2) bytes without the byte bound.
+  explicit SessionMemory(std::size_t capacity = 256, std::size_t max_bytes = std::size_t{64} << 20)
+      : capacity_(capacity), max_bytes_(max_bytes) {}
   /// Keeps `value` under `key` (replacing an earlier one).
   void put(const std::string& key, std::string value);
   /// The value under `key`, nullopt when none was kept (or it was dropped).
@@ -126,6 +130,8 @@ class SessionMemory {
  private:
   mutable std::mutex mu_;
   std::size_t capacity_;
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;  // keys and values held
   std::deque<std::pair<std::string, std::string>> entries_;  // oldest first
 };
 

@@ -1005,7 +1005,15 @@ TEST_CASE("responses over http: a continuation of a response the server does not
     CHECK(e["code"] == "previous_response_not_found");
     CHECK(e["param"] == "previous_response_id");
     CHECK(e["message"] == "Previous response with id 'resp_unknown' not found.");
-    CHECK(engine.journal()[0].played == "bad-request");
+    // The server's loss, not the client's invalid request: journaled apart and still valid, so
+    // no invariant accuses a client that then sends the full input.
+    CHECK(engine.journal()[0].played == "context-lost");
+    CHECK(engine.journal()[0].validated);
+  }
+  SECTION("an id too long to echo is cut to 256 bytes") {
+    mock::ScriptEngine engine(responses_script());
+    const Plan p = engine.respond(responses_post(continuation(std::string(5000, 'x'))));
+    CHECK(code_of(p)["message"] == "Previous response with id '" + std::string(256, 'x') + "…' not found.");
   }
   SECTION("store: false keeps nothing") {
     mock::ScriptEngine engine(responses_script());
@@ -1037,6 +1045,54 @@ TEST_CASE("responses over http: a continuation of a response the server does not
     CHECK(code_of(p)["message"] ==
           "Invalid type for 'previous_response_id': expected a string, but got an integer instead.");
   }
+}
+
+TEST_CASE("responses over http: a continuation's own input is checked as the client sent it") {
+  mock::ScriptEngine engine(responses_script());
+  engine.respond(responses_post(kFirst));
+  auto message_of = [](const Plan& p) { return json::parse(p.body)["error"]["message"].get<std::string>(); };
+  json next = continuation("resp_hiccup_0");
+  next["input"] = {{"role", "user"}, {"content", "more"}};
+  Plan p = engine.respond(responses_post(next));
+  CHECK(p.status == 400);
+  CHECK(message_of(p) ==
+        "Invalid type for 'input': expected one of a string or an array of input items, but got an object instead.");
+  // An item's own problem names the client's index, not the index after the stored items.
+  next["input"] = json::array({{{"type", "message"}, {"role", "user"}}});
+  p = engine.respond(responses_post(next));
+  CHECK(p.status == 400);
+  CHECK(message_of(p) == "Missing required parameter: 'input[0].content'.");
+  // `store` must be a boolean.
+  json stored = kFirst;
+  stored["store"] = "false";
+  CHECK(message_of(engine.respond(responses_post(stored))) ==
+        "Invalid type for 'store': expected a boolean, but got a string instead.");
+}
+
+TEST_CASE("responses over http: keys written with escapes are read as the keys they are") {
+  mock::ScriptEngine engine(responses_script());
+  // store: false with an escaped key keeps nothing.
+  engine.respond({"POST", "/v1/responses", R"({"model":"gpt-5","stream":true,"store":false,"input":"List the files."})"});
+  CHECK(engine.respond(responses_post(continuation("resp_hiccup_0"))).status == 400);
+  // previous_response_id with an escaped key continues.
+  mock::ScriptEngine second(responses_script());
+  second.respond(responses_post(kFirst));
+  const Plan p = second.respond({"POST", "/v1/responses",
+      R"({"model":"gpt-5","stream":true,"previous_response_id":"resp_hiccup_0","input":[{"type":"function_call_output","call_id":"call_hiccup_0_0","output":"a.txt"}]})"});
+  CHECK(p.status == 200);
+  CHECK(second.journal()[1].turn == 1);
+}
+
+TEST_CASE("session memory: a byte bound keeps a chain of whole conversations from growing without end") {
+  mock::SessionMemory memory(256, 1000);
+  for (int i = 0; i < 10; ++i) memory.put("k" + std::to_string(i), std::string(300, 'v'));
+  CHECK_FALSE(memory.get("k0"));
+  CHECK(memory.get("k9"));
+  CHECK(memory.get("k8"));  // 3 values of 302 bytes fit in 1,000
+  CHECK_FALSE(memory.get("k6"));
+  memory.put("big", std::string(5000, 'v'));  // the newest is kept whatever its size
+  CHECK(memory.get("big"));
+  CHECK_FALSE(memory.get("k9"));
 }
 
 TEST_CASE("responses over http: a request without previous_response_id is decoded as sent") {

@@ -283,7 +283,11 @@ class WireFormat {
   /// What continue_stored found: both empty when `body` continues nothing.
   struct Continuation {
     std::optional<std::string> body;       ///< the full request to decode instead of `body`
-    std::optional<Rejection> rejection;    ///< the provider's 400 (nothing stored under the id)
+    std::optional<Rejection> rejection;    ///< the provider's 400
+    /// The 400 says the server no longer holds the response named (`previous_response_not_found`):
+    /// the server's loss, which a correct client recovers from by sending the full input, not an
+    /// invalid request of the client's (journaled "context-lost", not "bad-request").
+    bool lost = false;
   };
   /// Reads a stored value by key (ScriptEngine: its SessionMemory); nullopt when none is kept.
   using StoredLookup = std::function<std::optional<std::string>(const std::string& key)>;

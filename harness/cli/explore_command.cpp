@@ -63,24 +63,26 @@ options (each at most once, unless marked repeatable):
                             design only, that design)
   --transport KIND          memory (default for explore: in-process, fast), http (a mock server on
                             127.0.0.1, real time; sse is the same), websocket (the Responses API's
-                            WebSocket mode on that server) or a cloud path of the anthropic
-                            format over http: bedrock (AWS event-stream frames), vertex or
-                            foundry (docs/WIRE-FORMATS.md). websocket plays openai-responses
-                            cases only and a cloud path anthropic cases only: without --provider
-                            every case is drawn in that format (the cases of --provider
-                            openai-responses or anthropic, same seed); another --provider is a
-                            usage error, a --from FILE of another provider invalid input (exit 3).
-                            Over websocket an attempt that ends without a finish is a lost
-                            connection, not an incomplete stream: such a case's transcript is not
-                            compared with its in-memory run (--http-reruns). A fault drawn
-                            after a response's terminal event plays inside that response's
-                            cycle, and the runtime reopens a kept connection found dead before
-                            its next response began (not an attempt): no verdict depends on
-                            when the next request meets that fault. any: each case's transport
-                            drawn from (seed, case) among those its format plays
-                            (openai-responses http or websocket, anthropic http, bedrock, vertex
-                            or foundry, the others http); the counts are printed at the end and
-                            each counterexample's replay line names its transport
+                            WebSocket mode on that server), bedrock, vertex or foundry (cloud
+                            paths of the anthropic format over http; docs/WIRE-FORMATS.md), or
+                            any (each case's transport drawn from (seed, case) among those its
+                            format plays: openai-responses http or websocket, anthropic http,
+                            bedrock, vertex or foundry, the others http; the cases per transport
+                            are printed at the end, and a failing case's transport is named in
+                            its FAIL line and its replay line).
+                            websocket plays openai-responses cases only and a cloud path
+                            anthropic cases only: without --provider every case is drawn in that
+                            format (the cases of --provider openai-responses or anthropic, same
+                            seed); another --provider is a usage error, a --from FILE of another
+                            provider invalid input (exit 3). Over websocket an attempt that ends
+                            the connection with close code 1011 or without a close frame, where
+                            over http the stream would end cleanly, is a lost connection, not an
+                            incomplete stream: such a case's transcript is not compared with its
+                            in-memory run (--http-reruns). A fault drawn after a response's
+                            terminal event plays inside that response's cycle, and the runtime
+                            reopens a kept connection found dead before its next response began
+                            (not an attempt): no verdict depends on when the next request meets
+                            that fault
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
                             $GITHUB_STEP_SUMMARY when that is set. One exploration at a time

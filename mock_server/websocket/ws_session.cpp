@@ -223,6 +223,11 @@ class Session {
   bool cycle(const std::string& text) {
     // The top-level members only: the input (and the tools, the instructions) checked as JSON,
     // not built. Most messages are a plain response.create, handed to the engine as they came.
+    if (json_nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+      // As the engine answers such a body over HTTP.
+      return in_band_error(400, "invalid_request_error",
+                           "the request body nests arrays and objects deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
     const json top = json_reader::parse(text, kMaxJsonDepth, {"input", "tools", "instructions"});
     if (!top.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
     const auto type = top.find("type");
@@ -246,11 +251,18 @@ class Session {
     // Continuation: `previous_response_id` names a response this connection or the session
     // stored; the request is played as the full conversation (its input, its output, then the
     // new input), so the engine matches and journals it as it would the full request over HTTP.
-    if (const auto prev = event.find("previous_response_id"); prev != event.end() && !prev->is_null()) {
-      const std::string id = prev->is_string() ? prev->get<std::string>() : dump(*prev);
+    // One that is not a string goes to the engine, whose Responses format answers it as over HTTP
+    // (invalid_type).
+    if (const auto prev = event.find("previous_response_id"); prev != event.end() && prev->is_string()) {
+      const std::string id = prev->get<std::string>();
+      const json own = event.contains("input") ? event["input"] : json();
+      if (const std::optional<Rejection> problem = openai_responses::continuation_input_problem(own)) {
+        const ErrorAnswer answer = openai_responses::format().error_answer(problem->status, problem->message, std::nullopt);
+        return send_text(status_error_frame(problem->status, answer.body, answer.headers, false));
+      }
       const std::optional<std::string> found = find(id);
       std::optional<json> full =
-          found ? openai_responses::continued_input(*found, event.contains("input") ? event["input"] : json()) : std::nullopt;
+          found ? openai_responses::continued_input(*found, own) : std::nullopt;
       if (!full) {
         // As the API answers a continuation whose response it no longer holds (the WebSocket-mode
         // guide: start a new chain with the full input).
