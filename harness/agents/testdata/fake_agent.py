@@ -15,6 +15,8 @@ fails, keeps what it delivered (text and whole calls) as the turn and goes on (t
 recovery design of claude-code and codex; an attempt cut before any call is retried);
 FAKE_AGENT_MODE=continue-drop is `continue` that leaves the calls that ran out of the kept turn
 (a side effect the model never hears of).
+FAKE_AGENT_MODE=skip-undecodable is `correct` that skips a data frame whose JSON does not parse
+and reads on (an attempt then fails only when the rest of the stream does).
 With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
 {"type": "text", "text": ...}, and the final text is not printed again.
 The correct agent waits RetryInfo.retryDelay before retrying an HTTP error, gives up at once on
@@ -83,7 +85,12 @@ def attempt():
             line = raw.decode().strip()
             if not line.startswith("data: "):
                 continue
-            frame = json.loads(line[6:])
+            try:
+                frame = json.loads(line[6:])
+            except ValueError:
+                if mode == "skip-undecodable":
+                    continue
+                raise
             cand = frame["candidates"][0]
             for part in cand.get("content", {}).get("parts", []):
                 if "functionCall" in part:
