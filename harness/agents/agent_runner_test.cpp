@@ -264,6 +264,23 @@ TEST_CASE("a content-filter finish: failing honestly passes, retrying the unchan
   }
 }
 
+TEST_CASE("an agent that retries a 401 into an answer is accused of the retry, not of a false success") {
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-401-then-answer", "prompt": "Hello.",
+    "turns": [ { "attempts": [ { "status": 401 }, { "events": [ { "text": "Hello." }, { "finish": "stop" } ] } ] } ],
+    "expect": { "outcome": "failed", "error": "non_retryable", "requests": 1 }
+  })");
+  const AgentCaseResult r = run_agent_scenario(s, fake_agent("retry-4xx"), {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.completed);  // the server answered the retry: the success it reports is real
+  CHECK(r.violated() == std::vector<std::string>{"bounded-retries"});
+  const AgentCaseResult honest = run_agent_scenario(s, fake_agent("correct"), {});
+  REQUIRE(honest.harness_error.empty());
+  CHECK(honest.passed());
+}
+
 TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once and pairing") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("duplicate"), {});
   INFO(r.harness_error << r.output_tail);
@@ -375,7 +392,9 @@ TEST_CASE("a black box owes the outcome and executions of either recovery design
 
 TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {
   // The malformed fault sends one frame whose JSON does not parse between the two calls, then the
-  // rest of the answer: an agent that skips the frame has both calls whole and the stop finish.
+  // rest of the answer: an agent that skips the frame has both calls whole and the stop finish,
+  // and owes what a correct client owes without the fault (neither hold, which runs the retry's
+  // call c, nor continue, which runs a).
   Scenario s = load(R"({
     "schema": 1, "name": "fake-malformed-between-calls", "prompt": "Deploy.",
     "turns": [
@@ -384,8 +403,7 @@ TEST_CASE("an agent that skips an undecodable frame and reads on is judged on wh
                         { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
                         { "finish": "stop" } ],
             "fault": { "kind": "malformed", "after_event": 1 } },
-          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
-                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo c" } } },
                         { "finish": "stop" } ] } ] },
       { "attempts": [ { "events": [ { "text": "Deployed." }, { "finish": "stop" } ] } ] }
     ]
@@ -414,6 +432,30 @@ TEST_CASE("an agent that skips an undecodable frame and reads on is judged on wh
     REQUIRE(r.harness_error.empty());
     CHECK(r.violations.empty());
   }
+}
+
+TEST_CASE("an agent whose last attempt it read past an undecodable frame is judged on the text it showed from after it") {
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-malformed-inside-text", "prompt": "Hello.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo." }, { "finish": "stop" } ],
+                                 "fault": { "kind": "malformed", "after_event": 1 } } ] } ]
+  })");
+  Recipe jsonl = fake_agent("skip-undecodable");
+  jsonl.env["FAKE_AGENT_JSONL"] = "1";
+  jsonl.shown_text_where = {{"/type", "text"}};
+  jsonl.shown_text_pointer = "/text";
+  AgentCaseResult r = run_agent_scenario(s, jsonl, {});
+  INFO(r.harness_error << r.output_tail);
+  REQUIRE(r.harness_error.empty());
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.passed());  // it read on, showed "Hello." and reported success
+  // The same run had it then reported failure (codex on a max_tokens finish): the text it showed
+  // came from after the frame, so it read on, and a failure report is a policy difference.
+  r.process.exit_code = 1;
+  judge_agent_run(r, jsonl, "");
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.violations.empty());
+  CHECK(r.violated() == std::vector<std::string>{"outcome-agreement"});
 }
 
 TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {

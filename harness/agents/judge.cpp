@@ -97,9 +97,12 @@ std::string kept_text(const mock::Journal& journal) {
 /// that it read past the frame: a call it had not had before the frame ran from that request, or
 /// the next model request went on to a later turn with a model turn for it that is not whole units
 /// of what came before the frame, or it was the run's last model request and the agent reported
-/// success (`reported_success`).
-void read_past_undecodable(mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions,
-                           bool reported_success) {
+/// success (`reported_success`) or showed the text the server wrote after the frame (`shown`, the
+/// recipe's shown text; nullopt when it has none). Returns the scripted attempts (turn,
+/// script_attempt) so read.
+std::set<std::pair<int, int>> read_past_undecodable(mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions,
+                                                    bool reported_success, const std::optional<std::string>& shown) {
+  std::set<std::pair<int, int>> read;
   for (std::size_t i = 0; i < journal.size(); ++i) {
     mock::JournalEntry& e = journal[i];
     if (!e.past_undecodable || e.turn < 0) continue;
@@ -113,7 +116,8 @@ void read_past_undecodable(mock::Journal& journal, const std::vector<rut::Ledger
       if (is_model_request(journal[k])) next = &journal[k];
     }
     if (!read_on && next == nullptr) {
-      read_on = reported_success;
+      const std::string& text = e.past_undecodable->delivered_text;
+      read_on = reported_success || (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
     } else if (!read_on && next->turn >= 0 && next->contents.is_array()) {
       read_on = next->turn > e.turn && !keeps_cut_turn(next->contents, e);
     }
@@ -124,7 +128,9 @@ void read_past_undecodable(mock::Journal& journal, const std::vector<rut::Ledger
     e.delivered_calls = std::move(past.delivered_calls);
     e.delivered_text = std::move(past.delivered_text);
     e.past_undecodable.reset();
+    read.insert({e.turn, e.script_attempt});
   }
+  return read;
 }
 
 }  // namespace
@@ -518,7 +524,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     }
   }
   run.completed = success_exit && marker.empty();
-  read_past_undecodable(journal, executions, run.completed);
+  const std::set<std::pair<int, int>> read_past =
+      read_past_undecodable(journal, executions, run.completed, shown_text(lines, recipe));
   result.completed = run.completed;
   if (result.cancel_ended_run) run.error = "cancelled";
   run.final_history = nullptr;  // unknown from outside
@@ -559,8 +566,13 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // The shown text joined across the output's lines: under `continue` a kept cut turn and its
   // continuation show one answer in two messages.
   const std::optional<std::string> shown_lines = shown_text(lines, recipe);
-  const bool claimed_false_success = std::any_of(result.violations.begin(), result.violations.end(),
-                                                 [](const Violation& v) { return v.invariant == "honest-outcome"; });
+  // Whether the success the agent reports is already judged: a false one (honest-outcome), or a
+  // real answer it got by a retry a correct client never sends (a non-retryable status or one past
+  // the budget retried: bounded-retries; a rejected request sent again: no-rejected-request). The
+  // answer then came from the server; the retry, not the report, is the harm.
+  const bool success_judged = std::any_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
+    return v.invariant == "honest-outcome" || v.invariant == "bounded-retries" || v.invariant == "no-rejected-request";
+  });
 
   const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
   std::string exit_text = "exited " + std::to_string(result.process.exit_code);
@@ -623,7 +635,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                  !(shown_lines && shows(*shown_lines, expect_text))) {
         out.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
                                                 " does not show the final text " + json_quoted(expect_text)});
-      } else if (!expect_completed && run.completed && !claimed_false_success) {
+      } else if (!expect_completed && run.completed && !success_judged) {
         std::string shown;
         for (const mock::JournalEntry& e : journal) {
           if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
@@ -658,10 +670,34 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   const RecoveryDesign design = infer_recovery_design(journal, executions);
   std::vector<std::string> designs;
   if (!s.runtime.recovery && !s.interrupt) designs = {recovery_of(s), recovery_of(s) == "hold" ? "continue" : "hold"};
+  // An attempt the agent read past its undecodable frame played, for the agent, as if the frame
+  // had not been sent: what a correct client owes is predicted without that fault.
+  Scenario as_read = s;
+  for (const auto& [turn, attempt] : read_past) {
+    if (turn < 0 || attempt < 0 || static_cast<std::size_t>(turn) >= as_read.script.turns.size()) continue;
+    auto& attempts = as_read.script.turns[static_cast<std::size_t>(turn)].attempts;
+    if (static_cast<std::size_t>(attempt) < attempts.size()) attempts[static_cast<std::size_t>(attempt)].fault.reset();
+  }
+  if (!read_past.empty()) {
+    // Each expect field written whose prediction the fault changes takes the prediction without it.
+    const Expect before = oracle_expect(s);
+    const Expect after = oracle_expect(as_read);
+    Expect& x = as_read.expect;
+    auto replace = [](auto& field, const auto& was, const auto& now) {
+      if (field && was != now) field = now;
+    };
+    replace(x.outcome, before.outcome, after.outcome);
+    replace(x.error, before.error, after.error);
+    replace(x.final_text, before.final_text, after.final_text);
+    replace(x.truncated, before.truncated, after.truncated);
+    replace(x.executions, before.executions, after.executions);
+    replace(x.requests, before.requests, after.requests);
+    replace(x.waited_s, before.waited_s, after.waited_s);
+  }
   std::optional<std::vector<Violation>> best;
-  if (designs.empty()) best = owed(s, s.runtime.recovery);
+  if (designs.empty()) best = owed(as_read, s.runtime.recovery);
   for (const std::string& d : designs) {
-    std::vector<Violation> v = owed(played_under(s, d), d);
+    std::vector<Violation> v = owed(played_under(as_read, d), d);
     if (!best || v.size() < best->size()) best = std::move(v);
   }
   for (Violation& v : *best) result.violations.push_back(std::move(v));
