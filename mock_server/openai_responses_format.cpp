@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <set>
@@ -921,6 +922,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 /// The `param` of a 400 this format produced: `input` for pairing, the quoted parameter of a
 /// missing or mistyped one; null otherwise.
 ojson param_for(std::string_view message) {
+  if (starts_with(message, "Previous response with id ")) return "previous_response_id";
   if (starts_with(message, "No tool ") || starts_with(message, "Duplicate item ") ||
       starts_with(message, "Duplicate function_call_output ") || starts_with(message, "Item '")) {
     return "input";
@@ -935,6 +937,7 @@ ojson param_for(std::string_view message) {
 }
 
 ojson code_for_400(std::string_view message) {
+  if (starts_with(message, "Previous response with id ")) return "previous_response_not_found";
   if (starts_with(message, "Missing required parameter")) return "missing_required_parameter";
   if (starts_with(message, "The encrypted content ")) return "invalid_encrypted_content";
   if (starts_with(message, "Invalid type for")) return "invalid_type";
@@ -1131,6 +1134,67 @@ class Format final : public WireFormat {
 
   bool filtered_answer_keeps_parts() const override { return false; }
 
+  bool stores_responses() const override { return true; }
+
+  Continuation continue_stored(std::string_view body, const StoredLookup& lookup) const override {
+    // Most requests name no stored response: found without parsing.
+    if (body.find("\"previous_response_id\"") == std::string_view::npos) return {};
+    json j = parse_json(body);
+    if (!j.is_object()) return {};  // decode_request answers it
+    const auto prev = j.find("previous_response_id");
+    if (prev == j.end() || prev->is_null()) return {};
+    Continuation c;
+    if (!prev->is_string()) {
+      c.rejection = reject(invalid_type("previous_response_id", "a string", *prev));
+      return c;
+    }
+    const std::string id = prev->get<std::string>();
+    const std::optional<std::string> stored = lookup(stored_key(id));
+    std::optional<json> input =
+        stored ? continued_input(*stored, j.contains("input") ? j["input"] : json()) : std::nullopt;
+    if (!input) {
+      c.rejection = reject(not_found_message(id));
+      return c;
+    }
+    j.erase("previous_response_id");
+    j["input"] = std::move(*input);
+    c.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    return c;
+  }
+
+  std::optional<std::pair<std::string, std::string>> stored_answer(std::string_view body, bool streaming,
+                                                                   std::string_view answer) const override {
+    // `store` defaults to true; only a literal false keeps nothing.
+    if (body.find("\"store\"") != std::string_view::npos) {
+      const json j = parse_json(body);
+      if (j.is_object() && j.value("store", json(true)) == json(false)) return std::nullopt;
+    }
+    std::string payload;
+    if (streaming) {
+      // The response.completed frame's data line (memmem and memchr: a string_view's find
+      // compares at every position, which cost 10 % of a WebSocket answer's CPU).
+      static constexpr std::string_view kFrame = "event: response.completed\ndata: ";
+      const void* at = memmem(answer.data(), answer.size(), kFrame.data(), kFrame.size());
+      if (at == nullptr) return std::nullopt;
+      const std::size_t from = static_cast<std::size_t>(static_cast<const char*>(at) - answer.data()) + kFrame.size();
+      const void* nl = std::memchr(answer.data() + from, '\n', answer.size() - from);
+      if (nl == nullptr) return std::nullopt;
+      payload.assign(answer.substr(from, static_cast<std::size_t>(static_cast<const char*>(nl) - answer.data()) - from));
+    } else {
+      const json r = parse_json(answer);
+      if (!r.is_object() || r.value("status", json()) != json("completed")) return std::nullopt;
+      payload.append("{\"response\":").append(answer).append("}");
+    }
+    static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+    const void* id = memmem(payload.data(), payload.size(), kId.data(), kId.size());
+    if (id == nullptr) return std::nullopt;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(id) - payload.data()) + kId.size();
+    const std::size_t end = payload.find('"', at);
+    if (end == std::string::npos) return std::nullopt;
+    std::string key = stored_key(std::string_view(payload).substr(at, end - at));
+    return std::make_pair(std::move(key), stored_value(body, payload));
+  }
+
   std::optional<std::string> status_note(int status) const override {
     // OpenAI's API error codes (platform.openai.com/docs/guides/error-codes: 401, 403, 429, 500,
     // 503) plus what its endpoints answer in practice and its SDKs classify: 400 invalid request,
@@ -1147,6 +1211,49 @@ class Format final : public WireFormat {
 const WireFormat& format() {
   static const Format instance;
   return instance;
+}
+
+std::string stored_key(std::string_view id) { return "responses.stored:" + std::string(id); }
+
+std::string stored_value(std::string_view request_body, std::string_view payload) {
+  // The request's length first: its JSON text may hold newlines.
+  std::string value = std::to_string(request_body.size());
+  value.append("\n").append(request_body).append(payload);
+  return value;
+}
+
+std::optional<json> continued_input(std::string_view stored, const json& input) {
+  auto items = [](const json& in) {
+    if (in.is_array()) return in;
+    if (in.is_string()) {
+      return json::array({{{"type", "message"}, {"role", "user"},
+                           {"content", json::array({{{"type", "input_text"}, {"text", in}}})}}});
+    }
+    return json::array();
+  };
+  const std::size_t nl = stored.find('\n');
+  if (nl == std::string_view::npos || nl == 0 || nl > 19) return std::nullopt;
+  std::size_t length = 0;
+  for (const char c : stored.substr(0, nl)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    length = length * 10 + static_cast<std::size_t>(c - '0');
+  }
+  if (length > stored.size() - nl - 1) return std::nullopt;
+  const json request = parse_json(stored.substr(nl + 1, length));
+  const json payload = parse_json(stored.substr(nl + 1 + length));
+  if (!request.is_object() || !payload.is_object()) return std::nullopt;
+  const auto response = payload.find("response");
+  if (response == payload.end() || !response->is_object()) return std::nullopt;
+  json full = items(request.contains("input") ? request["input"] : json());
+  if (const auto output = response->find("output"); output != response->end() && output->is_array()) {
+    for (const json& item : *output) full.push_back(item);
+  }
+  for (const json& item : items(input)) full.push_back(item);
+  return full;
+}
+
+std::string not_found_message(std::string_view id) {
+  return "Previous response with id '" + std::string(id) + "' not found.";
 }
 
 }  // namespace mock::openai_responses

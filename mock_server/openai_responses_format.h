@@ -4,6 +4,12 @@
 // headers, and non-streaming response objects. Pure functions, no I/O.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
 #include "mock_server/wire_format.h"
 
 namespace mock::openai_responses {
@@ -28,5 +34,29 @@ namespace mock::openai_responses {
 /// only `response.failed` (codex-rs/codex-api/src/sse/responses.rs), and `ResponseError.code` lists
 /// both codes.
 const WireFormat& format();
+
+/// Conversation state (`previous_response_id`, `store`: platform.openai.com/docs/api-reference/
+/// responses/create; WIRE-FORMATS.md "Conversation state"). A stored response is kept in the run's
+/// SessionMemory under stored_key(its id), as stored_value(the full request, its payload), by the
+/// engine (format().stored_answer) and by the WebSocket transport (a `store: false` response on
+/// its own connection only).
+
+/// The SessionMemory key of stored response `id`.
+std::string stored_key(std::string_view id);
+
+/// A stored value: `request_body` (the full request the response answered, as JSON text) and
+/// `payload` (a JSON object text whose `response` member is the response object: the
+/// response.completed event's data, or `{"response": BODY}` for a unary answer).
+std::string stored_value(std::string_view request_body, std::string_view payload);
+
+/// The input items of a request continuing stored value `stored` with its own `input` (a string
+/// = one user message, an array of items, or null = none): the stored request's input items, the
+/// stored response's output items, then `input`'s. nullopt when `stored` is not a value
+/// stored_value made. Never throws.
+std::optional<nlohmann::json> continued_input(std::string_view stored, const nlohmann::json& input);
+
+/// The provider's message for a continuation of a response it does not hold (400, `code`
+/// `previous_response_not_found`, `param` `previous_response_id`), `id` as the request sent it.
+std::string not_found_message(std::string_view id);
 
 }  // namespace mock::openai_responses

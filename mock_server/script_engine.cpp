@@ -232,7 +232,27 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     plan.headers = std::move(answer.headers);
     return plan;
   }
-  DecodedRequest decoded = format->decode_request(request.target, request.body);
+  // A request that continues a stored response (Responses `previous_response_id`) is decoded,
+  // matched and checked as the full request it stands for.
+  std::optional<std::string> full_body;
+  if (format->stores_responses()) {
+    WireFormat::Continuation c =
+        format->continue_stored(request.body, [this](const std::string& key) { return memory_.get(key); });
+    if (c.rejection) {
+      entry.played = "bad-request";
+      entry.validated = false;
+      entry.rejection = c.rejection->message;
+      ErrorAnswer answer = format->error_answer(c.rejection->status, c.rejection->message, std::nullopt);
+      plan.status = c.rejection->status;
+      plan.content_type = format->error_content_type(request.target);
+      plan.body = std::move(answer.body);
+      plan.headers = std::move(answer.headers);
+      return plan;
+    }
+    full_body = std::move(c.body);
+  }
+  const std::string_view body = full_body ? std::string_view(*full_body) : std::string_view(request.body);
+  DecodedRequest decoded = format->decode_request(request.target, body);
   entry.model = decoded.model;
   entry.streaming = decoded.streaming;
   entry.contents = std::move(decoded.contents);
@@ -257,7 +277,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   }
   const int turn = entry.turn;
   check_responses(entry.contents, entry);
-  if (std::optional<Rejection> r = check_reasoning(*format, request.body, entry.contents, entry.reasoning_due)) {
+  if (std::optional<Rejection> r = check_reasoning(*format, body, entry.contents, entry.reasoning_due)) {
     // The history drops (or changes) reasoning the server delivered with a call it holds: the
     // provider's own 400, journaled like a pairing rejection (WIRE-FORMATS.md "Reasoning").
     entry.played = "rejected";
@@ -315,7 +335,31 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     return plan;
   }
   entry.played = "stream";
-  return plan_attempt(*format, a, decoded, entry, record);
+  plan = plan_attempt(*format, a, decoded, entry, record);
+  // The provider keeps a completed response for a later continuation, unless the scenario makes
+  // it forget this one (`websocket.forget_response`, also over HTTP).
+  if (format->stores_responses() && !(a.websocket && a.websocket->forget_response)) {
+    // A stream completes a response only when its terminal frame goes out whole (a write marked
+    // terminal): the bytes up to that write are the format's to read.
+    std::string streamed;
+    bool terminal = !plan.streaming;
+    for (const Action& action : plan.actions) {
+      if (!plan.streaming) break;
+      if (const auto* w = std::get_if<WriteAction>(&action)) {
+        streamed += w->bytes;
+        if (w->terminal) {
+          terminal = true;
+          break;
+        }
+      }
+    }
+    if (terminal) {
+      if (auto kept = format->stored_answer(body, plan.streaming, plan.streaming ? streamed : plan.body)) {
+        memory_.put(kept->first, std::move(kept->second));
+      }
+    }
+  }
+  return plan;
 }
 
 void SessionMemory::put(const std::string& key, std::string value) {

@@ -936,3 +936,116 @@ TEST_CASE("a journal window keeps its entries under its byte budget however few 
   CHECK(engine.journal().back().index == 19);
   CHECK(engine.evicted_summary().requests + engine.journal().size() == 20);
 }
+
+// ---- Conversation state over HTTP: the Responses API's previous_response_id ----------------------
+
+namespace script_engine_test {
+
+namespace {
+
+/// A Responses scenario: turn 0 calls `shell` and stops, turn 1 answers with text; `turn0` replaces
+/// turn 0's attempts when given.
+mock::Script responses_script(std::vector<Attempt> turn0 = {}) {
+  if (turn0.empty()) turn0.push_back(stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop}));
+  mock::Script s;
+  s.provider = "openai-responses";
+  s.turns.push_back(mock::Turn{std::move(turn0)});
+  s.turns.push_back(mock::Turn{{stream({mock::TextEvent{"Done."}, kStop})}});
+  return s;
+}
+
+mock::Request responses_post(json body) { return {"POST", "/v1/responses", body.dump()}; }
+
+/// The continuation of response `id` with the output of call `call_id`.
+json continuation(const std::string& id, const std::string& call_id = "call_hiccup_0_0") {
+  return {{"model", "gpt-5"}, {"stream", true}, {"previous_response_id", id},
+          {"input", json::array({{{"type", "function_call_output"}, {"call_id", call_id}, {"output", "a.txt"}}})}};
+}
+
+const json kFirst = {{"model", "gpt-5"}, {"stream", true}, {"input", "List the files."}};
+
+}  // namespace
+
+TEST_CASE("responses over http: previous_response_id continues a stored response as the full conversation") {
+  for (const bool streaming : {true, false}) {
+    CAPTURE(streaming);
+    mock::ScriptEngine engine(responses_script());
+    json first = kFirst;
+    first["stream"] = streaming;
+    REQUIRE(engine.respond(responses_post(first)).status == 200);
+    json next = continuation("resp_hiccup_0");
+    next["stream"] = streaming;
+    const Plan p = engine.respond(responses_post(next));
+    CHECK(p.status == 200);
+    const auto j = engine.journal();
+    REQUIRE(j.size() == 2);
+    // Played as turn 1: the stored input, the stored call, then its output.
+    CHECK(j[1].turn == 1);
+    CHECK(j[1].played == "stream");
+    CHECK(j[1].validated);
+    REQUIRE(j[1].contents.is_array());
+    CHECK(j[1].contents.size() == 3);
+    CHECK(j[1].contents[1]["parts"][0]["functionCall"]["name"] == "shell");
+    // The continuation is itself stored: a third request chains from it.
+    json third = {{"model", "gpt-5"}, {"stream", streaming}, {"previous_response_id", "resp_hiccup_1"},
+                  {"input", "Thanks."}};
+    engine.respond(responses_post(third));
+    CHECK(engine.journal()[2].turn == 2);  // past the script: the history held both model turns
+    CHECK(engine.journal()[2].contents.size() == 5);
+  }
+}
+
+TEST_CASE("responses over http: a continuation of a response the server does not hold is its 400") {
+  auto code_of = [](const Plan& p) { return json::parse(p.body)["error"]; };
+  SECTION("an id never answered") {
+    mock::ScriptEngine engine(responses_script());
+    const Plan p = engine.respond(responses_post(continuation("resp_unknown")));
+    CHECK(p.status == 400);
+    const json e = code_of(p);
+    CHECK(e["code"] == "previous_response_not_found");
+    CHECK(e["param"] == "previous_response_id");
+    CHECK(e["message"] == "Previous response with id 'resp_unknown' not found.");
+    CHECK(engine.journal()[0].played == "bad-request");
+  }
+  SECTION("store: false keeps nothing") {
+    mock::ScriptEngine engine(responses_script());
+    json first = kFirst;
+    first["store"] = false;
+    engine.respond(responses_post(first));
+    CHECK(engine.respond(responses_post(continuation("resp_hiccup_0"))).status == 400);
+  }
+  SECTION("the scenario makes the server forget it (websocket.forget_response, also over HTTP)") {
+    Attempt a = stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop});
+    a.websocket = mock::WebSocketChoices{};
+    a.websocket->forget_response = true;
+    mock::ScriptEngine engine(responses_script({a}));
+    engine.respond(responses_post(kFirst));
+    CHECK(engine.respond(responses_post(continuation("resp_hiccup_0"))).status == 400);
+  }
+  SECTION("an attempt cut before its terminal event completed no response") {
+    mock::ScriptEngine engine(responses_script(
+        {stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop}, mock::DisconnectFault{1, 0})}));
+    engine.respond(responses_post(kFirst));
+    CHECK(engine.respond(responses_post(continuation("resp_hiccup_0"))).status == 400);
+  }
+  SECTION("a previous_response_id that is not a string") {
+    mock::ScriptEngine engine(responses_script());
+    json next = continuation("x");
+    next["previous_response_id"] = 7;
+    const Plan p = engine.respond(responses_post(next));
+    CHECK(p.status == 400);
+    CHECK(code_of(p)["message"] ==
+          "Invalid type for 'previous_response_id': expected a string, but got an integer instead.");
+  }
+}
+
+TEST_CASE("responses over http: a request without previous_response_id is decoded as sent") {
+  // A null previous_response_id continues nothing (as the SDKs send it when unset).
+  mock::ScriptEngine engine(responses_script());
+  json first = kFirst;
+  first["previous_response_id"] = nullptr;
+  CHECK(engine.respond(responses_post(first)).status == 200);
+  CHECK(engine.journal()[0].turn == 0);
+}
+
+}  // namespace script_engine_test

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -271,6 +272,41 @@ class WireFormat {
                                                    const std::vector<ReasoningCheck>& checks) const {
     (void)body;
     (void)checks;
+    return std::nullopt;
+  }
+
+  /// Server-side conversation state: the responses a provider keeps for a later request to
+  /// continue (the Responses API's `previous_response_id` with `store`, over HTTP and its
+  /// WebSocket mode; WIRE-FORMATS.md "Conversation state"). No other format keeps any.
+  virtual bool stores_responses() const { return false; }
+
+  /// What continue_stored found: both empty when `body` continues nothing.
+  struct Continuation {
+    std::optional<std::string> body;       ///< the full request to decode instead of `body`
+    std::optional<Rejection> rejection;    ///< the provider's 400 (nothing stored under the id)
+  };
+  /// Reads a stored value by key (ScriptEngine: its SessionMemory); nullopt when none is kept.
+  using StoredLookup = std::function<std::optional<std::string>(const std::string& key)>;
+  /// Called before decode_request, only when stores_responses(): a request that names a stored
+  /// response (`previous_response_id`) becomes the full request it stands for, as the provider
+  /// reads it: the stored request's input, the stored response's output items, then the
+  /// request's own input, with `previous_response_id` gone; an id `lookup` has nothing under is
+  /// the provider's 400 (`previous_response_not_found`). Never throws.
+  virtual Continuation continue_stored(std::string_view body, const StoredLookup& lookup) const {
+    (void)body;
+    (void)lookup;
+    return {};
+  }
+
+  /// Called after an answer is planned, only when stores_responses(): the (key, value) to keep
+  /// for a later continuation when `answer` completes a response and `body` (the full request,
+  /// after continue_stored) does not say `store: false`; nullopt otherwise. `answer` is the
+  /// unary body, or the streamed bytes (`streaming`). Never throws.
+  virtual std::optional<std::pair<std::string, std::string>> stored_answer(std::string_view body, bool streaming,
+                                                                           std::string_view answer) const {
+    (void)body;
+    (void)streaming;
+    (void)answer;
     return std::nullopt;
   }
 

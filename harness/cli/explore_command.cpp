@@ -76,7 +76,11 @@ options (each at most once, unless marked repeatable):
                             after a response's terminal event plays inside that response's
                             cycle, and the runtime reopens a kept connection found dead before
                             its next response began (not an attempt): no verdict depends on
-                            when the next request meets that fault
+                            when the next request meets that fault. any: each case's transport
+                            drawn from (seed, case) among those its format plays
+                            (openai-responses http or websocket, anthropic http, bedrock, vertex
+                            or foundry, the others http); the counts are printed at the end and
+                            each counterexample's replay line names its transport
   --report-dir DIR          where junit.xml, summary.json, summary.md and counterexamples/ go
                             (default: reports); summary.md is also appended to
                             $GITHUB_STEP_SUMMARY when that is set. One exploration at a time
@@ -428,8 +432,12 @@ int explore_command(const Args& args) {
     }
   }
   if (transport == "sse") transport = "http";
-  if (!transport_option(transport, options.transport, options.cloud)) {
-    in.set_error("--transport expects memory, http, websocket, bedrock, vertex or foundry, found \"" + transport + "\"");
+  if (transport == "any") {
+    // Each case's transport drawn among those its format plays (case_transport), over the network.
+    options.draw_transport = true;
+    options.transport = TransportKind::kHttp;
+  } else if (!transport_option(transport, options.transport, options.cloud)) {
+    in.set_error("--transport expects memory, http, websocket, bedrock, vertex, foundry or any, found \"" + transport + "\"");
   }
   if (!over_network(options.transport)) {
     if (!floor_text.empty()) in.set_error("--http-idle-floor-ms applies to a transport over the network (every one but memory)");

@@ -173,7 +173,28 @@ rc::Random case_random(std::uint64_t seed, int index) {
 }
 
 std::string transport_label(const ExploreOptions& options) {
+  if (options.draw_transport) return "any";
   return options.cloud.empty() ? std::string(transport_name(options.transport)) : options.cloud;
+}
+
+CaseTransport case_transport(std::uint64_t seed, int index, std::string_view provider) {
+  // splitmix64 of (seed, index): the draw depends on nothing else (not on the case's own draws,
+  // so the case generated is the one `--transport http` generates, but for the WebSocket mode's
+  // own faults).
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 0x632BE59BD9B4E019ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  CaseTransport t;
+  if (provider == "openai-responses" && z % 2 == 1) {
+    t.kind = TransportKind::kWebSocket;
+    t.label = "websocket";
+  } else if (provider == "anthropic" && z % 4 != 0) {
+    static constexpr const char* kClouds[] = {"bedrock", "vertex", "foundry"};
+    t.cloud = kClouds[z % 4 - 1];
+    t.label = t.cloud;
+  }
+  return t;
 }
 
 std::string case_name(std::uint64_t seed, int index) {
@@ -235,6 +256,7 @@ struct CaseSlot {
   CaseCoverage coverage;                         ///< case_coverage(result)
   nlohmann::json transcript;                     ///< review_transcript(result), with --transcripts
   std::optional<std::string> rerun_digest;       ///< the determinism re-run's digest, when selected
+  CaseTransport transport;                       ///< how it ran (`--transport any`: drawn per case)
 };
 
 /// `result` without what judging a passing case does not read: its scenario, run, journal and
@@ -452,28 +474,43 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
   // only: elsewhere they would change nothing, and the other transports' cases stay as they were.
   GenerateLimits limits = options.limits;
   limits.websocket_faults = options.transport == TransportKind::kWebSocket;
+  const CaseTransport fixed_transport{options.transport, options.cloud, transport_label(options)};
   CasePipeline pipeline(indices.size(), jobs, window,
                         options.transport == TransportKind::kMemory ? window / 2 : 1,
-                        [&options, &indices, &case_options, &generating, &recovery, &limits](std::size_t k, CaseSlot& slot) {
+                        [&options, &indices, &case_options, &generating, &recovery, &limits, &fixed_transport](std::size_t k, CaseSlot& slot) {
                           generating.acquire();
                           try {
                             slot.root = options.base ? generate_case_from(options.seed, indices[k], *options.base)
                                                      : generate_case(options.seed, indices[k], options.provider, recovery,
                                                                      limits);
+                            slot.transport = fixed_transport;
+                            if (options.draw_transport) {
+                              slot.transport = case_transport(options.seed, indices[k], slot.root->value().script.provider);
+                              if (slot.transport.kind == TransportKind::kWebSocket && !options.base) {
+                                // A case that plays over the WebSocket mode is drawn again in its
+                                // format with that mode's own faults (a response the server forgets).
+                                GenerateLimits ws = limits;
+                                ws.websocket_faults = true;
+                                slot.root = generate_case(options.seed, indices[k], "openai-responses", recovery, ws);
+                              }
+                            }
                             slot.scenario = with_oracle_expect(slot.root->value());
                           } catch (...) {
                             generating.release();
                             throw;
                           }
                           generating.release();
-                          slot.result = run_scenario(slot.scenario, case_options);
+                          RunOptions run = case_options;
+                          run.transport = slot.transport.kind;
+                          run.cloud = slot.transport.cloud;
+                          slot.result = run_scenario(slot.scenario, run);
                           slot.provider = slot.scenario.script.provider;
                           slot.coverage = case_coverage(slot.result);
                           if (options.transcripts) slot.transcript = review_transcript(slot.result);
                           // A case after a failure that stops the exploration is never judged, so
                           // its re-run may end early (case_options' abandoned) like its run.
                           if (determinism_selected(indices[k], options.determinism_pct)) {
-                            slot.rerun_digest = run_scenario(slot.scenario, case_options).digest;
+                            slot.rerun_digest = run_scenario(slot.scenario, run).digest;
                           }
                           if (slot.result.passed()) {
                             slot.result = verdict_only(std::move(slot.result));
@@ -488,16 +525,21 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     const CaseResult& result = slot.result;
     const int i = indices[k];
     ++out.cases_run;
+    ++out.cases_per_transport[slot.transport.label];
+    RunOptions case_run = run_options;  // how this case ran (its own transport under --transport any)
+    case_run.transport = slot.transport.kind;
+    case_run.cloud = slot.transport.cloud;
     if (result.slower_reruns > 0 && !result.differs_from_memory) out.rerun_cases.push_back(i);
     if (result.differs_from_memory) {
       out.differs_from_memory.push_back(i);
       progress.finish();
-      std::string label = transport_label(options);  // the transport's name: HTTP, WEBSOCKET, BEDROCK, ...
+      const std::string& over = slot.transport.label;
+      std::string label = over;  // the transport's name: HTTP, WEBSOCKET, BEDROCK, ...
       for (char& ch : label) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      log << label << " DIFFERS case " << i << ": over " << transport_label(options) << " its transcript digest " << result.digest
+      log << label << " DIFFERS case " << i << ": over " << over << " its transcript digest " << result.digest
           << " differs from the in-memory run's " << result.memory_digest << " even at "
           << rerun_slowdown(result.slower_reruns)
-          << "x the real time per virtual second: a difference of the " << transport_label(options)
+          << "x the real time per virtual second: a difference of the " << over
           << " path, or a machine too loaded even for that; judged on that slowest run\n";
     }
 
@@ -533,7 +575,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     // A failure must reproduce before it is shrunk: one that does not (a flaky HTTP timing, a race)
     // is a determinism failure of the harness, reported as such and not shrunk.
     if (!slot.rerun_digest) {
-      const CaseResult again = run_scenario(scenario, run_options);
+      const CaseResult again = run_scenario(scenario, case_run);
       if (again.digest != result.digest) {
         out.determinism_mismatches.push_back(i);
         const std::string msg = "case " + std::to_string(i) + " failed (" + summarize_invariants(record.invariants) +
@@ -569,7 +611,9 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     failure.original_transcript = review_transcript(result);
     const std::set<std::string> target = failure_target(result.violations);
     failure.target = target;
-    log << "FAIL case " << i << " (seed " << options.seed << "): " << summarize_invariants(record.invariants) << "\n";
+    log << "FAIL case " << i << " (seed " << options.seed
+        << (options.draw_transport ? ", over " + slot.transport.label : std::string()) << "): "
+        << summarize_invariants(record.invariants) << "\n";
     for (const auto& v : result.violations) log << "  " << format_violation(v) << "\n";
 
     const Stopwatch shrink_clock;
@@ -624,28 +668,28 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
       as_generated.minimized.scenario = scenario;
       as_generated.minimized.result = result;
       shrunk_run = std::move(as_generated);
-    } else if (over_network(run_options.transport)) {
-      RunOptions memory = run_options;
+    } else if (over_network(case_run.transport)) {
+      RunOptions memory = case_run;
       memory.transport = TransportKind::kMemory;
       const CaseResult in_memory = run_scenario(scenario, memory);
       if (breaks_all(in_memory.violations, target)) {
         Shrunk candidate = shrink_under(memory, in_memory);
-        CaseResult over_http = run_scenario(candidate.minimized.scenario, run_options);
+        CaseResult over_http = run_scenario(candidate.minimized.scenario, case_run);
         if (breaks_all(over_http.violations, target) &&
-            FailureJudge(run_options, target).passes_without_defects(candidate.minimized.scenario)) {
+            FailureJudge(case_run, target).passes_without_defects(candidate.minimized.scenario)) {
           log << "  shrunk in memory (" << candidate.shrink_tries + candidate.minimized.tries
-              << " runs); the counterexample fails over " << transport_label(options) << " too\n";
+              << " runs); the counterexample fails over " << slot.transport.label << " too\n";
           candidate.minimized.result = std::move(over_http);
           shrunk_run = std::move(candidate);
         } else {
-          log << "  shrunk in memory, but the counterexample does not fail the same way over " << transport_label(options)
-              << ": shrinking over " << transport_label(options) << "\n";
+          log << "  shrunk in memory, but the counterexample does not fail the same way over " << slot.transport.label
+              << ": shrinking over " << slot.transport.label << "\n";
         }
       } else {
-        log << "  the in-memory transport does not reproduce this failure: shrinking over " << transport_label(options) << "\n";
+        log << "  the in-memory transport does not reproduce this failure: shrinking over " << slot.transport.label << "\n";
       }
     }
-    if (!shrunk_run) shrunk_run = shrink_under(run_options, result);
+    if (!shrunk_run) shrunk_run = shrink_under(case_run, result);
     failure.shrink_tries = shrunk_run->shrink_tries;
     failure.shrink_steps = shrunk_run->shrink_steps;
     failure.minimize_steps = shrunk_run->minimized.accepted;
@@ -708,7 +752,7 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
         const fs::path absolute = fs::absolute(path, abs_ec);
         failure.replay_command = options.hiccup_path + " run " + shell_quote(abs_ec ? failure.path : absolute.string());
         // `hiccup run` plays over http by default: any other transport is named.
-        if (transport_label(options) != "http") failure.replay_command += " --transport " + transport_label(options);
+        if (slot.transport.label != "http") failure.replay_command += " --transport " + slot.transport.label;
         log << "  counterexample: " << failure.path << "\n";
       } else {
         log << "  error: cannot write counterexample " << path.string() << "\n";
@@ -866,6 +910,11 @@ ExploreOutcome explore(const ExploreOptions& options, std::ostream& log, ReportL
     log << " " << provider << " " << counts.first << (counts.second ? " (" + std::to_string(counts.second) + " failed)" : "");
   }
   log << "\n";
+  if (options.draw_transport) {
+    log << "per transport:";
+    for (const auto& [label, count] : out.cases_per_transport) log << " " << label << " " << count;
+    log << "\n";
+  }
   out.coverage.print(log);
   log << out.passed << " passed, " << out.failed << " failed";
   if (!out.determinism_mismatches.empty()) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <ostream>
@@ -43,6 +44,9 @@ struct ExploreOptions {
   /// With kHttp: a cloud path of the anthropic format ("bedrock", "vertex" or "foundry";
   /// RunOptions::cloud), "" for the provider's own path.
   std::string cloud;
+  /// `--transport any`: each case's transport is drawn (case_transport) among those its wire
+  /// format plays; `transport` is then kHttp and `cloud` "".
+  bool draw_transport = false;
   std::string report_dir = "reports";       ///< counterexamples go to REPORT_DIR/counterexamples/
   bool write_counterexample = true;
   /// Share of cases re-run and compared, % (0 off, 100 all). By default 1: every 100th case
@@ -135,6 +139,8 @@ struct CaseRecord {
 
 struct ExploreOutcome {
   int cases_run = 0;
+  /// Cases run per transport label (one entry unless `--transport any`).
+  std::map<std::string, int> cases_per_transport;
   int passed = 0;
   int failed = 0;
   std::optional<ExploreFailure> failure;     ///< the first failure (shrunk)
@@ -167,9 +173,22 @@ std::uint64_t splitmix64(std::uint64_t& state);
 /// mixed from both); independent of sharding.
 rc::Random case_random(std::uint64_t seed, int index);
 
-/// What `--transport` names for `options`: its cloud path when it has one, else
-/// transport_name(options.transport).
+/// What `--transport` names for `options`: "any" when drawn per case, its cloud path when it has
+/// one, else transport_name(options.transport).
 std::string transport_label(const ExploreOptions& options);
+
+/// One case's transport under `--transport any`: `kind` and `cloud` as ExploreOptions has them,
+/// `label` as `--transport` names it.
+struct CaseTransport {
+  TransportKind kind = TransportKind::kHttp;
+  std::string cloud;
+  std::string label = "http";
+};
+
+/// The transport of case `index` of `seed` in wire format `provider`, drawn from (seed, index)
+/// alone among those the format plays: openai-responses http or websocket (one case in two),
+/// anthropic http, bedrock, vertex or foundry (one in four each), gemini and openai-chat http.
+CaseTransport case_transport(std::uint64_t seed, int index, std::string_view provider);
 
 /// `explore-s{seed}-c{index}`.
 std::string case_name(std::uint64_t seed, int index);

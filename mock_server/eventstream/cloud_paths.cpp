@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_reader/json_reader.h"
 #include "mock_server/eventstream/eventstream.h"
+#include "mock_server/json_text.h"
 #include "mock_server/wire_format.h"
 
 namespace mock::cloud {
@@ -13,6 +15,7 @@ namespace mock::cloud {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+using json = nlohmann::json;
 
 std::string percent_decode(std::string_view s) {
   auto hex = [](char c) -> int {
@@ -56,6 +59,20 @@ int anthropic_status(std::string_view type) {
 }
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+/// `body` (JSON text of an object with at least one member) with `"model":MODEL,"stream":BOOL,`
+/// inserted after its opening brace (a leading byte-order mark and whitespace dropped).
+std::string messages_body(std::string_view body, std::string_view model, bool streaming) {
+  if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
+  const std::size_t open = body.find('{');
+  std::string out;
+  out.reserve(body.size() + model.size() + 32);
+  out.append("{\"model\":");
+  json_text::append_string(out, model);
+  out.append(streaming ? ",\"stream\":true," : ",\"stream\":false,");
+  out.append(body.substr(open == std::string_view::npos ? body.size() : open + 1));
+  return out;
+}
 
 /// One SSE frame (its text without the blank line that ends it) as an event-stream message,
 /// appended to `out`.
@@ -301,9 +318,11 @@ Plan CloudResponder::respond(const Request& request) {
   bool rewritten = false;
   if (target_.cloud != Cloud::kFoundry && request.method == "POST" &&
       json_nesting_depth(request.body, kMaxJsonDepth) <= kMaxJsonDepth) {
-    ojson body = ojson::parse(request.body, nullptr, false);
-    if (body.is_object()) {
-      if (!body.contains("anthropic_version")) {
+    // Only the top-level keys are read here: the conversation's members are checked as JSON, not
+    // built (the Anthropic format decodes them next).
+    const json top = json_reader::parse(request.body, kMaxJsonDepth, {"messages", "system", "tools"});
+    if (top.is_object()) {
+      if (!top.contains("anthropic_version")) {
         answered_here_ = true;
         return cloud_rejection(target_.cloud, target_.cloud == Cloud::kBedrock
             ? "Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again."
@@ -311,17 +330,25 @@ Plan CloudResponder::respond(const Request& request) {
       }
       if (target_.cloud == Cloud::kBedrock) {
         for (const char* key : {"model", "stream"}) {
-          if (body.contains(key)) {
+          if (top.contains(key)) {
             answered_here_ = true;
             return cloud_rejection(Cloud::kBedrock, std::string("Malformed input request: #: extraneous key [") + key +
                                                         "] is not permitted, please reformat your input and try again.");
           }
         }
       }
-      body.erase("anthropic_version");
-      body["model"] = target_.model;
-      body["stream"] = target_.streaming;
-      anthropic.body = dump(body);
+      if (!top.contains("model") && !top.contains("stream")) {
+        // The Messages body is the cloud body with `model` and `stream` put first, as text: the
+        // object has at least its anthropic_version member, which the Anthropic format ignores.
+        anthropic.body = messages_body(request.body, target_.model, target_.streaming);
+      } else {
+        // Vertex's body may carry `stream` (or a model): the URL's model and method win.
+        ojson body = ojson::parse(request.body, nullptr, false);
+        body.erase("anthropic_version");
+        body["model"] = target_.model;
+        body["stream"] = target_.streaming;
+        anthropic.body = dump(body);
+      }
       rewritten = true;
     }
   }

@@ -1,6 +1,7 @@
 #include "mock_server/eventstream/eventstream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 
 #include <zlib.h>
@@ -53,16 +54,29 @@ constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 std::size_t base64_size(std::size_t n) { return (n + 2) / 3 * 4; }
 
+/// The base64 digits of every 12-bit value, two characters each: three input bytes are two
+/// lookups (half the work of one lookup per 6 bits; a Bedrock answer's chunks are mostly base64).
+struct PairTable {
+  char digits[4096][2];
+};
+constexpr PairTable make_pair_table() {
+  PairTable t{};
+  for (int v = 0; v < 4096; ++v) {
+    t.digits[v][0] = kAlphabet[v >> 6];
+    t.digits[v][1] = kAlphabet[v & 63];
+  }
+  return t;
+}
+constexpr PairTable kPairs = make_pair_table();
+
 /// Writes base64(bytes) at `out` (base64_size(bytes.size()) bytes); returns the end.
 char* base64_to(char* out, std::string_view bytes) {
   const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
   std::size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    const unsigned a = in[i], b = in[i + 1], c = in[i + 2];
-    out[0] = kAlphabet[a >> 2];
-    out[1] = kAlphabet[((a & 3) << 4) | (b >> 4)];
-    out[2] = kAlphabet[((b & 15) << 2) | (c >> 6)];
-    out[3] = kAlphabet[c & 63];
+    const unsigned v = (static_cast<unsigned>(in[i]) << 16) | (static_cast<unsigned>(in[i + 1]) << 8) | in[i + 2];
+    std::memcpy(out, kPairs.digits[v >> 12], 2);
+    std::memcpy(out + 2, kPairs.digits[v & 0xFFF], 2);
     out += 4;
   }
   if (bytes.size() - i == 1) {

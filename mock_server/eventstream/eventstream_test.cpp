@@ -50,6 +50,16 @@ TEST_CASE("eventstream: base64 is RFC 4648's") {
   CHECK(es::base64("fooba") == "Zm9vYmE=");
   CHECK(es::base64("foobar") == "Zm9vYmFy");
   CHECK(es::base64(std::string("\xff\xfe", 2)) == "//4=");
+  // Every 12-bit value in both halves of a 24-bit group (the encoder reads 12 bits at a time),
+  // against one lookup per 6 bits.
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes, expected;
+  for (unsigned v = 0; v < 4096; ++v) {
+    const unsigned bits = (v << 12) | (4095 - v);
+    for (int shift = 16; shift >= 0; shift -= 8) bytes += static_cast<char>((bits >> shift) & 0xFF);
+    for (int shift = 18; shift >= 0; shift -= 6) expected += alphabet[(bits >> shift) & 63];
+  }
+  CHECK(es::base64(bytes) == expected);
 }
 
 TEST_CASE("eventstream: chunk and exception messages carry Bedrock's headers") {

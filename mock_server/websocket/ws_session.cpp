@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_reader/json_reader.h"
+#include "mock_server/openai_responses_format.h"
 #include "mock_server/script_engine.h"
 #include "mock_server/websocket/ws_frame.h"
 
@@ -62,16 +64,18 @@ std::string refusal(int status, std::string_view message, std::vector<std::pair<
   return response_head(status, "application/json", headers, static_cast<long long>(text.size()), false) + text;
 }
 
-/// The complete SSE events at the front of `sse` (their `data:` payloads, lines joined by "\n"),
-/// removed from it; a partial event stays.
-std::vector<std::string> take_events(std::string& sse) {
-  std::vector<std::string> out;
+/// Hands each complete SSE event at the front of `sse` to `each` (its `data:` payload, lines
+/// joined by "\n": a view into `sse`, or into a scratch string for an event of several data
+/// lines, valid during the call), then removes them from `sse`; a partial event stays.
+template <typename Each>
+void take_events(std::string& sse, Each each) {
+  std::string joined;
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = sse.find("\n\n", start);
     if (end == std::string::npos) break;
-    std::string data;
-    bool any = false;
+    std::string_view data;
+    int lines = 0;
     std::size_t line = start;
     while (line < end) {
       std::size_t eol = sse.find('\n', line);
@@ -80,17 +84,22 @@ std::vector<std::string> take_events(std::string& sse) {
       if (l.substr(0, 5) == "data:") {
         l.remove_prefix(5);
         if (!l.empty() && l.front() == ' ') l.remove_prefix(1);
-        if (any) data += '\n';
-        data.append(l);
-        any = true;
+        if (lines == 1) joined.assign(data);
+        if (lines >= 1) {
+          joined += '\n';
+          joined.append(l);
+          data = joined;
+        } else {
+          data = l;
+        }
+        ++lines;
       }
       line = eol + 1;
     }
-    if (any) out.push_back(std::move(data));
+    if (lines > 0) each(data);
     start = end + 2;
   }
   sse.erase(0, start);
-  return out;
 }
 
 /// The `data:` payload of a partial SSE event (a cut): what follows its `data:` prefix, or "".
@@ -103,8 +112,9 @@ std::string partial_data(std::string_view sse) {
 }
 
 /// The type of event `payload` ("" when it is not a JSON object with a string `type`). The
-/// Responses encoder writes `type` first: read it without parsing; anything else is parsed.
-std::string event_type(std::string_view payload) {
+/// Responses encoder writes `type` first: read it without parsing (a view into `payload`);
+/// anything else is parsed (a view into `scratch`).
+std::string_view event_type(std::string_view payload, std::string& scratch) {
   static constexpr std::string_view kLead = "{\"type\":\"";
   if (payload.substr(0, kLead.size()) == kLead) {
     const std::size_t end = payload.find('"', kLead.size());
@@ -112,13 +122,14 @@ std::string event_type(std::string_view payload) {
     // A complete object whose type has no escapes (the encoder's own events).
     if (end != std::string_view::npos && type.find('\\') == std::string_view::npos && payload.back() == '}' &&
         payload.find('\n') == std::string_view::npos) {
-      return std::string(type);
+      return type;
     }
   }
   const json j = json::parse(payload, nullptr, false);
   if (!j.is_object()) return "";
   const auto t = j.find("type");
-  return t != j.end() && t->is_string() ? t->get<std::string>() : "";
+  scratch = t != j.end() && t->is_string() ? t->get<std::string>() : "";
+  return scratch;
 }
 
 /// The in-band error frame for a request answered with HTTP `status` and `body` (the Responses
@@ -147,14 +158,6 @@ std::string status_error_frame(int status, const std::string& body,
 }
 
 class Session {
-  struct Stored {
-    json input;             // the full input of the request it answered
-    std::string completed;  // its response.completed payload (holding its output items)
-  };
-  // A stored response's key in the session's memory (its value: its input's JSON text, a
-  // newline, then its response.completed payload).
-  static constexpr std::string_view kMemoryPrefix = "responses.stored:";
-
  public:
   /// `memory`: the session's SessionMemory (responses stored across its connections), or nullptr.
   Session(Io& io, RequestRouter& router, const SessionOptions& options, const HttpRequest& upgrade,
@@ -218,43 +221,47 @@ class Session {
 
   /// One client message: a `response.create` played as a request. False: the connection ends.
   bool cycle(const std::string& text) {
-    json event = json::parse(text, nullptr, false);
-    if (!event.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
-    const auto type = event.find("type");
-    if (type == event.end() || !type->is_string() || *type != "response.create") {
+    // The top-level members only: the input (and the tools, the instructions) checked as JSON,
+    // not built. Most messages are a plain response.create, handed to the engine as they came.
+    const json top = json_reader::parse(text, kMaxJsonDepth, {"input", "tools", "instructions"});
+    if (!top.is_object()) return in_band_error(400, "invalid_json", "the message is not a JSON object");
+    const auto type = top.find("type");
+    if (type == top.end() || !type->is_string() || *type != "response.create") {
       return in_band_error(400, "unknown_event_type",
                            "expected a message of type \"response.create\", found " +
-                               (type != event.end() && type->is_string() ? "\"" + type->get<std::string>() + "\"" : std::string("none")));
+                               (type != top.end() && type->is_string() ? "\"" + type->get<std::string>() + "\"" : std::string("none")));
     }
+    const auto previous = top.find("previous_response_id");
+    if (!top.contains("stream") && !top.contains("generate") && (previous == top.end() || previous->is_null())) {
+      // The body of the equivalent POST: the message with `"stream":true` put first (its `type`
+      // stays; the Responses format reads no member of that name).
+      std::string body = "{\"stream\":true,";
+      body.append(std::string_view(text).substr(text.find('{') + 1));
+      return respond(std::move(body), stored_here_only(top));
+    }
+    json event = json::parse(text, nullptr, false);
     // The body of the equivalent POST: the event's fields without `type`, streaming implied.
     event.erase("type");
     event["stream"] = true;
-    // Continuation: `previous_response_id` names a response this connection stored; the request
-    // is played as the full conversation (its input, its output, then the new input), so the
-    // engine matches and journals it as it would the full request over HTTP.
-    json input = input_items(event.contains("input") ? event["input"] : json::array());
+    // Continuation: `previous_response_id` names a response this connection or the session
+    // stored; the request is played as the full conversation (its input, its output, then the
+    // new input), so the engine matches and journals it as it would the full request over HTTP.
     if (const auto prev = event.find("previous_response_id"); prev != event.end() && !prev->is_null()) {
       const std::string id = prev->is_string() ? prev->get<std::string>() : dump(*prev);
-      const std::optional<Stored> found = find(id);
-      if (!found) {
+      const std::optional<std::string> found = find(id);
+      std::optional<json> full =
+          found ? openai_responses::continued_input(*found, event.contains("input") ? event["input"] : json()) : std::nullopt;
+      if (!full) {
         // As the API answers a continuation whose response it no longer holds (the WebSocket-mode
         // guide: start a new chain with the full input).
         json frame = {{"type", "error"}, {"status", 400},
                       {"error", {{"type", "invalid_request_error"}, {"code", "previous_response_not_found"},
-                                 {"message", "Previous response with id '" + id + "' not found."},
+                                 {"message", openai_responses::not_found_message(id)},
                                  {"param", "previous_response_id"}}}};
         return send_text(dump(frame));
       }
-      json full = found->input;
-      const json done = json::parse(found->completed, nullptr, false);
-      if (done.is_object() && done.contains("response") && done["response"].is_object() &&
-          done["response"].contains("output") && done["response"]["output"].is_array()) {
-        for (const json& item : done["response"]["output"]) full.push_back(item);
-      }
-      for (const json& item : input) full.push_back(item);
-      input = std::move(full);
       event.erase("previous_response_id");
-      event["input"] = input;
+      event["input"] = std::move(*full);
     }
     // A warm-up (`generate: false`): no model output, a response id to chain from (the WebSocket-
     // mode guide: "generate: false does not return a model output, but prepares request state …
@@ -262,14 +269,29 @@ class Session {
     // codex sends one before each turn's first request. It plays no script attempt and is not
     // journaled: it is not a model request.
     if (const auto gen = event.find("generate"); gen != event.end() && gen->is_boolean() && !gen->get<bool>()) {
-      return warm_up(event, std::move(input));
+      return warm_up(event);
     }
+    return respond(dump(event), stored_here_only(event));
+  }
+
+  /// Whether a response to `event` (a response.create) is kept on this connection only: `store:
+  /// false` (the WebSocket-mode guide: connection-local state is what makes continuation work
+  /// with it). Other responses the engine keeps in the session's memory, where this connection
+  /// finds them too.
+  static bool stored_here_only(const json& event) {
+    const auto store = event.find("store");
+    return store != event.end() && store->is_boolean() && !store->get<bool>();
+  }
+
+  /// Plays `body` (the equivalent POST's, streaming) through the router, keeping its completed
+  /// response on this connection when `keep_here` (stored_here_only). False: the connection ends.
+  bool respond(std::string body, bool keep_here) {
     HttpRequest req;
     req.method = "POST";
     req.target = upgrade_.target;
     req.version = "HTTP/1.1";
     req.headers = upgrade_.headers;
-    req.body = dump(event);
+    req.body = body;
     req.transport = "websocket";
     Dispatch d = dispatch_request(router_, req, io_.now_ms());
     if (!d.engine) {
@@ -277,33 +299,30 @@ class Session {
       if (!send_text(status_error_frame(a.status, a.body, a.headers, false))) return false;
       return !d.internal_error;
     }
-    // `store` (default true): a stored response outlives the connection (the session keeps it);
-    // `store: false` keeps it in the connection's memory only (the WebSocket-mode guide).
-    const auto store_field = event.find("store");
-    const bool session_wide = !(store_field != event.end() && store_field->is_boolean() && !store_field->get<bool>());
     completed_.clear();
+    keep_completed_ = keep_here || !memory_;
     const bool open = play(*d.engine, d.plan);
-    // A completed response is stored for continuation, unless the scenario makes the server
-    // forget it (websocket.forget_response). Its payload is parsed only when a continuation names it.
+    // A completed response of a `store: false` request is kept on this connection for
+    // continuation (the engine keeps the others in the session's memory), unless the scenario
+    // makes the server forget it (websocket.forget_response). Its payload is parsed only when a
+    // continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
       static constexpr std::string_view kId = "\"response\":{\"id\":\"";
       const std::size_t at = completed_.find(kId);
       const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
       if (end != std::string::npos) {
-        const std::string id = completed_.substr(at + kId.size(), end - at - kId.size());
-        if (session_wide && memory_) memory_->put(std::string(kMemoryPrefix) + id, dump(input) + "\n" + completed_);
-        store(id, std::move(input), std::move(completed_));
+        store(completed_.substr(at + kId.size(), end - at - kId.size()), openai_responses::stored_value(body, completed_));
       }
     }
     return open;
   }
 
   /// Answers a warm-up: `response.created` and `response.completed` with no output, its id
-  /// (`resp_warmup_` + this connection's warm-up count, from 0) stored for continuation with
-  /// `input` as the conversation through it.
+  /// (`resp_warmup_` + this connection's warm-up count, from 0) stored on this connection for
+  /// continuation, with `event` (its input the conversation through it).
   /// The response object's fields and order, and its fixed created_at, are those of the
   /// Responses format's write_response (openai_responses_format.cpp): change them together.
-  bool warm_up(const json& event, json input) {
+  bool warm_up(const json& event) {
     const std::string id = "resp_warmup_" + std::to_string(warm_ups_++);
     const json model = event.contains("model") && event["model"].is_string() ? event["model"] : json("");
     auto response = [&](std::string_view status) {
@@ -315,14 +334,15 @@ class Session {
                   {"metadata", json::object()}};
     };
     const std::string created = dump(json{{"type", "response.created"}, {"sequence_number", 0}, {"response", response("in_progress")}});
-    std::string completed = dump(json{{"type", "response.completed"}, {"sequence_number", 1}, {"response", response("completed")}});
+    const std::string completed = dump(json{{"type", "response.completed"}, {"sequence_number", 1}, {"response", response("completed")}});
     if (!io_.send(encode_frame(Opcode::kText, created) + encode_frame(Opcode::kText, completed))) return false;
-    store(id, std::move(input), std::move(completed));
+    store(id, openai_responses::stored_value(dump(event), completed));
     return true;
   }
 
-  /// Keeps response `id` for continuation (at most kMaxStored per connection, oldest dropped).
-  void store(const std::string& id, json input, std::string completed) {
+  /// Keeps response `id` for continuation on this connection (`value`: openai_responses::
+  /// stored_value; at most kMaxStored, oldest dropped).
+  void store(const std::string& id, std::string value) {
     if (stored_.find(id) == stored_.end()) {
       if (order_.size() >= kMaxStored) {
         stored_.erase(order_.front());
@@ -330,29 +350,14 @@ class Session {
       }
       order_.push_back(id);
     }
-    stored_[id] = Stored{std::move(input), std::move(completed)};
+    stored_[id] = std::move(value);
   }
 
   /// The response `id` stored on this connection, else in the session's memory.
-  std::optional<Stored> find(const std::string& id) const {
+  std::optional<std::string> find(const std::string& id) const {
     if (const auto it = stored_.find(id); it != stored_.end()) return it->second;
     if (!memory_) return std::nullopt;
-    const std::optional<std::string> kept = memory_->get(std::string(kMemoryPrefix) + id);
-    if (!kept) return std::nullopt;
-    const std::size_t nl = kept->find('\n');  // the input's JSON text holds no raw newline
-    if (nl == std::string::npos) return std::nullopt;
-    json input = json::parse(std::string_view(*kept).substr(0, nl), nullptr, false);
-    if (!input.is_array()) return std::nullopt;
-    return Stored{std::move(input), kept->substr(nl + 1)};
-  }
-
-  /// `input` as a list of items: a string is one user message.
-  static json input_items(const json& input) {
-    if (input.is_array()) return input;
-    if (input.is_string()) {
-      return json::array({{{"type", "message"}, {"role", "user"}, {"content", json::array({{{"type", "input_text"}, {"text", input}}})}}});
-    }
-    return json::array();
+    return memory_->get(openai_responses::stored_key(id));
   }
 
   /// Plays `plan` as frames; false when the connection ended (a fault, or the client left).
@@ -381,7 +386,8 @@ class Session {
       return ok;
     }
     std::string sse;
-    std::string last_type;
+    std::string last_type;  // assigned, not rebuilt: its buffer is reused event after event
+    std::string type_scratch;
     bool terminal = false;
     bool over = false;  // the response's terminal event is among the frames queued so far
     // The frames of consecutive writes go out in one send (the HTTP server sends a plan's writes
@@ -405,9 +411,9 @@ class Session {
       bool ok = true;
       if (const auto* w = std::get_if<WriteAction>(&a)) {
         sse += w->bytes;
-        for (std::string& payload : take_events(sse)) {
-          last_type = event_type(payload);
-          if (last_type == "response.completed") completed_ = payload;
+        take_events(sse, [&](std::string_view payload) {
+          last_type.assign(event_type(payload, type_scratch));
+          if (keep_completed_ && last_type == "response.completed") completed_ = payload;
           // The response's own end (a stop; max_tokens or a content filter: incomplete; a
           // malformed call or an error event: failed): the client stops reading this response.
           over = over || last_type == "response.completed" || last_type == "response.incomplete" ||
@@ -419,9 +425,10 @@ class Session {
             f[0] = static_cast<char>(static_cast<unsigned char>(f[0]) | 0x40);
             pending += f;
           } else {
-            pending += encode_frame(Opcode::kText, payload);
+            pending += frame_header(Opcode::kText, payload.size());
+            pending += payload;
           }
-        }
+        });
         terminal = terminal || w->terminal;
         ++pending_actions;
         continue;
@@ -512,9 +519,10 @@ class Session {
   SessionMemory* memory_;  // the session's memory (responses stored across connections), or null
   FrameDecoder decoder_;
   static constexpr std::size_t kMaxStored = 64;  // responses kept per connection (oldest dropped)
-  std::map<std::string, Stored> stored_;          // response id → the conversation through it
+  std::map<std::string, std::string> stored_;     // response id → its stored value
   std::deque<std::string> order_;                 // stored ids, oldest first
   std::string completed_;                         // the last cycle's response.completed payload
+  bool keep_completed_ = false;                   // whether this cycle's is kept here (completed_)
   int warm_ups_ = 0;                              // warm-ups answered on this connection
 };
 

@@ -70,8 +70,8 @@ HandshakeAnswer answer_upgrade(const HttpRequest& req, int refuse_with = 0);
 /// `router`. `first_bytes`: what the client sent after the upgrade request before it was answered
 /// (its first frames), read before the socket. Never throws.
 /// Completed responses are kept for `previous_response_id` on this connection and, unless the
-/// request said `store: false`, in the routed engine's SessionMemory, where the session's later
-/// connections find them. A fault scripted after a response's terminal event plays inside that
+/// request said `store: false`, in the routed engine's SessionMemory (the engine keeps them
+/// there, as over HTTP), where the session's later connections and HTTP requests find them. A fault scripted after a response's terminal event plays inside that
 /// response's cycle (in the terminal frame's send, no pause, the connection's end at once),
 /// never between two cycles.
 void serve(Io& io, const HttpRequest& upgrade, RequestRouter& router, const SessionOptions& options,

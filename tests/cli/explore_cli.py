@@ -282,6 +282,38 @@ class Checker(CheckerBase):
                            cwd=self.work, capture_output=True, text=True, timeout=120)
         assert q.returncode == 1, f"`{replay[0]}`: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
 
+    def check_over_any(self):
+        """`--transport any` draws each case's transport among those its format plays: every one
+        of the five is used, a correct runtime explores clean, and a seeded defect's counterexample
+        replays over the transport its case ran on."""
+        d = self.dir("over-any")
+        p = subprocess.run([self.hiccup, "explore", "--cases", "200", "--seed", "1", "--transport", "any",
+                            "--report-dir", d], capture_output=True, text=True, cwd=self.work, timeout=600)
+        assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
+        assert p.stdout.splitlines()[0].startswith("explore: seed 1, 200 cases, transport any"), p.stdout[:300]
+        line = [l for l in p.stdout.splitlines() if l.startswith("per transport:")]
+        assert line, p.stdout[-2000:]
+        counts = dict((k, int(v)) for k, v in re.findall(r" (\w+) (\d+)", line[0]))
+        assert set(counts) == {"http", "websocket", "bedrock", "vertex", "foundry"} and sum(counts.values()) == 200, line
+        with open(os.path.join(d, "summary.json")) as f:
+            assert json.load(f)["transport"] == "any"
+        d = self.dir("over-any-defect")
+        p = subprocess.run([self.hiccup, "explore", "--cases", "200", "--seed", "1", "--transport", "any",
+                            "--defect", "keep-calls-on-retry", "--report-dir", d],
+                           capture_output=True, text=True, cwd=self.work, timeout=600)
+        assert p.returncode == 1, f"exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
+        assert " --transport any" in p.stdout, p.stdout[-2000:]
+        replay = [l.split("replay:", 1)[1].strip() for l in p.stdout.splitlines() if l.strip().startswith("replay:")]
+        assert replay, p.stdout[-3000:]
+        q = subprocess.run(replay[0] + " --report-dir " + self.dir("over-any-replay"), shell=True,
+                           cwd=self.work, capture_output=True, text=True, timeout=120)
+        ran_over = re.search(r"transport (\w+)", q.stdout.splitlines()[0] if q.stdout else "")
+        # The case's own transport (named in its FAIL line) is the one the replay runs over.
+        case_over = re.search(r"^FAIL case \d+ \(seed 1, over (\w+)\)", p.stdout, re.M)
+        assert case_over, p.stdout[-3000:]
+        assert q.returncode == 1 and ran_over and ran_over.group(1) == case_over.group(1), \
+            f"`{replay[0]}`: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
+
     def check_transport_needs_provider(self):
         """A transport that plays one format refuses another --provider (a usage error)."""
         for transport, provider in (("vertex", "openai-responses"), ("bedrock", "openai-responses")):

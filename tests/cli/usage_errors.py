@@ -58,7 +58,7 @@ CASES = [
     (["explore", "--http-idle-floor-ms", "100", "--transport", "memory"], "explore",
      "--http-idle-floor-ms applies to a transport over the network"),
     (["explore", "--transport", "kinesis"], "explore",
-     "--transport expects memory, http, websocket, bedrock, vertex or foundry, found \"kinesis\""),
+     "--transport expects memory, http, websocket, bedrock, vertex, foundry or any, found \"kinesis\""),
     (["explore", "--transport", "vertex", "--provider", "gemini"], "explore",
      "--transport vertex plays anthropic cases only (a cloud path is a path of the anthropic format), found --provider gemini"),
     (["run", "--seed", "99999999999999999999", "x.json"], "run", "is out of range: expected 0..18446744073709551615"),

@@ -247,3 +247,22 @@ test('content_filter finish: response.incomplete with incomplete_details.reason 
   assert.equal(r.result.terminal.response.status, 'incomplete');
   assert.equal(r.result.terminal.response.incomplete_details?.reason, 'content_filter');
 });
+
+test('previous_response_id over HTTP: a continuation with only the call output plays the next turn; an unknown id is the 400', T, async () => {
+  const r = await withServer(sc('responses-previous-response-id', turn({ events: [{ call: { name: 'shell', args: { command: 'ls' } } }, { finish: 'stop' }] }),
+                                answerTurn), async (url) => {
+    const c = client(url);
+    const first = await c.responses.create({ ...params, store: true });
+    const call = first.output.find((o) => o.type === 'function_call');
+    const second = await c.responses.create({ model: MODEL, tools, previous_response_id: first.id,
+                                              input: [{ type: 'function_call_output', call_id: call.call_id, output: 'a.txt' }] });
+    const unknown = await c.responses.create({ model: MODEL, previous_response_id: 'resp_unknown', input: 'hi' }).catch((e) => e);
+    return { second, unknown };
+  });
+  assert.equal(r.error, undefined, describeError(r.error));
+  assert.equal(r.result.second.output_text, 'Done.');
+  assert.ok(r.result.unknown instanceof APIError, describeError(r.result.unknown));
+  assert.equal(r.result.unknown.status, 400);
+  assert.equal(r.result.unknown.code, 'previous_response_not_found');
+  assert.equal(r.result.unknown.param, 'previous_response_id');
+});
