@@ -164,6 +164,29 @@ TEST_CASE("websocket session: a response stored on one connection continues on t
   CHECK(journal[1].completed);
 }
 
+TEST_CASE("websocket session: a response stored over the WebSocket mode continues over HTTP, and one over HTTP on a connection") {
+  SECTION("websocket, then HTTP") {
+    mock::ScriptEngine engine(script_of({attempt(), attempt()}));
+    Router router(engine);
+    const std::string id = completed_id(connection(router, {create(json::array({user("go")}))}));
+    REQUIRE_FALSE(id.empty());
+    const json body = {{"model", "m"}, {"stream", true}, {"previous_response_id", id}, {"input", second_input()}};
+    CHECK(engine.respond(mock::Request{"POST", "/v1/responses", body.dump()}).status == 200);
+    REQUIRE(engine.journal().size() == 2);
+    CHECK(engine.journal()[1].turn == 1);
+  }
+  SECTION("HTTP, then websocket") {
+    mock::ScriptEngine engine(script_of({attempt(), attempt()}));
+    Router router(engine);
+    const json body = {{"model", "m"}, {"stream", true}, {"input", json::array({user("go")})}};
+    REQUIRE(engine.respond(mock::Request{"POST", "/v1/responses", body.dump()}).status == 200);
+    const std::vector<json> got = connection(router, {create(second_input(), "resp_hiccup_0")});
+    CHECK_FALSE(not_found(got));
+    REQUIRE(engine.journal().size() == 2);
+    CHECK(engine.journal()[1].turn == 1);
+  }
+}
+
 TEST_CASE("websocket session: store false and forget_response keep a response from the next connection") {
   SECTION("store false: only its own connection holds it") {
     mock::ScriptEngine engine(script_of({attempt(), attempt(), attempt()}));

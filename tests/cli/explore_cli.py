@@ -287,14 +287,14 @@ class Checker(CheckerBase):
         of the five is used, a correct runtime explores clean, and a seeded defect's counterexample
         replays over the transport its case ran on."""
         d = self.dir("over-any")
-        p = subprocess.run([self.hiccup, "explore", "--cases", "200", "--seed", "1", "--transport", "any",
+        p = subprocess.run([self.hiccup, "explore", "--cases", "100", "--seed", "1", "--transport", "any",
                             "--report-dir", d], capture_output=True, text=True, cwd=self.work, timeout=600)
         assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
-        assert p.stdout.splitlines()[0].startswith("explore: seed 1, 200 cases, transport any"), p.stdout[:300]
+        assert p.stdout.splitlines()[0].startswith("explore: seed 1, 100 cases, transport any"), p.stdout[:300]
         line = [l for l in p.stdout.splitlines() if l.startswith("per transport:")]
         assert line, p.stdout[-2000:]
         counts = dict((k, int(v)) for k, v in re.findall(r" (\w+) (\d+)", line[0]))
-        assert set(counts) == {"http", "websocket", "bedrock", "vertex", "foundry"} and sum(counts.values()) == 200, line
+        assert set(counts) == {"http", "websocket", "bedrock", "vertex", "foundry"} and sum(counts.values()) == 100, line
         with open(os.path.join(d, "summary.json")) as f:
             assert json.load(f)["transport"] == "any"
         d = self.dir("over-any-defect")
