@@ -80,6 +80,22 @@ struct JournalEntry {
   bool settled = false;
   int events_delivered = 0;            ///< script events fully delivered
   bool completed = false;              ///< terminal stop/max_tokens frame delivered: the turn is done
+  /// What a client that skips an undecodable frame read: a `malformed` fault sends one frame
+  /// whose JSON does not parse and then goes on (docs/SCENARIO-FORMAT.md), so a client that reads
+  /// past it (an external agent may; a correct client fails the attempt there, which is what
+  /// events_delivered, completed and the delivered fields say) has what was written after it
+  /// too: the script events fully written up to the first finish, whether that finish was a
+  /// terminal stop/max_tokens frame, and the calls and text among those events. Set only when the
+  /// fault's frame came before the finish and some of those were written after it; not in the
+  /// journal's JSON.
+  struct PastUndecodable {
+    int events_delivered = 0;
+    bool completed = false;
+    std::vector<DeliveredCall> delivered_calls;
+    std::string delivered_text;
+    bool operator==(const PastUndecodable&) const = default;
+  };
+  std::optional<PastUndecodable> past_undecodable;
   std::vector<DeliveredCall> delivered_calls;
   std::string delivered_text;          ///< text parts delivered, concatenated
   /// Reasoning events delivered, in order (none in Chat Completions, which sends no reasoning).

@@ -620,6 +620,10 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
     for (const JournalEntry& e : journal_) {
       if (e.turn != turn || !e.settled) continue;
       for (const DeliveredCall& c : e.delivered_calls) calls.push_back(&c);
+      // A client that read past an undecodable frame had the calls written after it whole too.
+      if (e.past_undecodable) {
+        for (const DeliveredCall& c : e.past_undecodable->delivered_calls) calls.push_back(&c);
+      }
     }
     if (turn >= 0 && static_cast<std::size_t>(turn) < evicted_delivered_.size()) {
       for (const DeliveredCall& c : evicted_delivered_[static_cast<std::size_t>(turn)]) calls.push_back(&c);
@@ -731,6 +735,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
   if (rec.turn < 0) {
     e.settled = true;
     e.events_delivered = 0;
+    e.past_undecodable.reset();
     e.completed = false;
     e.delivered_calls.clear();
     e.delivered_text.clear();
@@ -764,6 +769,7 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
       }
     }
     rec.read_limit = limit;
+    rec.finish_limit = limit;
     rec.malformed_limit = false;
     if (!rec.has_body_events && attempt.fault && std::holds_alternative<MalformedFault>(*attempt.fault)) {
       const int at = fault_after_event(*attempt.fault, attempt.events.size());
@@ -773,17 +779,41 @@ void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {
       }
     }
   }
+  const int events_past = std::min(events, rec.finish_limit);
+  const bool completed_past = completed;
   events = std::min(events, rec.read_limit);
   if (rec.malformed_limit) completed = false;  // the undecodable frame comes before the finish
   // Settled again with the same progress (a sliced stream settles before each of its writes):
   // the delivered calls and text are already right.
-  if (e.settled && e.events_delivered == events && e.completed == completed) return;
+  const bool read_past = rec.malformed_limit && events_past > events;
+  if (e.settled && e.events_delivered == events && e.completed == completed &&
+      (!read_past || (e.past_undecodable && e.past_undecodable->events_delivered == events_past &&
+                      e.past_undecodable->completed == completed_past))) {
+    return;
+  }
   e.settled = true;
   e.events_delivered = events;
   e.completed = completed;
   e.delivered_calls.clear();
   e.delivered_text.clear();
   e.delivered_reasoning.clear();
+  e.past_undecodable.reset();
+  if (read_past) {
+    JournalEntry::PastUndecodable past{events_past, completed_past, {}, ""};
+    int call = 0;
+    for (int i = 0; i < events_past; ++i) {
+      const Event& ev = attempt.events[static_cast<std::size_t>(i)];
+      if (auto* c = std::get_if<CallEvent>(&ev)) {
+        if (!cut_by_finish(attempt.events, static_cast<std::size_t>(i))) {
+          past.delivered_calls.push_back({c->name, c->args, c->id, call, c->reuse_id});
+        }
+        ++call;
+      } else if (auto* t = std::get_if<TextEvent>(&ev)) {
+        past.delivered_text += t->text;
+      }
+    }
+    e.past_undecodable = std::move(past);
+  }
   int call_index = 0;
   int reasoning_index = 0;
   for (std::size_t i = 0; i < attempt.events.size(); ++i) {

@@ -245,6 +245,7 @@ class ScriptEngine final : public Responder {
     std::optional<Attempt> played;    // the attempt as played: rewritten, call ids resolved
     int read_limit = -1;              // events a correct client reads at most; -1 until settled
     bool malformed_limit = false;     // read_limit is the malformed fault's frame
+    int finish_limit = -1;            // events up to and with the first finish; -1 until settled
     bool reasoning = true;            // the format sends reasoning events (journaled when delivered)
     std::size_t bytes = 0;            // what the entry holds, about (set_journal_window)
   };

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "harness/agents/agent_explorer.h"
+#include "harness/agents/cancel_hold.h"
 #include "harness/explore/minimize.h"
 #include "harness/scenario_io.h"
 #include "harness/transcript.h"

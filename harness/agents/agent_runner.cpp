@@ -598,6 +598,8 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       json j = json::array();
       for (const auto& e : result.journal) j.push_back(mock::journal_entry_to_json(e));
       write_file(dir / "journal.json", j.dump(2) + "\n");
+      // The scenario as played (a generated case exists nowhere else): `hiccup run --agent` replays it.
+      write_file(dir / "scenario.json", write_scenario(scenario));
     }
     if (!options.keep_scratch) {
       std::error_code ec;

@@ -24,7 +24,7 @@ namespace harness::agents {
 
 struct AgentRunOptions {
   double timeout_s = 0;        ///< wall-clock limit per run; 0 = the recipe's timeout_s
-  std::string output_dir;      ///< when set: OUTPUT_DIR/SCENARIO/{stdout,stderr,ledger,journal.json}
+  std::string output_dir;      ///< when set: OUTPUT_DIR/SCENARIO/{stdout,stderr,ledger,journal.json,scenario.json}
   bool keep_scratch = false;   ///< keep the scratch folder (its path is in the result)
   bool strict = false;         ///< policy differences fail too (see AgentCaseResult::differences)
 };

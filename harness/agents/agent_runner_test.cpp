@@ -12,6 +12,7 @@
 
 #include "harness/agents/agent_runner.h"
 #include "harness/agents/judge.h"
+#include "harness/oracle.h"
 #include "harness/scenario_io.h"
 #include "mock_server/json_text.h"
 
@@ -263,6 +264,23 @@ TEST_CASE("a content-filter finish: failing honestly passes, retrying the unchan
   }
 }
 
+TEST_CASE("an agent that retries a 401 into an answer is accused of the retry, not of a false success") {
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-401-then-answer", "prompt": "Hello.",
+    "turns": [ { "attempts": [ { "status": 401 }, { "events": [ { "text": "Hello." }, { "finish": "stop" } ] } ] } ],
+    "expect": { "outcome": "failed", "error": "non_retryable", "requests": 1 }
+  })");
+  const AgentCaseResult r = run_agent_scenario(s, fake_agent("retry-4xx"), {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.completed);  // the server answered the retry: the success it reports is real
+  CHECK(r.violated() == std::vector<std::string>{"bounded-retries"});
+  const AgentCaseResult honest = run_agent_scenario(s, fake_agent("correct"), {});
+  REQUIRE(honest.harness_error.empty());
+  CHECK(honest.passed());
+}
+
 TEST_CASE("an agent that keeps a failed attempt's call is caught by at-most-once and pairing") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("duplicate"), {});
   INFO(r.harness_error << r.output_tail);
@@ -317,6 +335,127 @@ TEST_CASE("an agent of the continue design (a call run from the cut attempt, the
   REQUIRE(declared.violated() == std::vector<std::string>{"at-most-once"});
   CHECK(declared.violations[0].message.find("\"hiccup:\xEF\xBF\xBD\xEF\xBF\xBD\"") != std::string::npos);
   CHECK_NOTHROW(nlohmann::json(declared.violations[0].message).dump());
+}
+
+TEST_CASE("a black box owes the outcome and executions of either recovery design, not only the reference runtime's") {
+  // A cut after the first of two calls: hold asks for the turn again and runs both calls from
+  // its retry; continue runs the first from the cut attempt, keeps it and goes on. The oracle's
+  // expectations (hold, the reference runtime's design) must not fail a correct continue agent.
+  Scenario cut = load(R"({
+    "schema": 1, "name": "fake-designs-disagree-on-executions", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ],
+            "fault": { "kind": "reset", "after_event": 1, "idle_ms": 50 } },
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Deployed." }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  cut.expect = oracle_expect(cut);
+  REQUIRE(cut.expect.executions->size() == 2);  // hold runs both calls
+  // A malformed-call finish after a whole call, then a refusal: hold retries into the refusal and
+  // fails (content_filter); continue keeps the call and completes.
+  Scenario refused = load(R"({
+    "schema": 1, "name": "fake-designs-disagree-on-outcome", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } },
+                        { "finish": "malformed_call" } ] },
+          { "events": [ { "text": "I can't" }, { "finish": "content_filter" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "All set!" }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  refused.expect = oracle_expect(refused);
+  REQUIRE(refused.expect.outcome == "failed");
+  for (const Scenario& s : {cut, refused}) {
+    for (const char* mode : {"continue", "correct"}) {
+      const AgentCaseResult r = run_agent_scenario(s, fake_agent(mode), {});
+      INFO(s.name << " " << mode << ": " << r.harness_error << r.output_tail);
+      for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+      REQUIRE(r.harness_error.empty());
+      CHECK(r.design == (std::string(mode) == "continue" ? "continue" : "hold"));
+      CHECK(r.violations.empty());
+      CHECK(r.differences.empty());
+    }
+  }
+  // Executions that neither design predicts still fail: the same run judged as if no call had
+  // run (hold runs both calls, continue the first).
+  AgentCaseResult r = run_agent_scenario(cut, fake_agent("continue"), {});
+  REQUIRE(r.harness_error.empty());
+  judge_black_box(r, fake_agent("continue"), {}, "", false);
+  CHECK(has(r.violated(), "expect.executions"));
+}
+
+TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {
+  // The malformed fault sends one frame whose JSON does not parse between the two calls, then the
+  // rest of the answer: an agent that skips the frame has both calls whole and the stop finish,
+  // and owes what a correct client owes without the fault (neither hold, which runs the retry's
+  // call c, nor continue, which runs a).
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-malformed-between-calls", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ],
+            "fault": { "kind": "malformed", "after_event": 1 } },
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo c" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Deployed." }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  s.expect = oracle_expect(s);
+  const AgentCaseResult skip = run_agent_scenario(s, fake_agent("skip-undecodable"), {});
+  INFO(skip.harness_error << skip.output_tail);
+  for (const auto& v : skip.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(skip.harness_error.empty());
+  CHECK(skip.ledger == std::vector<LedgerToken>{{0, 0, 0}, {0, 0, 1}});  // both from the first attempt
+  CHECK(skip.violations.empty());
+  CHECK(skip.differences.empty());
+  // The journal keeps the correct client's view; only the judge reads past the frame.
+  REQUIRE(skip.journal.size() == 2);
+  CHECK_FALSE(skip.journal[0].completed);
+  CHECK(skip.journal[0].delivered_calls.size() == 1);
+  REQUIRE(skip.journal[0].past_undecodable.has_value());
+  CHECK(skip.journal[0].past_undecodable->completed);
+  CHECK(skip.journal[0].past_undecodable->delivered_calls.size() == 2);
+  // Agents that fail the attempt at the frame are judged as before: hold retries it, continue
+  // keeps the call before it.
+  for (const char* mode : {"correct", "continue"}) {
+    const AgentCaseResult r = run_agent_scenario(s, fake_agent(mode), {});
+    INFO(mode << ": " << r.harness_error << r.output_tail);
+    for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+    REQUIRE(r.harness_error.empty());
+    CHECK(r.violations.empty());
+  }
+}
+
+TEST_CASE("an agent whose last attempt it read past an undecodable frame is judged on the text it showed from after it") {
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-malformed-inside-text", "prompt": "Hello.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo." }, { "finish": "stop" } ],
+                                 "fault": { "kind": "malformed", "after_event": 1 } } ] } ]
+  })");
+  Recipe jsonl = fake_agent("skip-undecodable");
+  jsonl.env["FAKE_AGENT_JSONL"] = "1";
+  jsonl.shown_text_where = {{"/type", "text"}};
+  jsonl.shown_text_pointer = "/text";
+  AgentCaseResult r = run_agent_scenario(s, jsonl, {});
+  INFO(r.harness_error << r.output_tail);
+  REQUIRE(r.harness_error.empty());
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.passed());  // it read on, showed "Hello." and reported success
+  // The same run had it then reported failure (codex on a max_tokens finish): the text it showed
+  // came from after the frame, so it read on, and a failure report is a policy difference.
+  r.process.exit_code = 1;
+  judge_agent_run(r, jsonl, "");
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.violations.empty());
+  CHECK(r.violated() == std::vector<std::string>{"outcome-agreement"});
 }
 
 TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {

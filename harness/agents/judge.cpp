@@ -90,6 +90,49 @@ std::string kept_text(const mock::Journal& journal) {
   return out;
 }
 
+/// An agent that skips an undecodable frame (the `malformed` fault: one frame whose JSON does not
+/// parse, then the stream goes on) has what the server wrote after it (JournalEntry::
+/// past_undecodable); a correct client fails the attempt at the frame, which is what the entry's
+/// delivered fields say. Each such entry is judged as the agent read it when what followed shows
+/// that it read past the frame: a call it had not had before the frame ran from that request, or
+/// the next model request went on to a later turn with a model turn for it that is not whole units
+/// of what came before the frame, or it was the run's last model request and the agent reported
+/// success (`reported_success`) or showed the text the server wrote after the frame (`shown`, the
+/// recipe's shown text; nullopt when it has none). Returns the scripted attempts (turn,
+/// script_attempt) so read.
+std::set<std::pair<int, int>> read_past_undecodable(mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions,
+                                                    bool reported_success, const std::optional<std::string>& shown) {
+  std::set<std::pair<int, int>> read;
+  for (std::size_t i = 0; i < journal.size(); ++i) {
+    mock::JournalEntry& e = journal[i];
+    if (!e.past_undecodable || e.turn < 0) continue;
+    bool read_on = std::any_of(executions.begin(), executions.end(), [&](const rut::LedgerEntry& l) {
+      return l.request_seq == static_cast<int>(e.index) &&
+             std::none_of(e.delivered_calls.begin(), e.delivered_calls.end(),
+                          [&](const mock::DeliveredCall& d) { return d.call_index == l.call_index; });
+    });
+    const mock::JournalEntry* next = nullptr;
+    for (std::size_t k = i + 1; k < journal.size() && next == nullptr; ++k) {
+      if (is_model_request(journal[k])) next = &journal[k];
+    }
+    if (!read_on && next == nullptr) {
+      const std::string& text = e.past_undecodable->delivered_text;
+      read_on = reported_success || (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
+    } else if (!read_on && next->turn >= 0 && next->contents.is_array()) {
+      read_on = next->turn > e.turn && !keeps_cut_turn(next->contents, e);
+    }
+    if (!read_on) continue;
+    mock::JournalEntry::PastUndecodable& past = *e.past_undecodable;
+    e.events_delivered = past.events_delivered;
+    e.completed = past.completed;
+    e.delivered_calls = std::move(past.delivered_calls);
+    e.delivered_text = std::move(past.delivered_text);
+    e.past_undecodable.reset();
+    read.insert({e.turn, e.script_attempt});
+  }
+  return read;
+}
+
 }  // namespace
 
 bool is_model_request(const mock::JournalEntry& e) {
@@ -481,21 +524,13 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     }
   }
   run.completed = success_exit && marker.empty();
+  const std::set<std::pair<int, int>> read_past =
+      read_past_undecodable(journal, executions, run.completed, shown_text(lines, recipe));
   result.completed = run.completed;
   if (result.cancel_ended_run) run.error = "cancelled";
   run.final_history = nullptr;  // unknown from outside
   run.requests = static_cast<int>(std::count_if(journal.begin(), journal.end(), is_model_request));
   run.ledger = executions;
-
-  // A correct client of this scenario with the agent's own attempt budget (no fallback model: an
-  // agent has none that the scenario knows of).
-  Scenario correct_client = s;
-  correct_client.runtime = RuntimeSettings{};
-  correct_client.runtime.max_attempts = recipe.max_attempts;
-  const OracleResult correct = predict(correct_client, /*max_turns=*/std::nullopt);  // its own cap is its business
-  const bool expect_completed = s.expect.outcome ? *s.expect.outcome == "completed" : correct.completed;
-  const std::string expect_text = s.expect.final_text ? *s.expect.final_text
-                                  : correct.completed ? correct.final_text : std::string();
 
   result.violations.clear();
   if (!cap_message.empty()) result.violations.push_back({"liveness", cap_message});
@@ -531,83 +566,146 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // The shown text joined across the output's lines: under `continue` a kept cut turn and its
   // continuation show one answer in two messages.
   const std::optional<std::string> shown_lines = shown_text(lines, recipe);
-  const bool claimed_false_success = std::any_of(result.violations.begin(), result.violations.end(),
-                                                 [](const Violation& v) { return v.invariant == "honest-outcome"; });
+  // Whether the success the agent reports is already judged: a false one (honest-outcome), or a
+  // real answer it got by a retry a correct client never sends (a non-retryable status or one past
+  // the budget retried: bounded-retries; a rejected request sent again: no-rejected-request). The
+  // answer then came from the server; the retry, not the report, is the harm.
+  const bool success_judged = std::any_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
+    return v.invariant == "honest-outcome" || v.invariant == "bounded-retries" || v.invariant == "no-rejected-request";
+  });
 
   const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
   std::string exit_text = "exited " + std::to_string(result.process.exit_code);
   if (auto it = recipe.exit_code_meanings.find(result.process.exit_code); it != recipe.exit_code_meanings.end()) {
     exit_text += " (" + it->second + ")";
   }
-  if (cap_message.empty()) {
-    if (run.requests == 0 && correct.turns_reached > 0) {
-      result.violations.push_back(
-          {"scenario-coverage", "the agent made no request to the mock server; a correct client requests turn" +
-                                    std::string(correct.turns_reached > 1 ? "s 0-" + std::to_string(correct.turns_reached - 1)
-                                                                          : " 0") +
-                                    " of this scenario (was it pointed at the base URL, in the " +
-                                    s.script.provider + " format?)"});
-    } else {
-      std::set<int> requested;
-      // An agent that dropped the turn the user cancelled asks for that turn again with the next
-      // prompt (a design, as keeping it is): the turns a correct client reaches only by keeping
-      // it are then not owed.
-      int dropped_turn = -1;
-      for (const mock::JournalEntry& e : journal) {
-        if (is_model_request(e) && e.turn >= 0) requested.insert(e.turn);
-        if (is_model_request(e) && s.interrupt && result.cancel_prompt >= 0 && e.turn == s.interrupt->turn &&
-            static_cast<int>(e.index) >= result.requests_before_cancel) {
-          dropped_turn = e.turn;
+  // What a correct client of this scenario owes, with the agent's own attempt budget (no
+  // fallback model: an agent has none that the scenario knows of), under recovery design
+  // `recovery` (`x` is the scenario as played under it): the verdicts scenario-coverage,
+  // outcome-agreement, honest-outcome's "success reported where the run failed", and the
+  // applicable expect fields.
+  auto owed = [&](const Scenario& x, const std::optional<std::string>& recovery) {
+    std::vector<Violation> out;
+    Scenario correct_client = x;
+    correct_client.runtime = RuntimeSettings{};
+    correct_client.runtime.max_attempts = recipe.max_attempts;
+    correct_client.runtime.recovery = recovery;
+    const OracleResult correct = predict(correct_client, /*max_turns=*/std::nullopt);  // its own cap is its business
+    const bool expect_completed = x.expect.outcome ? *x.expect.outcome == "completed" : correct.completed;
+    const std::string expect_text = x.expect.final_text ? *x.expect.final_text
+                                    : correct.completed ? correct.final_text : std::string();
+    if (cap_message.empty()) {
+      if (run.requests == 0 && correct.turns_reached > 0) {
+        out.push_back(
+            {"scenario-coverage", "the agent made no request to the mock server; a correct client requests turn" +
+                                      std::string(correct.turns_reached > 1 ? "s 0-" + std::to_string(correct.turns_reached - 1)
+                                                                            : " 0") +
+                                      " of this scenario (was it pointed at the base URL, in the " +
+                                      x.script.provider + " format?)"});
+      } else {
+        std::set<int> requested;
+        // An agent that dropped the turn the user cancelled asks for that turn again with the next
+        // prompt (a design, as keeping it is): the turns a correct client reaches only by keeping
+        // it are then not owed.
+        int dropped_turn = -1;
+        for (const mock::JournalEntry& e : journal) {
+          if (is_model_request(e) && e.turn >= 0) requested.insert(e.turn);
+          if (is_model_request(e) && x.interrupt && result.cancel_prompt >= 0 && e.turn == x.interrupt->turn &&
+              static_cast<int>(e.index) >= result.requests_before_cancel) {
+            dropped_turn = e.turn;
+          }
+        }
+        // A turn skipped on the way to a later one was reached over a history with content no
+        // server sent (history-integrity says so); coverage asks only that the conversation got on.
+        const int last_requested = requested.empty() ? -1 : *requested.rbegin();
+        for (int t = 0; t < correct.turns_reached; ++t) {
+          if (requested.contains(t) || t < last_requested || (dropped_turn >= 0 && t > dropped_turn)) continue;
+          out.push_back({"scenario-coverage",
+                         "turn " + std::to_string(t) + " was never requested, but a correct client reaches it (" +
+                             std::to_string(correct.turns_reached) + " turn(s), " +
+                             (correct.completed ? "then completes" : "then fails: " + correct.error) + ")"});
+          break;
         }
       }
-      // A turn skipped on the way to a later one was reached over a history with content no
-      // server sent (history-integrity says so); coverage asks only that the conversation got on.
-      const int last_requested = requested.empty() ? -1 : *requested.rbegin();
-      for (int t = 0; t < correct.turns_reached; ++t) {
-        if (requested.contains(t) || t < last_requested || (dropped_turn >= 0 && t > dropped_turn)) continue;
-        result.violations.push_back({"scenario-coverage",
-                                     "turn " + std::to_string(t) + " was never requested, but a correct client reaches it (" +
-                                         std::to_string(correct.turns_reached) + " turn(s), " +
-                                         (correct.completed ? "then completes" : "then fails: " + correct.error) + ")"});
-        break;
+      if (expect_completed && !run.completed) {
+        std::string why = "the agent " + exit_text;
+        if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
+        out.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
+      } else if (expect_completed && !shows(result.output, expect_text) &&
+                 !(shown_lines && shows(*shown_lines, expect_text))) {
+        out.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
+                                                " does not show the final text " + json_quoted(expect_text)});
+      } else if (!expect_completed && run.completed && !success_judged) {
+        std::string shown;
+        for (const mock::JournalEntry& e : journal) {
+          if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
+        }
+        out.push_back(
+            {"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
+                                   (shown.empty() ? std::string() : ", showing " + json_quoted(shown)) +
+                                   ", but a correct client cannot complete this scenario (" +
+                                   (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
       }
     }
-    if (expect_completed && !run.completed) {
-      std::string why = "the agent " + exit_text;
-      if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
-      result.violations.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
-    } else if (expect_completed && !shows(result.output, expect_text) &&
-               !(shown_lines && shows(*shown_lines, expect_text))) {
-      result.violations.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
-                                                            " does not show the final text " + json_quoted(expect_text)});
-    } else if (!expect_completed && run.completed && !claimed_false_success) {
-      std::string shown;
-      for (const mock::JournalEntry& e : journal) {
-        if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
+    const std::vector<std::string> unjudged = unjudged_expect_fields(x.expect);
+    // A killed agent's ledger and outcome are cut short: liveness says why, the expect fields
+    // would only echo it.
+    const Evidence expected{x, run, journal, recipe.max_attempts, "", /*real_time=*/true};
+    for (Violation& v : cap_message.empty() ? check_expect(expected) : std::vector<Violation>{}) {
+      // outcome and final text are judged above, as outcome-agreement and honest-outcome.
+      if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
+      if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
+        out.push_back(std::move(v));
       }
-      result.violations.push_back(
-          {"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
-                                 (shown.empty() ? std::string() : ", showing " + json_quoted(shown)) +
-                                 ", but a correct client cannot complete this scenario (" +
-                                 (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
     }
+    return out;
+  };
+  // Each legitimate recovery design owes its own outcome and executions (DESIGN.md "Recovery
+  // designs"): a call run from a cut attempt and kept is `continue`, the same call run only from
+  // the retry is `hold`. The run is held to whichever of the two it agrees with (fewest
+  // violations; the scenario as written first), whatever design it showed: what differs between
+  // them is no harm, and the invariants judge the harms (a call run twice, a side effect never
+  // recorded, a refusal continued past). A scenario that pins its design, or has a user interrupt
+  // (defined under hold only), owes what it says.
+  const RecoveryDesign design = infer_recovery_design(journal, executions);
+  std::vector<std::string> designs;
+  if (!s.runtime.recovery && !s.interrupt) designs = {recovery_of(s), recovery_of(s) == "hold" ? "continue" : "hold"};
+  // An attempt the agent read past its undecodable frame played, for the agent, as if the frame
+  // had not been sent: what a correct client owes is predicted without that fault.
+  Scenario as_read = s;
+  for (const auto& [turn, attempt] : read_past) {
+    if (turn < 0 || attempt < 0 || static_cast<std::size_t>(turn) >= as_read.script.turns.size()) continue;
+    auto& attempts = as_read.script.turns[static_cast<std::size_t>(turn)].attempts;
+    if (static_cast<std::size_t>(attempt) < attempts.size()) attempts[static_cast<std::size_t>(attempt)].fault.reset();
   }
-  const std::vector<std::string> unjudged = unjudged_expect_fields(s.expect);
-  // A killed agent's ledger and outcome are cut short: liveness says why, the expect fields
-  // would only echo it.
-  for (Violation& v : cap_message.empty() ? check_expect(evidence) : std::vector<Violation>{}) {
-    // outcome and final text are judged above, as outcome-agreement and honest-outcome.
-    if (v.invariant == "expect.outcome" || v.invariant == "expect.final_text") continue;
-    if (std::find(unjudged.begin(), unjudged.end(), v.invariant) == unjudged.end()) {
-      result.violations.push_back(std::move(v));
-    }
+  if (!read_past.empty()) {
+    // Each expect field written whose prediction the fault changes takes the prediction without it.
+    const Expect before = oracle_expect(s);
+    const Expect after = oracle_expect(as_read);
+    Expect& x = as_read.expect;
+    auto replace = [](auto& field, const auto& was, const auto& now) {
+      if (field && was != now) field = now;
+    };
+    replace(x.outcome, before.outcome, after.outcome);
+    replace(x.error, before.error, after.error);
+    replace(x.final_text, before.final_text, after.final_text);
+    replace(x.truncated, before.truncated, after.truncated);
+    replace(x.executions, before.executions, after.executions);
+    replace(x.requests, before.requests, after.requests);
+    replace(x.waited_s, before.waited_s, after.waited_s);
   }
+  std::optional<std::vector<Violation>> best;
+  if (designs.empty()) best = owed(as_read, s.runtime.recovery);
+  for (const std::string& d : designs) {
+    std::vector<Violation> v = owed(played_under(as_read, d), d);
+    if (!best || v.size() < best->size()) best = std::move(v);
+  }
+  for (Violation& v : *best) result.violations.push_back(std::move(v));
   if (!result.stray_ledger_lines.empty()) {
     result.violations.push_back({"at-most-once", "the ledger holds " + std::to_string(result.stray_ledger_lines.size()) +
                                                      " line(s) that are not hiccup tokens, first: " +
                                                      json_quoted(result.stray_ledger_lines.front())});
   }
-  const RecoveryDesign design = infer_recovery_design(journal, executions);
   result.design = design.name;
   result.design_evidence = design.evidence;
   if (!declared_design.empty() && !design.name.empty() && design.name != declared_design) {
@@ -629,7 +727,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     result.differences = std::move(result.violations);
     result.violations.clear();
   }
-  for (const std::string& f : unjudged) result.not_applicable.push_back(f);
+  for (const std::string& f : unjudged_expect_fields(s.expect)) result.not_applicable.push_back(f);
 
   // The review transcript for report.html's timeline: the journal as the server saw it, each
   // ledger execution under the request that delivered its call, the outcome and shown text. No

@@ -15,6 +15,9 @@ fails, keeps what it delivered (text and whole calls) as the turn and goes on (t
 recovery design of claude-code and codex; an attempt cut before any call is retried);
 FAKE_AGENT_MODE=continue-drop is `continue` that leaves the calls that ran out of the kept turn
 (a side effect the model never hears of).
+FAKE_AGENT_MODE=retry-4xx retries a 400, 401, 403 or 404 like a 5xx (codex retries a 401 and a 403);
+FAKE_AGENT_MODE=skip-undecodable is `correct` that skips a data frame whose JSON does not parse
+and reads on (an attempt then fails only when the rest of the stream does).
 With FAKE_AGENT_JSONL=1 every attempt's shown text is printed at once as a JSON line
 {"type": "text", "text": ...}, and the final text is not printed again.
 The correct agent waits RetryInfo.retryDelay before retrying an HTTP error, gives up at once on
@@ -72,7 +75,7 @@ def attempt():
     try:
         conn.request("POST", path, json.dumps({"contents": history}), {"Content-Type": "application/json"})
         resp = conn.getresponse()
-        if resp.status in (400, 401, 403, 404):
+        if resp.status in (400, 401, 403, 404) and mode != "retry-4xx":
             sys.exit(1)  # not retryable: the same request cannot succeed
         if resp.status != 200:
             delay = re.search(r'"retryDelay": *"([0-9.]+)s"', resp.read().decode())
@@ -83,7 +86,12 @@ def attempt():
             line = raw.decode().strip()
             if not line.startswith("data: "):
                 continue
-            frame = json.loads(line[6:])
+            try:
+                frame = json.loads(line[6:])
+            except ValueError:
+                if mode == "skip-undecodable":
+                    continue
+                raise
             cand = frame["candidates"][0]
             for part in cand.get("content", {}).get("parts", []):
                 if "functionCall" in part:
