@@ -340,24 +340,28 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   // it forget this one (`websocket.forget_response`, also over HTTP).
   if (format->stores_responses() && !(a.websocket && a.websocket->forget_response)) {
     // A stream completes a response only when its terminal frame goes out whole (a write marked
-    // terminal): the bytes up to that write are the format's to read.
-    std::string streamed;
-    bool terminal = !plan.streaming;
-    for (const Action& action : plan.actions) {
-      if (!plan.streaming) break;
-      if (const auto* w = std::get_if<WriteAction>(&action)) {
-        streamed += w->bytes;
-        if (w->terminal) {
-          terminal = true;
-          break;
+    // terminal): the bytes up to that write are the format's to read, the terminal write alone
+    // first (it holds the whole frame unless slice_bytes split it), all of them only if need be.
+    std::optional<std::pair<std::string, std::string>> kept;
+    if (!plan.streaming) {
+      kept = format->stored_answer(body, false, plan.body);
+    } else {
+      std::size_t terminal = plan.actions.size();
+      for (std::size_t k = 0; k < plan.actions.size() && terminal == plan.actions.size(); ++k) {
+        if (const auto* w = std::get_if<WriteAction>(&plan.actions[k]); w && w->terminal) terminal = k;
+      }
+      if (terminal < plan.actions.size()) {
+        kept = format->stored_answer(body, true, std::get<WriteAction>(plan.actions[terminal]).bytes);
+        if (!kept) {
+          std::string streamed;
+          for (std::size_t k = 0; k <= terminal; ++k) {
+            if (const auto* w = std::get_if<WriteAction>(&plan.actions[k])) streamed += w->bytes;
+          }
+          kept = format->stored_answer(body, true, streamed);
         }
       }
     }
-    if (terminal) {
-      if (auto kept = format->stored_answer(body, plan.streaming, plan.streaming ? streamed : plan.body)) {
-        memory_.put(kept->first, std::move(kept->second));
-      }
-    }
+    if (kept) memory_.put(kept->first, std::move(kept->second));
   }
   return plan;
 }

@@ -1047,6 +1047,15 @@ TEST_CASE("responses over http: a continuation of a response the server does not
   }
 }
 
+TEST_CASE("responses over http: a response whose frames slice_bytes splits is stored too") {
+  Attempt a = stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop});
+  a.slice_bytes = 7;  // the terminal frame spans many writes
+  mock::ScriptEngine engine(responses_script({a}));
+  engine.respond(responses_post(kFirst));
+  CHECK(engine.respond(responses_post(continuation("resp_hiccup_0"))).status == 200);
+  CHECK(engine.journal()[1].turn == 1);
+}
+
 TEST_CASE("responses over http: a continuation's own input is checked as the client sent it") {
   mock::ScriptEngine engine(responses_script());
   engine.respond(responses_post(kFirst));
