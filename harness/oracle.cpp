@@ -321,9 +321,11 @@ Scenario played_under(const Scenario& s, const std::string& recovery) {
   if (s.runtime.recovery || s.interrupt || recovery == recovery_of(s)) return s;
   Scenario out = s;
   out.runtime.recovery = recovery;
-  const Expect before = oracle_expect(s);
-  const Expect after = oracle_expect(out);
-  Expect& x = out.expect;
+  take_changed_predictions(out.expect, oracle_expect(s), oracle_expect(out));
+  return out;
+}
+
+void take_changed_predictions(Expect& x, const Expect& before, const Expect& after) {
   auto replace = [](auto& field, const auto& was, const auto& now) {
     if (field && was != now) field = now;
   };
@@ -334,7 +336,6 @@ Scenario played_under(const Scenario& s, const std::string& recovery) {
   replace(x.executions, before.executions, after.executions);
   replace(x.requests, before.requests, after.requests);
   replace(x.waited_s, before.waited_s, after.waited_s);
-  return out;
 }
 
 }  // namespace harness

@@ -65,6 +65,12 @@ inline constexpr int kReferenceMaxTurns = 32;
 /// on keep the author's value.
 [[nodiscard]] Scenario played_under(const Scenario& scenario, const std::string& recovery);
 
+/// Replaces each field `x` sets whose prediction differs between `before` and `after` (two
+/// oracle_expect results for a scenario and a changed copy of it) with the `after` prediction
+/// (removed when `after` leaves it unset); fields `x` leaves unset stay unset, and fields the
+/// change does not move keep their written value. played_under and the black-box judge use it.
+void take_changed_predictions(Expect& x, const Expect& before, const Expect& after);
+
 /// predict() as an Expect with every field set: outcome, error (only when failed), final_text
 /// and truncated (only when completed), executions, requests, waited_s.
 [[nodiscard]] Expect oracle_expect(const Scenario& scenario);

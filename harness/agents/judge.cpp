@@ -680,19 +680,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   }
   if (!read_past.empty()) {
     // Each expect field written whose prediction the fault changes takes the prediction without it.
-    const Expect before = oracle_expect(s);
-    const Expect after = oracle_expect(as_read);
-    Expect& x = as_read.expect;
-    auto replace = [](auto& field, const auto& was, const auto& now) {
-      if (field && was != now) field = now;
-    };
-    replace(x.outcome, before.outcome, after.outcome);
-    replace(x.error, before.error, after.error);
-    replace(x.final_text, before.final_text, after.final_text);
-    replace(x.truncated, before.truncated, after.truncated);
-    replace(x.executions, before.executions, after.executions);
-    replace(x.requests, before.requests, after.requests);
-    replace(x.waited_s, before.waited_s, after.waited_s);
+    take_changed_predictions(as_read.expect, oracle_expect(s), oracle_expect(as_read));
   }
   std::optional<std::vector<Violation>> best;
   if (designs.empty()) best = owed(as_read, s.runtime.recovery);
