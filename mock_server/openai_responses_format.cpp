@@ -1197,13 +1197,9 @@ class Format final : public WireFormat {
       if (!r.is_object() || r.value("status", json()) != json("completed")) return std::nullopt;
       payload.append("{\"response\":").append(answer).append("}");
     }
-    static constexpr std::string_view kId = "\"response\":{\"id\":\"";
-    const void* id = memmem(payload.data(), payload.size(), kId.data(), kId.size());
-    if (id == nullptr) return std::nullopt;
-    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(id) - payload.data()) + kId.size();
-    const std::size_t end = payload.find('"', at);
-    if (end == std::string::npos) return std::nullopt;
-    std::string key = stored_key(std::string_view(payload).substr(at, end - at));
+    const std::optional<std::string_view> id = payload_response_id(payload);
+    if (!id) return std::nullopt;
+    std::string key = stored_key(*id);
     return std::make_pair(std::move(key), stored_value(body, payload));
   }
 
@@ -1226,6 +1222,16 @@ const WireFormat& format() {
 }
 
 std::string stored_key(std::string_view id) { return "responses.stored:" + std::string(id); }
+
+std::optional<std::string_view> payload_response_id(std::string_view payload) {
+  static constexpr std::string_view kId = "\"response\":{\"id\":\"";
+  const void* id = memmem(payload.data(), payload.size(), kId.data(), kId.size());
+  if (id == nullptr) return std::nullopt;
+  const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(id) - payload.data()) + kId.size();
+  const std::size_t end = payload.find('"', at);
+  if (end == std::string_view::npos) return std::nullopt;
+  return payload.substr(at, end - at);
+}
 
 std::optional<Rejection> continuation_input_problem(const json& input) {
   if (!input.is_null() && !input.is_string() && !input.is_array()) {

@@ -44,6 +44,11 @@ const WireFormat& format();
 /// The SessionMemory key of stored response `id`.
 std::string stored_key(std::string_view id);
 
+/// The response id of a stored payload (a JSON object text whose `response` member begins with
+/// `"id"`, as this format writes it: the response.completed event's data, or `{"response": BODY}`),
+/// a view into `payload`; nullopt when it holds none. Read without parsing.
+std::optional<std::string_view> payload_response_id(std::string_view payload);
+
 /// A stored value: `request_body` (the full request the response answered, as JSON text) and
 /// `payload` (a JSON object text whose `response` member is the response object: the
 /// response.completed event's data, or `{"response": BODY}` for a unary answer).

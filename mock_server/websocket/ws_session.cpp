@@ -319,11 +319,8 @@ class Session {
     // makes the server forget it (websocket.forget_response). Its payload is parsed only when a
     // continuation names it.
     if (!completed_.empty() && !(d.plan.websocket && d.plan.websocket->forget_response)) {
-      static constexpr std::string_view kId = "\"response\":{\"id\":\"";
-      const std::size_t at = completed_.find(kId);
-      const std::size_t end = at == std::string::npos ? at : completed_.find('"', at + kId.size());
-      if (end != std::string::npos) {
-        store(completed_.substr(at + kId.size(), end - at - kId.size()), openai_responses::stored_value(body, completed_));
+      if (const auto id = openai_responses::payload_response_id(completed_)) {
+        store(std::string(*id), openai_responses::stored_value(body, completed_));
       }
     }
     return open;
