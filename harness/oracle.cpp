@@ -19,11 +19,6 @@ struct AttemptOutcome {
   bool truncated = false;                   ///< completes with a max_tokens finish
 };
 
-bool retryable_status(int status) {
-  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
-         status == 529;
-}
-
 /// An HTTP error answer with `status` and Retry-After `retry_after_s`.
 AttemptOutcome classify_status(int status, double retry_after_s) {
   if (retryable_status(status)) return {AttemptOutcome::kRetryable, retry_after_s, {}, {}};
@@ -123,6 +118,11 @@ bool delivers_event(const mock::Attempt& a, int e, double idle_timeout_s, std::o
 }
 
 }  // namespace
+
+bool retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504 ||
+         status == 529;
+}
 
 std::string recovery_of(const Scenario& s) {
   if (s.runtime.recovery) return *s.runtime.recovery;

@@ -38,6 +38,10 @@ struct OracleResult {
 /// 32nd turn in a row that commits with calls ends the run with error "max_turns".
 inline constexpr int kReferenceMaxTurns = 32;
 
+/// Whether the policy retries an HTTP status: 429, 500, 502, 503, 504 and 529 (docs/POLICY.md,
+/// "Retryable"); 400, 401, 403, 404 and every other status end the run.
+[[nodiscard]] bool retryable_status(int status);
+
 /// Predicts the correct run of `scenario` (a session: every prompt in turn, a turn without calls
 /// ending one prompt's run; a failed prompt ends the session) (its runtime settings with SCENARIO-FORMAT.md defaults:
 /// max_attempts 4, backoff_s [10, 20, 60], idle_timeout_s 60, no fallback). A request past the

@@ -256,7 +256,10 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
   entry.model = decoded.model;
   entry.streaming = decoded.streaming;
   entry.contents = std::move(decoded.contents);
-  if (entry.contents.is_array()) entry.turn = turn_index(entry.contents);
+  if (entry.contents.is_array()) {
+    split_kept_ends(entry.contents);
+    entry.turn = turn_index(entry.contents);
+  }
 
   auto answer_with = [&](int status, ErrorAnswer answer) {
     plan.status = status;
@@ -276,6 +279,7 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     return plan;
   }
   const int turn = entry.turn;
+  note_kept_end(entry.contents);
   check_responses(entry.contents, entry);
   if (std::optional<Rejection> r = check_reasoning(*format, body, entry.contents, entry.reasoning_due)) {
     // The history drops (or changes) reasoning the server delivered with a call it holds: the
@@ -604,6 +608,50 @@ Plan ScriptEngine::plan_unary(const WireFormat& format, const Attempt& a, const 
     cut_body(Ending::kFin, 0, static_cast<std::size_t>(std::max(c->bytes, 1)));
   }
   return plan;
+}
+
+namespace {
+
+/// The hash of parts [0, n) of a model content's `parts` array, as JSON text.
+std::size_t parts_hash(const nlohmann::json& parts, std::size_t n) {
+  std::string text;
+  for (std::size_t i = 0; i < n && i < parts.size(); ++i) text += parts[i].dump() + '\n';
+  return std::hash<std::string>{}(text);
+}
+
+const nlohmann::json* model_parts(const nlohmann::json& content) {
+  if (!content.is_object()) return nullptr;
+  auto role = content.find("role");
+  auto parts = content.find("parts");
+  if (role == content.end() || *role != "model" || parts == content.end() || !parts->is_array()) return nullptr;
+  return &*parts;
+}
+
+}  // namespace
+
+void ScriptEngine::split_kept_ends(nlohmann::json& contents) const {
+  for (const KeptEnd& k : kept_ends_) {
+    if (k.index >= contents.size()) continue;
+    const nlohmann::json* parts = model_parts(contents[k.index]);
+    if (parts == nullptr || parts->size() <= k.parts || parts_hash(*parts, k.parts) != k.hash) continue;
+    nlohmann::json first = nlohmann::json::array();
+    nlohmann::json rest = nlohmann::json::array();
+    for (std::size_t i = 0; i < parts->size(); ++i) (i < k.parts ? first : rest).push_back((*parts)[i]);
+    contents[k.index] = {{"role", "model"}, {"parts", std::move(first)}};
+    contents.insert(contents.begin() + static_cast<std::ptrdiff_t>(k.index) + 1,
+                    nlohmann::json{{"role", "model"}, {"parts", std::move(rest)}});
+  }
+}
+
+void ScriptEngine::note_kept_end(const nlohmann::json& contents) {
+  if (!contents.is_array() || contents.empty() || kept_ends_.size() >= kMaxKeptEnds) return;
+  const nlohmann::json* parts = model_parts(contents.back());
+  if (parts == nullptr || parts->empty()) return;
+  KeptEnd k{contents.size() - 1, parts->size(), parts_hash(*parts, parts->size())};
+  for (const KeptEnd& seen : kept_ends_) {
+    if (seen.index == k.index && seen.parts == k.parts && seen.hash == k.hash) return;
+  }
+  kept_ends_.push_back(k);
 }
 
 void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry& entry) const {

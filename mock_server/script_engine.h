@@ -262,6 +262,15 @@ class ScriptEngine final : public Responder {
   std::optional<Rejection> check_reasoning(const WireFormat& format, std::string_view body,
                                            const nlohmann::json& contents, int& due_calls) const;
   void evict_locked();
+  // A request whose history ends in the model's own content (a client that kept a cut attempt and
+  // asks for more of it) is played as the next turn (turn_index), so that content is a turn of its
+  // own. A later history may carry it merged with the next answer into one model content (a
+  // Responses assistant message item followed by the next answer's items; a client that writes
+  // the kept text into the next assistant message): split_kept_ends() splits such a content back into the two turns
+  // the engine played, so that the turn index, pairing and the journal agree with what was
+  // played. note_kept_end() remembers a request's last model content (at most kMaxKeptEnds).
+  void split_kept_ends(nlohmann::json& contents) const;
+  void note_kept_end(const nlohmann::json& contents);
 
   Script script_;
   AttemptRewriter rewriter_;
@@ -285,6 +294,16 @@ class ScriptEngine final : public Responder {
   // Per turn, the distinct calls delivered whole by attempts that left the window (pairing checks).
   std::vector<std::vector<DeliveredCall>> evicted_delivered_;
   std::vector<int> answered_per_turn_;  // attempt counters, indexed by turn index
+  // A model content some request ended with: its index in that request's (split) history, its
+  // part count and a hash of those parts' JSON text. In the order they were noted; later splits
+  // index histories that earlier ones have split already.
+  struct KeptEnd {
+    std::size_t index = 0;
+    std::size_t parts = 0;
+    std::size_t hash = 0;
+  };
+  static constexpr std::size_t kMaxKeptEnds = 64;
+  std::vector<KeptEnd> kept_ends_;
 };
 
 }  // namespace mock

@@ -135,6 +135,57 @@ TEST_CASE("the turn index comes from the history, so each turn has its own attem
   CHECK(j[3].attempt == 1);
 }
 
+TEST_CASE("a cut turn a client kept and asked more of stays a turn of its own when the next answer joins it in history") {
+  // codex keeps a cut text-only attempt as an assistant message and asks for more; that request is
+  // the next turn. Its next history carries the kept message and the next answer's call as
+  // adjacent items, one model content in the neutral view: still turns 0 and 1, so the request
+  // with the call's output is turn 2, not a retry of turn 1 that resends the call.
+  mock::Script s;
+  s.provider = "openai-responses";
+  s.turns.push_back(mock::Turn{{stream({mock::TextEvent{"Let me look."}, kStop}, mock::ResetFault{1, 0}),
+                                stream({mock::TextEvent{"Done."}, kStop})}});
+  s.turns.push_back(mock::Turn{{stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop}),
+                                stream({mock::CallEvent{"shell", json{{"command", "ls"}}, ""}, kStop})}});
+  s.turns.push_back(mock::Turn{{stream({mock::TextEvent{"Listed."}, kStop})}});
+  mock::ScriptEngine engine(s);
+  const json user = {{"role", "user"}, {"content", "List the files."}};
+  const json kept = {{"type", "message"}, {"role", "assistant"},
+                     {"content", json::array({{{"type", "output_text"}, {"text", "Let me look."}}})}};
+  const json call = {{"type", "function_call"}, {"call_id", "call_1"}, {"name", "shell"}, {"arguments", R"({"command":"ls"})"}};
+  const json output = {{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", "a.txt"}};
+  auto post_items = [&](json items) {
+    const Plan p = engine.respond({"POST", "/v1/responses", json{{"model", "gpt-5"}, {"stream", true}, {"input", items}}.dump()});
+    engine.settle(p.journal_index, {static_cast<int>(p.actions.size()), false});  // delivered in full
+    return p;
+  };
+  post_items(json::array({user}));
+  post_items(json::array({user, kept}));
+  post_items(json::array({user, kept, call, output}));
+  // A later history that holds the same kept message and more keeps splitting it.
+  const json answer = {{"type", "message"}, {"role", "assistant"},
+                       {"content", json::array({{{"type", "output_text"}, {"text", "Listed."}}})}};
+  post_items(json::array({user, kept, call, output, answer, {{"role", "user"}, {"content", "Thanks."}}}));
+  const auto j = engine.journal();
+  REQUIRE(j.size() == 4);
+  CHECK(j[1].turn == 1);
+  CHECK(j[2].turn == 2);
+  CHECK(j[2].issues.empty());  // the output answers the call turn 1 delivered
+  REQUIRE(j[2].contents.size() == 4);
+  CHECK(j[2].contents[1]["parts"].size() == 1);
+  CHECK(j[2].contents[2]["parts"][0].contains("functionCall"));
+  CHECK(j[3].turn == 3);
+  // A content that only starts like the kept one is not split: other text, then a call.
+  mock::ScriptEngine other(s);
+  const json different = {{"type", "message"}, {"role", "assistant"},
+                          {"content", json::array({{{"type", "output_text"}, {"text", "Let me see."}}})}};
+  other.respond({"POST", "/v1/responses", json{{"model", "gpt-5"}, {"stream", true}, {"input", json::array({user})}}.dump()});
+  other.respond({"POST", "/v1/responses",
+                 json{{"model", "gpt-5"}, {"stream", true}, {"input", json::array({user, kept})}}.dump()});
+  other.respond({"POST", "/v1/responses",
+                 json{{"model", "gpt-5"}, {"stream", true}, {"input", json::array({user, different, call, output})}}.dump()});
+  CHECK(other.journal()[2].turn == 1);
+}
+
 TEST_CASE("a request past the last turn gets a 500 envelope and an unscripted-request issue") {
   mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
   json history = json::array({kUser});

@@ -87,7 +87,8 @@ std::vector<HistoryContent> summarize_history(const nlohmann::json& contents);
 /// in the model's own content (a client that keeps a cut turn and asks for more of it) is the next
 /// turn: the black-box judge reads such a request as keeping the cut turn (the `continue` design),
 /// and codex's content-filter row relies on it (stop 48 tried counting it as the same turn, and
-/// codex's matrix changed).
+/// codex's matrix changed). The script engine first splits a later history's model content that
+/// joins such a kept content with the next answer (ScriptEngine::split_kept_ends).
 int turn_index(const nlohmann::json& contents);
 
 /// An HTTP error answer: the body in the provider's error envelope and extra response headers

@@ -149,7 +149,12 @@ std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
   const mock::Attempt* attempt = scripted_attempt(s, e);
   if (attempt == nullptr) return "";
   const mock::Attempt& a = *attempt;
-  if (a.status) return "status " + std::to_string(*a.status) + (a.retry_after_s ? ", with Retry-After" : "");
+  // Retry-After tells apart the failures of a retryable status (a wait honoured or not); a status
+  // that must not be retried is one failure with it or without.
+  if (a.status) {
+    return "status " + std::to_string(*a.status) +
+           (a.retry_after_s && retryable_status(*a.status) ? ", with Retry-After" : "");
+  }
   const auto finish = std::find_if(a.events.begin(), a.events.end(),
                                    [](const mock::Event& ev) { return std::holds_alternative<mock::FinishEvent>(ev); });
   const int finish_at = finish == a.events.end() ? -1 : static_cast<int>(finish - a.events.begin());
@@ -265,6 +270,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   const explore::GenerateLimits limits = black_box_limits(recipe);
   const std::string classname = "hiccup.explore." + recipe.name;
   const double budget_ms = o.time_budget_s * 1000;
+  const double shrink_budget_s = o.shrink_budget_s > 0 ? o.shrink_budget_s : o.time_budget_s;
   if (listener) {
     RunInfo info{"explore", o.seed, "http", {}, recipe.provider, recipe.name};
     listener->run_starting(info);
@@ -272,7 +278,10 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   log << "explore: agent " << recipe.name << " (black box, real time), seed " << o.seed << ", " << o.cases
       << (o.cases == 1 ? " case" : " cases") << " in " << recipe.provider << ", tool " << limits.tool_name << "("
       << limits.tool_command_arg << "), attempt budget " << recipe.max_attempts << ", " << o.jobs << " at a time, confirm "
-      << o.confirm << ", time budget " << o.time_budget_s << " s\n";
+      << o.confirm << ", time budget " << o.time_budget_s << " s"
+      << (o.shrink_budget_s > 0 ? ", shrink budget " : "");
+  if (o.shrink_budget_s > 0) log << shrink_budget_s << " s a failure";
+  log << "\n";
 
   // Generate every case first: from (seed, index) alone, whatever the agent does.
   struct Case {
@@ -459,9 +468,9 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       return s;
     };
     log << "shrinking case " << f.case_index << " (" << f.signature.text() << ") by re-running the agent, at most "
-        << o.time_budget_s << " s\n" << std::flush;
+        << shrink_budget_s << " s\n" << std::flush;
     const explore::MinimizeByResult found = explore::minimize_by(
-        f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > budget_ms; });
+        f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > shrink_budget_s * 1000; });
     f.shrink_tries = found.tries;
     f.shrink_steps = found.accepted;
     f.shrink_runs = runs;
@@ -604,7 +613,8 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     totals.extra["black_box"] = {
         {"cases_run", out.cases_run}, {"cases_passed", out.passed}, {"cases_failed", out.failed},
         {"cases_differences", out.differences}, {"cases_errors", out.errors}, {"confirm", o.confirm},
-        {"time_budget_s", o.time_budget_s}, {"stopped_by_time_budget", out.stopped_by_time_budget},
+        {"time_budget_s", o.time_budget_s}, {"shrink_budget_s", shrink_budget_s},
+        {"stopped_by_time_budget", out.stopped_by_time_budget},
         {"distinct_failures", std::move(distinct)}, {"flaky", std::move(flaky)},
         {"limits", {{"tool", limits.tool_name}, {"tool_command_arg", limits.tool_command_arg}, {"max_turns", limits.max_turns},
                     {"max_attempts", recipe.max_attempts}, {"max_failing_attempts", limits.max_failing_attempts},

@@ -92,9 +92,12 @@ struct AgentExploreOptions {
   int cases = 100;                   ///< case indices 0 … cases-1
   int jobs = 2;                      ///< agent runs at once (each its own server and scratch)
   int confirm = 3;                   ///< re-runs of a failing case (--confirm K; 0: none)
-  /// Wall-clock seconds: no case starts after this long, and each distinct failure's shrinking
-  /// stops after this long (the smallest failing case found by then is kept).
+  /// Wall-clock seconds: no case starts after this long, and (unless shrink_budget_s is set) each
+  /// distinct failure's shrinking stops after this long (the smallest failing case found by then
+  /// is kept).
   double time_budget_s = 600;
+  /// Wall-clock seconds each distinct failure's shrinking stops after; 0: time_budget_s.
+  double shrink_budget_s = 0;
   double agent_timeout_s = 0;        ///< per agent run; 0 = the recipe's timeout_s
   std::string report_dir = "reports";
   std::string hiccup_path = "build/hiccup";  ///< in printed command lines

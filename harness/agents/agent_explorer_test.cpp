@@ -69,6 +69,10 @@ TEST_CASE("fault_description names the fault kind and where it fell, a status, o
   CHECK(fault_description(cut, entry(1, 0, 1, false)) == "no terminal event");
   cut.script.turns[0].attempts[0].retry_after_s = 2;
   CHECK(fault_description(cut, entry(0, 0, 0, false, "status")) == "status 503, with Retry-After");
+  // A status that must not be retried is one failure with Retry-After or without (codex retries a
+  // 401 either way: two signatures for one bug until stop 55).
+  cut.script.turns[0].attempts[0].status = 401;
+  CHECK(fault_description(cut, entry(0, 0, 0, false, "status")) == "status 401");
 }
 
 TEST_CASE("a signature is the sorted violated names and the fault at or before the first request a violation names") {

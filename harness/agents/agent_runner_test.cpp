@@ -390,6 +390,93 @@ TEST_CASE("a black box owes the outcome and executions of either recovery design
   CHECK(has(r.violated(), "expect.executions"));
 }
 
+TEST_CASE("an agent that keeps a cut text-only attempt and asks for more (codex) passes, its next answer joined to the kept text") {
+  // Attempt 0 of turn 0 is cut after its text. A hold agent retries into "Hello." and completes
+  // (turns 1 and 2 are never reached). continue-text keeps "Let me look." as turn 0 with no prompt
+  // after it, so its next request is turn 1, whose call it runs; its history then carries the
+  // kept text and that call as one model content. The mock still counts two turns there (the
+  // request after the call's result is turn 2, not a retry of turn 1 that resends the call), and
+  // the judge holds the agent to the continue design that keeps text.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-kept-cut-text", "prompt": "Look.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "text": "Let me look." }, { "finish": "stop" } ],
+            "fault": { "kind": "reset", "after_event": 1, "idle_ms": 50 } },
+          { "events": [ { "text": "Hello." }, { "finish": "stop" } ] } ] },
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Looked." }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  for (const char* mode : {"continue-text", "correct"}) {
+    const AgentCaseResult r = run_agent_scenario(s, fake_agent(mode), {});
+    INFO(mode << ": " << r.harness_error << r.output_tail);
+    for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+    REQUIRE(r.harness_error.empty());
+    CHECK(r.violations.empty());
+    if (std::string(mode) == "continue-text") {
+      REQUIRE(r.journal.size() == 3);
+      CHECK(r.journal[1].turn == 1);
+      CHECK(r.journal[2].turn == 2);
+      CHECK(r.ledger.size() == 1);  // the call ran once
+    } else {
+      CHECK(r.journal.size() == 2);
+      CHECK(r.ledger.empty());
+    }
+  }
+}
+
+TEST_CASE("a truncated answer reported as a failure passes, also when the agent read it past an undecodable frame (codex)") {
+  // A max_tokens finish: a correct client reports the answer as truncated, which an agent's exit
+  // code cannot say; failing with the text shown is as honest as completing with it.
+  Scenario truncated = load(R"({
+    "schema": 1, "name": "fake-truncated", "prompt": "Write.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "max_tokens" } ] } ] } ]
+  })");
+  // The same answer with an undecodable frame before its finish: an agent that skips the frame
+  // has the truncated answer and stops there; a client that fails the attempt at the frame would
+  // have retried it.
+  Scenario malformed = load(R"({
+    "schema": 1, "name": "fake-malformed-before-max-tokens", "prompt": "Write.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "max_tokens" } ],
+                                 "fault": { "kind": "malformed", "after_event": 1 } } ] } ]
+  })");
+  // Shown text as JSON lines, so that clean-output is judged too.
+  Recipe completes = fake_agent("skip-undecodable");
+  completes.env["FAKE_AGENT_JSONL"] = "1";
+  completes.shown_text_where = {{"/type", "text"}};
+  completes.shown_text_pointer = "/text";
+  Recipe fails = completes;
+  fails.env["FAKE_AGENT_TRUNCATED_FAILS"] = "1";
+  for (const Scenario& s : {truncated, malformed}) {
+    for (const Recipe& agent : {fails, completes}) {
+      const AgentCaseResult r = run_agent_scenario(s, agent, {});
+      INFO(s.name << " " << agent.env.count("FAKE_AGENT_TRUNCATED_FAILS") << ": " << r.harness_error << r.output_tail);
+      for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+      for (const auto& v : r.differences) INFO("difference " << v.invariant << ": " << v.message);
+      REQUIRE(r.harness_error.empty());
+      CHECK(r.journal.size() == 1);
+      CHECK_FALSE(has(r.not_applicable, "clean-output"));
+      CHECK(r.violations.empty());
+      CHECK(r.differences.empty());
+    }
+  }
+  // An agent that gives up at the frame with budget left, where a stop finish follows it and a
+  // retry would answer: still told apart (a correct client completes, reading on or retrying; a
+  // give-up that says so is a policy difference, failing with --strict).
+  Scenario stop = malformed;
+  stop.script.turns[0].attempts[0].events[1] = mock::FinishEvent{mock::FinishReason::kStop};
+  stop.script.turns[0].attempts.push_back(stop.script.turns[0].attempts[0]);
+  stop.script.turns[0].attempts[1].fault.reset();
+  stop.expect = oracle_expect(stop);
+  REQUIRE(stop.expect.outcome == "completed");
+  const AgentCaseResult gave_up = run_agent_scenario(stop, fake_agent("give-up"), {});
+  REQUIRE(gave_up.harness_error.empty());
+  CHECK(gave_up.violations.size() + gave_up.differences.size() == 1);
+}
+
 TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {
   // The malformed fault sends one frame whose JSON does not parse between the two calls, then the
   // rest of the answer: an agent that skips the frame has both calls whole and the stop finish,

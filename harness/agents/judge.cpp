@@ -116,8 +116,12 @@ std::set<std::pair<int, int>> read_past_undecodable(mock::Journal& journal, cons
       if (is_model_request(journal[k])) next = &journal[k];
     }
     if (!read_on && next == nullptr) {
+      // The run's last model request: the agent stopped there. What came after the frame ended the
+      // attempt with its finish (past.completed), which explains the stop; a client that failed
+      // the attempt at the frame would have retried it with budget left.
       const std::string& text = e.past_undecodable->delivered_text;
-      read_on = reported_success || (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
+      read_on = reported_success || e.past_undecodable->completed ||
+                (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
     } else if (!read_on && next->turn >= 0 && next->contents.is_array()) {
       read_on = next->turn > e.turn && !keeps_cut_turn(next->contents, e);
     }
@@ -590,6 +594,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     correct_client.runtime = RuntimeSettings{};
     correct_client.runtime.max_attempts = recipe.max_attempts;
     correct_client.runtime.recovery = recovery;
+    // The continue design that keeps a cut attempt's text too (below) is the oracle's continue
+    // with a continuation prompt: the prompt's words are the agent's business.
+    correct_client.runtime.continuation_prompt = x.runtime.continuation_prompt;
     const OracleResult correct = predict(correct_client, /*max_turns=*/std::nullopt);  // its own cap is its business
     const bool expect_completed = x.expect.outcome ? *x.expect.outcome == "completed" : correct.completed;
     const std::string expect_text = x.expect.final_text ? *x.expect.final_text
@@ -627,7 +634,12 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
           break;
         }
       }
-      if (expect_completed && !run.completed) {
+      // A truncated answer (a max_tokens finish) is reported as truncated: an agent may report it
+      // as a failure (codex: "Incomplete response returned, reason: max_output_tokens", exit 1) or
+      // as an answer; its exit code and output carry no flag that tells more (expect.truncated).
+      if (expect_completed && !run.completed && correct.truncated) {
+        // judged by the invariants alone
+      } else if (expect_completed && !run.completed) {
         std::string why = "the agent " + exit_text;
         if (success_exit && !marker.empty()) why += ", but " + shown_as + " reports a failure (" + marker + ")";
         out.push_back({"outcome-agreement", "a correct client completes this scenario; " + why});
@@ -667,9 +679,21 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // them is no harm, and the invariants judge the harms (a call run twice, a side effect never
   // recorded, a refusal continued past). A scenario that pins its design, or has a user interrupt
   // (defined under hold only), owes what it says.
+  //
+  // `continue` keeps a cut attempt's whole text, not only its calls, when the agent goes on past
+  // a cut text-only attempt (codex asks for more of the kept text; the reference runtime does so
+  // only with a continuation prompt): the design's third reading, the oracle's continue with a
+  // continuation prompt.
   const RecoveryDesign design = infer_recovery_design(journal, executions);
-  std::vector<std::string> designs;
-  if (!s.runtime.recovery && !s.interrupt) designs = {recovery_of(s), recovery_of(s) == "hold" ? "continue" : "hold"};
+  struct Design {
+    std::string recovery;
+    bool keeps_text = false;
+  };
+  std::vector<Design> designs;
+  if (!s.runtime.recovery && !s.interrupt) {
+    designs = {{recovery_of(s)}, {recovery_of(s) == "hold" ? "continue" : "hold"}};
+    if (!s.runtime.continuation_prompt) designs.push_back({"continue", true});
+  }
   // An attempt the agent read past its undecodable frame played, for the agent, as if the frame
   // had not been sent: what a correct client owes is predicted without that fault.
   Scenario as_read = s;
@@ -684,8 +708,15 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   }
   std::optional<std::vector<Violation>> best;
   if (designs.empty()) best = owed(as_read, s.runtime.recovery);
-  for (const std::string& d : designs) {
-    std::vector<Violation> v = owed(played_under(as_read, d), d);
+  for (const Design& d : designs) {
+    Scenario x = played_under(as_read, d.recovery);
+    if (d.keeps_text) {
+      Scenario keeping = x;
+      keeping.runtime.continuation_prompt = "";
+      take_changed_predictions(keeping.expect, oracle_expect(x), oracle_expect(keeping));
+      x = std::move(keeping);
+    }
+    std::vector<Violation> v = owed(x, d.recovery);
     if (!best || v.size() < best->size()) best = std::move(v);
   }
   for (Violation& v : *best) result.violations.push_back(std::move(v));

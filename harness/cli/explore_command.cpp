@@ -144,6 +144,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
   --time-budget S           seconds (default 600): no case starts after S, and each distinct
                             confirmed failure is shrunk for at most S (the smallest failing case
                             found by then is kept)
+  --shrink-budget S         seconds each distinct confirmed failure is shrunk for at most
+                            (default: --time-budget's)
   --agent-timeout S         wall-clock limit per agent run in seconds (default: the recipe's, 120)
   The generated cases are limited to what the agent can play: its wire format, its tool with the
   ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
@@ -342,7 +344,7 @@ int explore_command(const Args& args) {
   bool provider_given = false;
   // Black-box exploration (--agent / --agent-cmd) and what only it reads.
   agents::AgentExploreOptions agent_options;
-  std::string tool, confirm_text, budget_text, agent_timeout_text;
+  std::string tool, confirm_text, budget_text, shrink_budget_text, agent_timeout_text;
   bool transport_given = false, keep_going = false;
   ArgReader in(args);
   while (!in.done()) {
@@ -363,7 +365,8 @@ int explore_command(const Args& args) {
                in.value("--recovery", options.recovery) || in.value("--from", options.base_path) ||
                in.value("--agent", agent_options.agent) || in.value("--agent-cmd", agent_options.agent_cmd) ||
                in.value("--tool", tool) || in.value("--confirm", confirm_text) ||
-               in.value("--time-budget", budget_text) || in.value("--agent-timeout", agent_timeout_text) ||
+               in.value("--time-budget", budget_text) || in.value("--shrink-budget", shrink_budget_text) ||
+               in.value("--agent-timeout", agent_timeout_text) ||
                (in.value("--provider", options.provider) && (provider_given = true))) {
     } else if (in.flag("--transcripts")) {
       options.transcripts = true;
@@ -419,12 +422,18 @@ int explore_command(const Args& args) {
     if (!budget_text.empty()) {
       if (const auto b = in.number("--time-budget", budget_text, 1, 7 * 86400, "whole seconds >= 1")) agent_options.time_budget_s = *b;
     }
+    if (!shrink_budget_text.empty()) {
+      if (const auto b = in.number("--shrink-budget", shrink_budget_text, 1, 7 * 86400, "whole seconds >= 1")) {
+        agent_options.shrink_budget_s = *b;
+      }
+    }
     if (!agent_timeout_text.empty()) {
       if (const auto t = in.number("--agent-timeout", agent_timeout_text, 1, 86400, "whole seconds >= 1")) agent_options.agent_timeout_s = *t;
     }
   } else {
     for (const auto& [text, flag] : {std::pair{&tool, "--tool"}, std::pair{&confirm_text, "--confirm"},
-                                     std::pair{&budget_text, "--time-budget"}, std::pair{&agent_timeout_text, "--agent-timeout"}}) {
+                                     std::pair{&budget_text, "--time-budget"}, std::pair{&shrink_budget_text, "--shrink-budget"},
+                                     std::pair{&agent_timeout_text, "--agent-timeout"}}) {
       if (!text->empty()) in.set_error(std::string(flag) + " applies to --agent/--agent-cmd explorations");
     }
   }

@@ -6,7 +6,7 @@ loop (no npm install needed). One check per ctest entry:
 
 finds-duplicate: the agent with a seeded bug (FAKE_AGENT_MODE=duplicate: it runs a call from a
     failed attempt and again from its retry, as gemini-cli 0.61.0 does) is explored with a small
-    --cases and a fixed --seed: the duplicate execution is found, confirmed (3 of 3 re-runs), grouped
+    --cases, a fixed --seed and --shrink-budget 30: the duplicate execution is found, confirmed (3 of 3 re-runs), grouped
     as one distinct failure, shrunk to at most 2 turns and written as a counterexample that fails
     again on the agent (`hiccup run --agent-cmd`) and passes on the reference runtime; summary.json
     follows docs/summary.schema.json.
@@ -46,9 +46,9 @@ class Checker(CheckerBase):
                                  f"stdout:\n{p.stdout[-6000:]}\nstderr:\n{p.stderr[-3000:]}")
         return p
 
-    def explore(self, mode, report_dir, expect_rc):
+    def explore(self, mode, report_dir, expect_rc, extra=()):
         return self.hiccup_run(["explore", "--agent-cmd", self.agent_cmd(mode), "--seed", SEED, "--cases", CASES,
-                                "--jobs", "2", "--time-budget", "40", "--report-dir", report_dir], expect_rc)
+                                "--jobs", "2", "--time-budget", "40", *extra, "--report-dir", report_dir], expect_rc)
 
     def summary(self, report_dir):
         with open(os.path.join(report_dir, "summary.json")) as f:
@@ -68,9 +68,11 @@ class Checker(CheckerBase):
     def check_finds_duplicate(self):
         mode = os.environ.get("BUG_MODE", "duplicate")
         d = self.dir("duplicate")
-        p = self.explore(mode, d, 1)
+        p = self.explore(mode, d, 1, ["--shrink-budget", "30"])
         out = p.stdout
         s = self.summary(d)
+        assert s["black_box"]["time_budget_s"] == 40 and s["black_box"]["shrink_budget_s"] == 30, s["black_box"]
+        assert "at most 30 s" in out, out[-3000:]
         assert s["command"] == "explore" and s["agent"] == "agent-cmd" and s["seed"] == int(SEED), s
         bb = s["black_box"]
         assert "may vary" in bb["note"] and "may vary" in out, out[-2000:]
@@ -113,6 +115,7 @@ class Checker(CheckerBase):
             bb = s["black_box"]
             assert not bb["distinct_failures"], json.dumps(bb["distinct_failures"], indent=1)[:3000]
             assert bb["cases_run"] == int(CASES) and bb["cases_errors"] == 0, bb
+            assert bb["shrink_budget_s"] == 40, bb  # --time-budget's when --shrink-budget is not given
             assert s["failed"] == 0 and s["passed"] == 1, s
             assert "0 distinct failures" in p.stdout, p.stdout[-2000:]
             digests.append((s["digest"], s["case_digests"]))

@@ -15,6 +15,10 @@ fails, keeps what it delivered (text and whole calls) as the turn and goes on (t
 recovery design of claude-code and codex; an attempt cut before any call is retried);
 FAKE_AGENT_MODE=continue-drop is `continue` that leaves the calls that ran out of the kept turn
 (a side effect the model never hears of).
+FAKE_AGENT_MODE=continue-text is `continue` that keeps an attempt cut after text only too, as a
+model content, and asks for more with no prompt after it; the next answer's parts join that same
+model content (codex 0.171.0 keeps such text as an assistant message item, and the next answer's
+items follow it with no user item between).
 FAKE_AGENT_MODE=retry-4xx retries a 400, 401, 403 or 404 like a 5xx (codex retries a 401 and a 403);
 FAKE_AGENT_MODE=skip-undecodable is `correct` that skips a data frame whose JSON does not parse
 and reads on (an attempt then fails only when the rest of the stream does).
@@ -25,6 +29,8 @@ a status that is not retryable (400, 401, 403, 404), fails on SAFETY, takes a MA
 the end of the turn (what it delivered whole is the turn), and retries an attempt that ended any
 other way (a cut, an in-stream error, an undecodable frame, a stream without its finish).
 FAKE_AGENT_ATTEMPTS (default 4) is its attempt budget per turn.
+FAKE_AGENT_TRUNCATED_FAILS=1: a turn that ends with a MAX_TOKENS finish and no call is shown, then
+reported as a failure ("incomplete answer: max tokens", exit 1), as codex 0.171.0 does.
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -39,6 +45,8 @@ history = [{"role": "user", "parts": [{"text": "<context>fake agent</context>"},
 
 
 blocked = False
+truncated = False  # the last attempt ended with a MAX_TOKENS finish
+truncated_fails = os.environ.get("FAKE_AGENT_TRUNCATED_FAILS") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
@@ -69,7 +77,8 @@ def run_call(c):
 def attempt():
     """One streamed attempt: (calls, text, finished). In the continue modes each call runs here,
     as soon as its frame arrives."""
-    global blocked
+    global blocked, truncated
+    truncated = False
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     calls, text, finished = [], "", False
     try:
@@ -102,6 +111,7 @@ def attempt():
                     text += part["text"]
             if cand.get("finishReason") in ("STOP", "MAX_TOKENS"):
                 finished = True
+                truncated = cand.get("finishReason") == "MAX_TOKENS"
             if cand.get("finishReason") == "SAFETY" and mode != "retry-filter":
                 blocked = True
     except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError, AttributeError):
@@ -120,13 +130,23 @@ for turn in range(8):
         if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
-        if finished or (mode.startswith("continue") and calls):
+        if finished or (mode.startswith("continue") and calls) or (mode == "continue-text" and text):
             break
     else:
         sys.exit(1)
+    if truncated_fails and truncated and not calls:
+        if not jsonl:
+            print(text)
+        print("incomplete answer: max tokens", file=sys.stderr)
+        sys.exit(1)
     kept = [] if mode == "continue-drop" and not finished else calls
-    history.append({"role": "model", "parts": [{"text": text}] * bool(text) +
-                    [{"functionCall": c} for c in kept]})
+    parts = [{"text": text}] * bool(text) + [{"functionCall": c} for c in kept]
+    if mode == "continue-text" and history[-1]["role"] == "model":
+        history[-1]["parts"] += parts
+    else:
+        history.append({"role": "model", "parts": parts})
+    if mode == "continue-text" and not finished and not calls:
+        continue  # the cut text is kept: ask for more of it
     if not pending:
         if mode != "silent" and not jsonl:
             print(text)
