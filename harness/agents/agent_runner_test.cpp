@@ -237,6 +237,17 @@ TEST_CASE("clean-output is judged from the recipe's shown text: a failed attempt
   CHECK(noisy.violations[0].message ==
         "the user is shown text the answer does not hold: the agent showed \"HelHello.\", but only the kept turns' text "
         "\"Hello.\" should be shown (completed attempts, and a cut turn the next request kept)");
+
+  // An agent that shows what streams and gives up at the cut: the user saw "Hel" stop and the
+  // failure come, nothing glued to another answer (gemini-cli at a FIN): a policy difference only.
+  Recipe streams_then_fails = jsonl("give-up");
+  streams_then_fails.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
+  const AgentCaseResult stopped = run_agent_scenario(load(kPartialText), streams_then_fails, {});
+  REQUIRE(stopped.harness_error.empty());
+  for (const auto& v : stopped.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(stopped.output_tail.find("Hel") != std::string::npos);
+  CHECK(stopped.violations.empty());
+  CHECK(stopped.differences.size() == 1);
 }
 
 constexpr const char* kFiltered = R"({

@@ -557,7 +557,34 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   if (const auto shown = shown_text(lines, recipe); shown && cap_message.empty()) {
     const std::string committed = kept_text(journal);
     const auto uncancelled = result.cancel_prompt >= 0 ? shown_text(uncancelled_lines, recipe) : std::nullopt;
-    if (*shown != committed && !(uncancelled && *uncancelled == committed)) {
+    // An agent that gives up reports a failure after the text it had shown of the last attempt
+    // that delivered any (later ones delivered none: a status, a cut before the first event): the
+    // user saw the text stop and the error come (gemini-cli streams text as it arrives, and stops
+    // at a FIN). Nothing of that attempt is glued to another's text.
+    // A refused answer's partial text is not that: the provider blocked it (opencode's pinned
+    // content-filter row).
+    auto refused = [&](const mock::JournalEntry& e) {
+      if (e.turn < 0 || e.script_attempt < 0 || static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return false;
+      const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
+      if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return false;
+      const auto& events = attempts[static_cast<std::size_t>(e.script_attempt)].events;
+      for (std::size_t k = 0; k < events.size(); ++k) {
+        if (const auto* f = std::get_if<mock::FinishEvent>(&events[k])) {
+          return f->reason == mock::FinishReason::kContentFilter && static_cast<int>(k) < e.events_delivered;
+        }
+      }
+      return false;
+    };
+    std::string given_up_on;
+    if (!run.completed && result.cancel_prompt < 0) {
+      for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
+        if (!is_model_request(*it) || (!it->completed && it->delivered_text.empty())) continue;
+        if (!it->completed && !refused(*it)) given_up_on = it->delivered_text;
+        break;
+      }
+    }
+    const bool shown_then_failed = !given_up_on.empty() && *shown == committed + given_up_on;
+    if (*shown != committed && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json_quoted(*shown);

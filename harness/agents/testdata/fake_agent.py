@@ -31,6 +31,8 @@ other way (a cut, an in-stream error, an undecodable frame, a stream without its
 FAKE_AGENT_ATTEMPTS (default 4) is its attempt budget per turn.
 FAKE_AGENT_TRUNCATED_FAILS=1: a turn that ends with a MAX_TOKENS finish and no call is shown, then
 reported as a failure ("incomplete answer: max tokens", exit 1), as codex 0.171.0 does.
+FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is shown, a failed one's
+too, in any mode (show-partial's display with give-up: the streamed text, then the failure).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -47,6 +49,7 @@ history = [{"role": "user", "parts": [{"text": "<context>fake agent</context>"},
 blocked = False
 truncated = False  # the last attempt ended with a MAX_TOKENS finish
 truncated_fails = os.environ.get("FAKE_AGENT_TRUNCATED_FAILS") == "1"
+show_partial = os.environ.get("FAKE_AGENT_SHOW_PARTIAL") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
@@ -125,7 +128,7 @@ for turn in range(8):
     pending = []
     for tries in range(attempts):
         calls, text, finished = attempt()
-        if jsonl and text and (finished or mode == "show-partial"):
+        if jsonl and text and (finished or mode == "show-partial" or show_partial):
             print(json.dumps({"type": "text", "text": text}), flush=True)
         if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
