@@ -615,7 +615,10 @@ namespace {
 /// The hash of parts [0, n) of a model content's `parts` array, as JSON text.
 std::size_t parts_hash(const nlohmann::json& parts, std::size_t n) {
   std::string text;
-  for (std::size_t i = 0; i < n && i < parts.size(); ++i) text += parts[i].dump() + '\n';
+  // replace: a client's text that is not UTF-8 hashes too, and never throws (type_error.316).
+  for (std::size_t i = 0; i < n && i < parts.size(); ++i) {
+    text += parts[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+  }
   return std::hash<std::string>{}(text);
 }
 

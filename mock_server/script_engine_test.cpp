@@ -184,6 +184,21 @@ TEST_CASE("a cut turn a client kept and asked more of stays a turn of its own wh
   other.respond({"POST", "/v1/responses",
                  json{{"model", "gpt-5"}, {"stream", true}, {"input", json::array({user, different, call, output})}}.dump()});
   CHECK(other.journal()[2].turn == 1);
+  // A history whose text is not UTF-8 never reaches the kept-end hash: the body is not valid JSON
+  // text, so it is the provider's 400, and nothing throws.
+  mock::ScriptEngine bytes(s);
+  const std::string bad_kept =
+      std::string(R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me )") + "\xFF" +
+      R"( look."}]})";
+  for (const std::string& input : {std::string(R"([{"role":"user","content":"List."}])"),
+                                   R"([{"role":"user","content":"List."},)" + bad_kept + "]",
+                                   R"([{"role":"user","content":"List."},)" + bad_kept + R"(,)" + call.dump() + "," +
+                                       output.dump() + "]"}) {
+    CHECK_NOTHROW(bytes.respond({"POST", "/v1/responses", R"({"model":"gpt-5","stream":true,"input":)" + input + "}"}));
+  }
+  REQUIRE(bytes.journal().size() == 3);
+  CHECK(bytes.journal()[1].played == "bad-request");
+  CHECK(bytes.journal()[2].played == "bad-request");
 }
 
 TEST_CASE("a request past the last turn gets a 500 envelope and an unscripted-request issue") {
