@@ -117,15 +117,6 @@ std::string FailureSignature::text() const {
 
 namespace {
 
-/// The scripted attempt journal entry `e` played, or null (no model request, no scripted attempt).
-const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntry& e) {
-  if (!is_model_request(e) || e.turn < 0 || e.script_attempt < 0) return nullptr;
-  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return nullptr;
-  const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
-  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
-  return &attempts[static_cast<std::size_t>(e.script_attempt)];
-}
-
 /// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
 /// call, inside a call's arguments, after the finish.
 std::string fault_where(const mock::Attempt& a) {

@@ -143,6 +143,14 @@ bool is_model_request(const mock::JournalEntry& e) {
   return e.played != "preflight" && e.played != "not-found";
 }
 
+const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntry& e) {
+  if (!is_model_request(e) || e.turn < 0 || e.script_attempt < 0) return nullptr;
+  if (static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return nullptr;
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
+  if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return nullptr;
+  return &attempts[static_cast<std::size_t>(e.script_attempt)];
+}
+
 /// Whether a text part shows the prompt: equal to it, or ending with it after a preamble that
 /// the wire format joined into the same text (qwen-code's `<system-reminder>` parts), trailing
 /// whitespace aside (claude-code's resumed session sends the first prompt back with a "\n").
@@ -564,10 +572,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // A refused answer's partial text is not that: the provider blocked it (opencode's pinned
     // content-filter row).
     auto refused = [&](const mock::JournalEntry& e) {
-      if (e.turn < 0 || e.script_attempt < 0 || static_cast<std::size_t>(e.turn) >= s.script.turns.size()) return false;
-      const auto& attempts = s.script.turns[static_cast<std::size_t>(e.turn)].attempts;
-      if (static_cast<std::size_t>(e.script_attempt) >= attempts.size()) return false;
-      const auto& events = attempts[static_cast<std::size_t>(e.script_attempt)].events;
+      const mock::Attempt* a = scripted_attempt(s, e);
+      if (a == nullptr) return false;
+      const auto& events = a->events;
       for (std::size_t k = 0; k < events.size(); ++k) {
         if (const auto* f = std::get_if<mock::FinishEvent>(&events[k])) {
           return f->reason == mock::FinishReason::kContentFilter && static_cast<int>(k) < e.events_delivered;

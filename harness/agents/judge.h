@@ -124,6 +124,9 @@ RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::ve
 /// Whether a journal entry is a model request (not a preflight HEAD/GET of "/" nor a 404).
 bool is_model_request(const mock::JournalEntry& e);
 
+/// The scripted attempt journal entry `e` played, or null (no model request, no scripted attempt).
+const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntry& e);
+
 /// Drops an agent's own context around the prompt (gemini-cli's `<session_context>`, qwen-code's
 /// `<system-reminder>` parts, codex's `<environment_context>` message) from each request's
 /// history, so history-integrity compares turns, not preambles. With `later_prompts` (a session's
