@@ -7,9 +7,9 @@
 #     under ASan + UBSan (build-asan/, all labels but agents, sdk, browser, reports, docs,
 #     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, first: its
 #     ctest waits on real-time timeouts while the ASan tree builds), the repetition-heavy entries (soak, kill
-#     matrices, HTTP against memory, merge against unsharded) on a quarter of their seeds, requests
+#     matrices, HTTP against memory, merge against unsharded) on a tenth of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
-#   - FUZZ_SECONDS=N (CI: 4): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
+#   - FUZZ_SECONDS=N (CI: 2): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
 #     time, ASan + UBSan with coverage: in build-asan/ (edge counters only) when SANITIZE runs
 #     asan, else (or with FUZZ_TREE=own) in a tree of its own (build-fuzz/, with comparison tracing).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at

@@ -1,6 +1,6 @@
 // How much of its repetitions a repetition-heavy test runs (the soak's requests, the kill matrices'
 // seeds, the HTTP-against-memory cases). The plain ctest runs them all; the sanitizer runs
-// (scripts/sanitize.sh) set HICCUP_TEST_SCALE=0.25, so those entries still run every code path
+// (scripts/sanitize.sh) set HICCUP_TEST_SCALE=0.1 (0.25 until stop 56), so those entries still run every code path
 // they reach, on fewer seeds or requests: under ASan + UBSan the 1-minimal kill matrix alone took
 // 301 s of a 674 s ctest (docs/ROBUSTNESS.md, "CI's time budget").
 #pragma once

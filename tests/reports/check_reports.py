@@ -21,7 +21,7 @@ FAILING = "scenarios/mid-stream/midstream-reset-after-call.json"
 
 def scaled(full):
     """full repetitions times HICCUP_TEST_SCALE (a plain decimal number in (0, 1], default 1; the
-    sanitizer runs set 0.25), rounded up, at least 1: as tests/test_scale.h does for the C++ tests,
+    sanitizer runs set 0.1), rounded up, at least 1: as tests/test_scale.h does for the C++ tests,
     accepting exactly the texts it accepts."""
     import math
     import re
