@@ -296,8 +296,18 @@ Plan ScriptEngine::respond_locked(const Request& request, JournalEntry& entry,
     const std::string detail = "turn " + std::to_string(turn) + " is past the script's last turn (" +
                                std::to_string(script_.turns.size()) + " turns): no /turns/" +
                                std::to_string(turn) + " to play";
-    entry.played = "unscripted";
     entry.issues.push_back("unscripted-request: " + detail);
+    if (past_script_text_) {
+      // answer_past_script: a completed answer of the text alone, settled like a played attempt.
+      entry.issues.back() += "; answered with a final text";
+      record.turn = turn;
+      record.played.emplace();
+      record.played->events = {TextEvent{*past_script_text_}, FinishEvent{FinishReason::kStop}};
+      plan = plan_attempt(*format, *record.played, decoded, entry, record);
+      entry.played = "unscripted";
+      return plan;
+    }
+    entry.played = "unscripted";
     answer_error(500, "unscripted request: " + detail, std::nullopt);
     return plan;
   }
@@ -778,6 +788,11 @@ std::optional<Rejection> ScriptEngine::check_reasoning(const WireFormat& format,
   }
   checks.push_back(std::move(all));
   return format.check_reasoning(body, checks);
+}
+
+void ScriptEngine::answer_past_script(std::optional<std::string> text) {
+  std::lock_guard lock(mu_);
+  past_script_text_ = std::move(text);
 }
 
 void ScriptEngine::settle(std::size_t journal_index, const Delivery& delivery) {

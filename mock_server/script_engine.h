@@ -172,7 +172,8 @@ class ScriptEngine final : public Responder {
   /// is the one whose endpoint the path names (every format on one server); the script's
   /// `provider` only picks the envelope of a 404 for a path no format serves.
   /// Never throws on bad input: malformed bodies get a 400 in the provider's envelope, unknown
-  /// paths a 404, unscripted turns a 500 (journaled as `unscripted-request`). The journal keeps
+  /// paths a 404, unscripted turns a 500 or answer_past_script's answer (journaled as
+  /// `unscripted-request`). The journal keeps
   /// the target with raw octets a URI may not hold percent-encoded (json_text::percent_encode_unsafe)
   /// and credentials in its query redacted (`?key=REDACTED`, mock::redact_target).
   Plan respond(const Request& request) override;
@@ -212,6 +213,17 @@ class ScriptEngine final : public Responder {
   /// that has left the window does nothing. Call before the first request; without a call the
   /// engine keeps every entry (harness runs are short and check the whole journal).
   void set_journal_window(std::size_t max_entries, bool keep_evicted, std::size_t max_bytes = kWindowBytes);
+
+  /// What a request for a turn past the script's last gets. By default (nullopt) the provider's
+  /// 500 ("unscripted request: ..."), which a client may retry. With `text`: a completed answer of
+  /// that text alone (finish `stop`), streamed or unary as the request asks, as a provider answers
+  /// whatever it is asked next. The external-agent runner sets it: an agent that asks for more
+  /// after the script's last answer (claude-code's "Output token limit hit. Resume directly"
+  /// after a max_tokens finish, its reminder after a refusal) otherwise retried 500s with real
+  /// backoffs until its timeout (2 minutes a case when exploring). Either way the entry is
+  /// journaled `played: "unscripted"` with its `unscripted-request` issue (script_attempt -1).
+  /// Call before the first request.
+  void answer_past_script(std::optional<std::string> text);
 
   /// The default byte budget of a journal window: 64 MiB (1,000 entries of 8 MB answers would
   /// otherwise hold 16 GB).
@@ -274,6 +286,7 @@ class ScriptEngine final : public Responder {
 
   Script script_;
   AttemptRewriter rewriter_;
+  std::optional<std::string> past_script_text_;  // answer_past_script
   SessionMemory memory_;  // what transports keep beside the script (session_memory())
   mutable std::mutex mu_;
   // The window: journal_[i] is entry first_index_ + i. A deque grows without moving entries, so

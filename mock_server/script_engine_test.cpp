@@ -216,6 +216,38 @@ TEST_CASE("a request past the last turn gets a 500 envelope and an unscripted-re
   CHECK(e.attempt == -1);
 }
 
+TEST_CASE("with answer_past_script, a request past the last turn gets a completed answer of that text, still journaled unscripted") {
+  // The external-agent runner's setting: an agent asking for more after the script's last answer
+  // (claude-code after a max_tokens finish) is answered, not sent a 500 it retries for minutes.
+  mock::ScriptEngine engine(script_of({{stream({kText, kStop})}}));
+  engine.answer_past_script("No more turns.");
+  json history = json::array({kUser});
+  history.push_back(json::parse(R"({"role":"model","parts":[{"text":"Done."}]})"));
+  history.push_back(kUser);
+  const Plan p = engine.respond(post(history));
+  CHECK(p.status == 200);
+  CHECK(p.streaming);
+  engine.settle(p.journal_index, {static_cast<int>(p.actions.size()), false});
+  const auto e = engine.journal().at(0);
+  CHECK(e.played == "unscripted");
+  CHECK(e.turn == 1);
+  CHECK(e.attempt == -1);
+  CHECK(e.script_attempt == -1);
+  CHECK(e.completed);
+  CHECK(e.delivered_text == "No more turns.");
+  CHECK(e.delivered_calls.empty());
+  REQUIRE(e.issues.size() == 1);
+  CHECK(e.issues[0].rfind("unscripted-request: ", 0) == 0);
+  // Unary too; and the scripted turn is still played as scripted.
+  const Plan unary = engine.respond(post(history, kUnary));
+  CHECK(unary.status == 200);
+  CHECK(json::parse(unary.body)["candidates"][0]["content"]["parts"][0]["text"] == "No more turns.");
+  const Plan first = engine.respond(post(json::array({kUser})));
+  CHECK(first.status == 200);
+  CHECK(engine.journal().at(2).played == "stream");
+  CHECK(engine.journal().at(2).turn == 0);
+}
+
 TEST_CASE("a Gemini error answer is pretty-printed JSON, under text/event-stream for a stream and JSON with charset otherwise") {
   // Google's front end pretty-prints the envelope (two-space indent, a final newline) and answers
   // streamGenerateContent?alt=sse with `Content-Type: text/event-stream`, generateContent with

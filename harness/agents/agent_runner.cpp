@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "harness/agents/cancel_hold.h"
+#include "harness/agents/judge.h"
 #include "harness/oracle.h"
 #include "mock_server/http_server.h"
 #include "mock_server/mcp/mcp_server.h"
@@ -409,6 +410,11 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       substitute_ledger(turn, attempt, a, ledger, tools);
       if (h != nullptr) h->rewrite(turn, attempt, a);
     });
+    // A request past the script's last turn (an agent asking for more after a truncated or
+    // refused answer) is answered as a provider would, with a completed answer, not a 500 the
+    // agent retries with real backoffs until its timeout; the judge reads it (judge.cpp,
+    // kPastScriptText).
+    engine.answer_past_script(std::string(kPastScriptText));
     mock::ServerOptions server_options;
     server_options.max_delay_ms = -1;       // real idle_ms / delay_ms: clients tell cuts apart by timing
     server_options.stall_ms_per_s = 1000;   // a virtual second of stall is a real second

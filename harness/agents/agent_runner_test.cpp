@@ -53,6 +53,10 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+bool has_violation(const AgentCaseResult& r, const std::string& invariant) {
+  return std::any_of(r.violations.begin(), r.violations.end(), [&](const Violation& v) { return v.invariant == invariant; });
+}
+
 TEST_CASE("a prompt sent back with trailing whitespace is still the prompt: the preamble and the agent's note are dropped, not the prompt") {
   // claude-code 2.1.332 resumed after a cancel (`claude -p --continue`): its first prompt comes
   // back as "…\n" in a content with its <system-reminder> part and "[Request interrupted by user]".
@@ -486,6 +490,53 @@ TEST_CASE("a truncated answer reported as a failure passes, also when the agent 
   const AgentCaseResult gave_up = run_agent_scenario(stop, fake_agent("give-up"), {});
   REQUIRE(gave_up.harness_error.empty());
   CHECK(gave_up.violations.size() + gave_up.differences.size() == 1);
+}
+
+TEST_CASE("an agent that asks for more past the script's last answer gets a final answer and is judged on what it then does") {
+  // claude-code 2.1.332 keeps a max_tokens answer and sends "Output token limit hit. Resume
+  // directly"; after a refusal, a reminder that a safety classifier stopped it. Past the script's
+  // last turn the server answers as a provider would (kPastScriptText, finish stop), not with a
+  // 500 the agent retries with real backoffs until its timeout.
+  Scenario truncated = load(R"({
+    "schema": 1, "name": "fake-resume-truncated", "prompt": "Write.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "max_tokens" } ] } ] } ]
+  })");
+  Recipe resumes = fake_agent("correct");
+  resumes.env["FAKE_AGENT_RESUME"] = "1";
+  resumes.env["FAKE_AGENT_JSONL"] = "1";
+  resumes.shown_text_where = {{"/type", "text"}};
+  resumes.shown_text_pointer = "/text";
+  const AgentCaseResult r = run_agent_scenario(truncated, resumes, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.journal.size() == 2);
+  CHECK(r.journal[1].played == "unscripted");
+  CHECK(r.journal[1].completed);
+  CHECK(r.journal[1].delivered_text == kPastScriptText);
+  REQUIRE(r.journal[1].issues.size() == 1);
+  CHECK(r.journal[1].issues[0].rfind("unscripted-request: ", 0) == 0);
+  CHECK(r.completed);
+  CHECK(r.violations.empty());  // asking for more of a truncated answer is a design, not a harm
+  CHECK(r.differences.empty());
+
+  // A refusal gone on from: the agent reports success on a refused request, which honest-outcome
+  // accuses (claude-code's pinned content-filter row), not the request past the script.
+  Scenario refused = truncated;
+  refused.name = "fake-resume-refused";
+  refused.script.turns[0].attempts[0].events[1] = mock::FinishEvent{mock::FinishReason::kContentFilter};
+  refused.expect = oracle_expect(refused);
+  REQUIRE(refused.expect.outcome == "failed");
+  const AgentCaseResult f = run_agent_scenario(refused, resumes, {});
+  INFO(f.harness_error << f.output_tail);
+  for (const auto& v : f.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(f.harness_error.empty());
+  REQUIRE(f.journal.size() == 2);
+  CHECK(f.journal[1].played == "unscripted");
+  CHECK(f.completed);
+  CHECK(has_violation(f, "honest-outcome"));
+  CHECK_FALSE(has_violation(f, "history-integrity"));
+  CHECK_FALSE(has_violation(f, "liveness"));
 }
 
 TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {

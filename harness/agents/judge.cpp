@@ -550,8 +550,19 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                     /*reports_truncation=*/false, tool_calls};
   evidence.requests_before_cancel = result.requests_before_cancel;
   evidence.executions_before_cancel = result.executions_before_cancel;
+  // A request past the script's last turn answered with kPastScriptText (agent_runner.cpp).
+  auto answered_past_script = [&](const Violation& v) {
+    if (v.invariant != "history-integrity" || v.request < 0) return false;
+    for (const mock::JournalEntry& e : journal) {
+      if (static_cast<int>(e.index) != v.request) continue;
+      return e.played == "unscripted" && e.script_attempt < 0 && e.delivered_text == kPastScriptText &&
+             v.message.find("unscripted-request: ") != std::string::npos;
+    }
+    return false;
+  };
   for (Violation& v : check_invariants(evidence)) {
     if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
+    if (answered_past_script(v)) continue;
     // Its failure branch asks for a clear error code, which only the runtime's insides hold.
     if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
     result.violations.push_back(std::move(v));

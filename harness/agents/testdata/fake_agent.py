@@ -31,6 +31,10 @@ other way (a cut, an in-stream error, an undecodable frame, a stream without its
 FAKE_AGENT_ATTEMPTS (default 4) is its attempt budget per turn.
 FAKE_AGENT_TRUNCATED_FAILS=1: a turn that ends with a MAX_TOKENS finish and no call is shown, then
 reported as a failure ("incomplete answer: max tokens", exit 1), as codex 0.171.0 does.
+FAKE_AGENT_RESUME=1: a turn that ends with a MAX_TOKENS finish and no call, or with a SAFETY finish,
+is shown and kept as a model content, and a user reminder asks for more ("Output token limit hit.
+Resume directly." / "Your response above was stopped by a safety classifier."), as claude-code
+2.1.332 does; the run goes on with the answer to it.
 FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is shown, a failed one's
 too, in any mode (show-partial's display with give-up: the streamed text, then the failure).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
@@ -50,6 +54,7 @@ blocked = False
 truncated = False  # the last attempt ended with a MAX_TOKENS finish
 truncated_fails = os.environ.get("FAKE_AGENT_TRUNCATED_FAILS") == "1"
 show_partial = os.environ.get("FAKE_AGENT_SHOW_PARTIAL") == "1"
+resume = os.environ.get("FAKE_AGENT_RESUME") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
@@ -130,6 +135,8 @@ for turn in range(8):
         calls, text, finished = attempt()
         if jsonl and text and (finished or mode == "show-partial" or show_partial):
             print(json.dumps({"type": "text", "text": text}), flush=True)
+        if blocked and resume:
+            break
         if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
@@ -137,6 +144,14 @@ for turn in range(8):
             break
     else:
         sys.exit(1)
+    if resume and (blocked or (truncated and not calls)):
+        if not jsonl:
+            print(text, flush=True)
+        history.append({"role": "model", "parts": [{"text": text}] * bool(text)})
+        reminder = "Your response above was stopped by a safety classifier." if blocked else "Output token limit hit. Resume directly."
+        history.append({"role": "user", "parts": [{"text": reminder}]})
+        blocked = False
+        continue
     if truncated_fails and truncated and not calls:
         if not jsonl:
             print(text)
