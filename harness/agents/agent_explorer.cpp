@@ -230,6 +230,7 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   limits.interrupts = recipe.cancel.has_value();
   limits.sessions = recipe.cancel.has_value();
   limits.repeated_ids = false;
+  limits.truncated_answer_last_only = recipe.resumes_truncated_answer;
   // Not drawn for a black box: its tool here is the recipe's shell command, not the scenario's MCP tools.
   limits.tools = false;
   // Not yet drawn for a black box: whether a real CLI is asked for reasoning (thinking enabled,

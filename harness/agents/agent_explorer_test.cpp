@@ -223,6 +223,52 @@ TEST_CASE("an agent whose recipe declares a cancel gets sessions and cancels whi
   CHECK(write_scenario(black_box_case(7, 11, recipe, limits)) == write_scenario(black_box_case(7, 11, recipe, limits)));
 }
 
+TEST_CASE("an agent that resumes a truncated answer gets a max_tokens finish without a call on the last turn only") {
+  // claude-code asks for more of such an answer; in a session's earlier prompt, that request would
+  // take the next turn's answer.
+  Recipe recipe = command_recipe("true", "anthropic");
+  recipe.tool_name = "Bash";
+  recipe.tool_command_arg = "command";
+  recipe.max_attempts = 4;
+  recipe.cancel = RecipeCancel{};
+  recipe.cancel->resume_argv = {"true"};
+  recipe.cancel->why = "test";
+  auto truncated_answers = [](const Scenario& s, bool last) {
+    int n = 0;
+    for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+      if ((t + 1 == s.script.turns.size()) != last) continue;
+      for (const mock::Attempt& a : s.script.turns[t].attempts) {
+        bool call = false, max_tokens = false;
+        for (const mock::Event& e : a.events) {
+          call |= std::holds_alternative<mock::CallEvent>(e);
+          if (const auto* f = std::get_if<mock::FinishEvent>(&e)) max_tokens |= f->reason == mock::FinishReason::kMaxTokens;
+        }
+        n += max_tokens && !call ? 1 : 0;
+      }
+    }
+    return n;
+  };
+  int before_last = 0, on_last = 0, kept_last = 0;
+  const explore::GenerateLimits drawn = black_box_limits(recipe);
+  CHECK_FALSE(drawn.truncated_answer_last_only);
+  recipe.resumes_truncated_answer = true;
+  const explore::GenerateLimits limited = black_box_limits(recipe);
+  CHECK(limited.truncated_answer_last_only);
+  for (int i = 0; i < 300; ++i) {
+    const Scenario a = black_box_case(7, i, recipe, drawn);
+    const Scenario b = black_box_case(7, i, recipe, limited);
+    INFO("case " << i << "\n" << write_scenario(b));
+    before_last += truncated_answers(a, false);
+    on_last += truncated_answers(a, true);
+    CHECK(truncated_answers(b, false) == 0);
+    kept_last += truncated_answers(b, true);
+    CHECK(check_agent_scenario(b, recipe).empty());
+  }
+  INFO(before_last << " before the last turn, " << on_last << " on it, " << kept_last << " kept on it");
+  CHECK(before_last > 0);  // what the limit removes is drawn without it
+  CHECK(kept_last == on_last);
+}
+
 TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
   const Scenario start = load(kResetAfterCall);
   // A stand-in for a black box: the case "fails" while some attempt still has a reset fault.

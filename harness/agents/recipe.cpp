@@ -101,7 +101,7 @@ class RecipeReader {
     }
     only_keys(j, "", {"name", "version", "description", "provider", "install", "binary", "argv", "model", "env",
                       "home_files", "tool", "max_attempts", "success_exit_codes", "exit_codes", "timeout_s", "output",
-                      "cancel", "mcp"});
+                      "cancel", "mcp", "resumes_truncated_answer"});
     r.name = str(j, "", "name", true);
     r.version = str(j, "", "version", false);
     r.description = str(j, "", "description", false);
@@ -149,6 +149,11 @@ class RecipeReader {
       const json& m = j["max_attempts"];
       if (m.is_number_integer() && m.get<long long>() >= 1 && m.get<long long>() <= 1000) r.max_attempts = m.get<int>();
       else bad("/max_attempts", "expected an integer in 1..1000, found " + found(m));
+    }
+    if (j.contains("resumes_truncated_answer")) {
+      const json& b = j["resumes_truncated_answer"];
+      if (b.is_boolean()) r.resumes_truncated_answer = b.get<bool>();
+      else bad("/resumes_truncated_answer", "expected true or false, found " + found(b));
     }
     if (j.contains("success_exit_codes")) {
       const json& codes = j["success_exit_codes"];

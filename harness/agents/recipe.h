@@ -68,6 +68,12 @@ struct Recipe {
   std::string tool_name;                 ///< the agent's shell tool, e.g. "run_shell_command"
   std::string tool_command_arg;          ///< its argument holding the command line, e.g. "command"
   int max_attempts = 10;                 ///< the agent's own per-turn attempt budget (bounded-retries)
+  /// Recipe field "resumes_truncated_answer": the agent asks for more of an answer that a
+  /// max_tokens finish cut with no call in it (claude-code 2.1.332 sends "Output token limit hit.
+  /// Resume directly"). Such a request takes the script's next turn as its answer, so `explore`
+  /// draws that finish only on a scenario's last turn for it (GenerateLimits::
+  /// truncated_answer_last_only), where the request is answered past the script.
+  bool resumes_truncated_answer = false;
   std::vector<int> success_exit_codes = {0};  ///< exit codes meaning "completed"; others "failed"
   std::map<int, std::string> exit_code_meanings;  ///< notes for reports, e.g. 1 → "stream error"
   double timeout_s = 120;                ///< default wall-clock limit per run

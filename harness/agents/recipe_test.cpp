@@ -99,7 +99,7 @@ TEST_CASE("a recipe's problems are all reported, each at its JSON pointer with t
     "success_exit_codes": [0, "1", 300], "exit_codes": {"x": "y", "2": 5},
     "output": {"failure_markers": ["ok", ""], "failure_lines": [{"/type": "result"}, {"type": 1}]},
     "cancel": {"method": "sigint", "why": "w", "resume_argv": ["r", {"k": 1}], "argv": "a b"},
-    "timeout_s": -1, "max_attempts": 0})");
+    "timeout_s": -1, "max_attempts": 0, "resumes_truncated_answer": "yes"})");
   try {
     (void)recipe_from_json(j);
     FAIL("expected a RecipeError");
@@ -111,6 +111,7 @@ TEST_CASE("a recipe's problems are all reported, each at its JSON pointer with t
                        "/argv/1: expected a string, found integer 3",
                        "/env/B: expected a string, found false",
                        "/max_attempts: expected an integer in 1..1000, found integer 0",
+                       "/resumes_truncated_answer: expected true or false, found string \"yes\"",
                        "/success_exit_codes/1: expected an exit code (an integer in 0..255), found string \"1\"",
                        "/success_exit_codes/2: expected an exit code (an integer in 0..255), found integer 300",
                        "/exit_codes/2: expected a string, found integer 5",
@@ -123,7 +124,7 @@ TEST_CASE("a recipe's problems are all reported, each at its JSON pointer with t
     // what(): one line per problem, in the same order.
     const std::string what = e.what();
     CHECK(what.rfind("/name: expected a string, found integer 7\n/argv/1: expected", 0) == 0);
-    CHECK(std::count(what.begin(), what.end(), '\n') == 12);
+    CHECK(std::count(what.begin(), what.end(), '\n') == 13);
   }
 }
 

@@ -968,6 +968,12 @@ struct GenerateLimits {
   /// The WebSocket mode's own faults may be drawn (place_forgotten_response): the explorer sets it
   /// over `--transport websocket` only. Off, nothing else is drawn differently.
   bool websocket_faults = false;
+  /// A max_tokens finish on an attempt without a call only in the scenario's last turn; elsewhere
+  /// it becomes `stop` (apply_limits). For an agent that asks for more of such an answer
+  /// (Recipe::resumes_truncated_answer: claude-code): a session prompt's truncated last answer
+  /// would take the next turn's answer for its continuation, and the script's turns no longer meet
+  /// the agent's. Off, nothing is drawn differently.
+  bool truncated_answer_last_only = false;
   bool operator==(const GenerateLimits&) const = default;
 };
 
@@ -982,6 +988,14 @@ inline nlohmann::json limited_tool_args(const GenerateLimits& limits, std::size_
 inline void apply_limits(Scenario& s, const GenerateLimits& limits) {
   for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
     for (mock::Attempt& a : s.script.turns[t].attempts) {
+      if (limits.truncated_answer_last_only && t + 1 < s.script.turns.size() &&
+          std::none_of(a.events.begin(), a.events.end(), [](const mock::Event& e) { return std::holds_alternative<mock::CallEvent>(e); })) {
+        for (mock::Event& e : a.events) {
+          if (auto* f = std::get_if<mock::FinishEvent>(&e); f && f->reason == mock::FinishReason::kMaxTokens) {
+            f->reason = mock::FinishReason::kStop;
+          }
+        }
+      }
       if (limits.max_retry_after_s > 0 && a.retry_after_s && *a.retry_after_s > limits.max_retry_after_s) {
         a.retry_after_s = limits.max_retry_after_s;
       }
