@@ -26,6 +26,7 @@
 #include "harness/agents/cancel_hold.h"
 #include "harness/agents/judge.h"
 #include "harness/oracle.h"
+#include "mock_server/faults.h"
 #include "mock_server/http_server.h"
 #include "mock_server/mcp/mcp_server.h"
 #include "mock_server/json_text.h"
@@ -406,8 +407,22 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
     if (scenario.interrupt) hold = std::make_unique<CancelHold>(*scenario.interrupt, timeout_s);
     // The scenario's `tools` entry named like the shell tool scripts what each execution of the
     // ledger command does (checked above: nothing a shell command cannot play).
-    mock::ScriptEngine engine(scenario.script, [ledger, tools = scenario.tools, h = hold.get()](int turn, int attempt, mock::Attempt& a) {
+    mock::ScriptEngine engine(scenario.script, [ledger, tools = scenario.tools, h = hold.get(),
+                                                &turns = scenario.script.turns](int turn, int attempt, mock::Attempt& a) {
       substitute_ledger(turn, attempt, a, ledger, tools);
+      // A turn's last attempt repeats for an agent that asks for the turn again; a fault it places
+      // after its finish (a cut, FIN, reset or error after the terminal frame, which a client may
+      // take for a failed answer and retry: claude-code does at a FIN before the chunked body's end)
+      // plays the first time only, so that the repeats end and such a client is not held to the
+      // same fault until its timeout (docs/AGENTS.md "Past the script").
+      if (turn >= 0 && static_cast<std::size_t>(turn) < turns.size() &&
+          static_cast<std::size_t>(attempt) >= turns[static_cast<std::size_t>(turn)].attempts.size() && a.fault) {
+        std::size_t finish = a.events.size();
+        for (std::size_t k = 0; k < a.events.size() && finish == a.events.size(); ++k) {
+          if (std::holds_alternative<mock::FinishEvent>(a.events[k])) finish = k;
+        }
+        if (finish < a.events.size() && mock::fault_after_event(*a.fault, a.events.size()) > static_cast<int>(finish)) a.fault.reset();
+      }
       if (h != nullptr) h->rewrite(turn, attempt, a);
     });
     // A request past the script's last turn (an agent asking for more after a truncated or

@@ -492,6 +492,35 @@ TEST_CASE("a truncated answer reported as a failure passes, also when the agent 
   CHECK(gave_up.violations.size() + gave_up.differences.size() == 1);
 }
 
+TEST_CASE("a fault after the finish of a turn's last attempt plays once: an agent that retries such an answer meets a clean repeat") {
+  // claude-code takes a FIN before the chunked body's end for a failed answer and retries it, even
+  // after the terminal frame; the repeated last attempt used to cut it again until its timeout.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-cut-after-finish", "prompt": "Write.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "stop" } ],
+                                 "fault": { "kind": "reset", "after_event": 2, "idle_ms": 0 } } ] } ]
+  })");
+  Recipe strict = fake_agent("correct");
+  strict.env["FAKE_AGENT_STRICT_END"] = "1";
+  const AgentCaseResult r = run_agent_scenario(s, strict, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  for (const auto& v : r.differences) INFO("difference " << v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.journal.size() == 2);  // the cut answer, then its repeat without the fault
+  CHECK(r.journal[0].fault == "reset");
+  CHECK(r.journal[1].fault.empty());
+  CHECK(r.journal[1].completed);
+  CHECK(r.completed);
+  CHECK(r.violations.empty());
+  CHECK(r.differences.empty());
+  // An agent that takes the finish as the end makes one request.
+  const AgentCaseResult once = run_agent_scenario(s, fake_agent("correct"), {});
+  REQUIRE(once.harness_error.empty());
+  CHECK(once.journal.size() == 1);
+  CHECK(once.violations.empty());
+}
+
 TEST_CASE("an agent that asks for more past the script's last answer gets a final answer and is judged on what it then does") {
   // claude-code 2.1.332 keeps a max_tokens answer and sends "Output token limit hit. Resume
   // directly"; after a refusal, a reminder that a safety classifier stopped it. Past the script's

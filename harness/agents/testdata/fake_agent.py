@@ -35,6 +35,8 @@ FAKE_AGENT_RESUME=1: a turn that ends with a MAX_TOKENS finish and no call, or w
 is shown and kept as a model content, and a user reminder asks for more ("Output token limit hit.
 Resume directly." / "Your response above was stopped by a safety classifier."), as claude-code
 2.1.332 does; the run goes on with the answer to it.
+FAKE_AGENT_STRICT_END=1: an attempt whose connection fails after its finish (the body does not end
+cleanly: a cut, FIN or reset after the terminal frame) failed and is retried, as claude-code does.
 FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is shown, a failed one's
 too, in any mode (show-partial's display with give-up: the streamed text, then the failure).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
@@ -55,6 +57,7 @@ truncated = False  # the last attempt ended with a MAX_TOKENS finish
 truncated_fails = os.environ.get("FAKE_AGENT_TRUNCATED_FAILS") == "1"
 show_partial = os.environ.get("FAKE_AGENT_SHOW_PARTIAL") == "1"
 resume = os.environ.get("FAKE_AGENT_RESUME") == "1"
+strict_end = os.environ.get("FAKE_AGENT_STRICT_END") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
@@ -123,7 +126,10 @@ def attempt():
             if cand.get("finishReason") == "SAFETY" and mode != "retry-filter":
                 blocked = True
     except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError, AttributeError):
-        pass  # a lost connection, an undecodable frame, an in-stream error: the attempt failed
+        # a lost connection, an undecodable frame, an in-stream error: the attempt failed (after
+        # its finish too, with FAKE_AGENT_STRICT_END)
+        if strict_end:
+            finished = False
     finally:
         conn.close()
     return calls, text, finished
