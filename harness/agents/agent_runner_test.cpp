@@ -566,6 +566,22 @@ TEST_CASE("an agent that asks for more past the script's last answer gets a fina
   CHECK(has_violation(f, "honest-outcome"));
   CHECK_FALSE(has_violation(f, "history-integrity"));
   CHECK_FALSE(has_violation(f, "liveness"));
+
+  // More asked of a whole answer (a stop finish) is still a request for a turn the conversation
+  // never reached.
+  Scenario whole = truncated;
+  whole.name = "fake-ask-again";
+  whole.script.turns[0].attempts[0].events[1] = mock::FinishEvent{mock::FinishReason::kStop};
+  whole.expect = oracle_expect(whole);
+  Recipe asks_again = fake_agent("correct");
+  asks_again.env["FAKE_AGENT_ASK_AGAIN"] = "1";
+  const AgentCaseResult w = run_agent_scenario(whole, asks_again, {});
+  INFO(w.harness_error << w.output_tail);
+  REQUIRE(w.harness_error.empty());
+  REQUIRE(w.journal.size() == 2);
+  CHECK(w.journal[1].played == "unscripted");
+  CHECK(w.completed);
+  CHECK(has_violation(w, "history-integrity"));
 }
 
 TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {

@@ -550,13 +550,33 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                     /*reports_truncation=*/false, tool_calls};
   evidence.requests_before_cancel = result.requests_before_cancel;
   evidence.executions_before_cancel = result.executions_before_cancel;
-  // A request past the script's last turn answered with kPastScriptText (agent_runner.cpp).
+  // A request past the script's last turn answered with kPastScriptText (agent_runner.cpp) that
+  // asks for more of an answer the model did not finish: the model request before it delivered a
+  // max_tokens or content-filter finish (claude-code's "Output token limit hit. Resume directly",
+  // its reminder after a refusal). Any other request past the script (more asked of a whole
+  // answer) is still history-integrity's.
+  auto cut_short = [&](const mock::JournalEntry& e) {
+    const mock::Attempt* a = scripted_attempt(s, e);
+    if (a == nullptr) return false;
+    for (std::size_t k = 0; k < a->events.size(); ++k) {
+      if (const auto* f = std::get_if<mock::FinishEvent>(&a->events[k])) {
+        return (f->reason == mock::FinishReason::kMaxTokens || f->reason == mock::FinishReason::kContentFilter) &&
+               static_cast<int>(k) < e.events_delivered;
+      }
+    }
+    return false;
+  };
   auto answered_past_script = [&](const Violation& v) {
-    if (v.invariant != "history-integrity" || v.request < 0) return false;
+    if (v.invariant != "history-integrity" || v.request < 0 || v.message.find("unscripted-request: ") == std::string::npos) {
+      return false;
+    }
+    const mock::JournalEntry* before = nullptr;
     for (const mock::JournalEntry& e : journal) {
-      if (static_cast<int>(e.index) != v.request) continue;
-      return e.played == "unscripted" && e.script_attempt < 0 && e.delivered_text == kPastScriptText &&
-             v.message.find("unscripted-request: ") != std::string::npos;
+      if (static_cast<int>(e.index) == v.request) {
+        return e.played == "unscripted" && e.script_attempt < 0 && e.delivered_text == kPastScriptText &&
+               before != nullptr && cut_short(*before);
+      }
+      if (is_model_request(e)) before = &e;
     }
     return false;
   };

@@ -124,9 +124,10 @@ RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::ve
 
 /// What the server of a black-box run answers a request for a turn past the script's last
 /// (mock::ScriptEngine::answer_past_script): a completed answer of this text alone, finish stop.
-/// Such a request is the agent asking for more after the script's last answer (claude-code after
-/// a max_tokens finish or a refusal); it is not judged by itself (no history-integrity for it):
-/// what the agent then does with the answer is (honest-outcome for a refusal it went on from).
+/// Such a request right after an answer the model did not finish (a max_tokens or content-filter
+/// finish delivered: claude-code asks for more of it) is not judged by itself (no
+/// history-integrity for it): what the agent then does with the answer is (honest-outcome for a
+/// refusal it went on from). Any other request past the script is still history-integrity's.
 inline constexpr std::string_view kPastScriptText = "hiccup: this scenario scripts no more turns.";
 
 /// Whether a journal entry is a model request (not a preflight HEAD/GET of "/" nor a 404).

@@ -35,6 +35,8 @@ FAKE_AGENT_RESUME=1: a turn that ends with a MAX_TOKENS finish and no call, or w
 is shown and kept as a model content, and a user reminder asks for more ("Output token limit hit.
 Resume directly." / "Your response above was stopped by a safety classifier."), as claude-code
 2.1.332 does; the run goes on with the answer to it.
+FAKE_AGENT_ASK_AGAIN=1: after the final answer, asks once more ("Anything else?") and prints the
+first answer (a request past the script that no unfinished answer asked for).
 FAKE_AGENT_STRICT_END=1: an attempt whose connection fails after its finish (the body does not end
 cleanly: a cut, FIN or reset after the terminal frame) failed and is retried, as claude-code does.
 FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is shown, a failed one's
@@ -58,6 +60,7 @@ truncated_fails = os.environ.get("FAKE_AGENT_TRUNCATED_FAILS") == "1"
 show_partial = os.environ.get("FAKE_AGENT_SHOW_PARTIAL") == "1"
 resume = os.environ.get("FAKE_AGENT_RESUME") == "1"
 strict_end = os.environ.get("FAKE_AGENT_STRICT_END") == "1"
+ask_again = os.environ.get("FAKE_AGENT_ASK_AGAIN") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
@@ -172,6 +175,9 @@ for turn in range(8):
     if mode == "continue-text" and not finished and not calls:
         continue  # the cut text is kept: ask for more of it
     if not pending:
+        if ask_again:
+            history.append({"role": "user", "parts": [{"text": "Anything else?"}]})
+            attempt()
         if mode != "silent" and not jsonl:
             print(text)
         sys.exit(0)
