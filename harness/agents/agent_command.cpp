@@ -90,7 +90,9 @@ int run_agent_command(const std::vector<Scenario>& given, const std::string& age
       // An agent given as a folder (it holds a '/') by its absolute path too.
       const std::string how = !agent_cmd.empty() ? "--agent-cmd " + shell_quote(agent_cmd)
                               : "--agent " + shell_quote(agent.find('/') != std::string::npos ? absolute_path(agent) : agent);
-      c.extra["replay"] = running_binary() + " run " + how + " " + shell_quote(absolute_path(s.source_path));
+      // The format the file was played in when --provider named another than its own.
+      const std::string provider = provider_override.empty() ? "" : " --provider " + shell_quote(provider_override);
+      c.extra["replay"] = running_binary() + " run " + how + provider + " " + shell_quote(absolute_path(s.source_path));
     }
     (c.passed ? totals.passed : totals.failed) += 1;
     if (c.passed && c.extra.value("verdict", "") == "difference") ++totals.differences;

@@ -184,6 +184,13 @@ class Checker(CheckerBase):
             # The pasted line ran the same case (a missing binary or file is 127 or 3) and it passed.
             assert q.returncode == 0, f"`{replay}` in {elsewhere}: exit {q.returncode}\n{q.stdout[-2000:]}{q.stderr[-2000:]}"
             assert "PASS gemini-cli-tool-round-trip" in q.stdout, q.stdout
+        # --agent-cmd with --provider: the line plays the file in the format the run played it in
+        # (it said no --provider, so the file's own format; a newcomer's finding, stop 56).
+        self.hiccup_run(["run", "--agent-cmd", "exit 1", "--provider", "openai-chat", rel, "--report-dir", "cmd-reports"],
+                        1, env, cwd=d)
+        with open(os.path.join(d, "cmd-reports", "summary.json")) as f:
+            replay = json.load(f)["cases"][0].get("replay", "")
+        assert replay == f"{binary} run --agent-cmd 'exit 1' --provider openai-chat {absolute}", replay
 
 
 def main():
