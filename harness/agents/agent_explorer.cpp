@@ -4,13 +4,16 @@
 #include "harness/strings.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -56,6 +59,12 @@ void parallel_for(int n, int jobs, const std::function<void(int)>& fn, const std
 std::optional<FailureSignature> signature_of(const AgentCaseResult& r) {
   if (!r.harness_error.empty() || r.violations.empty()) return std::nullopt;
   return failure_signature(r.scenario, r.journal, r.violations);
+}
+
+/// Whether the run (any of its processes) was killed by its timeout.
+bool timed_out(const AgentCaseResult& r) {
+  return r.process.timed_out ||
+         std::any_of(r.prompt_runs.begin(), r.prompt_runs.end(), [](const ProcessResult& p) { return p.timed_out; });
 }
 
 /// How a re-run ended, for reports: its signature's text, "passed", or "error: …".
@@ -203,6 +212,105 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
   }
   sig.fault = fault.empty() ? "no fault" : fault;
   return sig;
+}
+
+std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& groups, int confirm,
+                                              int max_representatives, int jobs,
+                                              const std::function<AgentCaseResult(int)>& rerun,
+                                              const std::function<void(const DistinctFailure&, std::size_t)>& decided) {
+  const int need = confirmations_needed(confirm);
+  const int runs_a_case = std::max(0, confirm);
+  struct State {
+    std::size_t rep = 0;  // the case being confirmed: groups[k].cases[rep]
+    int launched = 0;     // its re-runs started, ended, and showing the signature
+    int finished = 0;
+    int same = 0;
+    std::vector<std::string> others;
+    std::optional<DistinctFailure> best;
+    bool done = false;
+  };
+  std::vector<State> states(groups.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  // Decides group k's case when no re-run of it is under way and the verdict cannot change.
+  const auto settle = [&](std::size_t k) {
+    State& st = states[k];
+    if (st.done || st.launched != st.finished) return;
+    if (groups[k].cases.empty()) {
+      st.done = true;
+      return;
+    }
+    const bool confirmed = st.same >= need;
+    const bool hopeless = st.same + (runs_a_case - st.finished) < need;
+    if (!confirmed && !hopeless) return;
+    DistinctFailure f;
+    f.signature = groups[k].signature;
+    f.cases = groups[k].cases;
+    f.case_index = groups[k].cases[st.rep];
+    f.runs = 1 + st.finished;
+    f.failed_runs = 1 + st.same;
+    f.confirmed = confirmed;
+    f.other_signatures = st.others;
+    if (decided) decided(f, groups[k].cases.size());
+    st.best = std::move(f);
+    if (confirmed || static_cast<int>(st.rep) + 1 >= std::max(1, max_representatives) ||
+        st.rep + 1 >= groups[k].cases.size()) {
+      st.done = true;
+      return;
+    }
+    const std::size_t next = st.rep + 1;
+    st = State{};
+    st.rep = next;
+  };
+  for (std::size_t k = 0; k < groups.size(); ++k) settle(k);
+  // A re-run is started only when it is needed whatever those under way show: they could not
+  // reach `need` even if they all showed the signature, and would not leave it out of reach if
+  // none did.
+  const auto pick = [&]() -> std::optional<std::pair<std::size_t, int>> {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      State& st = states[k];
+      const int under_way = st.launched - st.finished;
+      if (st.done || st.launched >= runs_a_case || st.same + under_way >= need ||
+          st.same + (runs_a_case - st.launched) < need) {
+        continue;
+      }
+      ++st.launched;
+      return std::pair(k, groups[k].cases[st.rep]);
+    }
+    return std::nullopt;
+  };
+  const auto worker = [&](int) {
+    std::unique_lock lock(mu);
+    for (;;) {
+      if (std::all_of(states.begin(), states.end(), [](const State& st) { return st.done; })) {
+        cv.notify_all();
+        return;
+      }
+      const auto task = pick();
+      if (!task) {
+        cv.wait(lock);
+        continue;
+      }
+      lock.unlock();
+      const AgentCaseResult r = rerun(task->second);
+      const auto sig = signature_of(r);
+      const bool shows = sig && *sig == groups[task->first].signature;
+      std::string text = shows ? std::string() : outcome_text(r);
+      lock.lock();
+      State& st = states[task->first];
+      ++st.finished;
+      if (shows) ++st.same;
+      else if (std::find(st.others.begin(), st.others.end(), text) == st.others.end()) st.others.push_back(std::move(text));
+      settle(task->first);
+      cv.notify_all();
+    }
+  };
+  parallel_for(std::max(1, jobs), std::max(1, jobs), worker);
+  std::vector<DistinctFailure> out;
+  for (State& st : states) {
+    if (st.best) out.push_back(std::move(*st.best));
+  }
+  return out;
 }
 
 int confirmations_needed(int confirm) {
@@ -368,52 +476,42 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     log << "time budget of " << o.time_budget_s << " s spent: " << out.cases_run << " of " << o.cases << " cases run\n";
   }
 
-  // Confirm: re-run up to max_representatives cases of each signature --confirm times.
-  for (const Group& g : groups) {
-    std::optional<DistinctFailure> best;
-    int tried = 0;
-    for (int index : g.cases) {
-      if (tried++ >= std::max(1, o.max_representatives)) break;
-      const Case& c = cases[static_cast<std::size_t>(index)];
-      std::vector<std::string> reruns(static_cast<std::size_t>(std::max(0, o.confirm)));
-      std::vector<char> same(reruns.size(), 0);
-      parallel_for(o.confirm, o.jobs, [&](int k) {
-        try {
-          const AgentCaseResult r = run_agent_scenario(c.scenario, recipe, run_options);
-          const auto sig = signature_of(r);
-          same[static_cast<std::size_t>(k)] = sig && *sig == g.signature;
-          reruns[static_cast<std::size_t>(k)] = outcome_text(r);
-        } catch (const std::exception& e) {
-          reruns[static_cast<std::size_t>(k)] = std::string("error: ") + e.what();
-        }
-      });
-      DistinctFailure f;
-      f.signature = g.signature;
-      f.cases = g.cases;
-      f.case_index = index;
-      f.runs = o.confirm + 1;
-      f.failed_runs = 1 + static_cast<int>(std::count(same.begin(), same.end(), 1));
-      f.confirmed = is_confirmed(f.failed_runs - 1, o.confirm);
-      for (std::size_t k = 0; k < reruns.size(); ++k) {
-        if (!same[k] && std::find(f.other_signatures.begin(), f.other_signatures.end(), reruns[k]) == f.other_signatures.end()) {
-          f.other_signatures.push_back(reruns[k]);
-        }
-      }
-      f.original = c.result;
-      f.original_size = explore::size_of(c.scenario);
-      log << (f.confirmed ? "CONFIRMED" : "FLAKY") << " case " << index << ": " << g.signature.text() << ": failed this way in "
-          << f.failed_runs << " of " << f.runs << " runs";
-      if (!f.other_signatures.empty()) log << " (other runs: " << join(f.other_signatures, "; ") << ")";
-      if (g.cases.size() > 1) log << "; " << g.cases.size() << " cases showed it first time";
-      log << "\n";
-      const bool confirmed = f.confirmed;
-      best = std::move(f);
-      if (confirmed) break;
+  // Confirm: re-run up to max_representatives cases of each signature, until the verdict is
+  // decided (confirm_failures).
+  if (!groups.empty()) {
+    log << "confirming " << groups.size() << (groups.size() == 1 ? " distinct failure" : " distinct failures")
+        << " by re-running " << (o.confirm == 1 ? "its case once" : "its case up to " + std::to_string(o.confirm) + " times")
+        << "\n" << std::flush;
+  }
+  std::vector<ConfirmGroup> to_confirm;
+  for (const Group& g : groups) to_confirm.push_back({g.signature, g.cases});
+  const auto rerun = [&](int index) {
+    const Case& c = cases[static_cast<std::size_t>(index)];
+    try {
+      return run_agent_scenario(c.scenario, recipe, run_options);
+    } catch (const std::exception& e) {  // run_agent_scenario catches its own; belt and braces
+      AgentCaseResult r;
+      r.scenario = c.scenario;
+      r.harness_error = std::string("harness: ") + e.what();
+      return r;
     }
-    if (best) (best->confirmed ? out.failures : out.flaky).push_back(std::move(*best));
+  };
+  const auto decided = [&](const DistinctFailure& f, std::size_t group_cases) {
+    std::lock_guard lock(log_mu);
+    log << (f.confirmed ? "CONFIRMED" : "FLAKY") << " case " << f.case_index << ": " << f.signature.text()
+        << ": failed this way in " << f.failed_runs << " of " << f.runs << " runs";
+    if (!f.other_signatures.empty()) log << " (other runs: " << join(f.other_signatures, "; ") << ")";
+    if (group_cases > 1) log << "; " << group_cases << " cases showed it first time";
+    log << "\n" << std::flush;
+  };
+  for (DistinctFailure& f : confirm_failures(to_confirm, o.confirm, o.max_representatives, o.jobs, rerun, decided)) {
+    f.original = cases[static_cast<std::size_t>(f.case_index)].result;
+    f.original_size = explore::size_of(cases[static_cast<std::size_t>(f.case_index)].scenario);
+    (f.confirmed ? out.failures : out.flaky).push_back(std::move(f));
   }
 
   // Shrink each distinct confirmed failure by re-running the agent.
+  const double agent_timeout_s = run_options.timeout_s > 0 ? run_options.timeout_s : recipe.timeout_s;
   for (DistinctFailure& f : out.failures) {
     const Stopwatch shrink_clock;
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
@@ -428,17 +526,28 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       if (!check_agent_scenario(s, recipe).empty()) return std::nullopt;
       // Two runs at once (one after the other with --jobs 1), a third only when they disagree:
       // kept when 2 of 3 fail the same way.
+      // A run gets at most what is left of the shrink budget; one that timed out on that shorter
+      // limit shows nothing (an agent's own slowness would otherwise pass for a liveness failure).
       std::vector<std::optional<AgentCaseResult>> rs(3);
+      std::array<bool, 3> budget_capped{};
       auto run = [&](int k) {
+        const std::size_t at = static_cast<std::size_t>(k);
+        AgentRunOptions options = run_options;
+        const double left_s = shrink_budget_s - shrink_clock.elapsed_ms() / 1000;
+        if (left_s < agent_timeout_s) {
+          options.timeout_s = std::max(1.0, left_s);
+          budget_capped[at] = true;
+        }
         try {
-          rs[static_cast<std::size_t>(k)] = run_agent_scenario(s, recipe, run_options);
+          rs[at] = run_agent_scenario(s, recipe, options);
         } catch (const std::exception&) {
-          rs[static_cast<std::size_t>(k)].reset();
+          rs[at].reset();
         }
       };
       auto shows = [&](int k) {
-        const auto& r = rs[static_cast<std::size_t>(k)];
-        if (!r) return false;
+        const std::size_t at = static_cast<std::size_t>(k);
+        const auto& r = rs[at];
+        if (!r || (budget_capped[at] && timed_out(*r))) return false;
         const auto sig = signature_of(*r);
         return sig && *sig == f.signature;
       };

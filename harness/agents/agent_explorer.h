@@ -11,6 +11,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -137,6 +138,27 @@ struct DistinctFailure {
   std::string replay_command;         ///< `hiccup run --agent NAME FILE` / `--agent-cmd 'CMD'`
   nlohmann::json pin;                 ///< suggested harness/agents/known-failures.json entry
 };
+
+/// A signature to confirm and the cases whose first run showed it, in index order (not empty).
+struct ConfirmGroup {
+  FailureSignature signature;
+  std::vector<int> cases;
+};
+
+/// Confirms each group (--confirm K = `confirm`) by re-running its first case until the verdict
+/// is decided: confirmed once confirmations_needed(K) re-runs showed the signature, flaky once the
+/// re-runs left cannot get there. With K = 3 that is two re-runs, and a third only when they
+/// disagree. A flaky case hands over to the group's next case, at most `max_representatives` (at
+/// least 1) cases a group. Every group's re-runs share one pool of `jobs` runs at a time, so no
+/// run waits for another group's to end. `rerun(case index)` runs a case once (called from
+/// several threads at once; must not throw). `decided(failure, cases in its group)` hears each
+/// case's verdict as it lands, under the pool's lock. Returns one DistinctFailure per group, in the
+/// groups' order, with signature, cases, case_index, runs (the first run and its re-runs),
+/// failed_runs, confirmed and other_signatures filled (`original` and the sizes are the caller's).
+std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& groups, int confirm,
+                                              int max_representatives, int jobs,
+                                              const std::function<AgentCaseResult(int)>& rerun,
+                                              const std::function<void(const DistinctFailure&, std::size_t)>& decided);
 
 struct AgentExploreOutcome {
   int cases_generated = 0;

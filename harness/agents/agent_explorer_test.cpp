@@ -3,6 +3,10 @@
 // the same cases for the same seed), and delta debugging with a judge of any kind (minimize_by).
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "harness/agents/agent_explorer.h"
@@ -141,6 +145,126 @@ TEST_CASE("a failure is confirmed when K-1 of K re-runs fail the same way, at le
   CHECK_FALSE(is_confirmed(1, 3));  // flaky: failed in 2 of 4 runs counting the first
   CHECK_FALSE(is_confirmed(0, 1));
   CHECK(is_confirmed(0, 0));
+}
+
+/// What a scripted re-run shows: the group's signature ('F'), another failure ('O') or a pass ('P').
+AgentCaseResult scripted_rerun(char outcome) {
+  AgentCaseResult r;
+  if (outcome == 'F') r.violations = {{"liveness", "killed", -1, -1, -1}};
+  if (outcome == 'O') r.violations = {{"clean-output", "garbage", -1, -1, -1}};
+  return r;
+}
+
+/// Runs confirm_failures over `groups` (each case fails with "liveness | no fault" first time),
+/// case i's re-runs showing scripts[i] in order; counts the re-runs of each case.
+struct ConfirmRun {
+  std::vector<DistinctFailure> failures;
+  std::map<int, int> reruns;
+  std::vector<int> decided;  // case indices in the order their verdicts landed
+  bool overrun = false;      // a case was re-run more often than its script says
+};
+ConfirmRun run_confirm(const std::vector<std::vector<int>>& groups, const std::map<int, std::string>& scripts, int confirm,
+                       int max_representatives, int jobs) {
+  const FailureSignature sig = failure_signature(Scenario{}, {}, {{"liveness", "killed", -1, -1, -1}});
+  std::vector<ConfirmGroup> to_confirm;
+  for (const auto& cases : groups) to_confirm.push_back({sig, cases});
+  ConfirmRun out;
+  std::mutex mu;
+  out.failures = confirm_failures(
+      to_confirm, confirm, max_representatives, jobs,
+      [&](int index) {
+        std::lock_guard lock(mu);
+        const auto k = static_cast<std::size_t>(out.reruns[index]++);
+        const std::string& script = scripts.at(index);
+        if (k >= script.size()) {  // more re-runs than scripted (checked on the test's thread)
+          out.overrun = true;
+          return scripted_rerun('P');
+        }
+        return scripted_rerun(script[k]);
+      },
+      [&](const DistinctFailure& f, std::size_t) { out.decided.push_back(f.case_index); });
+  CHECK_FALSE(out.overrun);
+  return out;
+}
+
+TEST_CASE("confirmation re-runs a case only while its verdict can still change") {
+  SECTION("K = 3: two re-runs that agree decide it, a third only when they disagree") {
+    const ConfirmRun r = run_confirm({{0}, {1}, {2}}, {{0, "FF"}, {1, "FPF"}, {2, "PFP"}}, 3, 1, 1);
+    REQUIRE(r.failures.size() == 3);
+    CHECK(r.reruns.at(0) == 2);
+    CHECK(r.failures[0].confirmed);
+    CHECK(r.failures[0].runs == 3);
+    CHECK(r.failures[0].failed_runs == 3);
+    CHECK(r.reruns.at(1) == 3);
+    CHECK(r.failures[1].confirmed);
+    CHECK(r.failures[1].runs == 4);
+    CHECK(r.failures[1].failed_runs == 3);
+    CHECK(r.failures[1].other_signatures == std::vector<std::string>{"passed"});
+    CHECK(r.reruns.at(2) == 3);
+    CHECK_FALSE(r.failures[2].confirmed);
+    CHECK(r.failures[2].failed_runs == 2);
+  }
+  SECTION("two re-runs that both miss leave it flaky at once, and the next case of the group is tried") {
+    const ConfirmRun r = run_confirm({{4, 7, 9}}, {{4, "PO"}, {7, "FF"}, {9, "FF"}}, 3, 2, 2);
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.reruns.at(4) == 2);
+    CHECK(r.reruns.at(7) == 2);
+    CHECK(r.reruns.count(9) == 0);  // max_representatives 2
+    CHECK(r.failures[0].confirmed);
+    CHECK(r.failures[0].case_index == 7);
+    CHECK(r.decided == std::vector<int>{4, 7});
+  }
+  SECTION("a group whose cases all stay flaky reports the last one tried") {
+    const ConfirmRun r = run_confirm({{1, 2}}, {{1, "PP"}, {2, "OP"}}, 3, 2, 2);
+    REQUIRE(r.failures.size() == 1);
+    CHECK_FALSE(r.failures[0].confirmed);
+    CHECK(r.failures[0].case_index == 2);
+    CHECK(r.failures[0].runs == 3);
+    CHECK(r.failures[0].failed_runs == 1);
+    CHECK(r.failures[0].other_signatures == std::vector<std::string>{"clean-output | no fault", "passed"});
+  }
+  SECTION("K = 0 re-runs nothing; K = 1 once; K = 5 stops as soon as four agree or two miss") {
+    const ConfirmRun none = run_confirm({{0}}, {{0, ""}}, 0, 2, 2);
+    REQUIRE(none.failures.size() == 1);
+    CHECK(none.failures[0].confirmed);
+    CHECK(none.reruns.empty());
+    const ConfirmRun once = run_confirm({{0}}, {{0, "P"}}, 1, 1, 2);
+    CHECK_FALSE(once.failures[0].confirmed);
+    CHECK(once.reruns.at(0) == 1);
+    const ConfirmRun five = run_confirm({{0}, {1}}, {{0, "FFFF"}, {1, "FPFP"}}, 5, 1, 2);
+    CHECK(five.failures[0].confirmed);
+    CHECK(five.reruns.at(0) == 4);
+    CHECK_FALSE(five.failures[1].confirmed);
+    CHECK(five.reruns.at(1) == 4);  // after P, F, P two misses: four of five can no longer agree
+  }
+}
+
+TEST_CASE("confirmation runs every group's re-runs in one pool, `jobs` at a time") {
+  // Case 0's first re-run ends at once; its second waits (at most 5 s) for case 1's first to
+  // start. In one pool of 2 the slot case 0's first re-run freed takes case 1's (case 0 needs no
+  // third while its second is under way); one group at a time would start case 1 only after.
+  const FailureSignature sig = failure_signature(Scenario{}, {}, {{"liveness", "killed", -1, -1, -1}});
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<int, int> started;
+  int running = 0;
+  int most = 0;
+  bool overlapped = false;
+  const auto rerun = [&](int index) {
+    std::unique_lock lock(mu);
+    const int k = started[index]++;
+    most = std::max(most, ++running);
+    cv.notify_all();
+    if (index == 0 && k == 1) overlapped = cv.wait_for(lock, std::chrono::seconds(5), [&] { return started[1] > 0; });
+    --running;
+    return scripted_rerun('F');
+  };
+  const auto failures = confirm_failures({{sig, {0}}, {sig, {1}}, {sig, {2}}}, 3, 1, 2, rerun, {});
+  REQUIRE(failures.size() == 3);
+  for (const auto& f : failures) CHECK(f.confirmed);
+  CHECK(overlapped);
+  CHECK(most <= 2);
+  CHECK(started == std::map<int, int>{{0, 2}, {1, 2}, {2, 2}});
 }
 
 TEST_CASE("black-box generation stays in the agent's space: its format, its tool, its budget, one prompt, short waits") {

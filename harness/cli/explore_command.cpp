@@ -140,12 +140,15 @@ Exploring an external agent (a black box), instead of the reference runtime:
   --confirm K               re-runs of a failing case (default 3; 0..20): confirmed when K-1 of
                             them (at least 1) fail with the same signature (the violated
                             invariants, the fault kind and where it fell), else reported as flaky
-                            with its rate and not shrunk
+                            with its rate and not shrunk; a re-run starts only while the verdict
+                            can still change (K = 3: two, a third when they disagree), every
+                            failure's re-runs sharing the --jobs slots
   --time-budget S           seconds (default 600): no case starts after S, and each distinct
                             confirmed failure is shrunk for at most S (the smallest failing case
                             found by then is kept)
   --shrink-budget S         seconds each distinct confirmed failure is shrunk for at most
-                            (default: --time-budget's)
+                            (default: --time-budget's); a candidate's agent runs get at most what
+                            is left of it, and one killed on that shorter limit shows nothing
   --agent-timeout S         wall-clock limit per agent run in seconds (default: the recipe's, 120)
   The generated cases are limited to what the agent can play: its wire format, its tool with the
   ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
