@@ -6,12 +6,15 @@ loop (no npm install needed). One check per ctest entry:
 
 finds-duplicate: the agent with a seeded bug (FAKE_AGENT_MODE=duplicate: it runs a call from a
     failed attempt and again from its retry, as gemini-cli 0.61.0 does) is explored with a small
-    --cases, a fixed --seed and --shrink-budget 30: the duplicate execution is found, confirmed (3 of 3 re-runs), grouped
+    --cases, a fixed --seed and --shrink-budget 30: the duplicate execution is found, confirmed (both re-runs), grouped
     as one distinct failure, shrunk to at most 2 turns and written as a counterexample that fails
     again on the agent (`hiccup run --agent-cmd`) and passes on the reference runtime; summary.json
     follows docs/summary.schema.json.
 correct-is-clean: the correct agent explores clean (exit 0), twice, with the same generated cases
     (the digest and case list of the same seed agree).
+shrink-budget-kept: an agent that never answers (`sleep 30`, killed after --agent-timeout 4) is
+    shrunk with --shrink-budget 5: the first candidate's runs take 4 s each, the second's get the
+    1 s left and show nothing, so shrinking ends near 5 s, not at 8 (a second whole candidate).
 
 BUG_MODE in the environment replaces the seeded bug's mode (BUG_MODE=correct: the first check must
 then fail, which shows it can), CLEAN_MODE the correct agent's (CLEAN_MODE=duplicate: the second
@@ -123,6 +126,20 @@ class Checker(CheckerBase):
             digests.append((s["digest"], s["case_digests"]))
         # Same seed, same generated cases, whatever the agent did.
         assert digests[0] == digests[1], digests
+
+
+    def check_shrink_budget_kept(self):
+        d = self.dir("shrink-budget")
+        self.hiccup_run(["explore", "--agent-cmd", "sleep 30", "--seed", SEED, "--cases", "1", "--jobs", "2",
+                         "--agent-timeout", "4", "--shrink-budget", "5", "--report-dir", d], 1)
+        bb = self.summary(d)["black_box"]
+        assert len(bb["distinct_failures"]) == 1, bb
+        f = bb["distinct_failures"][0]
+        assert f["invariants"] == ["liveness"], f
+        assert f["rate"] == {"failed": 3, "runs": 3}, f
+        # Something was tried after the first candidate (else the budget was never in the way).
+        assert f["shrink_runs"] >= 3, f
+        assert f["shrink_ms"] < 6500, f  # 5 s and the judging, not a second 4-second candidate
 
 
 def main():
