@@ -478,9 +478,10 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
 
   // Confirm: re-run up to max_representatives cases of each signature, until the verdict is
   // decided (confirm_failures).
-  if (!groups.empty()) {
+  if (!groups.empty() && o.confirm > 0) {
     log << "confirming " << groups.size() << (groups.size() == 1 ? " distinct failure" : " distinct failures")
-        << " by re-running " << (o.confirm == 1 ? "its case once" : "its case up to " + std::to_string(o.confirm) + " times")
+        << " by re-running " << (groups.size() == 1 ? "its case " : "each one's case ")
+        << (o.confirm == 1 ? std::string("once") : "up to " + std::to_string(o.confirm) + " times")
         << "\n" << std::flush;
   }
   std::vector<ConfirmGroup> to_confirm;

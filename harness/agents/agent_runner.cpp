@@ -417,10 +417,7 @@ AgentCaseResult run_agent_scenario(const Scenario& scenario, const Recipe& recip
       // same fault until its timeout (docs/AGENTS.md "Past the script").
       if (turn >= 0 && static_cast<std::size_t>(turn) < turns.size() &&
           static_cast<std::size_t>(attempt) >= turns[static_cast<std::size_t>(turn)].attempts.size() && a.fault) {
-        std::size_t finish = a.events.size();
-        for (std::size_t k = 0; k < a.events.size() && finish == a.events.size(); ++k) {
-          if (std::holds_alternative<mock::FinishEvent>(a.events[k])) finish = k;
-        }
+        const std::size_t finish = first_finish(a);
         if (finish < a.events.size() && mock::fault_after_event(*a.fault, a.events.size()) > static_cast<int>(finish)) a.fault.reset();
       }
       if (h != nullptr) h->rewrite(turn, attempt, a);

@@ -93,6 +93,30 @@ TEST_CASE("a prompt sent back with trailing whitespace is still the prompt: the 
   CHECK(tools[0].contents[3]["parts"] == nlohmann::json::array({{{"text", next}}}));
 }
 
+TEST_CASE("an answer's first scripted finish counts only once delivered, and only with the reasons asked") {
+  Scenario s;
+  mock::Attempt a;
+  a.events = {mock::TextEvent{"Half"}, mock::FinishEvent{mock::FinishReason::kMaxTokens}, mock::FinishEvent{mock::FinishReason::kStop}};
+  CHECK(first_finish(a) == 1);
+  CHECK(first_finish(mock::Attempt{}) == 0);
+  s.script.turns = {mock::Turn{{a}}};
+  mock::JournalEntry e;
+  e.method = "POST";
+  e.provider = "gemini";
+  e.response_status = 200;
+  e.played = "stream";
+  e.turn = 0;
+  e.script_attempt = 0;
+  e.events_delivered = 1;  // the text only: the finish was not delivered
+  CHECK_FALSE(delivered_finish(s, e, {mock::FinishReason::kMaxTokens}));
+  e.events_delivered = 2;
+  CHECK(delivered_finish(s, e, {mock::FinishReason::kMaxTokens}));
+  CHECK(delivered_finish(s, e, {mock::FinishReason::kContentFilter, mock::FinishReason::kMaxTokens}));
+  CHECK_FALSE(delivered_finish(s, e, {mock::FinishReason::kStop}));  // the first finish decides
+  e.script_attempt = 1;  // no such attempt
+  CHECK_FALSE(delivered_finish(s, e, {mock::FinishReason::kMaxTokens}));
+}
+
 TEST_CASE("a correct agent passes the reset-after-call scenario, inside-only checks are n/a") {
   const AgentCaseResult r = run_agent_scenario(load(kResetAfterCall), fake_agent("correct"), {});
   INFO(r.harness_error << r.output_tail);

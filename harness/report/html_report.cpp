@@ -2,6 +2,8 @@
 // from summary.json's object: an index with filters, then per failing case a timeline of requests,
 // tool executions and the runtime's retries, with each violation pinned to the request it names.
 // Every text from the summary is HTML-escaped; the script reads only data-* attributes.
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -42,6 +44,22 @@ std::string str(const json& j, const char* key, std::string fallback = "") {
 }
 
 std::string esc(const json& j, const char* key, std::string fallback = "") { return html_escape(str(j, key, fallback)); }
+
+/// j[key] when it is an integer that fits an int, else `fallback`.
+int int_or(const json& j, const char* key, int fallback) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return fallback;
+  const json& v = j[key];
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= 2147483647u ? static_cast<int>(v.get<std::uint64_t>()) : fallback;
+  const std::int64_t n = v.get<std::int64_t>();
+  return n >= -2147483647 - 1 && n <= 2147483647 ? static_cast<int>(n) : fallback;
+}
+
+/// A seconds figure with 3 decimals ("3.879").
+std::string seconds3(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
 
 /// A snake_case or kebab-case code read as words ("connection_lost" → "connection lost").
 std::string words(std::string s) {
@@ -184,8 +202,25 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
   const json pinned = r.value("violations", json::array());
   o << "<div class=\"box request" << (fault.is_object() ? " faulted" : "") << (pinned.empty() ? "" : " violated")
     << "\" data-request=\"" << esc(r, "index") << "\">";
-  o << "<b>request " << esc(r, "index") << "</b> · turn " << esc(r, "turn") << ", attempt " << esc(r, "attempt") << "<br>";
-  o << "model " << esc(r, "model") << " · sent at " << esc(r, "virtual_s") << " s (virtual)<br>";
+  o << "<b>request " << esc(r, "index") << "</b> · ";
+  // A request no scripted turn matched (turn -1: past the script's turns, or a history the script
+  // does not know) has no turn or attempt to name.
+  if (const int turn = int_or(r, "turn", -1); turn >= 0) {
+    o << "turn " << turn << ", attempt ";
+    if (const int attempt = int_or(r, "attempt", -1); attempt >= 0) o << attempt;
+    else o << "?";
+  } else {
+    o << "no scripted turn";
+  }
+  o << "<br>model " << esc(r, "model");
+  // The reference runtime's requests carry virtual time; a black box's, the real time they reached
+  // the server (its clock starts with the case's server).
+  if (r.contains("virtual_s") && r["virtual_s"].is_number()) {
+    o << " · sent at " << esc(r, "virtual_s") << " s (virtual)";
+  } else if (r.contains("arrived_ms") && r["arrived_ms"].is_number()) {
+    o << " · arrived " << seconds3(r["arrived_ms"].get<double>() / 1000) << " s after the server started (real time)";
+  }
+  o << "<br>";
   const json sent = r.value("sent", json::object());
   const json answered = sent.value("calls_answered", json::array());
   if (!answered.empty()) {
@@ -196,7 +231,11 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
   o << "server answered HTTP " << esc(answer, "status", "?");
   const int delivered = answer.value("events_delivered", 0);
   const int scripted = answer.value("events_scripted", 0);
-  o << ", " << delivered << " of " << scripted << " event(s) delivered";
+  if (scripted == 0 && delivered > 0) {
+    o << ", " << delivered << " event(s) delivered (none scripted: hiccup's own answer)";
+  } else {
+    o << ", " << delivered << " of " << scripted << " event(s) delivered";
+  }
   o << "<div class=\"events\" title=\"scripted events: green delivered, grey not delivered\">";
   const int fell = fault.is_object() ? fault.value("fell_after_event", -1) : -1;
   const int shown = std::min(std::max(scripted, delivered), 60);
@@ -216,7 +255,14 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
   }
   if (!str(answer, "delivered_text").empty()) o << "<div>text: " << esc(answer, "delivered_text") << "</div>";
   if (!str(answer, "rejection").empty()) o << "<div>rejection: " << esc(answer, "rejection") << "</div>";
-  o << "<div>ended: <b>" << html_escape(ended_words(str(answer, "ended"))) << "</b></div>";
+  const std::string ended = str(answer, "ended");
+  // Past the script's last turn a black box gets a final text (ScriptEngine::answer_past_script),
+  // the reference runtime a 500.
+  const bool past_script_answer = ended == "unscripted" && int_or(answer, "status", 0) == 200;
+  o << "<div>ended: <b>"
+    << html_escape(past_script_answer ? "answered by hiccup with a final text: the scenario scripts no more turns"
+                                      : ended_words(ended))
+    << "</b></div>";
   for (const json& idx : pinned) {
     if (!idx.is_number_integer() || idx.get<int>() < 0 || idx.get<std::size_t>() >= violations.size()) continue;
     const json& v = violations[idx.get<std::size_t>()];

@@ -111,6 +111,44 @@ TEST_CASE("report.html shows a black box's screens at the user's cancel and at t
   CHECK(empty.find("<pre></pre>") == std::string::npos);
 }
 
+TEST_CASE("report.html names a black box's request by its real arrival, and hiccup's answer past the script") {
+  json summary = failing_summary();
+  json& requests = summary["cases"][1]["transcript"]["requests"];
+  const std::string virtual_html = render_html(summary);
+  CHECK(virtual_html.find("turn 0, attempt 1") != std::string::npos);
+  CHECK(virtual_html.find("sent at 0.0 s (virtual)") != std::string::npos);
+  // A black box: no virtual time, the real arrival; a request past the script's last turn,
+  // answered with hiccup's final text (two events no scenario scripted).
+  for (json& r : requests) {
+    r["virtual_s"] = nullptr;
+    r["arrived_ms"] = 3878.97507;
+  }
+  requests[1]["turn"] = -1;
+  requests[1]["attempt"] = -1;
+  requests[1]["answer"] = {{"status", 200}, {"played", "unscripted"}, {"events_delivered", 2}, {"events_scripted", 0},
+                           {"fault", nullptr}, {"ended", "unscripted"}, {"delivered_calls", json::array()},
+                           {"delivered_text", "hiccup: this scenario scripts no more turns."}};
+  const std::string html = render_html(summary);
+  CHECK(html.find("s (virtual)") == std::string::npos);
+  CHECK(count(html, "arrived 3.879 s after the server started (real time)") == 2);
+  CHECK(html.find("attempt -1") == std::string::npos);
+  CHECK(html.find("turn -1") == std::string::npos);
+  CHECK(html.find("no scripted turn") != std::string::npos);
+  CHECK(html.find("2 of 0 event(s)") == std::string::npos);
+  CHECK(html.find("2 event(s) delivered (none scripted: hiccup's own answer)") != std::string::npos);
+  CHECK(html.find("answered by hiccup with a final text: the scenario scripts no more turns") != std::string::npos);
+  // The reference runtime's unscripted request gets a 500: still "not in the scenario's script".
+  requests[1]["answer"]["status"] = 500;
+  requests[1]["answer"]["events_delivered"] = 0;
+  const std::string refused = render_html(summary);
+  CHECK(refused.find("not in the scenario&#39;s script") != std::string::npos);
+  CHECK(refused.find("0 of 0 event(s) delivered") != std::string::npos);
+  // Values of the wrong type fall back instead of throwing.
+  requests[1]["turn"] = "zero";
+  requests[1]["arrived_ms"] = "soon";
+  CHECK_NOTHROW(render_html(summary));
+}
+
 TEST_CASE("report.html pins each violation to its requests with the invariant's meaning") {
   const std::string html = render_html(failing_summary());
   std::string meaning;
