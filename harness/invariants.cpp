@@ -1117,11 +1117,13 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
     if (!finish || *finish != mock::FinishReason::kContentFilter || e.turn < 0) continue;
     const mock::JournalEntry* next = next_model_request(ev, i);
     if (next != nullptr && next->turn == e.turn + 1) {
-      out.push_back(make("honest-outcome",
+      Violation v = make("honest-outcome",
                          "a refusal treated as an answer: " + where(*next) + " goes on to turn " + std::to_string(next->turn) + " after " + where(e) +
                              " ended with a content-filter finish: the refused turn is kept and continued as if the "
                              "model had answered",
-                         next));
+                         next);
+      v.cause_request = static_cast<int>(e.index);  // what went wrong is the refusal, whatever `next` met
+      out.push_back(std::move(v));
     }
   }
   if (!ev.cap_message.empty()) return;

@@ -24,6 +24,11 @@ struct Violation {
   int request = -1;
   int turn = -1;
   int attempt = -1;
+  /// The request whose answer the violation follows from, when it is an earlier one than
+  /// `request` (honest-outcome's refusal continued: `request` goes on from this one's
+  /// content-filter finish); -1 when it is `request`'s own. A black-box failure signature anchors
+  /// on it (agents/agent_explorer.h). Not written to reports.
+  int cause_request = -1;
   bool operator==(const Violation&) const = default;
 };
 

@@ -1,6 +1,8 @@
 // Each invariant on hand-built transcripts: a clean run passes, and each broken promise is named.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "harness/invariants.h"
 
 namespace harness {
@@ -366,6 +368,27 @@ TEST_CASE("honest-outcome: success after a content-filter finish is named") {
   const auto vs = f.check();
   REQUIRE(names(vs) == std::vector<std::string>{"honest-outcome"});
   CHECK(vs[0].message.find("content-filter") != std::string::npos);
+}
+
+TEST_CASE("honest-outcome: a refusal continued past is named on the request that went on, caused by the refused one") {
+  Fixture f;
+  // Request 1 (turn 0, attempt 1) delivers a content-filter finish; request 2 goes on to turn 1.
+  f.scenario.script.turns[0].attempts[1].events = {mock::TextEvent{"I can"}, mock::FinishEvent{mock::FinishReason::kContentFilter}};
+  f.journal[1].completed = false;
+  f.journal[1].delivered_calls.clear();
+  f.journal[1].delivered_text = "I can";
+  const auto vs = f.check();
+  const auto v = std::find_if(vs.begin(), vs.end(), [](const Violation& x) {
+    return x.message.find("a refusal treated as an answer") != std::string::npos;
+  });
+  REQUIRE(v != vs.end());
+  CHECK(v->invariant == "honest-outcome");
+  CHECK(v->request == 2);
+  CHECK(v->cause_request == 1);
+  // Other violations follow their own request.
+  for (const Violation& x : vs) {
+    if (&x != &*v) CHECK(x.cause_request == -1);
+  }
 }
 
 TEST_CASE("honest-outcome: a max_tokens final answer is reported as truncated, and only then") {

@@ -179,7 +179,8 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
     const auto& catalogue = invariant_catalogue();
     const bool harm = std::any_of(catalogue.begin(), catalogue.end(), [&](const InvariantInfo& i) { return i.name == v.invariant; });
     (harm ? harms : v.invariant.rfind("expect.", 0) == 0 ? expects : verdicts).insert(v.invariant);
-    if (v.request >= 0 && (anchor < 0 || v.request < anchor)) anchor = v.request;
+    const int at = v.cause_request >= 0 ? v.cause_request : v.request;
+    if (at >= 0 && (anchor < 0 || at < anchor)) anchor = at;
   }
   // The harms (catalogue invariants) name a failure; the black-box verdicts (scenario-coverage,
   // outcome-agreement) and expect fields only when no harm was seen: after a harm they are its

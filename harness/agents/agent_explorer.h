@@ -54,7 +54,9 @@ struct FailureSignature {
 std::string fault_description(const Scenario& scenario, const mock::JournalEntry& entry);
 
 /// The signature of a failing black-box run: its violated names (FailureSignature::invariants)
-/// and the trouble they followed: walking back from the earliest request a violation names to the
+/// and the trouble they followed: walking back from the earliest request a violation names (its
+/// Violation::cause_request when set: a refusal continued is the refusal's, whatever fault the
+/// request that went on from it met) to the
 /// last request before it (itself included) whose attempt did not complete (fault_description),
 /// preferring one that delivered a call or text when a harm of delivery was violated
 /// (at-most-once, recorded-execution, history-integrity, pairing, clean-output); when no

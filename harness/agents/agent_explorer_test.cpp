@@ -134,6 +134,25 @@ TEST_CASE("a signature is the sorted violated names and the fault at or before t
   CHECK(failure_signature(other, journal, dup).fault == "disconnect after a call");
 }
 
+TEST_CASE("a refusal continued past is signed by the refusal, whatever fault the request that went on met") {
+  // Turn 0 is refused; the agent goes on to turn 1, whose first attempt meets an in-stream error.
+  const Scenario s = load(R"({
+    "schema": 1, "name": "sig-refusal-continued", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [ { "events": [ { "text": "Retrying later." }, { "finish": "content_filter" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Done." } ], "fault": { "kind": "error_event", "after_event": 1, "status": 500 } },
+                      { "events": [ { "text": "Done." }, { "finish": "stop" } ] } ] } ]
+  })");
+  mock::Journal journal = {entry(0, 0, 0, false), entry(1, 1, 0, false), entry(2, 1, 1, true)};
+  journal[0].events_delivered = 2;
+  journal[1].events_delivered = 1;
+  journal[1].fault = "error_event";
+  Violation continued{"honest-outcome", "a refusal treated as an answer: …", 1, 1, 0};
+  CHECK(failure_signature(s, journal, {continued}).text() == "honest-outcome | error_event after text");
+  continued.cause_request = 0;
+  CHECK(failure_signature(s, journal, {continued}).text() == "honest-outcome | finish content_filter");
+}
+
 TEST_CASE("a failure is confirmed when K-1 of K re-runs fail the same way, at least one") {
   CHECK(confirmations_needed(3) == 2);
   CHECK(confirmations_needed(5) == 4);
