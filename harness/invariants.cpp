@@ -45,7 +45,8 @@ const mock::Attempt* played_attempt(const Scenario& s, const mock::JournalEntry&
   return &attempts[static_cast<std::size_t>(e.script_attempt)];
 }
 
-/// The finish event among the events the entry delivered, if any.
+}  // namespace
+
 std::optional<mock::FinishReason> delivered_finish(const Scenario& s, const mock::JournalEntry& e) {
   const mock::Attempt* a = played_attempt(s, e);
   if (a == nullptr) return std::nullopt;
@@ -54,6 +55,8 @@ std::optional<mock::FinishReason> delivered_finish(const Scenario& s, const mock
   }
   return std::nullopt;
 }
+
+namespace {
 
 /// A model content reduced to what must match the server's delivery: text concatenated, calls.
 struct ModelTurn {

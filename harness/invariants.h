@@ -3,6 +3,7 @@
 // a scenario's `expect` fields, reported as `expect.<field>` violations.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,10 @@ struct Violation {
 };
 
 nlohmann::json violation_to_json(const Violation& v);
+
+/// The reason of the first finish event among the events journal entry `e` delivered of the
+/// scripted attempt it played (its turn and script_attempt in `s`), if any.
+std::optional<mock::FinishReason> delivered_finish(const Scenario& s, const mock::JournalEntry& e);
 
 /// " [request R, turn T, attempt A]" with only the known parts; "" when no request.
 std::string violation_location(const Violation& v);

@@ -259,9 +259,10 @@ std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& g
       st.done = true;
       return;
     }
-    const std::size_t next = st.rep + 1;
-    st = State{};
-    st.rep = next;
+    State fresh;  // the group's next case, the flaky one kept as its verdict until that one's lands
+    fresh.rep = st.rep + 1;
+    fresh.best = std::move(st.best);
+    st = std::move(fresh);
   };
   for (std::size_t k = 0; k < groups.size(); ++k) settle(k);
   // A re-run is started only when it is needed whatever those under way show: they could not

@@ -158,15 +158,6 @@ std::size_t first_finish(const mock::Attempt& a) {
   return a.events.size();
 }
 
-bool delivered_finish(const Scenario& s, const mock::JournalEntry& e, std::initializer_list<mock::FinishReason> reasons) {
-  const mock::Attempt* a = scripted_attempt(s, e);
-  if (a == nullptr) return false;
-  const std::size_t k = first_finish(*a);
-  if (k >= a->events.size() || static_cast<int>(k) >= e.events_delivered) return false;
-  const mock::FinishReason reason = std::get<mock::FinishEvent>(a->events[k]).reason;
-  return std::find(reasons.begin(), reasons.end(), reason) != reasons.end();
-}
-
 /// Whether a text part shows the prompt: equal to it, or ending with it after a preamble that
 /// the wire format joined into the same text (qwen-code's `<system-reminder>` parts), trailing
 /// whitespace aside (claude-code's resumed session sends the first prompt back with a "\n").
@@ -572,7 +563,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // its reminder after a refusal). Any other request past the script (more asked of a whole
   // answer) is still history-integrity's.
   auto cut_short = [&](const mock::JournalEntry& e) {
-    return delivered_finish(s, e, {mock::FinishReason::kMaxTokens, mock::FinishReason::kContentFilter});
+    if (!is_model_request(e)) return false;
+    const auto finish = delivered_finish(s, e);
+    return finish == mock::FinishReason::kMaxTokens || finish == mock::FinishReason::kContentFilter;
   };
   auto answered_past_script = [&](const Violation& v) {
     if (v.invariant != "history-integrity" || v.request < 0 || v.message.find("unscripted-request: ") == std::string::npos) {
@@ -610,7 +603,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // at a FIN). Nothing of that attempt is glued to another's text.
     // A refused answer's partial text is not that: the provider blocked it (opencode's pinned
     // content-filter row).
-    auto refused = [&](const mock::JournalEntry& e) { return delivered_finish(s, e, {mock::FinishReason::kContentFilter}); };
+    auto refused = [&](const mock::JournalEntry& e) {
+      return is_model_request(e) && delivered_finish(s, e) == mock::FinishReason::kContentFilter;
+    };
     std::string given_up_on;
     if (!run.completed && result.cancel_prompt < 0) {
       for (auto it = journal.rbegin(); it != journal.rend(); ++it) {

@@ -8,7 +8,6 @@
 // and the control API's session verdicts; pure (no process, no socket).
 #pragma once
 
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -139,10 +138,6 @@ const mock::Attempt* scripted_attempt(const Scenario& s, const mock::JournalEntr
 
 /// The position of `a`'s first finish event in a.events; a.events.size() when it has none.
 std::size_t first_finish(const mock::Attempt& a);
-
-/// Whether the answer journal entry `e` played delivered its scripted attempt's first finish, and
-/// that finish is one of `reasons` (false for an entry without a scripted attempt).
-bool delivered_finish(const Scenario& s, const mock::JournalEntry& e, std::initializer_list<mock::FinishReason> reasons);
 
 /// Drops an agent's own context around the prompt (gemini-cli's `<session_context>`, qwen-code's
 /// `<system-reminder>` parts, codex's `<environment_context>` message) from each request's
