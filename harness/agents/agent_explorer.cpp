@@ -61,6 +61,19 @@ std::optional<FailureSignature> signature_of(const AgentCaseResult& r) {
   return failure_signature(r.scenario, r.journal, r.violations);
 }
 
+/// A harness error for a one-line report: whole up to 600 bytes, else its head and its tail (where
+/// a shell's "not found" or a program's last words are), cut on UTF-8 boundaries.
+std::string error_excerpt(const std::string& error) {
+  if (error.size() <= 600) return error;
+  auto boundary = [&](std::size_t at) {  // back to the start of a UTF-8 sequence
+    while (at > 0 && at < error.size() && (static_cast<unsigned char>(error[at]) & 0xC0) == 0x80) --at;
+    return at;
+  };
+  const std::size_t head = boundary(400);
+  const std::size_t tail = boundary(error.size() - 180);
+  return error.substr(0, head) + " … " + error.substr(tail);
+}
+
 /// Whether the run (any of its processes) was killed by its timeout.
 bool timed_out(const AgentCaseResult& r) {
   return r.process.timed_out ||
@@ -69,7 +82,7 @@ bool timed_out(const AgentCaseResult& r) {
 
 /// How a re-run ended, for reports: its signature's text, "passed", or "error: …".
 std::string outcome_text(const AgentCaseResult& r) {
-  if (!r.harness_error.empty()) return "error: " + r.harness_error.substr(0, 200);
+  if (!r.harness_error.empty()) return "error: " + error_excerpt(r.harness_error);
   if (const auto s = signature_of(r)) return s->text();
   return "passed";
 }
@@ -432,7 +445,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
           c.result.internal_error = true;
         }
         c.ran = true;
-        const std::string verdict = !c.result.harness_error.empty() ? "ERROR " + c.result.harness_error.substr(0, 200)
+        const std::string verdict = !c.result.harness_error.empty() ? "ERROR " + error_excerpt(c.result.harness_error)
                                     : c.result.violations.empty()
                                         ? (c.result.differences.empty() ? std::string("PASS") : std::string("DIFF"))
                                         : "FAIL " + outcome_text(c.result);
@@ -538,7 +551,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
         AgentRunOptions options = run_options;
         const double left_s = shrink_budget_s - shrink_clock.elapsed_ms() / 1000;
         if (left_s < agent_timeout_s) {
-          options.timeout_s = std::max(1.0, left_s);
+          options.timeout_s = std::max(0.25, left_s);
           budget_capped[at] = true;
         }
         try {
@@ -629,7 +642,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     } catch (const ReportWriteError& e) {
       log << "  error: cannot write the counterexample: " << e.what() << "\n";
     }
-    log << "  shrunk in " << f.shrink_steps << " edits (" << f.shrink_tries << " candidates, " << f.shrink_runs
+    log << "  shrunk in " << f.shrink_steps << (f.shrink_steps == 1 ? " edit (" : " edits (") << f.shrink_tries << " candidates, " << f.shrink_runs
         << " agent runs" << (f.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") from "
         << size_text(f.original_size) << " to " << size_text(f.shrunk_size) << " in " << seconds_text(f.shrink_ms) << "\n";
     for (const Violation& v : f.shrunk_result.violations) log << "    " << v.invariant << violation_location(v) << ": " << v.message << "\n";

@@ -45,6 +45,13 @@ constexpr const char* kReportUsage =
 /// DIR/summary.json parsed, or an error printed and nullopt.
 std::optional<nlohmann::json> read_summary(const std::filesystem::path& dir) {
   const std::filesystem::path summary_path = dir / "summary.json";
+  std::error_code ec;
+  if (std::filesystem::exists(summary_path, ec) && !std::filesystem::is_regular_file(summary_path, ec)) {
+    // A folder opens as a stream that throws on its first read (an internal error, exit 5).
+    std::cerr << "error: " << summary_path.string() << ": not a file (is " << dir.string()
+              << " a report directory of hiccup run, explore or matrix?)\n";
+    return std::nullopt;
+  }
   std::ifstream in(summary_path);
   if (!in) {
     std::cerr << "error: " << summary_path.string() << ": cannot read it (is " << dir.string()

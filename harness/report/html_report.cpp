@@ -206,9 +206,10 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
   // A request no scripted turn matched (turn -1: past the script's turns, or a history the script
   // does not know) has no turn or attempt to name.
   if (const int turn = int_or(r, "turn", -1); turn >= 0) {
-    o << "turn " << turn << ", attempt ";
-    if (const int attempt = int_or(r, "attempt", -1); attempt >= 0) o << attempt;
-    else o << "?";
+    o << "turn " << turn;
+    // attempt -1: the server answered the request itself (a 400 for a broken history, say).
+    if (const int attempt = int_or(r, "attempt", -1); attempt >= 0) o << ", attempt " << attempt;
+    else o << ", no scripted attempt";
   } else {
     o << "no scripted turn";
   }
@@ -231,9 +232,12 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
   o << "server answered HTTP " << esc(answer, "status", "?");
   const int delivered = answer.value("events_delivered", 0);
   const int scripted = answer.value("events_scripted", 0);
+  // Events are counted for a scripted stream; a status, a rejection or the server's own answer
+  // has none scripted (older summaries do not say what played: counted as before).
+  const std::string played = str(answer, "played", "stream");
   if (scripted == 0 && delivered > 0) {
     o << ", " << delivered << " event(s) delivered (none scripted: hiccup's own answer)";
-  } else {
+  } else if (played == "stream" || scripted > 0 || delivered != 0) {
     o << ", " << delivered << " of " << scripted << " event(s) delivered";
   }
   o << "<div class=\"events\" title=\"scripted events: green delivered, grey not delivered\">";

@@ -137,12 +137,22 @@ TEST_CASE("report.html names a black box's request by its real arrival, and hicc
   CHECK(html.find("2 of 0 event(s)") == std::string::npos);
   CHECK(html.find("2 event(s) delivered (none scripted: hiccup's own answer)") != std::string::npos);
   CHECK(html.find("answered by hiccup with a final text: the scenario scripts no more turns") != std::string::npos);
-  // The reference runtime's unscripted request gets a 500: still "not in the scenario's script".
+  // The reference runtime's unscripted request gets a 500: still "not in the scenario's script",
+  // and no events counted (none were scripted, none delivered).
   requests[1]["answer"]["status"] = 500;
   requests[1]["answer"]["events_delivered"] = 0;
   const std::string refused = render_html(summary);
   CHECK(refused.find("not in the scenario&#39;s script") != std::string::npos);
-  CHECK(refused.find("0 of 0 event(s) delivered") != std::string::npos);
+  CHECK(refused.find("0 of 0 event(s)") == std::string::npos);
+  // A request of a known turn the server answered itself (a 400 for a broken history).
+  requests[1]["turn"] = 1;
+  requests[1]["answer"]["status"] = 400;
+  requests[1]["answer"]["played"] = "rejected";
+  requests[1]["answer"]["ended"] = "rejected";
+  const std::string rejected = render_html(summary);
+  CHECK(rejected.find("turn 1, no scripted attempt") != std::string::npos);
+  CHECK(rejected.find("attempt ?") == std::string::npos);
+  CHECK(rejected.find("server answered HTTP 400<div") != std::string::npos);
   // Values of the wrong type fall back instead of throwing.
   requests[1]["turn"] = "zero";
   requests[1]["arrived_ms"] = "soon";

@@ -381,6 +381,11 @@ class Checker(CheckerBase):
         empty = self.dir("not-a-report")
         p = self.hiccup_run(["report", empty], 3)
         assert "summary.json" in p.stderr and "cannot read" in p.stderr, p.stderr
+        # A folder named summary.json: exit 3, not an internal error (exit 5) from reading it.
+        folder = self.dir("summary-is-a-folder")
+        os.makedirs(os.path.join(folder, "summary.json"), exist_ok=True)
+        p = self.hiccup_run(["report", folder], 3)
+        assert "summary.json: not a file" in p.stderr, p.stderr
         with open(os.path.join(empty, "summary.json"), "w") as f:
             f.write("{not json")
         p = self.hiccup_run(["report", empty], 3)
