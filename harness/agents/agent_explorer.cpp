@@ -455,11 +455,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       [&] { return clock.elapsed_ms() > budget_ms; });
 
   // Judge in index order and group the failures by signature.
-  struct Group {
-    FailureSignature signature;
-    std::vector<int> cases;
-  };
-  std::vector<Group> groups;
+  std::vector<ConfirmGroup> groups;
   for (int i = 0; i < o.cases; ++i) {
     const Case& c = cases[static_cast<std::size_t>(i)];
     if (!c.problem.empty()) {
@@ -483,7 +479,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     }
     ++out.failed;
     const FailureSignature sig = failure_signature(c.result.scenario, c.result.journal, c.result.violations);
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.signature == sig; });
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const ConfirmGroup& x) { return x.signature == sig; });
     if (g == groups.end()) groups.push_back({sig, {i}});
     else g->cases.push_back(i);
   }
@@ -499,8 +495,6 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
         << (o.confirm == 1 ? std::string("once") : "up to " + std::to_string(o.confirm) + " times")
         << "\n" << std::flush;
   }
-  std::vector<ConfirmGroup> to_confirm;
-  for (const Group& g : groups) to_confirm.push_back({g.signature, g.cases});
   const auto rerun = [&](int index) {
     const Case& c = cases[static_cast<std::size_t>(index)];
     try {
@@ -520,7 +514,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     if (group_cases > 1) log << "; " << group_cases << " cases showed it first time";
     log << "\n" << std::flush;
   };
-  for (DistinctFailure& f : confirm_failures(to_confirm, o.confirm, o.max_representatives, o.jobs, rerun, decided)) {
+  for (DistinctFailure& f : confirm_failures(groups, o.confirm, o.max_representatives, o.jobs, rerun, decided)) {
     f.original = cases[static_cast<std::size_t>(f.case_index)].result;
     f.original_size = explore::size_of(cases[static_cast<std::size_t>(f.case_index)].scenario);
     (f.confirmed ? out.failures : out.flaky).push_back(std::move(f));
