@@ -129,9 +129,13 @@ std::string seconds_text(double ms) {
 
 }  // namespace
 
-const char* const kBlackBoxVerdictsMayVary =
-    "a black box's verdicts may vary: the agent is a real process judged in real time, so a case can "
-    "pass in one run and fail in the next; each failure was re-run (--confirm) and is reported with its rate";
+std::string black_box_note(int confirm) {
+  std::string note =
+      "a black box's verdicts may vary: the agent is a real process judged in real time, so a case can "
+      "pass in one run and fail in the next; ";
+  if (confirm <= 0) return note + "failures were not re-run (--confirm 0): each is reported from its one run";
+  return note + "each failure was re-run (--confirm " + std::to_string(confirm) + ") and is reported with its rate";
+}
 
 std::string FailureSignature::text() const {
   return join(invariants, ", ") + " | " + fault;
@@ -730,7 +734,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
         {"limits", {{"tool", limits.tool_name}, {"tool_command_arg", limits.tool_command_arg}, {"max_turns", limits.max_turns},
                     {"max_attempts", recipe.max_attempts}, {"max_failing_attempts", limits.max_failing_attempts},
                     {"max_stall_s", limits.max_stall_s}, {"max_retry_after_s", limits.max_retry_after_s}}},
-        {"note", kBlackBoxVerdictsMayVary}};
+        {"note", black_box_note(o.confirm)}};
     listener->run_ended(totals);
   }
 
@@ -756,7 +760,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
           << " runs\n";
     }
   }
-  log << "note: " << kBlackBoxVerdictsMayVary << "\n";
+  log << "note: " << black_box_note(o.confirm) << "\n";
   return out;
 }
 

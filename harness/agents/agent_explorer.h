@@ -189,8 +189,9 @@ struct AgentExploreOutcome {
 AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOptions& options, std::ostream& log,
                                   ReportListener* listener = nullptr);
 
-/// A one-line note every black-box exploration report carries: its verdicts come from real
-/// processes and real time, so they may vary between runs.
-extern const char* const kBlackBoxVerdictsMayVary;
+/// The one-line note every black-box exploration report carries: its verdicts come from real
+/// processes and real time, so they may vary between runs; and whether failures were re-run
+/// (`confirm`, --confirm K: 0 none, else K).
+std::string black_box_note(int confirm);
 
 }  // namespace harness::agents

@@ -206,6 +206,13 @@ ConfirmRun run_confirm(const std::vector<std::vector<int>>& groups, const std::m
   return out;
 }
 
+TEST_CASE("the report's note says whether failures were re-run") {
+  CHECK(black_box_note(3).find("may vary") != std::string::npos);
+  CHECK(black_box_note(3).find("re-run (--confirm 3)") != std::string::npos);
+  CHECK(black_box_note(0).find("were not re-run (--confirm 0)") != std::string::npos);
+  CHECK(black_box_note(0).find("each failure was re-run") == std::string::npos);
+}
+
 TEST_CASE("confirmation re-runs a case only while its verdict can still change") {
   SECTION("K = 3: two re-runs that agree decide it, a third only when they disagree") {
     const ConfirmRun r = run_confirm({{0}, {1}, {2}}, {{0, "FF"}, {1, "FPF"}, {2, "PFP"}}, 3, 1, 1);

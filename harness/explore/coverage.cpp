@@ -24,14 +24,9 @@ const mock::Attempt* played_attempt(const CaseResult& r, const JournalEntry& e) 
   return &attempts[static_cast<std::size_t>(e.script_attempt)];
 }
 
-/// The finish reason `e` delivered, if any.
+/// The finish reason `e` delivered, if any (invariants.h's, over the case's scenario).
 std::optional<mock::FinishReason> delivered_finish(const CaseResult& r, const JournalEntry& e) {
-  const mock::Attempt* a = played_attempt(r, e);
-  if (a == nullptr || a->status) return std::nullopt;
-  for (std::size_t i = 0; i < a->events.size() && static_cast<int>(i) < e.events_delivered; ++i) {
-    if (const auto* f = std::get_if<mock::FinishEvent>(&a->events[i])) return f->reason;
-  }
-  return std::nullopt;
+  return harness::delivered_finish(r.scenario, e);
 }
 
 bool failed_after_delivering(const JournalEntry& e, bool calls, bool text) {

@@ -230,8 +230,9 @@ void render_request(std::ostream& o, const json& r, const json& violations) {
     o << "carried results of: " << join(calls, "; ") << "<br>";
   }
   o << "server answered HTTP " << esc(answer, "status", "?");
-  const int delivered = answer.value("events_delivered", 0);
-  const int scripted = answer.value("events_scripted", 0);
+  // A count that is not a whole number >= 0 (a hand-edited or foreign summary) is shown as none.
+  const int delivered = std::max(0, int_or(answer, "events_delivered", 0));
+  const int scripted = std::max(0, int_or(answer, "events_scripted", 0));
   // Events are counted for a scripted stream; a status, a rejection or the server's own answer
   // has none scripted (older summaries do not say what played: counted as before).
   const std::string played = str(answer, "played", "stream");

@@ -156,7 +156,15 @@ TEST_CASE("report.html names a black box's request by its real arrival, and hicc
   // Values of the wrong type fall back instead of throwing.
   requests[1]["turn"] = "zero";
   requests[1]["arrived_ms"] = "soon";
+  requests[1]["answer"]["events_delivered"] = "two";
   CHECK_NOTHROW(render_html(summary));
+  // A negative count (a hand-edited summary) is no count: never "-3 of 1".
+  requests[1]["answer"]["played"] = "stream";
+  requests[1]["answer"]["events_delivered"] = -3;
+  requests[1]["answer"]["events_scripted"] = 1;
+  const std::string negative = render_html(summary);
+  CHECK(negative.find("-3 of") == std::string::npos);
+  CHECK(negative.find("0 of 1 event(s) delivered") != std::string::npos);
 }
 
 TEST_CASE("report.html pins each violation to its requests with the invariant's meaning") {
