@@ -5,8 +5,8 @@
 # when asked:
 #   - SANITIZE=asan, tsan, or 1 for both (what CI sets, .ci/run): scripts/sanitize.sh, the ctest
 #     under ASan + UBSan (build-asan/, all labels but agents, sdk, browser, reports, docs,
-#     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, after
-#     the ASan ctest, whose real-time waits its build fills), the repetition-heavy entries (soak, kill
+#     examples, minimal, clients and package) and the HTTP and concurrency tests under TSan (build-tsan/, first: its
+#     ctest waits on real-time timeouts while the ASan tree builds), the repetition-heavy entries (soak, kill
 #     matrices, HTTP against memory, merge against unsharded) on a tenth of their seeds, requests
 #     or cases (HICCUP_TEST_SCALE, tests/test_scale.h; 1 runs them whole);
 #   - FUZZ_SECONDS=N (CI: 2): scripts/fuzz.sh, each libFuzzer target for N seconds, two at a
@@ -14,7 +14,7 @@
 #     asan, else (or with FUZZ_TREE=own) in a tree of its own (build-fuzz/, with comparison tracing).
 # The sanitizer and fuzz trees are built in the background from the start, one after another, at
 # idle CPU priority (chrt --idle: they get a core only when nothing else wants it): they take up
-# what the foreground leaves idle (little in the plain build; much in the plain ctest and the ASan
+# what the foreground leaves idle (little in the plain build; much in the plain ctest and the TSan
 # ctest, which wait on real-time retries and timeouts), and each test phase then waits
 # for its tree, which then has both cores (docs/ROBUSTNESS.md, "CI's time budget", stop 24).
 # Their logs: build-logs/TREE.log.
@@ -55,16 +55,13 @@ fi
 scripts/setup.sh --install-only
 ((${#sanitizers[@]} == 0)) || scripts/sanitize.sh --install-only
 [ "${FUZZ_SECONDS:-0}" = 0 ] || scripts/fuzz.sh --install-only
-# ASan first (stop 58): its tree is the larger (about 600 CPU s against TSan's 230), so it gets the
-# idle CPU of the plain ctest's real-time waits and its ctest starts as soon as the plain ctest
-# ends; the TSan tree then builds while the ASan ctest waits on real time (fake agents, Retry-After),
-# and the fuzz targets (in the ASan tree, CI) while the TSan ctest does. Stops 50 to 57 built TSan
-# first: its ctest is short (about 50 s), so the ASan build was left alone for minutes after it,
-# then its ctest and the fuzzing (stop 58, this machine: 1,056 s against 931 s in this order).
-# Stop 49 had ASan first with the fuzz tree and a TSan tree that compiled every test source.
+# TSan first (stop 50): its tree is the smaller (the HTTP and concurrency tests only) and its ctest
+# waits on real-time I/O timeouts for most of its wall time, so it runs right after the plain ctest
+# while the ASan tree's build takes the idle core, instead of last with little to overlap it (stop
+# 49's order, asan then tsan, left the TSan build and ctest alone at the end of the run).
 ordered=()
-[[ " ${sanitizers[*]} " != *" asan "* ]] || ordered+=(asan)
 [[ " ${sanitizers[*]} " != *" tsan "* ]] || ordered+=(tsan)
+[[ " ${sanitizers[*]} " != *" asan "* ]] || ordered+=(asan)
 sanitizers=("${ordered[@]}")
 trees=("${sanitizers[@]}")
 # With the ASan tree too, the fuzz targets are built in it (HICCUP_SANITIZE_FUZZ: edge counters on
@@ -74,14 +71,11 @@ trees=("${sanitizers[@]}")
 # while others are served" hung until ctest's timeout on a machine loaded by three other builds;
 # stop 46 ran it 7 times in such a tree under a build (4.0-5.1 s each, no hang) and tries CI again
 # (docs/ROBUSTNESS.md, "CI's time budget"). FUZZ_TREE=own keeps the fuzz tree of its own.
-# The targets are left out of that tree's default build (CMakeLists.txt) and built last in the
-# background (`asan-fuzz`), after the TSan tree: the fuzzing runs last.
 fuzz_tree=""
 if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
   if [[ " ${sanitizers[*]} " == *" asan "* && ${FUZZ_TREE:-asan} != own ]]; then
     export HICCUP_SANITIZE_FUZZ=1
     fuzz_tree=build-asan
-    trees+=(asan-fuzz)
   else
     trees+=(fuzz)
   fi
@@ -108,7 +102,6 @@ if ((${#trees[@]})); then
       start=$SECONDS rc=0
       case "$t" in
         fuzz) scripts/fuzz.sh --build-only ;;
-        asan-fuzz) HICCUP_FUZZ_TREE=build-asan scripts/fuzz.sh --build-only ;;
         *) scripts/sanitize.sh --build-only "$t" ;;
       esac >"$logs/$t.log" 2>&1 || rc=$?
       echo "$rc $((SECONDS - start)) $run" >"$logs/$t.done.tmp"
@@ -171,8 +164,7 @@ for mode in "${sanitizers[@]}"; do
 done
 fuzz_rc=0
 if [ -n "$fuzz_tree" ]; then
-  phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target in $fuzz_tree" \
-    after_tree asan-fuzz env HICCUP_FUZZ_TREE="$fuzz_tree" scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
+  phase "fuzz: ${FUZZ_SECONDS} s per target in $fuzz_tree" env HICCUP_FUZZ_TREE="$fuzz_tree" scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
 elif [ "${FUZZ_SECONDS:-0}" != 0 ]; then
   phase "fuzz build (the rest) and ${FUZZ_SECONDS} s per target" after_tree fuzz scripts/fuzz.sh "${FUZZ_SECONDS}" || fuzz_rc=$?
 fi
