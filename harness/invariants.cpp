@@ -961,6 +961,13 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
   return content_text((*contents)[static_cast<std::size_t>(m)]);
 }
 
+bool answer_discarded(const mock::Journal& journal, std::size_t i) {
+  const mock::JournalEntry& e = journal[i];
+  if (!e.completed || e.turn < 0) return false;
+  const mock::JournalEntry* next = next_model_request(journal, i);
+  return next != nullptr && next->turn >= 0 && next->turn <= e.turn;
+}
+
 namespace {
 
 /// Where `contents` answers a call of `tool` with `arguments` in its model turn `turn`: the call's
@@ -1188,6 +1195,7 @@ void check_clean_output(const Evidence& ev, std::vector<Violation>& out) {
       if (const auto kept = kept_cut_text(ev.journal, i, ev.run.final_history)) expected += *kept;
       continue;
     }
+    if (answer_discarded(ev.journal, i)) continue;  // its turn asked for again: not an answer kept
     expected += e.delivered_text;
     last_completed = &e;
   }
@@ -1280,7 +1288,7 @@ const std::vector<InvariantInfo>& invariant_catalogue() {
       {"no-rejected-request", "the runtime never sends a request the server rejects as invalid, and never repeats one after a rejection"},
       {"bounded-retries", "attempts per turn stay within the budget; non-retryable statuses are not retried; waits honour Retry-After; a failure the provider marks retryable (429, 5xx, 529, an in-stream error with one of them) is not given up while budget remains"},
       {"honest-outcome", "a content-filter finish or a stream without its terminal event is never reported as success, and a refused turn is never continued past (kept and followed by the next turn); an answer a max_tokens finish ended is reported as truncated, and a call whose arguments that finish cut never runs; a call whose tool failed or whose outcome is unknown (timed out, reply lost) is never answered to the model as a success; the run ends with a clear outcome"},
-      {"clean-output", "text shown to the user is the kept turns' text, once: completed attempts' text and, when the runtime keeps a cut turn (the continue design), the text it kept; no failed attempt's text glued in"},
+      {"clean-output", "text shown to the user is the kept turns' text, once: completed attempts' text (not of an answer the runtime asked for again) and, when the runtime keeps a cut turn (the continue design), the text it kept; no failed attempt's text glued in"},
       {"no-unchanged-content-filter-retry", "after a content-filter finish, the same request for that turn (same model, same history) is never sent again"},
       {"liveness", "the run ends within its virtual-time cap (max_virtual_s, default 3600 s): a stream that stays silent past it, or a tool call that has not answered by then, while the runtime still waits is a hang (external agents: the agent exits within its timeout)"},
       {"no-execution-after-cancel", "once the user cancels (scenario interrupt), no call of the cancelled turn starts: not a call that arrives after the cancel, not a committed call that had not started"},

@@ -111,6 +111,12 @@ bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cu
 /// clean-output and the black-box judge's shown-text check.
 std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const nlohmann::json& final_history);
 
+/// Whether the completed attempt `journal[i]` was thrown away by the runtime: the next model
+/// request asks for its turn (or an earlier one) again, so the conversation did not keep that
+/// answer (opencode retries a stream cut after its finish was delivered, before `data: [DONE]`).
+/// False for an attempt that did not complete, or that no model request follows.
+bool answer_discarded(const mock::Journal& journal, std::size_t i);
+
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);
 

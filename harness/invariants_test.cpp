@@ -456,6 +456,26 @@ TEST_CASE("clean-output: text of a failed attempt in the output is a violation")
   CHECK(n == std::vector<std::string>{"clean-output", "clean-output"});
 }
 
+TEST_CASE("clean-output: an answer the runtime asked for again is not kept, its text is not wanted twice") {
+  // Turn 1's first answer completed (its finish delivered), then its stream failed after the
+  // finish and the runtime asked for turn 1 again: only the repeat is the kept answer.
+  Fixture f;
+  mock::JournalEntry again = f.journal[2];
+  again.index = 3;
+  again.attempt = 1;
+  f.journal.push_back(again);
+  CHECK_FALSE(answer_discarded(f.journal, 0));  // did not complete
+  CHECK_FALSE(answer_discarded(f.journal, 1));  // the next request asks for turn 1
+  CHECK(answer_discarded(f.journal, 2));
+  CHECK_FALSE(answer_discarded(f.journal, 3));  // no request follows
+  f.run.requests = 4;
+  const auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "clean-output") == 0);
+  f.run.shown_output = "donedone";  // shown twice: the discarded answer glued to its repeat
+  const auto twice = names(f.check());
+  CHECK(std::count(twice.begin(), twice.end(), "clean-output") == 1);
+}
+
 TEST_CASE("expect fields are each checked") {
   Fixture f;
   f.scenario.expect.outcome = "failed";

@@ -539,6 +539,20 @@ TEST_CASE("a fault after the finish of a turn's last attempt plays once: an agen
   REQUIRE(once.harness_error.empty());
   CHECK(once.journal.size() == 1);
   CHECK(once.violations.empty());
+  // What the retrying agent shows: the repeat's text, once. The answer it threw away is not one
+  // the conversation kept (answer_discarded), so clean-output does not want its text as well
+  // (opencode 1.18.33 retries a stream cut after its finish; stop 57's exploration case 27).
+  strict.env["FAKE_AGENT_JSONL"] = "1";
+  strict.shown_text_where = {{"/type", "text"}};
+  strict.shown_text_pointer = "/text";
+  const AgentCaseResult shown = run_agent_scenario(s, strict, {});
+  INFO(shown.harness_error << shown.output_tail);
+  for (const auto& v : shown.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(shown.harness_error.empty());
+  REQUIRE(shown.journal.size() == 2);
+  CHECK(shown.journal[0].completed);  // the finish was delivered before the reset
+  CHECK_FALSE(has(shown.not_applicable, "clean-output"));
+  CHECK(shown.violations.empty());
 }
 
 TEST_CASE("an agent that asks for more past the script's last answer gets a final answer and is judged on what it then does") {
@@ -670,6 +684,74 @@ TEST_CASE("an agent whose last attempt it read past an undecodable frame is judg
   for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
   CHECK(r.violations.empty());
   CHECK(r.violated() == std::vector<std::string>{"outcome-agreement"});
+}
+
+TEST_CASE("an agent that fails at an undecodable frame and gives up is not taken for one that read past it") {
+  // opencode 1.18.33 ends its run on a JSON parse error ("JSON parsing failed"), budget left or
+  // not: nothing it did or showed came from past the frame, though the rest of the stream ended
+  // with its finish. It was judged as if it had read on and shown none of "Hello." (clean-output;
+  // stop 57's exploration cases 29 and 36).
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-malformed-then-give-up", "prompt": "Hello.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hello." }, { "finish": "stop" } ],
+                                 "fault": { "kind": "malformed", "after_event": 0 } } ] } ]
+  })");
+  Recipe jsonl = fake_agent("give-up");
+  jsonl.env["FAKE_AGENT_JSONL"] = "1";
+  jsonl.shown_text_where = {{"/type", "text"}};
+  jsonl.shown_text_pointer = "/text";
+  const AgentCaseResult r = run_agent_scenario(s, jsonl, {});
+  INFO(r.harness_error << r.output_tail);
+  REQUIRE(r.harness_error.empty());
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  for (const auto& v : r.differences) INFO("difference " << v.invariant << ": " << v.message);
+  CHECK_FALSE(r.completed);
+  REQUIRE(r.journal.size() == 1);
+  CHECK_FALSE(r.journal[0].completed);  // judged as it read it: failed at the frame
+  CHECK(r.journal[0].past_undecodable.has_value());
+  CHECK(r.violations.empty());
+  CHECK(r.passed());
+}
+
+TEST_CASE("a run that failed may show less than the answers held, never text they do not hold or text twice") {
+  // opencode shows a text part when it ends: a run that dies mid-answer showed nothing of it.
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-answer-then-rejected", "prompt": "Check.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Checking." },
+                                             { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } },
+                                             { "finish": "stop" } ] } ] },
+               { "attempts": [ { "status": 400 } ] } ]
+  })");
+  Recipe hides = fake_agent("correct");
+  hides.env["FAKE_AGENT_JSONL"] = "1";
+  hides.shown_text_where = {{"/type", "never-printed"}};  // as if no text part ever ended
+  hides.shown_text_pointer = "/text";
+  const AgentCaseResult r = run_agent_scenario(s, hides, {});
+  INFO(r.harness_error << r.output_tail);
+  REQUIRE(r.harness_error.empty());
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK_FALSE(r.completed);
+  CHECK_FALSE(has(r.not_applicable, "clean-output"));
+  CHECK_FALSE(has(r.violated(), "clean-output"));
+
+  // Two attempts cut after "Hel", both shown, then the failure: "HelHel" is one failed attempt's
+  // text glued to another's.
+  const Scenario cut = load(R"({
+    "schema": 1, "name": "fake-cut-twice", "prompt": "Hi.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } },
+                               { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] } ]
+  })");
+  Recipe shows = fake_agent("correct");
+  shows.env["FAKE_AGENT_JSONL"] = "1";
+  shows.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
+  shows.env["FAKE_AGENT_ATTEMPTS"] = "2";
+  shows.shown_text_where = {{"/type", "text"}};
+  shows.shown_text_pointer = "/text";
+  const AgentCaseResult twice = run_agent_scenario(cut, shows, {});
+  INFO(twice.harness_error << twice.output_tail);
+  REQUIRE(twice.harness_error.empty());
+  CHECK_FALSE(twice.completed);
+  CHECK(has(twice.violated(), "clean-output"));
 }
 
 TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {

@@ -74,14 +74,15 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
 }
 
 /// The text a user should see: per turn, what the conversation kept of it, in order. A completed
-/// attempt's text, or, for an attempt that was cut and whose turn the next request keeps (the
-/// `continue` design; kept_cut_text), the kept text when it is a prefix of what the attempt delivered.
+/// attempt's text unless the agent asked for its turn again (answer_discarded), or, for an attempt
+/// that was cut and whose turn the next request keeps (the `continue` design; kept_cut_text), the
+/// kept text when it is a prefix of what the attempt delivered.
 std::string kept_text(const mock::Journal& journal) {
   std::string out;
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
     if (e.completed) {
-      out += e.delivered_text;
+      if (!answer_discarded(journal, i)) out += e.delivered_text;
     } else if (const auto kept = kept_cut_text(journal, i, nullptr);
                kept && !kept->empty() && e.delivered_text.compare(0, kept->size(), *kept) == 0) {
       out += *kept;
@@ -116,12 +117,12 @@ std::set<std::pair<int, int>> read_past_undecodable(mock::Journal& journal, cons
       if (is_model_request(journal[k])) next = &journal[k];
     }
     if (!read_on && next == nullptr) {
-      // The run's last model request: the agent stopped there. What came after the frame ended the
-      // attempt with its finish (past.completed), which explains the stop; a client that failed
-      // the attempt at the frame would have retried it with budget left.
+      // The run's last model request: the agent stopped there, having read on to the finish that
+      // came after the frame, or having failed the attempt at the frame and given up (opencode
+      // ends its run on the JSON parse error, budget left or not). The stop alone does not tell
+      // them apart: the success it reports, or the text past the frame it shows, does.
       const std::string& text = e.past_undecodable->delivered_text;
-      read_on = reported_success || e.past_undecodable->completed ||
-                (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
+      read_on = reported_success || (shown && text.size() > e.delivered_text.size() && shows(*shown, text));
     } else if (!read_on && next->turn >= 0 && next->contents.is_array()) {
       read_on = next->turn > e.turn && !keeps_cut_turn(next->contents, e);
     }
@@ -614,7 +615,12 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
         break;
       }
     }
-    const bool shown_then_failed = !given_up_on.empty() && *shown == committed + given_up_on;
+    // A run that failed may also have stopped showing before the end of what it had: opencode
+    // shows a text part when it ends, so a run that dies on a frame (an undecodable one after the
+    // finish, stop 58) shows nothing of the answer it was reading. The user saw less, then the
+    // failure: nothing that the answers do not hold, nothing twice.
+    const std::string failed_view = committed + given_up_on;
+    const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
     if (*shown != committed && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
