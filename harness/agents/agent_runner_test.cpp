@@ -49,6 +49,15 @@ Recipe fake_agent(const std::string& mode) {
   return r;
 }
 
+/// `r` printing each attempt's shown text as a JSON line {"type": "text", "text": ...} and read
+/// that way (recipe output.shown_text), so that clean-output is judged.
+Recipe showing_text(Recipe r) {
+  r.env["FAKE_AGENT_JSONL"] = "1";
+  r.shown_text_where = {{"/type", "text"}};
+  r.shown_text_pointer = "/text";
+  return r;
+}
+
 bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -242,13 +251,7 @@ constexpr const char* kPartialText = R"({
 })";
 
 TEST_CASE("clean-output is judged from the recipe's shown text: a failed attempt's text shown is caught") {
-  auto jsonl = [](const std::string& mode) {
-    Recipe r = fake_agent(mode);
-    r.env["FAKE_AGENT_JSONL"] = "1";
-    r.shown_text_where = {{"/type", "text"}};
-    r.shown_text_pointer = "/text";
-    return r;
-  };
+  auto jsonl = [](const std::string& mode) { return showing_text(fake_agent(mode)); };
   const AgentCaseResult clean = run_agent_scenario(load(kPartialText), jsonl("correct"), {});
   REQUIRE(clean.harness_error.empty());
   for (const auto& v : clean.violations) INFO(v.invariant << ": " << v.message);
@@ -479,10 +482,7 @@ TEST_CASE("a truncated answer reported as a failure passes, also when the agent 
                                  "fault": { "kind": "malformed", "after_event": 1 } } ] } ]
   })");
   // Shown text as JSON lines, so that clean-output is judged too.
-  Recipe completes = fake_agent("skip-undecodable");
-  completes.env["FAKE_AGENT_JSONL"] = "1";
-  completes.shown_text_where = {{"/type", "text"}};
-  completes.shown_text_pointer = "/text";
+  Recipe completes = showing_text(fake_agent("skip-undecodable"));
   Recipe fails = completes;
   fails.env["FAKE_AGENT_TRUNCATED_FAILS"] = "1";
   for (const Scenario& s : {truncated, malformed}) {
@@ -542,10 +542,7 @@ TEST_CASE("a fault after the finish of a turn's last attempt plays once: an agen
   // What the retrying agent shows: the repeat's text, once. The answer it threw away is not one
   // the conversation kept (answer_discarded), so clean-output does not want its text as well
   // (opencode 1.18.33 retries a stream cut after its finish; stop 57's exploration case 27).
-  strict.env["FAKE_AGENT_JSONL"] = "1";
-  strict.shown_text_where = {{"/type", "text"}};
-  strict.shown_text_pointer = "/text";
-  const AgentCaseResult shown = run_agent_scenario(s, strict, {});
+  const AgentCaseResult shown = run_agent_scenario(s, showing_text(strict), {});
   INFO(shown.harness_error << shown.output_tail);
   for (const auto& v : shown.violations) INFO(v.invariant << ": " << v.message);
   REQUIRE(shown.harness_error.empty());
@@ -564,11 +561,8 @@ TEST_CASE("an agent that asks for more past the script's last answer gets a fina
     "schema": 1, "name": "fake-resume-truncated", "prompt": "Write.",
     "turns": [ { "attempts": [ { "events": [ { "text": "ok" }, { "finish": "max_tokens" } ] } ] } ]
   })");
-  Recipe resumes = fake_agent("correct");
+  Recipe resumes = showing_text(fake_agent("correct"));
   resumes.env["FAKE_AGENT_RESUME"] = "1";
-  resumes.env["FAKE_AGENT_JSONL"] = "1";
-  resumes.shown_text_where = {{"/type", "text"}};
-  resumes.shown_text_pointer = "/text";
   const AgentCaseResult r = run_agent_scenario(truncated, resumes, {});
   INFO(r.harness_error << r.output_tail);
   for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
@@ -668,10 +662,7 @@ TEST_CASE("an agent whose last attempt it read past an undecodable frame is judg
     "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo." }, { "finish": "stop" } ],
                                  "fault": { "kind": "malformed", "after_event": 1 } } ] } ]
   })");
-  Recipe jsonl = fake_agent("skip-undecodable");
-  jsonl.env["FAKE_AGENT_JSONL"] = "1";
-  jsonl.shown_text_where = {{"/type", "text"}};
-  jsonl.shown_text_pointer = "/text";
+  Recipe jsonl = showing_text(fake_agent("skip-undecodable"));
   AgentCaseResult r = run_agent_scenario(s, jsonl, {});
   INFO(r.harness_error << r.output_tail);
   REQUIRE(r.harness_error.empty());
@@ -696,10 +687,7 @@ TEST_CASE("an agent that fails at an undecodable frame and gives up is not taken
     "turns": [ { "attempts": [ { "events": [ { "text": "Hello." }, { "finish": "stop" } ],
                                  "fault": { "kind": "malformed", "after_event": 0 } } ] } ]
   })");
-  Recipe jsonl = fake_agent("give-up");
-  jsonl.env["FAKE_AGENT_JSONL"] = "1";
-  jsonl.shown_text_where = {{"/type", "text"}};
-  jsonl.shown_text_pointer = "/text";
+  Recipe jsonl = showing_text(fake_agent("give-up"));
   const AgentCaseResult r = run_agent_scenario(s, jsonl, {});
   INFO(r.harness_error << r.output_tail);
   REQUIRE(r.harness_error.empty());
@@ -722,10 +710,8 @@ TEST_CASE("a run that failed may show less than the answers held, never text the
                                              { "finish": "stop" } ] } ] },
                { "attempts": [ { "status": 400 } ] } ]
   })");
-  Recipe hides = fake_agent("correct");
-  hides.env["FAKE_AGENT_JSONL"] = "1";
+  Recipe hides = showing_text(fake_agent("correct"));
   hides.shown_text_where = {{"/type", "never-printed"}};  // as if no text part ever ended
-  hides.shown_text_pointer = "/text";
   const AgentCaseResult r = run_agent_scenario(s, hides, {});
   INFO(r.harness_error << r.output_tail);
   REQUIRE(r.harness_error.empty());
@@ -741,12 +727,9 @@ TEST_CASE("a run that failed may show less than the answers held, never text the
     "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } },
                                { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] } ]
   })");
-  Recipe shows = fake_agent("correct");
-  shows.env["FAKE_AGENT_JSONL"] = "1";
+  Recipe shows = showing_text(fake_agent("correct"));
   shows.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
   shows.env["FAKE_AGENT_ATTEMPTS"] = "2";
-  shows.shown_text_where = {{"/type", "text"}};
-  shows.shown_text_pointer = "/text";
   const AgentCaseResult twice = run_agent_scenario(cut, shows, {});
   INFO(twice.harness_error << twice.output_tail);
   REQUIRE(twice.harness_error.empty());
