@@ -512,6 +512,10 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   };
   const auto decided = [&](const DistinctFailure& f, std::size_t group_cases) {
     std::lock_guard lock(log_mu);
+    if (o.confirm <= 0) {  // nothing re-run: the one run is the verdict
+      log << "FAILED case " << f.case_index << ": " << f.signature.text() << " (not re-run: --confirm 0)\n" << std::flush;
+      return;
+    }
     log << (f.confirmed ? "CONFIRMED" : "FLAKY") << " case " << f.case_index << ": " << f.signature.text()
         << ": failed this way in " << f.failed_runs << " of " << f.runs << " runs";
     if (!f.other_signatures.empty()) log << " (other runs: " << join(f.other_signatures, "; ") << ")";

@@ -735,6 +735,31 @@ TEST_CASE("a run that failed may show less than the answers held, never text the
   REQUIRE(twice.harness_error.empty());
   CHECK_FALSE(twice.completed);
   CHECK(has(twice.violated(), "clean-output"));
+
+  // A continue agent keeps the cut "Hel" as its turn and fails on the next one: "Hel" once is the
+  // kept text; "Hel" again is not the attempt it gave up on (the conversation kept that one).
+  const Scenario kept = load(R"({
+    "schema": 1, "name": "fake-kept-cut-then-503", "prompt": "Hi.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] },
+               { "attempts": [ { "status": 503 }, { "status": 503 } ] } ]
+  })");
+  Recipe keeps = showing_text(fake_agent("continue-text"));
+  keeps.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
+  keeps.env["FAKE_AGENT_ATTEMPTS"] = "2";
+  const AgentCaseResult once = run_agent_scenario(kept, keeps, {});
+  INFO(once.harness_error << once.output_tail);
+  REQUIRE(once.harness_error.empty());
+  CHECK_FALSE(once.completed);
+  CHECK_FALSE(has(once.violated(), "clean-output"));
+  Recipe repeats = keeps;  // the same agent, printing its first text line once more as it fails
+  repeats.argv = {"/bin/sh", "-c",
+                  "python3 " + std::string(HICCUP_SOURCE_DIR) +
+                      "/harness/agents/testdata/fake_agent.py; rc=$?; echo '{\"type\": \"text\", \"text\": \"Hel\"}'; exit $rc"};
+  const AgentCaseResult again = run_agent_scenario(kept, repeats, {});
+  INFO(again.harness_error << again.output_tail);
+  REQUIRE(again.harness_error.empty());
+  CHECK_FALSE(again.completed);
+  CHECK(has(again.violated(), "clean-output"));
 }
 
 TEST_CASE("a correct hold agent's design is hold, and gemini-cli's duplicate execution is neither design") {

@@ -77,14 +77,21 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
 /// attempt's text unless the agent asked for its turn again (answer_discarded), or, for an attempt
 /// that was cut and whose turn the next request keeps (the `continue` design; kept_cut_text), the
 /// kept text when it is a prefix of what the attempt delivered.
+/// The text the black box kept of the cut attempt journal[i] (kept_cut_text, when not empty and a
+/// prefix of what the attempt delivered); nullopt when it kept none.
+std::optional<std::string> kept_cut_prefix(const mock::Journal& journal, std::size_t i) {
+  auto kept = kept_cut_text(journal, i, nullptr);
+  if (!kept || kept->empty() || !journal[i].delivered_text.starts_with(*kept)) return std::nullopt;
+  return kept;
+}
+
 std::string kept_text(const mock::Journal& journal) {
   std::string out;
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
     if (e.completed) {
       if (!answer_discarded(journal, i)) out += e.delivered_text;
-    } else if (const auto kept = kept_cut_text(journal, i, nullptr);
-               kept && !kept->empty() && e.delivered_text.compare(0, kept->size(), *kept) == 0) {
+    } else if (const auto kept = kept_cut_prefix(journal, i)) {
       out += *kept;
     }
   }
@@ -607,11 +614,14 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     auto refused = [&](const mock::JournalEntry& e) {
       return is_model_request(e) && delivered_finish(s, e) == mock::FinishReason::kContentFilter;
     };
+    // Not when the conversation kept that attempt's text (continue): kept_text holds it already,
+    // and showing it twice is glued text.
     std::string given_up_on;
     if (!run.completed && result.cancel_prompt < 0) {
-      for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
-        if (!is_model_request(*it) || (!it->completed && it->delivered_text.empty())) continue;
-        if (!it->completed && !refused(*it)) given_up_on = it->delivered_text;
+      for (std::size_t k = journal.size(); k-- > 0;) {
+        const mock::JournalEntry& e = journal[k];
+        if (!is_model_request(e) || (!e.completed && e.delivered_text.empty())) continue;
+        if (!e.completed && !refused(e) && !kept_cut_prefix(journal, k)) given_up_on = e.delivered_text;
         break;
       }
     }
@@ -625,10 +635,14 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json_quoted(*shown);
+      std::string failed = "";
+      if (!run.completed && result.cancel_prompt < 0) {
+        failed = "; as the run failed, the start of " + json_quoted(failed_view) + " would do";
+      }
       result.violations.push_back({"clean-output", "the user is shown text the answer does not hold: " + seen +
                                                        ", but only the kept turns' text " + json_quoted(committed) +
                                                        " should be shown (completed attempts, and a cut turn the next "
-                                                       "request kept)"});
+                                                       "request kept)" + failed});
     }
   }
   // The shown text joined across the output's lines: under `continue` a kept cut turn and its

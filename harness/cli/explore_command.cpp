@@ -130,7 +130,9 @@ Exploring an external agent (a black box), instead of the reference runtime:
                             or recipe path, as `hiccup run --agent` runs it
   --agent-cmd COMMAND       explore COMMAND (through /bin/sh -c; any program, a test suite too) as
                             the agent; it gets HICCUP_BASE_URL, HICCUP_PROMPT, HICCUP_LEDGER and the
-                            provider's base-URL variable, as with `hiccup run --agent-cmd`
+                            provider's base-URL variable, as with `hiccup run --agent-cmd`; it
+                            runs in a scratch folder with PATH, HOME, TMPDIR, LANG and HICCUP_*
+                            alone: paths absolute, other variables set in COMMAND
   --tool NAME:ARG           with --agent-cmd: the agent's shell tool and the argument holding its
                             command line (default run_shell_command:command)
   --provider NAME           with --agent-cmd: the wire format it speaks (default gemini); with

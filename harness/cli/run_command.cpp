@@ -72,7 +72,9 @@ options (each at most once, unless marked repeatable):
   --agent-cmd COMMAND  run COMMAND (through /bin/sh -c) as the agent; it gets HICCUP_BASE_URL,
                        HICCUP_PROMPT, HICCUP_LEDGER and the provider's base-URL variable; it
                        runs in a scratch folder with a scratch HOME and TMPDIR (the folder hiccup
-                       was started from is in HICCUP_INVOKE_DIR)
+                       was started from is in HICCUP_INVOKE_DIR: give paths absolute or from it)
+                       and an environment of PATH, HOME, TMPDIR, LANG and HICCUP_* alone: set
+                       anything else in COMMAND (`FAKE_AGENT_MODE=duplicate exec python3 ...`)
   --agent-timeout S    wall-clock limit per agent run in seconds (default: the recipe's, 120)
   --strict             with --agent/--agent-cmd: policy differences fail too (below)
   --timing-scale X     play every scenario's event timing (`delay_s`) at X times, in place of its
