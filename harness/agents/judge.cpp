@@ -73,10 +73,6 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
   return shown;
 }
 
-/// The text a user should see: per turn, what the conversation kept of it, in order. A completed
-/// attempt's text unless the agent asked for its turn again (answer_discarded), or, for an attempt
-/// that was cut and whose turn the next request keeps (the `continue` design; kept_cut_text), the
-/// kept text when it is a prefix of what the attempt delivered.
 /// The text the black box kept of the cut attempt journal[i] (kept_cut_text, when not empty and a
 /// prefix of what the attempt delivered); nullopt when it kept none.
 std::optional<std::string> kept_cut_prefix(const mock::Journal& journal, std::size_t i) {
@@ -85,6 +81,9 @@ std::optional<std::string> kept_cut_prefix(const mock::Journal& journal, std::si
   return kept;
 }
 
+/// The text a user should see: per turn, what the conversation kept of it, in order. A completed
+/// attempt's text unless the agent asked for its turn again (answer_discarded), or, for an attempt
+/// that was cut and whose turn the next request keeps (the `continue` design), kept_cut_prefix.
 std::string kept_text(const mock::Journal& journal) {
   std::string out;
   for (std::size_t i = 0; i < journal.size(); ++i) {
@@ -635,7 +634,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
                                                     recipe.shown_text_pointer + ")"
                                               : "the agent showed " + json_quoted(*shown);
-      std::string failed = "";
+      std::string failed;
       if (!run.completed && result.cancel_prompt < 0) {
         failed = "; as the run failed, the start of " + json_quoted(failed_view) + " would do";
       }
