@@ -727,10 +727,14 @@ TEST_CASE("a run that failed may show less than the answers held, never text the
     "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } },
                                { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] } ]
   })");
-  Recipe shows = showing_text(fake_agent("correct"));
-  shows.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
-  shows.env["FAKE_AGENT_ATTEMPTS"] = "2";
-  const AgentCaseResult twice = run_agent_scenario(cut, shows, {});
+  // `mode` showing every attempt's text, a failed one's too, with a budget of two attempts a turn.
+  auto shows_every_attempt = [](const std::string& mode) {
+    Recipe r = showing_text(fake_agent(mode));
+    r.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
+    r.env["FAKE_AGENT_ATTEMPTS"] = "2";
+    return r;
+  };
+  const AgentCaseResult twice = run_agent_scenario(cut, shows_every_attempt("correct"), {});
   INFO(twice.harness_error << twice.output_tail);
   REQUIRE(twice.harness_error.empty());
   CHECK_FALSE(twice.completed);
@@ -743,9 +747,7 @@ TEST_CASE("a run that failed may show less than the answers held, never text the
     "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] },
                { "attempts": [ { "status": 503 }, { "status": 503 } ] } ]
   })");
-  Recipe keeps = showing_text(fake_agent("continue-text"));
-  keeps.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
-  keeps.env["FAKE_AGENT_ATTEMPTS"] = "2";
+  const Recipe keeps = shows_every_attempt("continue-text");
   const AgentCaseResult once = run_agent_scenario(kept, keeps, {});
   INFO(once.harness_error << once.output_tail);
   REQUIRE(once.harness_error.empty());

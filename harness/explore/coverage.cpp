@@ -24,11 +24,6 @@ const mock::Attempt* played_attempt(const CaseResult& r, const JournalEntry& e) 
   return &attempts[static_cast<std::size_t>(e.script_attempt)];
 }
 
-/// The finish reason `e` delivered, if any (invariants.h's, over the case's scenario).
-std::optional<mock::FinishReason> delivered_finish(const CaseResult& r, const JournalEntry& e) {
-  return harness::delivered_finish(r.scenario, e);
-}
-
 bool failed_after_delivering(const JournalEntry& e, bool calls, bool text) {
   if (e.completed) return false;
   return (calls && !e.delivered_calls.empty()) || (text && !e.delivered_text.empty());
@@ -102,7 +97,7 @@ bool bounded_retries_pre(const CaseResult& r) {
 bool honest_outcome_pre(const CaseResult& r) {
   if (tool_failed(r)) return true;
   for (const JournalEntry& e : r.journal) {
-    const auto finish = delivered_finish(r, e);
+    const auto finish = delivered_finish(r.scenario, e);
     if (finish == mock::FinishReason::kContentFilter || finish == mock::FinishReason::kMalformedCall ||
         finish == mock::FinishReason::kMaxTokens) {
       return true;
@@ -119,7 +114,7 @@ bool clean_output_pre(const CaseResult& r) {
 
 bool content_filter_pre(const CaseResult& r) {
   return std::any_of(r.journal.begin(), r.journal.end(), [&](const JournalEntry& e) {
-    return delivered_finish(r, e) == mock::FinishReason::kContentFilter;
+    return delivered_finish(r.scenario, e) == mock::FinishReason::kContentFilter;
   });
 }
 
@@ -283,7 +278,7 @@ CaseCoverage case_coverage(const CaseResult& r) {
     }
     if (e.reasoning_due > 0 && e.validated) add_once(c.reasoning, "sent back");
     if (e.response_status >= 400) add_once(c.statuses, std::to_string(e.response_status));
-    if (auto finish = delivered_finish(r, e)) add_once(c.finishes, std::string(mock::finish_name(*finish)));
+    if (auto finish = delivered_finish(r.scenario, e)) add_once(c.finishes, std::string(mock::finish_name(*finish)));
     if (e.fault.empty()) continue;
     add_once(c.faults, e.fault);
     const mock::Attempt* a = played_attempt(r, e);
