@@ -749,7 +749,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   if (out.errors > 0) log << ", " << out.errors << " could not run";
   log << "; digest " << out.digest << "\n";
   log << out.failures.size() << (out.failures.size() == 1 ? " distinct failure" : " distinct failures")
-      << " (confirmed, shrunk)" << (out.failures.empty() ? "" : ":") << "\n";
+      << (o.confirm <= 0 ? " (shrunk; not re-run: --confirm 0)" : " (confirmed, shrunk)") << (out.failures.empty() ? "" : ":") << "\n";
   for (std::size_t k = 0; k < out.failures.size(); ++k) {
     const DistinctFailure& f = out.failures[k];
     log << "  " << k + 1 << ". " << f.signature.text() << ": " << f.cases.size() << (f.cases.size() == 1 ? " case" : " cases")

@@ -125,8 +125,9 @@ class MarkdownListener final : public ReportListener {
     if (t.extra.contains("black_box") && t.extra["black_box"].is_object()) {
       const nlohmann::json& b = t.extra["black_box"];
       auto count = [&](const char* key) { return b.contains(key) && b[key].is_array() ? b[key].size() : std::size_t{0}; };
-      m << count("distinct_failures") << " distinct failure(s), confirmed and shrunk; " << count("flaky")
-        << " flaky (not confirmed, not shrunk)\n\n";
+      const bool rerun = !(b.contains("confirm") && b["confirm"].is_number_integer() && b["confirm"].get<long long>() <= 0);
+      m << count("distinct_failures") << " distinct failure(s), " << (rerun ? "confirmed and shrunk" : "shrunk, not re-run (--confirm 0)")
+        << "; " << count("flaky") << " flaky (not confirmed, not shrunk)\n\n";
       if (b.contains("flaky") && b["flaky"].is_array()) {
         for (const nlohmann::json& f : b["flaky"]) {
           if (!f.is_object() || !f.contains("signature") || !f["signature"].is_string()) continue;

@@ -232,6 +232,25 @@ TEST_CASE("summary.md says how many cases over http were judged on a slower re-r
   CHECK_THAT(read(), !Catch::Contains("re-run"));
 }
 
+TEST_CASE("summary.md of a black-box exploration says whether its failures were confirmed by re-runs") {
+  const auto dir = hiccup_test::temp_path("hiccup_report_test_md_black_box");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string md = (dir / "summary.md").string();
+  auto written = [&](int confirm) {
+    auto l = make_markdown_listener(md, "");
+    l->run_starting(RunInfo{"explore", 1, "http", {}, ""});
+    RunTotals totals{0, 1, 0, 1.0};
+    totals.extra["black_box"] = {{"confirm", confirm}, {"distinct_failures", nlohmann::json::array({{{"signature", "x"}}})},
+                                 {"flaky", nlohmann::json::array()}, {"note", "n"}};
+    l->run_ended(totals);
+    std::ifstream in(md);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK_THAT(written(3), Catch::Contains("1 distinct failure(s), confirmed and shrunk"));
+  CHECK_THAT(written(0), Catch::Contains("1 distinct failure(s), shrunk, not re-run (--confirm 0)") && !Catch::Contains("confirmed and"));
+}
+
 TEST_CASE("summary.md lists each failing case with its violations and replay line, and appends to the step summary") {
   const auto dir = hiccup_test::temp_path("hiccup_report_test_md");
   std::filesystem::remove_all(dir);
