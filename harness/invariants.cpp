@@ -622,6 +622,37 @@ void check_pairing(const Evidence& ev, std::vector<Violation>& out) {
   check_final_history_pairing(ev, out);
 }
 
+/// The model request after journal entry `i` (a preflight or 404 is not one), or nullptr.
+const mock::JournalEntry* next_model_request(const mock::Journal& journal, std::size_t i) {
+  for (std::size_t k = i + 1; k < journal.size(); ++k) {
+    const mock::JournalEntry& n = journal[k];
+    if (n.turn >= 0 && n.played != "preflight" && n.played != "not-found") return &n;
+  }
+  return nullptr;
+}
+
+/// The text of the failed attempt `journal[i]` that the runtime merged into the model turn it had
+/// kept before (a continuation: qwen-code 0.24.4 keeps a cut turn, asks with "Resume directly", and
+/// when that continuation fails too it appends what the continuation delivered to the kept turn
+/// and asks again with the same prompt): the next model request asks for the same turn, and its
+/// model turn `turn - 1` is the one `journal[i]`'s request carried, grown by a non-empty prefix of
+/// what `journal[i]` delivered. nullopt when not so.
+std::optional<std::string> merged_continuation_text(const mock::Journal& journal, std::size_t i) {
+  const mock::JournalEntry& e = journal[i];
+  if (e.completed || e.turn < 1 || !e.contents.is_array()) return std::nullopt;
+  const mock::JournalEntry* next = next_model_request(journal, i);
+  if (next == nullptr || next->turn != e.turn || !next->contents.is_array()) return std::nullopt;
+  const int before = model_content_index(e.contents, e.turn - 1);
+  const int after = model_content_index(next->contents, e.turn - 1);
+  if (before < 0 || after < 0) return std::nullopt;
+  const std::string was = content_text(e.contents[static_cast<std::size_t>(before)]);
+  const std::string now = content_text(next->contents[static_cast<std::size_t>(after)]);
+  if (now.size() <= was.size() || !now.starts_with(was)) return std::nullopt;
+  std::string grown = now.substr(was.size());
+  if (!e.delivered_text.starts_with(grown)) return std::nullopt;
+  return grown;
+}
+
 /// Whether `seen` (a model turn in a request's history) keeps what attempt `a` delivered: exactly
 /// its delivery when it completed; when it was cut (the `continue` design keeps the cut turn), whole
 /// units only: a prefix of its delivered text and, in order, calls it delivered whole. `replays`
@@ -720,6 +751,24 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
           bool kept_as_delivered = false;
           for (const mock::JournalEntry* a : it->second) {
             kept_as_delivered = kept_as_delivered || kept_whole(seen, *a, &replays);
+          }
+          if (!kept_as_delivered) {
+            // A kept cut turn grown by its failed continuations (merged_continuation_text): the
+            // text the turn's attempt delivered, then what each continuation delivered.
+            std::string merged;
+            if (auto next = played.find(model_index + 1); next != played.end()) {
+              for (const mock::JournalEntry* c : next->second) {
+                const auto k = static_cast<std::size_t>(c - ev.journal.data());
+                if (const auto grown = merged_continuation_text(ev.journal, k)) merged += *grown;
+              }
+            }
+            if (!merged.empty() && seen.text.size() > merged.size() && seen.text.ends_with(merged)) {
+              ModelTurn base = seen;
+              base.text.resize(seen.text.size() - merged.size());
+              for (const mock::JournalEntry* a : it->second) {
+                kept_as_delivered = kept_as_delivered || (!a->completed && kept_whole(base, *a));
+              }
+            }
           }
           if (!kept_as_delivered) {
             const mock::JournalEntry* closest = it->second.back();
@@ -938,14 +987,6 @@ void check_liveness(const Evidence& ev, std::vector<Violation>& out) {
   if (ev.hung) out.push_back(make("liveness", ev.cap_message));
 }
 
-/// The model request after journal entry `i` (a preflight or 404 is not one), or nullptr.
-const mock::JournalEntry* next_model_request(const mock::Journal& journal, std::size_t i) {
-  for (std::size_t k = i + 1; k < journal.size(); ++k) {
-    const mock::JournalEntry& n = journal[k];
-    if (n.turn >= 0 && n.played != "preflight" && n.played != "not-found") return &n;
-  }
-  return nullptr;
-}
 const mock::JournalEntry* next_model_request(const Evidence& ev, std::size_t i) { return next_model_request(ev.journal, i); }
 
 }  // namespace
@@ -955,6 +996,7 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
   if (e.completed || e.turn < 0) return std::nullopt;
   const mock::JournalEntry* next = next_model_request(journal, i);
   const json* contents = next != nullptr ? &next->contents : &final_history;
+  if (next != nullptr && next->turn == e.turn) return merged_continuation_text(journal, i);
   if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
   const int m = model_content_index(*contents, e.turn);
   if (m < 0) return std::nullopt;

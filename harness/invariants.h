@@ -107,7 +107,9 @@ bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cu
 /// The text of the cut turn a runtime kept from the failed attempt `journal[i]` (the `continue`
 /// design), or nullopt when it kept none: the text of model turn `journal[i].turn` in the next
 /// model request's history when that request asks for the next turn, else, when no request
-/// follows, in `final_history` (null for a black box, whose history is unknown). One definition for
+/// follows, in `final_history` (null for a black box, whose history is unknown); when the next
+/// request asks for the same turn, the text the runtime merged into the cut turn it had kept
+/// before (a failed continuation's text appended to it: qwen-code). One definition for
 /// clean-output and the black-box judge's shown-text check.
 std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const nlohmann::json& final_history);
 

@@ -242,6 +242,36 @@ TEST_CASE("history-integrity: a kept cut turn may hold whole units only") {
   CHECK(std::count(n.begin(), n.end(), "history-integrity") == 1);
 }
 
+TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's text keeps what the model said") {
+  // qwen-code 0.24.4: a cut "Hel" kept as model turn 0, "Resume directly"; the continuation is cut
+  // after "lo" too, and the kept turn becomes "Hello" before the same prompt is sent again.
+  Fixture f;
+  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
+  auto model_text = [](const std::string& text) {
+    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
+  };
+  f.journal.clear();
+  f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+  f.journal[0].delivered_text = "Hel";
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume}), false));
+  f.journal[1].delivered_text = "lo";
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume}), true));
+  f.journal[2].delivered_text = "!";
+  CHECK(kept_cut_text(f.journal, 0, nullptr) == "Hel");
+  CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo");  // merged into turn 0, not a turn of its own
+  auto integrity = [&] {
+    const auto n = names(f.check());
+    return std::count(n.begin(), n.end(), "history-integrity");
+  };
+  CHECK(integrity() == 0);
+  f.journal[1].delivered_text = "la";  // the continuation said "la": "Hello" was never said
+  CHECK_FALSE(kept_cut_text(f.journal, 1, nullptr).has_value());
+  CHECK(integrity() == 1);
+  f.journal[1].delivered_text = "lo";
+  f.journal[2].contents[1] = model_text("Hellolo");  // the continuation's text merged twice
+  CHECK(integrity() == 1);
+}
+
 TEST_CASE("history-integrity: a duplicated call in a committed turn differs from the delivery") {
   Fixture f;
   json doubled = model_call();

@@ -701,6 +701,69 @@ TEST_CASE("an agent that fails at an undecodable frame and gives up is not taken
   CHECK(r.passed());
 }
 
+TEST_CASE("qwen-code's shown text: its error notice is not the model's text, and a retry that drops the attempt takes its text back") {
+  // Lines as qwen-code 0.24.4 printed them with -o stream-json (stop 59's exploration, cases c2 and
+  // c3), fields it does not judge left out.
+  const Recipe qwen = load_recipe("qwen-code", std::string(HICCUP_SOURCE_DIR) + "/harness/agents/recipes");
+  auto text = [](const std::string& t) {
+    return nlohmann::json{{"type", "assistant"}, {"message", {{"content", {{{"type", "text"}, {"text", t}}}}}}};
+  };
+  const nlohmann::json calls = {{"type", "assistant"},
+                                {"message", {{"content", {{{"type", "tool_use"}, {"id", "call_1_0"}, {"input", {{"command", "echo"}}}}}}}}};
+  auto result = [](const std::string& content, bool error) {
+    return nlohmann::json{{"type", "user"},
+                          {"message", {{"content", {{{"type", "tool_result"}, {"is_error", error}, {"content", content}}}}}}};
+  };
+  const nlohmann::json skipped = result("Skipped because the provider attempt was retried before execution.", true);
+  auto retry = [](bool preserve) {
+    return nlohmann::json{{"type", "system"}, {"subtype", "retry"}, {"data", {{"reason", "retry"}, {"preserveText", preserve}}}};
+  };
+  // A max_tokens finish with calls, retried: the first answer's text is taken back.
+  CHECK(shown_text({text("Retrying later."), calls, skipped, skipped, retry(false), text("Retrying later."), calls,
+                    result("t0c0", false), retry(true), text("Done.[API Error: 404 The model does not exist or you do not have access to it.]")},
+                   qwen) == "Retrying later.Done.");
+  // A retry of the next turn's attempt that showed nothing takes back nothing: the text before it
+  // belongs to a turn whose calls ran (their results came after it).
+  CHECK(shown_text({text("Checking."), calls, result("ok", false), retry(false), retry(false), text("Done.")}, qwen) ==
+        "Checking.Done.");
+  // A notice alone shows nothing; one with a "]" inside is removed whole.
+  CHECK(shown_text({text("[API Error: Expected property name or '}' in JSON at position 71]")}, qwen) == "");
+  CHECK(shown_text({text("Hi.[API Error: a [nested] reason]")}, qwen) == "Hi.");
+  // Without the recipe's rules the same lines show the notice and the dropped attempt's text.
+  Recipe plain = qwen;
+  plain.shown_text_notices.clear();
+  plain.shown_text_retract.clear();
+  CHECK(shown_text({text("Half"), retry(false), text("Hello[API Error: x]")}, plain) == "HalfHello[API Error: x]");
+  CHECK(shown_text({text("Half"), retry(false), text("Hello[API Error: x]")}, qwen) == "Hello");
+  Recipe none = qwen;
+  none.shown_text_pointer.clear();
+  CHECK_FALSE(shown_text({text("Hi.")}, none).has_value());
+}
+
+TEST_CASE("an agent that shows a failed attempt's text and then takes it back as it retries passes clean-output") {
+  const Scenario s = load(R"({
+    "schema": 1, "name": "fake-cut-then-retract", "prompt": "Hi.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } },
+                               { "events": [ { "text": "Hel" }, { "text": "lo" }, { "finish": "stop" } ] } ] } ]
+  })");
+  Recipe agent = showing_text(fake_agent("correct"));
+  agent.env["FAKE_AGENT_SHOW_PARTIAL"] = "1";
+  agent.env["FAKE_AGENT_RETRACT"] = "1";  // prints {"type": "retry", "preserveText": false} before a retry
+  const AgentCaseResult glued = run_agent_scenario(s, agent, {});
+  INFO(glued.harness_error << glued.output_tail);
+  REQUIRE(glued.harness_error.empty());
+  CHECK(glued.completed);
+  CHECK(has(glued.violated(), "clean-output"));  // "HelHello" without the recipe's retract rule
+  agent.shown_text_retract = {{"/type", "retry"}, {"/preserveText", false}};
+  const AgentCaseResult r = run_agent_scenario(s, agent, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.completed);
+  CHECK_FALSE(has(r.violated(), "clean-output"));
+  CHECK_FALSE(has(r.not_applicable, "clean-output"));
+}
+
 TEST_CASE("a run that failed may show less than the answers held, never text they do not hold or text twice") {
   // opencode shows a text part when it ends: a run that dies mid-answer showed nothing of it.
   const Scenario s = load(R"({

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -59,19 +60,50 @@ bool holds(const json& j, const std::map<std::string, json>& fields) {
   });
 }
 
+}  // namespace
+
 /// The text the output's lines show by the recipe's shown_text rule; nullopt when the recipe has
-/// none.
+/// none. The recipe's notices are removed from each line's text, and a retract line takes back the
+/// latest run of shown-text lines when only the abandoned attempt's own lines came after it
+/// (recipe.h shown_text_retract).
 std::optional<std::string> shown_text(const std::vector<json>& lines, const Recipe& recipe) {
   if (recipe.shown_text_pointer.empty()) return std::nullopt;
   std::map<std::string, json> where;
   for (const auto& [pointer, want] : recipe.shown_text_where) where[pointer] = want == "{model}" ? recipe.model : want;
   const json::json_pointer text(recipe.shown_text_pointer);
+  std::vector<std::regex> notices;
+  for (const std::string& n : recipe.shown_text_notices) notices.emplace_back(n, std::regex::ECMAScript);
   std::string shown;
+  std::size_t run_start = 0;   // where the text of the latest run of shown-text lines begins
+  bool run_retractable = false;  // only that run and the attempt's own lines since its start
+  bool in_run = false;
   for (const json& j : lines) {
-    if (holds(j, where) && j.contains(text) && j.at(text).is_string()) shown += j.at(text).get<std::string>();
+    if (!recipe.shown_text_retract.empty() && holds(j, recipe.shown_text_retract)) {
+      if (run_retractable) shown.resize(run_start);
+      run_retractable = in_run = false;
+      continue;
+    }
+    if (holds(j, where)) {
+      if (!in_run) {
+        run_start = shown.size();
+        in_run = run_retractable = true;
+      }
+      if (j.contains(text) && j.at(text).is_string()) {
+        std::string piece = j.at(text).get<std::string>();
+        for (const std::regex& n : notices) piece = std::regex_replace(piece, n, "");
+        shown += piece;
+      }
+      continue;
+    }
+    in_run = false;
+    const bool attempt_line = std::any_of(recipe.shown_text_attempt_lines.begin(), recipe.shown_text_attempt_lines.end(),
+                                          [&](const std::map<std::string, json>& rule) { return holds(j, rule); });
+    if (!attempt_line) run_retractable = false;
   }
   return shown;
 }
+
+namespace {
 
 /// The text the black box kept of the cut attempt journal[i] (kept_cut_text, when not empty and a
 /// prefix of what the attempt delivered); nullopt when it kept none.

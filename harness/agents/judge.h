@@ -151,6 +151,11 @@ std::size_t first_finish(const mock::Attempt& a);
 /// still one (history-integrity).
 void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts = {});
 
+/// The text a JSON-lines output shows by the recipe's shown_text rule (recipe.h): the texts of the
+/// matching lines in order, each without the recipe's notices, less what a retract line took back;
+/// nullopt when the recipe has no rule (clean-output is then not judged).
+std::optional<std::string> shown_text(const std::vector<nlohmann::json>& lines, const Recipe& recipe);
+
 /// Judges one finished black-box run (pure; exposed for tests) against a correct client's run as
 /// the oracle predicts it with the recipe's attempt budget. `cap_message` is non-empty when the
 /// agent was killed at its timeout (a liveness violation; coverage and outcome are then not judged).

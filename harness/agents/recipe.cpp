@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -193,6 +194,75 @@ class RecipeReader {
     }
   }
 
+  /// A {JSON pointer: value} rule matching a JSON line (failure_lines, shown_text's retract); nullopt
+  /// (problems recorded) when it is not a non-empty object keyed by pointers.
+  std::optional<std::map<std::string, json>> line_rule(const json& rule, const std::string& pointer) {
+    if (!rule.is_object() || rule.empty()) {
+      bad(pointer, "expected a non-empty {JSON pointer: value} object, found " +
+                       (rule.is_object() ? std::string("an empty object") : found(rule)));
+      return std::nullopt;
+    }
+    std::map<std::string, json> m;
+    bool ok = true;
+    for (const auto& [p, v] : rule.items()) {
+      if (!pointer_ok(p)) {
+        bad(at(pointer, p), "expected a JSON pointer (\"/…\") as the key, found " + quote_text(p));
+        ok = false;
+      }
+      m[p] = v;
+    }
+    if (!ok) return std::nullopt;
+    return m;
+  }
+
+  /// shown_text's optional `notices` (regular expressions) and `retract` ({where, attempt_lines}).
+  void read_shown_text_extras(const json& t, const std::string& tp, Recipe& r) {
+    if (t.contains("notices")) {
+      const json& n = t["notices"];
+      if (!n.is_array()) {
+        bad(tp + "/notices", "expected an array of regular expressions (ECMAScript), found " + found(n));
+      } else {
+        for (std::size_t i = 0; i < n.size(); ++i) {
+          if (!n[i].is_string() || n[i].get<std::string>().empty()) {
+            bad(at(tp + "/notices", i), "expected a non-empty regular expression (a string), found " + found(n[i]));
+            continue;
+          }
+          try {
+            std::regex check(n[i].get<std::string>(), std::regex::ECMAScript);
+            r.shown_text_notices.push_back(n[i].get<std::string>());
+          } catch (const std::regex_error& e) {
+            bad(at(tp + "/notices", i), std::string("not a valid regular expression (ECMAScript): ") + e.what() +
+                                            ", found " + quote_text(n[i].get<std::string>()));
+          }
+        }
+      }
+    }
+    if (t.contains("retract")) {
+      const json& x = t["retract"];
+      const std::string xp = tp + "/retract";
+      if (!x.is_object()) {
+        bad(xp, "expected {\"where\": {JSON pointer: value}, \"attempt_lines\": [{JSON pointer: value}]}, found " + found(x));
+        return;
+      }
+      only_keys(x, xp, {"where", "attempt_lines"});
+      if (!x.contains("where")) {
+        bad(xp, "missing required field \"where\" (the line that takes the attempt's text back)");
+      } else if (auto m = line_rule(x["where"], xp + "/where")) {
+        r.shown_text_retract = std::move(*m);
+      }
+      if (x.contains("attempt_lines")) {
+        const json& lines = x["attempt_lines"];
+        if (!lines.is_array()) {
+          bad(xp + "/attempt_lines", "expected an array of {JSON pointer: value} objects, found " + found(lines));
+        } else {
+          for (std::size_t i = 0; i < lines.size(); ++i) {
+            if (auto m = line_rule(lines[i], at(xp + "/attempt_lines", i))) r.shown_text_attempt_lines.push_back(std::move(*m));
+          }
+        }
+      }
+    }
+  }
+
   void read_output(const json& o, Recipe& r) {
     if (!o.is_object()) {
       bad("/output", "expected {\"stream\": \"stdout\"|\"stderr\", \"failure_markers\": [strings], …}, found " + found(o));
@@ -210,7 +280,8 @@ class RecipeReader {
       if (!t.is_object()) {
         bad(tp, "expected {\"where\": {JSON pointer: string}, \"pointer\": JSON pointer of the text}, found " + found(t));
       } else {
-        only_keys(t, tp, {"where", "pointer"});
+        only_keys(t, tp, {"where", "pointer", "notices", "retract"});
+        read_shown_text_extras(t, tp, r);
         if (!t.contains("pointer")) {
           bad(tp, "missing required field \"pointer\" (the JSON pointer of the text)");
         } else if (!t["pointer"].is_string() || !pointer_ok(t["pointer"].get<std::string>())) {
@@ -237,22 +308,7 @@ class RecipeReader {
         bad("/output/failure_lines", "expected an array of {JSON pointer: value} objects, found " + found(lines));
       } else {
         for (std::size_t i = 0; i < lines.size(); ++i) {
-          const json& rule = lines[i];
-          const std::string rp = at("/output/failure_lines", i);
-          if (!rule.is_object() || rule.empty()) {
-            bad(rp, "expected a non-empty {JSON pointer: value} object, found " + (rule.is_object() ? std::string("an empty object") : found(rule)));
-            continue;
-          }
-          std::map<std::string, json> m;
-          bool ok = true;
-          for (const auto& [p, v] : rule.items()) {
-            if (!pointer_ok(p)) {
-              bad(at(rp, p), "expected a JSON pointer (\"/…\") as the key, found " + quote_text(p));
-              ok = false;
-            }
-            m[p] = v;
-          }
-          if (ok) r.failure_lines.push_back(std::move(m));
+          if (auto m = line_rule(lines[i], at("/output/failure_lines", i))) r.failure_lines.push_back(std::move(*m));
         }
       }
     }

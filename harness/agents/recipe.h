@@ -92,6 +92,22 @@ struct Recipe {
   /// "{model}" stands for the recipe's model (claude-code marks its own error lines "<synthetic>").
   std::map<std::string, std::string> shown_text_where;
   std::string shown_text_pointer;
+  /// The agent's own notices inside a shown text ("output"/"shown_text"/"notices"): regular
+  /// expressions (ECMAScript, checked when the recipe is read); each match is removed from a line's
+  /// text before it counts as shown. qwen-code appends its error notice to the message it was
+  /// showing ("Done.[API Error: 404 …]"): the user reads an error, not the model's text.
+  std::vector<std::string> shown_text_notices;
+  /// A line that takes back the text the agent showed of an attempt it gave up on and retried
+  /// ("output"/"shown_text"/"retract"/"where"; empty: none): the text of the latest run of
+  /// shown-text lines is no longer shown, when only lines matching `shown_text_attempt_lines`
+  /// ("retract"/"attempt_lines": lines the abandoned attempt itself ends with) came after that run;
+  /// otherwise the attempt showed nothing and nothing is taken back. qwen-code 0.24.4's
+  /// stream-json: `{"type":"system","subtype":"retry","data":{"preserveText":false}}` after the
+  /// attempt's assistant messages and a "Skipped because the provider attempt was retried before
+  /// execution." tool_result per call it dropped (its JSON output adapter's restartAttempt removes
+  /// those messages the same way).
+  std::map<std::string, nlohmann::json> shown_text_retract;
+  std::vector<std::map<std::string, nlohmann::json>> shown_text_attempt_lines;
   /// How the user's cancel and a session's later prompts reach the agent headless (recipe field
   /// "cancel"; docs/AGENTS.md "Cancel and sessions"); unset: a scenario with `interrupt` or
   /// `session` is not playable for it.

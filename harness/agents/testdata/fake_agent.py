@@ -41,6 +41,8 @@ FAKE_AGENT_STRICT_END=1: an attempt whose connection fails after its finish (the
 cleanly: a cut, FIN or reset after the terminal frame) failed and is retried, as claude-code does.
 FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is shown, a failed one's
 too, in any mode (show-partial's display with give-up: the streamed text, then the failure).
+FAKE_AGENT_RETRACT=1 (with FAKE_AGENT_JSONL=1): before it retries an attempt it prints
+{"type": "retry", "preserveText": false}, taking back the text it showed of it (qwen-code's retry line).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -64,6 +66,7 @@ ask_again = os.environ.get("FAKE_AGENT_ASK_AGAIN") == "1"
 results = {}  # the continue modes: each call's function response, by the call's id(), run as it arrived
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
+retract = os.environ.get("FAKE_AGENT_RETRACT") == "1"
 
 
 tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
@@ -151,6 +154,8 @@ for turn in range(8):
         pending = (pending + calls) if mode == "duplicate" else calls
         if finished or (mode.startswith("continue") and calls) or (mode == "continue-text" and text):
             break
+        if jsonl and retract and tries + 1 < attempts:
+            print(json.dumps({"type": "retry", "preserveText": False}), flush=True)
     else:
         sys.exit(1)
     if resume and (blocked or (truncated and not calls)):
