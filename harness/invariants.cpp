@@ -62,7 +62,10 @@ namespace {
 struct ModelTurn {
   std::string text;
   std::vector<std::pair<std::string, json>> calls;
-  bool operator==(const ModelTurn&) const = default;
+  /// merged_continuation only: the start of the delivery that repeated the kept text's end and
+  /// was left out of the turn (not part of what the turn holds; ignored by ==).
+  std::string repeated;
+  bool operator==(const ModelTurn& o) const { return text == o.text && calls == o.calls; }
 };
 
 /// A reasoning part of the neutral view (`"thought": true`): neither text the model said nor a
@@ -86,6 +89,9 @@ ModelTurn from_content(const json& content) {
   }
   return t;
 }
+
+int recorded_turn(const mock::Journal& journal, std::size_t i);  // below, with merged_continuation
+std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::size_t i);
 
 ModelTurn from_delivery(const mock::JournalEntry& e) {
   ModelTurn t;
@@ -232,8 +238,9 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
   const auto replays = replays_in(ev.journal);
   std::vector<std::string> prompts = {ev.scenario.prompt};
   for (const SessionPrompt& p : ev.scenario.session) prompts.push_back(p.prompt);
-  // (prompts the request carried, after a cancel only; turn, position) → executions
-  std::map<std::pair<std::size_t, Identity>, std::vector<const rut::LedgerEntry*>> runs;
+  // ((prompts the request carried, after a cancel only; continuations of its turn merged before
+  // it), (turn, position)) → executions
+  std::map<std::pair<std::pair<std::size_t, std::size_t>, Identity>, std::vector<const rut::LedgerEntry*>> runs;
   for (const rut::LedgerEntry& l : ev.run.ledger) {
     if (l.request_seq < 0 || static_cast<std::size_t>(l.request_seq) >= ev.journal.size()) {
       out.push_back(make("at-most-once", "a side effect the model never asked for: " + tool_words(l.name, l.args) +
@@ -253,7 +260,13 @@ void check_at_most_once(const Evidence& ev, std::vector<Violation>& out) {
     }
     const auto replay = replays.find({e.index, l.call_index});
     const std::size_t asked = ev.scenario.interrupt ? prompts_carried(e.contents, prompts) : 0;
-    runs[{asked, replay == replays.end() ? Identity{e.turn, l.call_index} : replay->second.of}].push_back(&l);
+    // A request for a turn whose earlier answer the runtime merged into the turn before (a
+    // continuation it kept: merged_continuation) asks for a new reply, not that one again.
+    std::size_t merged_before = 0;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(l.request_seq); ++k) {
+      if (ev.journal[k].turn == e.turn && merged_continuation(ev.journal, k)) ++merged_before;
+    }
+    runs[{{asked, merged_before}, replay == replays.end() ? Identity{e.turn, l.call_index} : replay->second.of}].push_back(&l);
   }
   for (const auto& [asked_key, ls] : runs) {
     const Identity& key = asked_key.second;
@@ -376,7 +389,7 @@ void check_recorded_execution(const Evidence& ev, std::vector<Violation>& out) {
       if (n.turn > e.turn && n.contents.is_array() && n.played != "preflight" && n.played != "not-found") next = &n;
     }
     if (next != nullptr) {
-      if (history_records(next->contents, e.turn, *call)) continue;
+      if (history_records(next->contents, recorded_turn(ev.journal, static_cast<std::size_t>(l.request_seq)), *call)) continue;
       out.push_back(make("recorded-execution",
                          "a side effect the model never hears of: " + tool_words(l.name, l.args) + " ran (call " +
                              std::to_string(l.call_index) + " of " + where(e) + "), but the first request past that turn, " +
@@ -631,28 +644,6 @@ const mock::JournalEntry* next_model_request(const mock::Journal& journal, std::
   return nullptr;
 }
 
-/// The text of the failed attempt `journal[i]` that the runtime merged into the model turn it had
-/// kept before (a continuation: qwen-code 0.24.4 keeps a cut turn, asks with "Resume directly", and
-/// when that continuation fails too it appends what the continuation delivered to the kept turn
-/// and asks again with the same prompt): the next model request asks for the same turn, and its
-/// model turn `turn - 1` is the one `journal[i]`'s request carried, grown by a non-empty prefix of
-/// what `journal[i]` delivered. nullopt when not so.
-std::optional<std::string> merged_continuation_text(const mock::Journal& journal, std::size_t i) {
-  const mock::JournalEntry& e = journal[i];
-  if (e.completed || e.turn < 1 || !e.contents.is_array()) return std::nullopt;
-  const mock::JournalEntry* next = next_model_request(journal, i);
-  if (next == nullptr || next->turn != e.turn || !next->contents.is_array()) return std::nullopt;
-  const int before = model_content_index(e.contents, e.turn - 1);
-  const int after = model_content_index(next->contents, e.turn - 1);
-  if (before < 0 || after < 0) return std::nullopt;
-  const std::string was = content_text(e.contents[static_cast<std::size_t>(before)]);
-  const std::string now = content_text(next->contents[static_cast<std::size_t>(after)]);
-  if (now.size() <= was.size() || !now.starts_with(was)) return std::nullopt;
-  std::string grown = now.substr(was.size());
-  if (!e.delivered_text.starts_with(grown)) return std::nullopt;
-  return grown;
-}
-
 /// Whether `seen` (a model turn in a request's history) keeps what attempt `a` delivered: exactly
 /// its delivery when it completed; when it was cut (the `continue` design keeps the cut turn), whole
 /// units only: a prefix of its delivered text and, in order, calls it delivered whole. `replays`
@@ -681,6 +672,53 @@ bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a,
     ++k;
   }
   return true;
+}
+
+/// What the runtime merged of attempt `journal[i]` into the model turn it had kept before: the
+/// next model request asks for the same turn again, and its model turn `turn - 1` is the one
+/// `journal[i]`'s request carried, grown at its end by text and calls that `journal[i]` delivered
+/// (all of it when it completed; whole units of it when it was cut, as kept_whole reads a cut turn).
+/// qwen-code 0.24.4 keeps a cut turn and asks with "Resume directly"; what that continuation
+/// delivers it appends to the kept turn (a cut continuation's text, a completed one's text and
+/// calls), then asks again. nullopt when not so (nothing grew, or something else changed).
+std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::size_t i) {
+  const mock::JournalEntry& e = journal[i];
+  if (e.turn < 1 || !e.contents.is_array()) return std::nullopt;
+  const mock::JournalEntry* next = next_model_request(journal, i);
+  if (next == nullptr || next->turn != e.turn || !next->contents.is_array()) return std::nullopt;
+  const int before = model_content_index(e.contents, e.turn - 1);
+  const int after = model_content_index(next->contents, e.turn - 1);
+  if (before < 0 || after < 0) return std::nullopt;
+  const ModelTurn was = from_content(e.contents[static_cast<std::size_t>(before)]);
+  const ModelTurn now = from_content(next->contents[static_cast<std::size_t>(after)]);
+  if (!now.text.starts_with(was.text) || now.calls.size() < was.calls.size() ||
+      !std::equal(was.calls.begin(), was.calls.end(), now.calls.begin())) {
+    return std::nullopt;
+  }
+  ModelTurn grown;
+  grown.text = now.text.substr(was.text.size());
+  grown.calls.assign(now.calls.begin() + static_cast<std::ptrdiff_t>(was.calls.size()), now.calls.end());
+  if (grown.text.empty() && grown.calls.empty()) return std::nullopt;
+  if (kept_whole(grown, e)) return grown;
+  // The continuation may begin by repeating the end of the kept text (qwen-code tells the model
+  // "The previous assistant response ended with this exact suffix. Do not repeat it", and drops
+  // the overlap when the model does): what grew is then the delivery less that repeat.
+  mock::JournalEntry rest = e;
+  for (std::size_t k = 1; k <= std::min(was.text.size(), e.delivered_text.size()); ++k) {
+    if (!was.text.ends_with(std::string_view(e.delivered_text).substr(0, k))) continue;
+    rest.delivered_text = e.delivered_text.substr(k);
+    if (kept_whole(grown, rest)) {
+      grown.repeated = e.delivered_text.substr(0, k);
+      return grown;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The turn whose model content records what `journal[i]` delivered: `turn - 1` when the runtime
+/// merged it into the turn before (merged_continuation), else its own.
+int recorded_turn(const mock::Journal& journal, std::size_t i) {
+  return merged_continuation(journal, i) ? journal[i].turn - 1 : journal[i].turn;
 }
 
 void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
@@ -753,18 +791,25 @@ void check_history_integrity(const Evidence& ev, std::vector<Violation>& out) {
             kept_as_delivered = kept_as_delivered || kept_whole(seen, *a, &replays);
           }
           if (!kept_as_delivered) {
-            // A kept cut turn grown by its failed continuations (merged_continuation_text): the
-            // text the turn's attempt delivered, then what each continuation delivered.
-            std::string merged;
+            // A kept cut turn grown by its continuations (merged_continuation): whole units of what
+            // the turn's cut attempt delivered, then what each continuation added.
+            ModelTurn merged;
             if (auto next = played.find(model_index + 1); next != played.end()) {
               for (const mock::JournalEntry* c : next->second) {
                 const auto k = static_cast<std::size_t>(c - ev.journal.data());
-                if (const auto grown = merged_continuation_text(ev.journal, k)) merged += *grown;
+                if (const auto grown = merged_continuation(ev.journal, k)) {
+                  merged.text += grown->text;
+                  merged.calls.insert(merged.calls.end(), grown->calls.begin(), grown->calls.end());
+                }
               }
             }
-            if (!merged.empty() && seen.text.size() > merged.size() && seen.text.ends_with(merged)) {
+            const bool tail = seen.text.ends_with(merged.text) && seen.calls.size() >= merged.calls.size() &&
+                              std::equal(merged.calls.begin(), merged.calls.end(),
+                                         seen.calls.end() - static_cast<std::ptrdiff_t>(merged.calls.size()));
+            if (merged != ModelTurn{} && tail) {
               ModelTurn base = seen;
-              base.text.resize(seen.text.size() - merged.size());
+              base.text.resize(seen.text.size() - merged.text.size());
+              base.calls.resize(seen.calls.size() - merged.calls.size());
               for (const mock::JournalEntry* a : it->second) {
                 kept_as_delivered = kept_as_delivered || (!a->completed && kept_whole(base, *a));
               }
@@ -996,7 +1041,11 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
   if (e.completed || e.turn < 0) return std::nullopt;
   const mock::JournalEntry* next = next_model_request(journal, i);
   const json* contents = next != nullptr ? &next->contents : &final_history;
-  if (next != nullptr && next->turn == e.turn) return merged_continuation_text(journal, i);
+  if (next != nullptr && next->turn == e.turn) {
+    // The text shown of it: a repeat of the kept text's end that the turn left out included.
+    const auto merged = merged_continuation(journal, i);
+    return merged ? std::optional<std::string>(merged->repeated + merged->text) : std::nullopt;
+  }
   if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
   const int m = model_content_index(*contents, e.turn);
   if (m < 0) return std::nullopt;
@@ -1007,7 +1056,7 @@ bool answer_discarded(const mock::Journal& journal, std::size_t i) {
   const mock::JournalEntry& e = journal[i];
   if (!e.completed || e.turn < 0) return false;
   const mock::JournalEntry* next = next_model_request(journal, i);
-  return next != nullptr && next->turn >= 0 && next->turn <= e.turn;
+  return next != nullptr && next->turn >= 0 && next->turn <= e.turn && !merged_continuation(journal, i);
 }
 
 namespace {

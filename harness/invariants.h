@@ -109,7 +109,8 @@ bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cu
 /// model request's history when that request asks for the next turn, else, when no request
 /// follows, in `final_history` (null for a black box, whose history is unknown); when the next
 /// request asks for the same turn, the text the runtime merged into the cut turn it had kept
-/// before (a failed continuation's text appended to it: qwen-code). One definition for
+/// before (a failed continuation's text appended to it: qwen-code; with the start that repeated
+/// the kept text's end, which the turn leaves out but the user was shown). One definition for
 /// clean-output and the black-box judge's shown-text check.
 std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const nlohmann::json& final_history);
 

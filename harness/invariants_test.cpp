@@ -270,6 +270,49 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
   f.journal[1].delivered_text = "lo";
   f.journal[2].contents[1] = model_text("Hellolo");  // the continuation's text merged twice
   CHECK(integrity() == 1);
+  // The continuation repeats the kept end ("lo" again after "Hello"): the turn leaves the repeat
+  // out, and the user was shown it.
+  f.journal[2].contents[1] = model_text("Hello");
+  f.journal.push_back(entry(3, 1, 2, json::array({user_prompt(), model_text("Hello!"), resume}), true));
+  f.journal[2].completed = false;
+  f.journal[2].delivered_text = "lo!";
+  CHECK(kept_cut_text(f.journal, 2, nullptr) == "lo!");
+  CHECK(integrity() == 0);
+}
+
+TEST_CASE("a continuation's completed answer merged into the kept turn: its calls are recorded there, and the next request for that turn asks for a new reply") {
+  // qwen-code: turn 0 cut after "Hel" and kept; the continuation (asked for as turn 1) completes
+  // with a call, which is appended to the kept turn, run, and answered; the next request has one
+  // model turn again, so the engine serves turn 1 once more: a new reply, whose call is a new one.
+  Fixture f;
+  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
+  json merged = model_call();
+  merged["parts"].insert(merged["parts"].begin(), json{{"text", "Hello"}});
+  f.journal.clear();
+  f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+  f.journal[0].delivered_text = "Hel";
+  f.journal.push_back(entry(1, 1, 0,
+                            json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", "Hel"}}})}}, resume}),
+                            true));
+  f.journal[1].delivered_text = "lo";
+  f.journal[1].delivered_calls = {mock::DeliveredCall{"shell", {{"command", "ls"}}, "", 0}};
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), merged, responses(1)}), true));
+  f.journal[2].delivered_calls = {mock::DeliveredCall{"shell", {{"command", "ls"}}, "", 0}};
+  f.journal.push_back(entry(3, 2, 0, json::array({user_prompt(), merged, responses(1), model_call(), responses(1)}), true));
+  f.journal[3].delivered_text = "done";
+  f.run.ledger = {rut::LedgerEntry{"shell", {{"command", "ls"}}, 1, 0, ""}, rut::LedgerEntry{"shell", {{"command", "ls"}}, 2, 0, ""}};
+  f.run.final_history = nullptr;
+  CHECK_FALSE(answer_discarded(f.journal, 1));  // merged into turn 0: kept
+  const auto n = names(f.check());
+  for (const char* invariant : {"at-most-once", "recorded-execution", "history-integrity", "pairing"}) {
+    INFO(invariant);
+    CHECK(std::count(n.begin(), n.end(), invariant) == 0);
+  }
+  // Without the merge (the next request's kept turn did not grow), request 2 asks for turn 1's
+  // reply again: the call ran twice for one intention.
+  f.journal[2].contents = json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", "Hel"}}})}}, resume});
+  const auto again = names(f.check());
+  CHECK(std::count(again.begin(), again.end(), "at-most-once") == 1);
 }
 
 TEST_CASE("history-integrity: a duplicated call in a committed turn differs from the delivery") {

@@ -680,18 +680,23 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
     const int turn = model_turns - 1;
     // The calls every attempt of that model turn delivered whole, among earlier requests (in the
     // window, then those that left it): a response may answer a call of a completed attempt or,
-    // when the client kept a cut turn (the `continue` recovery design), of a failed one.
+    // when the client kept a cut turn (the `continue` recovery design), of a failed one. Then
+    // those of the next turn's attempts: a client that merges a continuation's answer into the
+    // cut turn it kept (qwen-code appends what the answer to its "Resume directly" delivered)
+    // asked for that answer as the next turn, and records its calls in the kept one.
     std::vector<const DeliveredCall*> calls;
-    for (const JournalEntry& e : journal_) {
-      if (e.turn != turn || !e.settled) continue;
-      for (const DeliveredCall& c : e.delivered_calls) calls.push_back(&c);
-      // A client that read past an undecodable frame had the calls written after it whole too.
-      if (e.past_undecodable) {
-        for (const DeliveredCall& c : e.past_undecodable->delivered_calls) calls.push_back(&c);
+    for (const int t : {turn, turn + 1}) {
+      for (const JournalEntry& e : journal_) {
+        if (e.turn != t || !e.settled) continue;
+        for (const DeliveredCall& c : e.delivered_calls) calls.push_back(&c);
+        // A client that read past an undecodable frame had the calls written after it whole too.
+        if (e.past_undecodable) {
+          for (const DeliveredCall& c : e.past_undecodable->delivered_calls) calls.push_back(&c);
+        }
       }
-    }
-    if (turn >= 0 && static_cast<std::size_t>(turn) < evicted_delivered_.size()) {
-      for (const DeliveredCall& c : evicted_delivered_[static_cast<std::size_t>(turn)]) calls.push_back(&c);
+      if (t >= 0 && static_cast<std::size_t>(t) < evicted_delivered_.size()) {
+        for (const DeliveredCall& c : evicted_delivered_[static_cast<std::size_t>(t)]) calls.push_back(&c);
+      }
     }
     std::vector<bool> used(calls.size(), false);
     const HistoryContent* model = i > 0 && summary[i - 1].role == "model" ? &summary[i - 1] : nullptr;
@@ -721,7 +726,7 @@ void ScriptEngine::check_responses(const nlohmann::json& contents, JournalEntry&
                            "\"" + (r.id.empty() ? "" : " (id \"" + r.id + "\")");
         entry.issues.push_back("response-for-undelivered-call: " + what +
                                " answers no call any attempt of turn " +
-                               std::to_string(turn) + " delivered");
+                               std::to_string(turn) + " (or of the turn after it) delivered");
       }
     }
   }

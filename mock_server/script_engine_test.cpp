@@ -513,7 +513,7 @@ TEST_CASE("a function response for a call no attempt of its turn delivered whole
   const auto j = engine.journal();
   REQUIRE(j[1].issues.size() == 1);
   CHECK(j[1].issues[0].rfind("response-for-undelivered-call: ", 0) == 0);
-  CHECK(j[1].issues[0].find("answers no call any attempt of turn 0 delivered") != std::string::npos);
+  CHECK(j[1].issues[0].find("answers no call any attempt of turn 0 (or of the turn after it) delivered") != std::string::npos);
   CHECK(j[1].validated);  // the real API would not know
 }
 
@@ -530,6 +530,27 @@ TEST_CASE("a function response may answer a call a cut attempt delivered whole (
   j = engine.journal();
   CHECK(j[1].turn == 1);
   CHECK(j[1].issues.empty());
+}
+
+TEST_CASE("a function response may answer a call of a continuation the client merged into the cut turn it kept") {
+  // qwen-code: turn 0 is cut after its text and kept; the answer to its "Resume directly" (asked
+  // for as turn 1) delivers a call, which the client appends to the kept turn and answers there.
+  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
+  mock::ScriptEngine engine(script_of({{stream({kText, kCall, kStop}, mock::ResetFault{1, 200})},
+                                       {stream({kCall, kStop})},
+                                       {stream({kText, kStop})}}));
+  engine.respond(post(json::array({kUser})));
+  engine.settle(0, {1, true});  // "Deploying." written, then the reset
+  engine.respond(post(json::array({kUser, {{"role", "model"}, {"parts", json::array({{{"text", "Deploying."}}})}}, resume})));
+  engine.settle(1, {2, false});
+  json merged = after_call_turn();
+  merged[1]["parts"].insert(merged[1]["parts"].begin(), json{{"text", "Deploying."}});
+  engine.respond(post(merged));
+  auto j = engine.journal();
+  REQUIRE(j.size() == 3);
+  CHECK(j[1].turn == 1);
+  CHECK(j[2].turn == 1);  // one model turn in its history: the engine asks turn 1 again
+  CHECK(j[2].issues.empty());
 }
 
 TEST_CASE("function responses with ids must match delivered call ids") {
