@@ -610,6 +610,21 @@ TEST_CASE("an agent that asks for more past the script's last answer gets a fina
   CHECK(w.journal[1].played == "unscripted");
   CHECK(w.completed);
   CHECK(has_violation(w, "history-integrity"));
+
+  // A cut answer kept as the turn (continue) asks for more of it: past the script when the cut
+  // attempt was the script's last (qwen-code's "Resume directly"), which is no phantom turn.
+  const Scenario kept_cut = load(R"({
+    "schema": 1, "name": "fake-continue-past-script", "prompt": "Hi.",
+    "turns": [ { "attempts": [ { "events": [ { "text": "Hel" }, { "text": "lo" } ], "fault": { "kind": "reset", "after_event": 1 } } ] } ]
+  })");
+  const AgentCaseResult c = run_agent_scenario(kept_cut, fake_agent("continue-text"), {});
+  INFO(c.harness_error << c.output_tail);
+  for (const auto& v : c.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(c.harness_error.empty());
+  REQUIRE(c.journal.size() == 2);
+  CHECK(c.journal[1].played == "unscripted");
+  CHECK(c.completed);
+  CHECK_FALSE(has_violation(c, "history-integrity"));
 }
 
 TEST_CASE("an agent that skips an undecodable frame and reads on is judged on what the server wrote after it") {

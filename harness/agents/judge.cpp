@@ -599,10 +599,12 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // A request past the script's last turn answered with kPastScriptText (agent_runner.cpp) that
   // asks for more of an answer the model did not finish: the model request before it delivered a
   // max_tokens or content-filter finish (claude-code's "Output token limit hit. Resume directly",
-  // its reminder after a refusal). Any other request past the script (more asked of a whole
-  // answer) is still history-integrity's.
-  auto cut_short = [&](const mock::JournalEntry& e) {
+  // its reminder after a refusal), or that continues a cut answer it kept as its turn (the
+  // `continue` design: qwen-code's "Resume directly" after the script's last attempt was cut).
+  // Any other request past the script (more asked of a whole answer) is still history-integrity's.
+  auto cut_short = [&](const mock::JournalEntry& e, const mock::JournalEntry& next) {
     if (!is_model_request(e)) return false;
+    if (!e.completed && keeps_cut_turn(next.contents, e)) return true;
     const auto finish = delivered_finish(s, e);
     return finish == mock::FinishReason::kMaxTokens || finish == mock::FinishReason::kContentFilter;
   };
@@ -614,7 +616,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     for (const mock::JournalEntry& e : journal) {
       if (static_cast<int>(e.index) == v.request) {
         return e.played == "unscripted" && e.script_attempt < 0 && e.delivered_text == kPastScriptText &&
-               before != nullptr && cut_short(*before);
+               before != nullptr && cut_short(*before, e);
       }
       if (is_model_request(e)) before = &e;
     }
