@@ -744,6 +744,11 @@ TEST_CASE("qwen-code's shown text: its error notice is not the model's text, and
   // A notice alone shows nothing; one with a "]" inside is removed whole.
   CHECK(shown_text({text("[API Error: Expected property name or '}' in JSON at position 71]")}, qwen) == "");
   CHECK(shown_text({text("Hi.[API Error: a [nested] reason]")}, qwen) == "Hi.");
+  CHECK(shown_text({text("Hi.[API Error: one][API Error: two]")}, qwen) == "Hi.");
+  CHECK(shown_text({text("[API Error: quoted] is what it said.")}, qwen) == "[API Error: quoted] is what it said.");
+  // A long line: plain markers, linear (std::regex overflowed the stack at 100,000 characters).
+  const std::string long_text(300000, 'x');
+  CHECK(shown_text({text(long_text + "[API Error: " + long_text + "]")}, qwen) == long_text);
   // Without the recipe's rules the same lines show the notice and the dropped attempt's text.
   Recipe plain = qwen;
   plain.shown_text_notices.clear();

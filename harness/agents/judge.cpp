@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -60,6 +59,23 @@ bool holds(const json& j, const std::map<std::string, json>& fields) {
   });
 }
 
+/// Removes the notices `text` ends with (recipe.h Recipe::Notice): from the last `starts` to the
+/// end, when the text ends with `ends` after it; again while one is left at the end.
+void strip_notices(std::string& text, const std::vector<Recipe::Notice>& notices) {
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (const Recipe::Notice& n : notices) {
+      const std::size_t at = text.rfind(n.starts);
+      if (at == std::string::npos || text.size() - at < n.starts.size() + n.ends.size() ||
+          !std::string_view(text).substr(at + n.starts.size()).ends_with(n.ends)) {
+        continue;
+      }
+      text.resize(at);
+      removed = true;
+    }
+  }
+}
+
 }  // namespace
 
 /// The text the output's lines show by the recipe's shown_text rule; nullopt when the recipe has
@@ -71,8 +87,6 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
   std::map<std::string, json> where;
   for (const auto& [pointer, want] : recipe.shown_text_where) where[pointer] = want == "{model}" ? recipe.model : want;
   const json::json_pointer text(recipe.shown_text_pointer);
-  std::vector<std::regex> notices;
-  for (const std::string& n : recipe.shown_text_notices) notices.emplace_back(n, std::regex::ECMAScript);
   std::string shown;
   std::size_t run_start = 0;   // where the text of the latest run of shown-text lines begins
   bool run_retractable = false;  // only that run and the attempt's own lines since its start
@@ -90,7 +104,7 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
       }
       if (j.contains(text) && j.at(text).is_string()) {
         std::string piece = j.at(text).get<std::string>();
-        for (const std::regex& n : notices) piece = std::regex_replace(piece, n, "");
+        strip_notices(piece, recipe.shown_text_notices);
         shown += piece;
       }
       continue;

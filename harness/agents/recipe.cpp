@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -215,24 +214,25 @@ class RecipeReader {
     return m;
   }
 
-  /// shown_text's optional `notices` (regular expressions) and `retract` ({where, attempt_lines}).
+  /// shown_text's optional `notices` ([{starts, ends}]) and `retract` ({where, attempt_lines}).
   void read_shown_text_extras(const json& t, const std::string& tp, Recipe& r) {
     if (t.contains("notices")) {
       const json& n = t["notices"];
       if (!n.is_array()) {
-        bad(tp + "/notices", "expected an array of regular expressions (ECMAScript), found " + found(n));
+        bad(tp + "/notices", "expected an array of {\"starts\": marker, \"ends\": marker} objects, found " + found(n));
       } else {
         for (std::size_t i = 0; i < n.size(); ++i) {
-          if (!n[i].is_string() || n[i].get<std::string>().empty()) {
-            bad(at(tp + "/notices", i), "expected a non-empty regular expression (a string), found " + found(n[i]));
+          const std::string np = at(tp + "/notices", i);
+          if (!n[i].is_object()) {
+            bad(np, "expected {\"starts\": marker, \"ends\": marker}, found " + found(n[i]));
             continue;
           }
-          try {
-            std::regex check(n[i].get<std::string>(), std::regex::ECMAScript);
-            r.shown_text_notices.push_back(n[i].get<std::string>());
-          } catch (const std::regex_error& e) {
-            bad(at(tp + "/notices", i), std::string("not a valid regular expression (ECMAScript): ") + e.what() +
-                                            ", found " + quote_text(n[i].get<std::string>()));
+          only_keys(n[i], np, {"starts", "ends"});
+          Recipe::Notice notice{str(n[i], np, "starts", true), str(n[i], np, "ends", false)};
+          if (n[i].contains("starts") && n[i]["starts"].is_string() && notice.starts.empty()) {
+            bad(np + "/starts", "expected a non-empty marker (the notice's first characters), found \"\"");
+          } else if (!notice.starts.empty()) {
+            r.shown_text_notices.push_back(std::move(notice));
           }
         }
       }

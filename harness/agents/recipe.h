@@ -92,11 +92,18 @@ struct Recipe {
   /// "{model}" stands for the recipe's model (claude-code marks its own error lines "<synthetic>").
   std::map<std::string, std::string> shown_text_where;
   std::string shown_text_pointer;
-  /// The agent's own notices inside a shown text ("output"/"shown_text"/"notices"): regular
-  /// expressions (ECMAScript, checked when the recipe is read); each match is removed from a line's
-  /// text before it counts as shown. qwen-code appends its error notice to the message it was
-  /// showing ("Done.[API Error: 404 …]"): the user reads an error, not the model's text.
-  std::vector<std::string> shown_text_notices;
+  /// A notice the agent appends to a shown text ("output"/"shown_text"/"notices"): from the last
+  /// `starts` in a line's text to its end, when the text ends with `ends`; removed (repeatedly,
+  /// for several) before the text counts as shown. qwen-code appends its error notice to the
+  /// message it was showing ("Done.[API Error: 404 …]"): the user reads an error, not the model's
+  /// text. Plain markers, not regular expressions: libstdc++'s std::regex recurses per character
+  /// and overflowed the stack on a 100,000-character text.
+  struct Notice {
+    std::string starts;
+    std::string ends;
+    bool operator==(const Notice&) const = default;
+  };
+  std::vector<Notice> shown_text_notices;
   /// A line that takes back the text the agent showed of an attempt it gave up on and retried
   /// ("output"/"shown_text"/"retract"/"where"; empty: none): the text of the latest run of
   /// shown-text lines is no longer shown, when only lines matching `shown_text_attempt_lines`

@@ -271,14 +271,14 @@ TEST_CASE("a recipe's output section is decoded and checked") {
 TEST_CASE("a recipe's shown_text notices and retract rule are decoded, and every problem in them named") {
   nlohmann::json j = {{"name", "x"}, {"argv", {"x"}},
                       {"output", {{"shown_text", {{"where", {{"/type", "assistant"}}}, {"pointer", "/text"},
-                                                  {"notices", {"\\[API Error: [\\s\\S]*\\]$"}},
+                                                  {"notices", {{{"starts", "[API Error: "}, {"ends", "]"}}}},
                                                   {"retract", {{"where", {{"/type", "system"}, {"/data/preserveText", false}}},
                                                                {"attempt_lines", {{{"/type", "user"}}}}}}}}}}};
   const Recipe r = recipe_from_json(j);
-  CHECK(r.shown_text_notices == std::vector<std::string>{"\\[API Error: [\\s\\S]*\\]$"});
+  CHECK(r.shown_text_notices == std::vector<Recipe::Notice>{{"[API Error: ", "]"}});
   CHECK(r.shown_text_retract.at("/data/preserveText") == false);
   REQUIRE(r.shown_text_attempt_lines.size() == 1);
-  j["output"]["shown_text"]["notices"] = {"[unclosed", 3};
+  j["output"]["shown_text"]["notices"] = {{{"starts", ""}}, 3, {{"ends", "]"}, {"start", "x"}}};
   j["output"]["shown_text"]["retract"] = {{"attempt_lines", {{{"type", "user"}}}}, {"when", 1}};
   try {
     recipe_from_json(j);
@@ -286,8 +286,10 @@ TEST_CASE("a recipe's shown_text notices and retract rule are decoded, and every
   } catch (const std::exception& e) {
     const std::string m = e.what();
     INFO(m);
-    CHECK(m.find("/output/shown_text/notices/0: not a valid regular expression (ECMAScript): ") != std::string::npos);
-    CHECK(m.find("/output/shown_text/notices/1: expected a non-empty regular expression (a string), found integer 3") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/0/starts: expected a non-empty marker") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/1: expected {\"starts\": marker, \"ends\": marker}, found integer 3") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/2/start: unknown field \"start\" (known: starts, ends)") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/2: missing required field \"starts\"") != std::string::npos);
     CHECK(m.find("/output/shown_text/retract/when: unknown field \"when\" (known: where, attempt_lines)") != std::string::npos);
     CHECK(m.find("/output/shown_text/retract: missing required field \"where\"") != std::string::npos);
     CHECK(m.find("/output/shown_text/retract/attempt_lines/0/type: expected a JSON pointer") != std::string::npos);
