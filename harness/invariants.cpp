@@ -689,6 +689,15 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   const int before = model_content_index(e.contents, e.turn - 1);
   const int after = model_content_index(next->contents, e.turn - 1);
   if (before < 0 || after < 0) return std::nullopt;
+  // `journal[i]` was a continuation: its history ends with that model turn and one user content
+  // of text alone (the "Resume directly" prompt), not with function responses.
+  if (static_cast<std::size_t>(before) + 2 != e.contents.size()) return std::nullopt;
+  const json& prompt = e.contents.back();
+  if (!prompt.is_object() || prompt.value("role", "") != "user" || content_text(prompt).empty() ||
+      std::any_of(prompt.value("parts", json::array()).begin(), prompt.value("parts", json::array()).end(),
+                  [](const json& part) { return part.is_object() && part.contains("functionResponse"); })) {
+    return std::nullopt;
+  }
   const ModelTurn was = from_content(e.contents[static_cast<std::size_t>(before)]);
   const ModelTurn now = from_content(next->contents[static_cast<std::size_t>(after)]);
   if (!now.text.starts_with(was.text) || now.calls.size() < was.calls.size() ||
@@ -702,10 +711,20 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   if (kept_whole(grown, e)) return grown;
   // The continuation may begin by repeating the end of the kept text (qwen-code tells the model
   // "The previous assistant response ended with this exact suffix. Do not repeat it", and drops
-  // the overlap when the model does): what grew is then the delivery less that repeat.
+  // the overlap when the model does): what grew is then the delivery less that repeat. Only a
+  // repeat qwen-code 0.24.4 counts as one (isSignificantRecoveryOverlap): at least 4 characters
+  // and 6 bytes, or 4 bytes holding markdown structure (#, |, `, a newline). Its replay of a
+  // markdown prefix found further back in the kept text is not read here.
+  auto significant = [](std::string_view overlap) {
+    std::size_t chars = 0;
+    for (const char c : overlap) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    const bool structure = overlap.find_first_of("#|`\n") != std::string_view::npos;
+    return (structure && overlap.size() >= 4) || (overlap.size() >= 6 && chars >= 4);
+  };
   mock::JournalEntry rest = e;
   for (std::size_t k = 1; k <= std::min(was.text.size(), e.delivered_text.size()); ++k) {
-    if (!was.text.ends_with(std::string_view(e.delivered_text).substr(0, k))) continue;
+    const std::string_view overlap = std::string_view(e.delivered_text).substr(0, k);
+    if (!was.text.ends_with(overlap) || !significant(overlap)) continue;
     rest.delivered_text = e.delivered_text.substr(k);
     if (kept_whole(grown, rest)) {
       grown.repeated = e.delivered_text.substr(0, k);

@@ -270,14 +270,37 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
   f.journal[1].delivered_text = "lo";
   f.journal[2].contents[1] = model_text("Hellolo");  // the continuation's text merged twice
   CHECK(integrity() == 1);
-  // The continuation repeats the kept end ("lo" again after "Hello"): the turn leaves the repeat
-  // out, and the user was shown it.
-  f.journal[2].contents[1] = model_text("Hello");
-  f.journal.push_back(entry(3, 1, 2, json::array({user_prompt(), model_text("Hello!"), resume}), true));
-  f.journal[2].completed = false;
-  f.journal[2].delivered_text = "lo!";
-  CHECK(kept_cut_text(f.journal, 2, nullptr) == "lo!");
+  // The continuation repeats the kept end ("lo there" again): the turn leaves the repeat out, and
+  // the user was shown it.
+  f.journal[0].delivered_text = "Hello there";
+  f.journal[1].contents[1] = model_text("Hello there");
+  f.journal[1].delivered_text = "lo there, friend";
+  f.journal[2].contents[1] = model_text("Hello there, friend");
+  CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo there, friend");
   CHECK(integrity() == 0);
+  // A repeat too short for qwen-code to drop (under 4 characters and 6 bytes) is no repeat: "I have
+  // 10" then "0 items" is "I have 100 items", not the "I have 10 items" the history says (a
+  // newcomer's case).
+  f.journal[0].delivered_text = "I have 10";
+  f.journal[1].contents[1] = model_text("I have 10");
+  f.journal[1].delivered_text = "0 items";
+  f.journal[2].contents[1] = model_text("I have 10 items");
+  CHECK_FALSE(kept_cut_text(f.journal, 1, nullptr).has_value());
+  CHECK(integrity() == 1);
+}
+
+TEST_CASE("history-integrity: text glued onto a completed turn after its function responses is no merged continuation") {
+  // A newcomer's case: turn 1's failed text appended to turn 0 (a call and its result), with no
+  // continuation prompt between: not what a continue runtime keeps.
+  Fixture f;
+  f.journal[2].completed = false;
+  f.journal[2].delivered_text = "do";
+  json glued = model_call();
+  glued["parts"].push_back(json{{"text", "do"}});
+  f.journal.push_back(entry(3, 1, 1, json::array({user_prompt(), glued, responses(1)}), true));
+  f.journal[3].delivered_text = "done";
+  const auto n = names(f.check());
+  CHECK(std::count(n.begin(), n.end(), "history-integrity") == 1);
 }
 
 TEST_CASE("a continuation's completed answer merged into the kept turn: its calls are recorded there, and the next request for that turn asks for a new reply") {

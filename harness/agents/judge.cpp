@@ -679,14 +679,19 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     const std::string failed_view = committed + given_up_on;
     const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
     if (*shown != committed && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
-      const std::string seen = shown->empty() ? "no line of the agent's output matched the recipe's shown_text rule (pointer " +
-                                                    recipe.shown_text_pointer + ")"
-                                              : "the agent showed " + json_quoted(*shown);
+      const std::string seen =
+          shown->empty() ? "the agent showed no text (no line of its output matched the recipe's shown_text rule, pointer " +
+                               recipe.shown_text_pointer + ", or the rule's notices and retract lines left none)"
+                         : "the agent showed " + json_quoted(*shown);
       std::string failed;
       if (!run.completed && result.cancel_prompt < 0) {
         failed = "; as the run failed, the start of " + json_quoted(failed_view) + " would do";
       }
-      result.violations.push_back({"clean-output", "the user is shown text the answer does not hold: " + seen +
+      // Less than the answer holds, or other text: the user misses part of the answer, or reads
+      // text it does not hold.
+      const std::string head = committed.starts_with(*shown) ? "the user is not shown all the answer holds: "
+                                                             : "the user is shown text the answer does not hold: ";
+      result.violations.push_back({"clean-output", head + seen +
                                                        ", but only the kept turns' text " + json_quoted(committed) +
                                                        " should be shown (completed attempts, and a cut turn the next "
                                                        "request kept)" + failed});

@@ -112,7 +112,10 @@ struct Recipe {
   /// stream-json: `{"type":"system","subtype":"retry","data":{"preserveText":false}}` after the
   /// attempt's assistant messages and a "Skipped because the provider attempt was retried before
   /// execution." tool_result per call it dropped (its JSON output adapter's restartAttempt removes
-  /// those messages the same way).
+  /// those messages the same way). The lines alone cannot tell an attempt that showed nothing
+  /// after a kept text-only turn from one that showed that text: a retract line there takes the
+  /// kept turn's text back too (qwen-code retries a continuation with preserveText true, which no
+  /// rule matches). Values are compared as written ("{model}" is not substituted here).
   std::map<std::string, nlohmann::json> shown_text_retract;
   std::vector<std::map<std::string, nlohmann::json>> shown_text_attempt_lines;
   /// How the user's cancel and a session's later prompts reach the agent headless (recipe field
