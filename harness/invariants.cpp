@@ -693,10 +693,11 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   // of text alone (the "Resume directly" prompt), not with function responses.
   if (static_cast<std::size_t>(before) + 2 != e.contents.size()) return std::nullopt;
   const json& prompt = e.contents.back();
-  if (!prompt.is_object() || prompt.value("role", "") != "user" || content_text(prompt).empty() ||
-      std::any_of(prompt.value("parts", json::array()).begin(), prompt.value("parts", json::array()).end(),
-                  [](const json& part) { return part.is_object() && part.contains("functionResponse"); })) {
-    return std::nullopt;
+  if (!prompt.is_object() || prompt.value("role", "") != "user" || content_text(prompt).empty()) return std::nullopt;
+  if (const auto parts = prompt.find("parts"); parts != prompt.end() && parts->is_array()) {
+    for (const json& part : *parts) {
+      if (part.is_object() && part.contains("functionResponse")) return std::nullopt;
+    }
   }
   const ModelTurn was = from_content(e.contents[static_cast<std::size_t>(before)]);
   const ModelTurn now = from_content(next->contents[static_cast<std::size_t>(after)]);
