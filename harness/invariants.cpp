@@ -689,14 +689,18 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   const int before = model_content_index(e.contents, e.turn - 1);
   const int after = model_content_index(next->contents, e.turn - 1);
   if (before < 0 || after < 0) return std::nullopt;
-  // `journal[i]` was a continuation: its history ends with that model turn and one user content
-  // of text alone (the "Resume directly" prompt), not with function responses.
-  if (static_cast<std::size_t>(before) + 2 != e.contents.size()) return std::nullopt;
-  const json& prompt = e.contents.back();
-  if (!prompt.is_object() || prompt.value("role", "") != "user" || content_text(prompt).empty()) return std::nullopt;
-  if (const auto parts = prompt.find("parts"); parts != prompt.end() && parts->is_array()) {
-    for (const json& part : *parts) {
-      if (part.is_object() && part.contains("functionResponse")) return std::nullopt;
+  // `journal[i]` was a continuation: its history ends with that model turn, then at most one user
+  // content of text alone (the "Resume directly" prompt; the black-box judge drops it as the
+  // agent's own note when the scenario has a session), not with function responses.
+  const auto after_kept = e.contents.size() - static_cast<std::size_t>(before);
+  if (after_kept != 1 && after_kept != 2) return std::nullopt;
+  if (after_kept == 2) {
+    const json& prompt = e.contents.back();
+    if (!prompt.is_object() || prompt.value("role", "") != "user" || content_text(prompt).empty()) return std::nullopt;
+    if (const auto parts = prompt.find("parts"); parts != prompt.end() && parts->is_array()) {
+      for (const json& part : *parts) {
+        if (part.is_object() && part.contains("functionResponse")) return std::nullopt;
+      }
     }
   }
   const ModelTurn was = from_content(e.contents[static_cast<std::size_t>(before)]);

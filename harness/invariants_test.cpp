@@ -264,6 +264,12 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
     return std::count(n.begin(), n.end(), "history-integrity");
   };
   CHECK(integrity() == 0);
+  // In a session the black-box judge drops the "Resume directly" content as the agent's own note
+  // (strip_preamble): the continuation's history then ends with the kept turn.
+  const json with_prompt = f.journal[1].contents;
+  f.journal[1].contents = json::array({user_prompt(), model_text("Hel")});
+  CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo");
+  f.journal[1].contents = with_prompt;
   f.journal[1].delivered_text = "la";  // the continuation said "la": "Hello" was never said
   CHECK_FALSE(kept_cut_text(f.journal, 1, nullptr).has_value());
   CHECK(integrity() == 1);
