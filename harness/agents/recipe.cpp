@@ -214,6 +214,19 @@ class RecipeReader {
     return m;
   }
 
+  /// An array of line rules at `pointer` (failure_lines, retract's attempt_lines), each checked.
+  std::vector<std::map<std::string, json>> line_rules(const json& rules, const std::string& pointer) {
+    std::vector<std::map<std::string, json>> out;
+    if (!rules.is_array()) {
+      bad(pointer, "expected an array of {JSON pointer: value} objects, found " + found(rules));
+      return out;
+    }
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      if (auto m = line_rule(rules[i], at(pointer, i))) out.push_back(std::move(*m));
+    }
+    return out;
+  }
+
   /// shown_text's optional `notices` ([{starts, ends}]) and `retract` ({where, attempt_lines}).
   void read_shown_text_extras(const json& t, const std::string& tp, Recipe& r) {
     if (t.contains("notices")) {
@@ -250,16 +263,7 @@ class RecipeReader {
       } else if (auto m = line_rule(x["where"], xp + "/where")) {
         r.shown_text_retract = std::move(*m);
       }
-      if (x.contains("attempt_lines")) {
-        const json& lines = x["attempt_lines"];
-        if (!lines.is_array()) {
-          bad(xp + "/attempt_lines", "expected an array of {JSON pointer: value} objects, found " + found(lines));
-        } else {
-          for (std::size_t i = 0; i < lines.size(); ++i) {
-            if (auto m = line_rule(lines[i], at(xp + "/attempt_lines", i))) r.shown_text_attempt_lines.push_back(std::move(*m));
-          }
-        }
-      }
+      if (x.contains("attempt_lines")) r.shown_text_attempt_lines = line_rules(x["attempt_lines"], xp + "/attempt_lines");
     }
   }
 
@@ -302,16 +306,7 @@ class RecipeReader {
         }
       }
     }
-    if (o.contains("failure_lines")) {
-      const json& lines = o["failure_lines"];
-      if (!lines.is_array()) {
-        bad("/output/failure_lines", "expected an array of {JSON pointer: value} objects, found " + found(lines));
-      } else {
-        for (std::size_t i = 0; i < lines.size(); ++i) {
-          if (auto m = line_rule(lines[i], at("/output/failure_lines", i))) r.failure_lines.push_back(std::move(*m));
-        }
-      }
-    }
+    if (o.contains("failure_lines")) r.failure_lines = line_rules(o["failure_lines"], "/output/failure_lines");
     if (o.contains("failure_markers")) {
       const json& markers = o["failure_markers"];
       if (!markers.is_array()) {
