@@ -241,12 +241,9 @@ class RecipeReader {
             continue;
           }
           only_keys(n[i], np, {"starts", "ends"});
+          // str reports a missing, empty or non-string `starts`.
           Recipe::Notice notice{str(n[i], np, "starts", true), str(n[i], np, "ends", false)};
-          if (n[i].contains("starts") && n[i]["starts"].is_string() && notice.starts.empty()) {
-            bad(np + "/starts", "expected a non-empty marker (the notice's first characters), found \"\"");
-          } else if (!notice.starts.empty()) {
-            r.shown_text_notices.push_back(std::move(notice));
-          }
+          if (!notice.starts.empty()) r.shown_text_notices.push_back(std::move(notice));
         }
       }
     }

@@ -286,7 +286,9 @@ TEST_CASE("a recipe's shown_text notices and retract rule are decoded, and every
   } catch (const std::exception& e) {
     const std::string m = e.what();
     INFO(m);
-    CHECK(m.find("/output/shown_text/notices/0/starts: expected a non-empty marker") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/0/starts: expected a non-empty string") != std::string::npos);
+    CHECK(m.find("/output/shown_text/notices/0/starts: expected a non-empty string") ==
+          m.rfind("/output/shown_text/notices/0/starts"));  // named once
     CHECK(m.find("/output/shown_text/notices/1: expected {\"starts\": marker, \"ends\": marker}, found integer 3") != std::string::npos);
     CHECK(m.find("/output/shown_text/notices/2/start: unknown field \"start\" (known: starts, ends)") != std::string::npos);
     CHECK(m.find("/output/shown_text/notices/2: missing required field \"starts\"") != std::string::npos);
