@@ -1073,7 +1073,17 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
   if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
   const int m = model_content_index(*contents, e.turn);
   if (m < 0) return std::nullopt;
-  return content_text((*contents)[static_cast<std::size_t>(m)]);
+  std::string kept = content_text((*contents)[static_cast<std::size_t>(m)]);
+  // Kept, then dropped: a later model request whose history no longer starts that turn with the
+  // kept text (qwen-code gives up a continuation that delivered nothing and asks for the turn
+  // afresh) shows the user's conversation went on without it.
+  for (std::size_t k = i + 1; k < journal.size(); ++k) {
+    const mock::JournalEntry& later = journal[k];
+    if (&later == next || later.turn < 0 || later.played == "preflight" || later.played == "not-found") continue;
+    const int lm = model_content_index(later.contents, e.turn);
+    if (lm < 0 || !content_text(later.contents[static_cast<std::size_t>(lm)]).starts_with(kept)) return std::nullopt;
+  }
+  return kept;
 }
 
 bool answer_discarded(const mock::Journal& journal, std::size_t i) {

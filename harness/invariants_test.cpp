@@ -295,6 +295,30 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
   CHECK(integrity() == 1);
 }
 
+TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
+  // qwen-code 0.24.4 (explore case c99): "Checking." cut and kept as model turn 0, "Resume
+  // directly"; the continuation delivers nothing, and qwen gives the kept turn up and asks for turn
+  // 0 afresh, whose answer "On it. " is the conversation's turn 0. The user is owed "On it. " only.
+  Fixture f;
+  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
+  auto model_text = [](const std::string& text) {
+    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
+  };
+  f.journal.clear();
+  f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+  f.journal[0].delivered_text = "Checking.";
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Checking."), resume}), true));
+  CHECK(kept_cut_text(f.journal, 0, nullptr) == "Checking.");  // kept while no later request says otherwise
+  f.journal.push_back(entry(2, 0, 1, json::array({user_prompt()}), true));
+  f.journal[2].delivered_text = "On it. ";
+  CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());  // asked for turn 0 afresh: dropped
+  // A later history whose turn 0 is another answer drops it too; one that grew it keeps it.
+  f.journal[2] = entry(2, 1, 1, json::array({user_prompt(), model_text("On it. "), resume}), true);
+  CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());
+  f.journal[2].contents[1] = model_text("Checking. Done.");
+  CHECK(kept_cut_text(f.journal, 0, nullptr) == "Checking.");
+}
+
 TEST_CASE("history-integrity: text glued onto a completed turn after its function responses is no merged continuation") {
   // A newcomer's case: turn 1's failed text appended to turn 0 (a call and its result), with no
   // continuation prompt between: not what a continue runtime keeps.

@@ -428,6 +428,43 @@ TEST_CASE("a black box owes the outcome and executions of either recovery design
   CHECK(has(r.violated(), "expect.executions"));
 }
 
+TEST_CASE("an agent that keeps a malformed-call attempt's text, drops its calls and asks for more (qwen-code) passes") {
+  // qwen-code 0.24.4 retries a MALFORMED_FUNCTION_CALL finish with its text preserved: the text is
+  // kept as the turn, the calls (which cannot run) are dropped, and "Resume directly" asks for
+  // more, which the mock serves as turn 1. hold retries turn 0 and runs "a" from attempt 1; the
+  // continue reading that keeps a malformed attempt's whole calls runs "a" from attempt 0; neither
+  // predicts this run, which loses nothing the user is owed: the continue design's fourth reading.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-malformed-keeps-text", "prompt": "Look.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "text": "Let me look." },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "finish": "malformed_call" } ] },
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Done." }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  s.expect = oracle_expect(s);
+  REQUIRE(s.expect.executions->size() == 1);  // hold runs "a" once
+  Recipe agent = showing_text(fake_agent("correct"));
+  agent.env["FAKE_AGENT_MALFORMED_KEEPS_TEXT"] = "1";
+  AgentCaseResult r = run_agent_scenario(s, agent, {});
+  std::string verdicts;
+  for (const auto& v : r.violations) verdicts += v.invariant + ": " + v.message + "\n";
+  INFO(r.harness_error << r.output_tail << verdicts);
+  REQUIRE(r.harness_error.empty());
+  CHECK(r.ledger.empty());  // the malformed call never ran
+  CHECK(r.violations.empty());
+  CHECK(r.differences.empty());
+  // Judged as if the dropped call had run anyway (a side effect of a call the agent says it
+  // dropped), the run fails: no reading predicts that.
+  const rut::LedgerEntry ran{"run_shell_command", nlohmann::json{{"command", "{{ledger}} && echo a"}}, 0, 0, ""};
+  judge_black_box(r, agent, {ran}, "", false);
+  CHECK_FALSE(r.violations.empty());
+}
+
 TEST_CASE("an agent that keeps a cut text-only attempt and asks for more (codex) passes, its next answer joined to the kept text") {
   // Attempt 0 of turn 0 is cut after its text. A hold agent retries into "Hello." and completes
   // (turns 1 and 2 are never reached). continue-text keeps "Let me look." as turn 0 with no prompt

@@ -119,6 +119,59 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
 
 namespace {
 
+/// Whether an attempt of `s` ends with a malformed-call finish after at least one call.
+bool has_malformed_call_with_calls(const Scenario& s) {
+  for (const mock::Turn& t : s.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      bool call = false;
+      for (const mock::Event& ev : a.events) {
+        if (std::holds_alternative<mock::CallEvent>(ev)) call = true;
+        const auto* f = std::get_if<mock::FinishEvent>(&ev);
+        if (f != nullptr && f->reason == mock::FinishReason::kMalformedCall && call) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// `s` with the calls of every attempt that ends with a malformed-call finish removed (its text and
+/// finish stay; a fault's position is moved back past the calls removed before it): what an agent
+/// that drops a malformed answer's calls and keeps its text is owed (judge_black_box's fourth
+/// reading).
+void drop_malformed_calls(Scenario& s) {
+  for (mock::Turn& t : s.script.turns) {
+    for (mock::Attempt& a : t.attempts) {
+      const bool malformed = std::any_of(a.events.begin(), a.events.end(), [](const mock::Event& ev) {
+        const auto* f = std::get_if<mock::FinishEvent>(&ev);
+        return f != nullptr && f->reason == mock::FinishReason::kMalformedCall;
+      });
+      if (!malformed) continue;
+      std::vector<mock::Event> kept;
+      int removed_before_fault = 0;
+      const int fault_at = a.fault ? mock::fault_after_event(*a.fault, a.events.size()) : -1;
+      for (std::size_t k = 0; k < a.events.size(); ++k) {
+        if (std::holds_alternative<mock::CallEvent>(a.events[k])) {
+          if (static_cast<int>(k) < fault_at) ++removed_before_fault;
+          continue;
+        }
+        kept.push_back(a.events[k]);
+      }
+      a.events = std::move(kept);
+      // A fault inside a removed call's arguments falls where that call was: after the events
+      // before it, the fragment gone with the call.
+      const bool inside_call = a.fault && mock::fault_after_fragment(*a.fault).has_value();
+      if (a.fault && (removed_before_fault > 0 || inside_call)) {
+        std::visit(
+            [&](auto& f) {
+              f.after_event = fault_at - removed_before_fault;
+              if (inside_call) f.after_fragment.reset();
+            },
+            *a.fault);
+      }
+    }
+  }
+}
+
 /// The text the black box kept of the cut attempt journal[i] (kept_cut_text, when not empty and a
 /// prefix of what the attempt delivered); nullopt when it kept none.
 std::optional<std::string> kept_cut_prefix(const mock::Journal& journal, std::size_t i) {
@@ -782,11 +835,19 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
         for (const mock::JournalEntry& e : journal) {
           if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;
         }
-        out.push_back(
-            {"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
-                                   (shown.empty() ? std::string() : ", showing " + json_quoted(shown)) +
-                                   ", but a correct client cannot complete this scenario (" +
-                                   (correct.error.empty() ? std::string("it fails") : correct.error) + ")"});
+        Violation v{"honest-outcome", "success reported where the run failed: the agent " + exit_text + " and reports success" +
+                                          (shown.empty() ? std::string() : ", showing " + json_quoted(shown)) +
+                                          ", but a correct client cannot complete this scenario (" +
+                                          (correct.error.empty() ? std::string("it fails") : correct.error) + ")"};
+        // The failure follows from the turn a correct client fails on (its last): the agent's last
+        // request for it, when it made one, is the cause a failure signature anchors on (one
+        // refusal reported as success is one failure, whatever fault came before it).
+        for (const mock::JournalEntry& e : journal) {
+          if (is_model_request(e) && correct.turns_reached > 0 && e.turn == correct.turns_reached - 1) {
+            v.cause_request = static_cast<int>(e.index);
+          }
+        }
+        out.push_back(std::move(v));
       }
     }
     const std::vector<std::string> unjudged = unjudged_expect_fields(x.expect);
@@ -814,15 +875,23 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // a cut text-only attempt (codex asks for more of the kept text; the reference runtime does so
   // only with a continuation prompt): the design's third reading, the oracle's continue with a
   // continuation prompt.
+  //
+  // Its fourth reading: that continue reading, with a malformed-call finish's calls dropped (they
+  // cannot run) and its text kept as the cut turn is (qwen-code 0.24.4 retries
+  // MALFORMED_FUNCTION_CALL with `preserveText`: the text stays, "Resume directly" asks for more).
   const RecoveryDesign design = infer_recovery_design(journal, executions);
   struct Design {
     std::string recovery;
     bool keeps_text = false;
+    bool drops_malformed_calls = false;
   };
   std::vector<Design> designs;
   if (!s.runtime.recovery && !s.interrupt) {
     designs = {{recovery_of(s)}, {recovery_of(s) == "hold" ? "continue" : "hold"}};
-    if (!s.runtime.continuation_prompt) designs.push_back({"continue", true});
+    if (!s.runtime.continuation_prompt) {
+      designs.push_back({"continue", true});
+      if (has_malformed_call_with_calls(s)) designs.push_back({"continue", true, true});
+    }
   }
   // An attempt the agent read past its undecodable frame played, for the agent, as if the frame
   // had not been sent: what a correct client owes is predicted without that fault.
@@ -843,6 +912,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (d.keeps_text) {
       Scenario keeping = x;
       keeping.runtime.continuation_prompt = "";
+      if (d.drops_malformed_calls) drop_malformed_calls(keeping);
       take_changed_predictions(keeping.expect, oracle_expect(x), oracle_expect(keeping));
       x = std::move(keeping);
     }

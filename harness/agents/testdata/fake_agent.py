@@ -43,6 +43,9 @@ FAKE_AGENT_SHOW_PARTIAL=1 (with FAKE_AGENT_JSONL=1): every attempt's text is sho
 too, in any mode (show-partial's display with give-up: the streamed text, then the failure).
 FAKE_AGENT_RETRACT=1 (with FAKE_AGENT_JSONL=1): before it retries an attempt it prints
 {"type": "retry", "preserveText": false}, taking back the text it showed of it (qwen-code's retry line).
+FAKE_AGENT_MALFORMED_KEEPS_TEXT=1: an attempt that ends with a MALFORMED_FUNCTION_CALL finish
+after text keeps that text as a model content, drops its calls (they never run) and asks for more
+("Resume directly."), as qwen-code 0.24.4 does; one without text is retried.
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -67,6 +70,8 @@ results = {}  # the continue modes: each call's function response, by the call's
 jsonl = os.environ.get("FAKE_AGENT_JSONL") == "1"
 attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
 retract = os.environ.get("FAKE_AGENT_RETRACT") == "1"
+malformed_keeps_text = os.environ.get("FAKE_AGENT_MALFORMED_KEEPS_TEXT") == "1"
+malformed = False
 
 
 tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
@@ -94,8 +99,8 @@ def run_call(c):
 def attempt():
     """One streamed attempt: (calls, text, finished). In the continue modes each call runs here,
     as soon as its frame arrives."""
-    global blocked, truncated
-    truncated = False
+    global blocked, truncated, malformed
+    truncated = malformed = False
     conn = http.client.HTTPConnection(base.hostname, base.port, timeout=30)
     calls, text, finished = [], "", False
     try:
@@ -129,6 +134,8 @@ def attempt():
             if cand.get("finishReason") in ("STOP", "MAX_TOKENS"):
                 finished = True
                 truncated = cand.get("finishReason") == "MAX_TOKENS"
+            if cand.get("finishReason") == "MALFORMED_FUNCTION_CALL":
+                malformed = True
             if cand.get("finishReason") == "SAFETY" and mode != "retry-filter":
                 blocked = True
     except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError, AttributeError):
@@ -149,6 +156,10 @@ for turn in range(8):
             print(json.dumps({"type": "text", "text": text}), flush=True)
         if blocked and resume:
             break
+        if malformed and malformed_keeps_text and text:
+            if jsonl and not show_partial and mode != "show-partial":
+                print(json.dumps({"type": "text", "text": text}), flush=True)  # kept: shown
+            break
         if blocked or (mode == "give-up" and not finished):
             sys.exit(1)
         pending = (pending + calls) if mode == "duplicate" else calls
@@ -165,6 +176,10 @@ for turn in range(8):
         reminder = "Your response above was stopped by a safety classifier." if blocked else "Output token limit hit. Resume directly."
         history.append({"role": "user", "parts": [{"text": reminder}]})
         blocked = False
+        continue
+    if malformed and malformed_keeps_text and text:
+        history.append({"role": "model", "parts": [{"text": text}]})
+        history.append({"role": "user", "parts": [{"text": "Resume directly."}]})
         continue
     if truncated_fails and truncated and not calls:
         if not jsonl:
