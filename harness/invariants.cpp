@@ -1060,31 +1060,49 @@ const mock::JournalEntry* next_model_request(const Evidence& ev, std::size_t i) 
 
 }  // namespace
 
+namespace {
+
+/// Whether a model request after `journal[after]` no longer starts its model turn `turn` with
+/// `text`: the runtime gave up the turn it had kept (qwen-code gives up a continuation that
+/// delivered nothing and asks for the turn afresh), so the conversation went on without it.
+bool dropped_later(const mock::Journal& journal, std::size_t after, int turn, const std::string& text) {
+  for (std::size_t k = after + 1; k < journal.size(); ++k) {
+    const mock::JournalEntry& later = journal[k];
+    if (later.turn < 0 || later.played == "preflight" || later.played == "not-found") continue;
+    const int m = model_content_index(later.contents, turn);
+    if (m < 0 || !content_text(later.contents[static_cast<std::size_t>(m)]).starts_with(text)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size_t i, const json& final_history) {
   const mock::JournalEntry& e = journal[i];
   if (e.completed || e.turn < 0) return std::nullopt;
   const mock::JournalEntry* next = next_model_request(journal, i);
   const json* contents = next != nullptr ? &next->contents : &final_history;
+  const std::size_t next_at = next != nullptr ? static_cast<std::size_t>(next - journal.data()) : journal.size();
   if (next != nullptr && next->turn == e.turn) {
-    // The text shown of it: a repeat of the kept text's end that the turn left out included.
+    // The text shown of it: a repeat of the kept text's end that the turn left out included;
+    // none when the turn it grew was given up later.
     const auto merged = merged_continuation(journal, i);
-    return merged ? std::optional<std::string>(merged->repeated + merged->text) : std::nullopt;
+    if (!merged) return std::nullopt;
+    const int m = model_content_index(next->contents, e.turn - 1);
+    if (m >= 0 && dropped_later(journal, next_at, e.turn - 1, content_text(next->contents[static_cast<std::size_t>(m)]))) {
+      return std::nullopt;
+    }
+    return merged->repeated + merged->text;
   }
   if (next != nullptr && next->turn != e.turn + 1) return std::nullopt;
   const int m = model_content_index(*contents, e.turn);
   if (m < 0) return std::nullopt;
   std::string kept = content_text((*contents)[static_cast<std::size_t>(m)]);
-  // Kept, then dropped: a later model request whose history no longer starts that turn with the
-  // kept text (qwen-code gives up a continuation that delivered nothing and asks for the turn
-  // afresh) shows the user's conversation went on without it.
-  for (std::size_t k = i + 1; k < journal.size(); ++k) {
-    const mock::JournalEntry& later = journal[k];
-    if (&later == next || later.turn < 0 || later.played == "preflight" || later.played == "not-found") continue;
-    const int lm = model_content_index(later.contents, e.turn);
-    if (lm < 0 || !content_text(later.contents[static_cast<std::size_t>(lm)]).starts_with(kept)) return std::nullopt;
-  }
+  if (next != nullptr && dropped_later(journal, next_at, e.turn, kept)) return std::nullopt;
   return kept;
 }
+
+bool continuation_merged(const mock::Journal& journal, std::size_t i) { return merged_continuation(journal, i).has_value(); }
 
 bool answer_discarded(const mock::Journal& journal, std::size_t i) {
   const mock::JournalEntry& e = journal[i];

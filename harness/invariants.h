@@ -120,6 +120,12 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
 /// False for an attempt that did not complete, or that no model request follows.
 bool answer_discarded(const mock::Journal& journal, std::size_t i);
 
+/// Whether the runtime merged what attempt `journal[i]` delivered into the model turn it had kept
+/// before (qwen-code's continuation: merged_continuation in invariants.cpp; docs/DESIGN.md
+/// "Recovery designs"): the next model request asks for `journal[i].turn` again with that turn
+/// grown by the delivery.
+bool continuation_merged(const mock::Journal& journal, std::size_t i);
+
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);
 

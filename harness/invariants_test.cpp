@@ -317,6 +317,18 @@ TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
   CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());
   f.journal[2].contents[1] = model_text("Checking. Done.");
   CHECK(kept_cut_text(f.journal, 0, nullptr) == "Checking.");
+  // A continuation's text merged into the kept turn, then the whole turn given up (explore case
+  // c6): neither the kept text nor the merged text is kept.
+  f.journal.resize(1);
+  f.journal[0].delivered_text = "Hel";
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume}), false));
+  f.journal[1].delivered_text = "lo";
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume}), true));
+  CHECK(kept_cut_text(f.journal, 0, nullptr) == "Hel");
+  CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo");
+  f.journal.push_back(entry(3, 0, 1, json::array({user_prompt()}), true));
+  CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());
+  CHECK_FALSE(kept_cut_text(f.journal, 1, nullptr).has_value());
 }
 
 TEST_CASE("history-integrity: text glued onto a completed turn after its function responses is no merged continuation") {

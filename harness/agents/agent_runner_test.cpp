@@ -465,6 +465,47 @@ TEST_CASE("an agent that keeps a malformed-call attempt's text, drops its calls 
   CHECK_FALSE(r.violations.empty());
 }
 
+TEST_CASE("after a completed continuation merged into the kept turn (qwen-code), the server's numbering lags: outcome verdicts are not judged, harms still are") {
+  // Turn 0's first attempt is cut after its text. hold retries it ("Checking." and call b), runs a
+  // from turn 1 and ends at turn 2. The merging agent keeps "Let me look.", asks for more, gets
+  // turn 1's call a, appends it to the kept turn and runs it; its next request has one model turn,
+  // so the server serves turn 1 again ("Done."), and it ends there. Turn 2 is never requested and
+  // b never runs, which the script's numbering, not the agent, explains.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-merged-continuation", "prompt": "Look.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "text": "Let me look." }, { "finish": "stop" } ], "fault": { "kind": "reset", "after_event": 1 } },
+          { "events": [ { "text": "Checking." },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "finish": "stop" } ] },
+          { "events": [ { "text": "Done." }, { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "All set!" }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  s.expect = oracle_expect(s);
+  Recipe agent = showing_text(fake_agent("correct"));
+  agent.env["FAKE_AGENT_MERGE"] = "1";
+  AgentCaseResult r = run_agent_scenario(s, agent, {});
+  std::string verdicts;
+  for (const auto& v : r.violations) verdicts += v.invariant + ": " + v.message + "\n";
+  INFO(r.harness_error << r.output_tail << verdicts << r.design_evidence);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.ledger.size() == 1u);  // a, from the merged continuation
+  CHECK(r.violations.empty());
+  CHECK(has(r.not_applicable, "scenario-coverage"));
+  CHECK(has(r.not_applicable, "expect.executions"));
+  CHECK(r.design_evidence.find("one turn behind the conversation") != std::string::npos);
+  // A harm is still judged: the same run with a's side effect twice.
+  const std::vector<rut::LedgerEntry> once = token_executions(r.ledger, r.journal, r.scenario);
+  REQUIRE(once.size() == 1u);
+  judge_black_box(r, agent, {once[0], once[0]}, "", false);
+  CHECK(has(r.violated(), "at-most-once"));
+}
+
 TEST_CASE("an agent that keeps a cut text-only attempt and asks for more (codex) passes, its next answer joined to the kept text") {
   // Attempt 0 of turn 0 is cut after its text. A hold agent retries into "Hello." and completes
   // (turns 1 and 2 are never reached). continue-text keeps "Let me look." as turn 0 with no prompt

@@ -771,8 +771,20 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // `recovery` (`x` is the scenario as played under it): the verdicts scenario-coverage,
   // outcome-agreement, honest-outcome's "success reported where the run failed", and the
   // applicable expect fields.
+  //
+  // After a completed answer merged into the turn kept before it (qwen-code's continuation), the
+  // server numbers the agent's next request as that turn again: from there on it serves the
+  // script one turn behind the conversation, so what a correct client of the script owes (its
+  // turns, outcome, final text and executions) no longer says what this agent was owed. Those
+  // verdicts are then not judged; the invariants (at-most-once keyed by merged continuations,
+  // history-integrity, pairing, clean-output, a refusal continued past) still are.
+  int merge_lag = -1;
+  for (std::size_t i = 0; i < journal.size() && merge_lag < 0; ++i) {
+    if (journal[i].completed && is_model_request(journal[i]) && continuation_merged(journal, i)) merge_lag = static_cast<int>(i);
+  }
   auto owed = [&](const Scenario& x, const std::optional<std::string>& recovery) {
     std::vector<Violation> out;
+    if (merge_lag >= 0) return out;
     Scenario correct_client = x;
     correct_client.runtime = RuntimeSettings{};
     correct_client.runtime.max_attempts = recipe.max_attempts;
@@ -934,6 +946,19 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   }
   result.not_applicable.clear();
   if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
+  if (merge_lag >= 0) {
+    result.not_applicable.push_back("scenario-coverage");
+    result.not_applicable.push_back("outcome-agreement");
+    if (s.expect.outcome) result.not_applicable.push_back("expect.outcome");
+    if (s.expect.final_text) result.not_applicable.push_back("expect.final_text");
+    if (s.expect.executions) result.not_applicable.push_back("expect.executions");
+    result.design_evidence += std::string(result.design_evidence.empty() ? "" : "; ") + "request " +
+                              std::to_string(merge_lag) +
+                              "'s completed answer was merged into the turn kept before it, so the server numbers "
+                              "the requests after it one turn behind the conversation: scenario-coverage, "
+                              "outcome-agreement, honest-outcome's success check and the expect fields of "
+                              "outcome and executions are not judged";
+  }
 
   // A bug or a policy difference: an agent that reported failure honestly, broke no invariant
   // and did contact the server, where a correct client would have retried and completed, differs

@@ -46,6 +46,9 @@ FAKE_AGENT_RETRACT=1 (with FAKE_AGENT_JSONL=1): before it retries an attempt it 
 FAKE_AGENT_MALFORMED_KEEPS_TEXT=1: an attempt that ends with a MALFORMED_FUNCTION_CALL finish
 after text keeps that text as a model content, drops its calls (they never run) and asks for more
 ("Resume directly."), as qwen-code 0.24.4 does; one without text is retried.
+FAKE_AGENT_MERGE=1: an attempt cut after text only is kept as a model content and "Resume directly."
+asks for more; the answer to it is appended to that kept content (its text and calls; the prompt
+is dropped), as qwen-code 0.24.4 merges a continuation into the turn it kept.
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -72,6 +75,8 @@ attempts = int(os.environ.get("FAKE_AGENT_ATTEMPTS", "4"))
 retract = os.environ.get("FAKE_AGENT_RETRACT") == "1"
 malformed_keeps_text = os.environ.get("FAKE_AGENT_MALFORMED_KEEPS_TEXT") == "1"
 malformed = False
+merge = os.environ.get("FAKE_AGENT_MERGE") == "1"
+merging = False
 
 
 tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
@@ -156,6 +161,8 @@ for turn in range(8):
             print(json.dumps({"type": "text", "text": text}), flush=True)
         if blocked and resume:
             break
+        if merge and not finished and text and not calls:
+            break  # kept below, and continued
         if malformed and malformed_keeps_text and text:
             if jsonl and not show_partial and mode != "show-partial":
                 print(json.dumps({"type": "text", "text": text}), flush=True)  # kept: shown
@@ -176,6 +183,23 @@ for turn in range(8):
         reminder = "Your response above was stopped by a safety classifier." if blocked else "Output token limit hit. Resume directly."
         history.append({"role": "user", "parts": [{"text": reminder}]})
         blocked = False
+        continue
+    if merge and not finished and text and not calls:
+        if jsonl:
+            print(json.dumps({"type": "text", "text": text}), flush=True)
+        history.append({"role": "model", "parts": [{"text": text}]})
+        history.append({"role": "user", "parts": [{"text": "Resume directly."}]})
+        merging = True
+        continue
+    if merging:
+        history.pop()  # the "Resume directly." prompt
+        history[-1]["parts"] += [{"text": text}] * bool(text) + [{"functionCall": c} for c in calls]
+        merging = False
+        if not calls:
+            if not jsonl:
+                print(text)
+            sys.exit(0)
+        history.append({"role": "user", "parts": [{"functionResponse": {"name": c["name"], "response": run_call(c)}} for c in calls]})
         continue
     if malformed and malformed_keeps_text and text:
         history.append({"role": "model", "parts": [{"text": text}]})
