@@ -712,8 +712,6 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   ModelTurn grown;
   grown.text = now.text.substr(was.text.size());
   grown.calls.assign(now.calls.begin() + static_cast<std::ptrdiff_t>(was.calls.size()), now.calls.end());
-  if (grown.text.empty() && grown.calls.empty()) return std::nullopt;
-  if (kept_whole(grown, e)) return grown;
   // The continuation may begin by repeating the end of the kept text (qwen-code tells the model
   // "The previous assistant response ended with this exact suffix. Do not repeat it", and drops
   // the overlap when the model does): what grew is then the delivery less that repeat. Only a
@@ -726,6 +724,17 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
     const bool structure = overlap.find_first_of("#|`\n") != std::string_view::npos;
     return (structure && overlap.size() >= 4) || (overlap.size() >= 6 && chars >= 4);
   };
+  if (grown.text.empty() && grown.calls.empty()) {
+    // Nothing grew: a completed continuation that only repeated the kept text's end (all of it
+    // dropped as the overlap; explore case c1) merged nothing, yet was the continuation's answer.
+    if (e.completed && e.delivered_calls.empty() && !e.delivered_text.empty() && was.text.ends_with(e.delivered_text) &&
+        significant(e.delivered_text)) {
+      grown.repeated = e.delivered_text;
+      return grown;
+    }
+    return std::nullopt;
+  }
+  if (kept_whole(grown, e)) return grown;
   mock::JournalEntry rest = e;
   for (std::size_t k = 1; k <= std::min(was.text.size(), e.delivered_text.size()); ++k) {
     const std::string_view overlap = std::string_view(e.delivered_text).substr(0, k);

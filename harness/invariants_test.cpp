@@ -295,6 +295,34 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
   CHECK(integrity() == 1);
 }
 
+TEST_CASE("a completed continuation that only repeated the kept text's end merged nothing, yet was the answer") {
+  // qwen-code 0.24.4 (explore case c1): "All set!" cut and kept; the continuation answers "All
+  // set!" again, which qwen drops whole as the overlap, so the kept turn does not grow; the user
+  // was shown it, and the next request asks for the same turn again.
+  Fixture f;
+  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
+  const json again = {{"role", "user"}, {"parts", json::array({{{"text", "Continue where you stopped."}}})}};
+  auto model_text = [](const std::string& text) {
+    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
+  };
+  f.journal.clear();
+  f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+  f.journal[0].delivered_text = "All set!";
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("All set!"), resume}), true));
+  f.journal[1].delivered_text = "All set!";
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("All set!"), again}), true));
+  f.journal[2].delivered_text = "Continued.";
+  CHECK(continuation_merged(f.journal, 1));
+  CHECK_FALSE(answer_discarded(f.journal, 1));
+  // A repeat too short to be one (qwen keeps "ok!" twice): nothing merged, the answer discarded.
+  f.journal[0].delivered_text = "ok!";
+  f.journal[1].contents[1] = model_text("ok!");
+  f.journal[1].delivered_text = "ok!";
+  f.journal[2].contents[1] = model_text("ok!");
+  CHECK_FALSE(continuation_merged(f.journal, 1));
+  CHECK(answer_discarded(f.journal, 1));
+}
+
 TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
   // qwen-code 0.24.4 (explore case c99): "Checking." cut and kept as model turn 0, "Resume
   // directly"; the continuation delivers nothing, and qwen gives the kept turn up and asks for turn
