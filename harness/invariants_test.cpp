@@ -11,6 +11,9 @@ namespace {
 using nlohmann::json;
 
 json user_prompt() { return {{"role", "user"}, {"parts", json::array({{{"text", "go"}}})}}; }
+/// qwen-code's continuation prompt after a kept cut turn.
+json resume_prompt() { return {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}}; }
+json model_text(const std::string& text) { return {{"role", "model"}, {"parts", json::array({{{"text", text}}})}}; }
 json model_call() {
   return {{"role", "model"},
           {"parts", json::array({{{"functionCall", {{"name", "shell"}, {"args", {{"command", "ls"}}}}}}})}};
@@ -246,16 +249,12 @@ TEST_CASE("history-integrity: a kept cut turn grown by its failed continuation's
   // qwen-code 0.24.4: a cut "Hel" kept as model turn 0, "Resume directly"; the continuation is cut
   // after "lo" too, and the kept turn becomes "Hello" before the same prompt is sent again.
   Fixture f;
-  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
-  auto model_text = [](const std::string& text) {
-    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
-  };
   f.journal.clear();
   f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
   f.journal[0].delivered_text = "Hel";
-  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume}), false));
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume_prompt()}), false));
   f.journal[1].delivered_text = "lo";
-  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume}), true));
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume_prompt()}), true));
   f.journal[2].delivered_text = "!";
   CHECK(kept_cut_text(f.journal, 0, nullptr) == "Hel");
   CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo");  // merged into turn 0, not a turn of its own
@@ -300,15 +299,11 @@ TEST_CASE("a completed continuation that only repeated the kept text's end merge
   // set!" again, which qwen drops whole as the overlap, so the kept turn does not grow; the user
   // was shown it, and the next request asks for the same turn again.
   Fixture f;
-  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
   const json again = {{"role", "user"}, {"parts", json::array({{{"text", "Continue where you stopped."}}})}};
-  auto model_text = [](const std::string& text) {
-    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
-  };
   f.journal.clear();
   f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
   f.journal[0].delivered_text = "All set!";
-  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("All set!"), resume}), true));
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("All set!"), resume_prompt()}), true));
   f.journal[1].delivered_text = "All set!";
   f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("All set!"), again}), true));
   f.journal[2].delivered_text = "Continued.";
@@ -328,20 +323,16 @@ TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
   // directly"; the continuation delivers nothing, and qwen gives the kept turn up and asks for turn
   // 0 afresh, whose answer "On it. " is the conversation's turn 0. The user is owed "On it. " only.
   Fixture f;
-  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
-  auto model_text = [](const std::string& text) {
-    return json{{"role", "model"}, {"parts", json::array({{{"text", text}}})}};
-  };
   f.journal.clear();
   f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
   f.journal[0].delivered_text = "Checking.";
-  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Checking."), resume}), true));
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Checking."), resume_prompt()}), true));
   CHECK(kept_cut_text(f.journal, 0, nullptr) == "Checking.");  // kept while no later request says otherwise
   f.journal.push_back(entry(2, 0, 1, json::array({user_prompt()}), true));
   f.journal[2].delivered_text = "On it. ";
   CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());  // asked for turn 0 afresh: dropped
   // A later history whose turn 0 is another answer drops it too; one that grew it keeps it.
-  f.journal[2] = entry(2, 1, 1, json::array({user_prompt(), model_text("On it. "), resume}), true);
+  f.journal[2] = entry(2, 1, 1, json::array({user_prompt(), model_text("On it. "), resume_prompt()}), true);
   CHECK_FALSE(kept_cut_text(f.journal, 0, nullptr).has_value());
   f.journal[2].contents[1] = model_text("Checking. Done.");
   CHECK(kept_cut_text(f.journal, 0, nullptr) == "Checking.");
@@ -349,9 +340,9 @@ TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
   // c6): neither the kept text nor the merged text is kept.
   f.journal.resize(1);
   f.journal[0].delivered_text = "Hel";
-  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume}), false));
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume_prompt()}), false));
   f.journal[1].delivered_text = "lo";
-  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume}), true));
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume_prompt()}), true));
   CHECK(kept_cut_text(f.journal, 0, nullptr) == "Hel");
   CHECK(kept_cut_text(f.journal, 1, nullptr) == "lo");
   f.journal.push_back(entry(3, 0, 1, json::array({user_prompt()}), true));
@@ -378,14 +369,13 @@ TEST_CASE("a continuation's completed answer merged into the kept turn: its call
   // with a call, which is appended to the kept turn, run, and answered; the next request has one
   // model turn again, so the engine serves turn 1 once more: a new reply, whose call is a new one.
   Fixture f;
-  const json resume = {{"role", "user"}, {"parts", json::array({{{"text", "Resume directly."}}})}};
   json merged = model_call();
   merged["parts"].insert(merged["parts"].begin(), json{{"text", "Hello"}});
   f.journal.clear();
   f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
   f.journal[0].delivered_text = "Hel";
   f.journal.push_back(entry(1, 1, 0,
-                            json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", "Hel"}}})}}, resume}),
+                            json::array({user_prompt(), model_text("Hel"), resume_prompt()}),
                             true));
   f.journal[1].delivered_text = "lo";
   f.journal[1].delivered_calls = {mock::DeliveredCall{"shell", {{"command", "ls"}}, "", 0}};
@@ -403,7 +393,7 @@ TEST_CASE("a continuation's completed answer merged into the kept turn: its call
   }
   // Without the merge (the next request's kept turn did not grow), request 2 asks for turn 1's
   // reply again: the call ran twice for one intention.
-  f.journal[2].contents = json::array({user_prompt(), {{"role", "model"}, {"parts", json::array({{{"text", "Hel"}}})}}, resume});
+  f.journal[2].contents = json::array({user_prompt(), model_text("Hel"), resume_prompt()});
   const auto again = names(f.check());
   CHECK(std::count(again.begin(), again.end(), "at-most-once") == 1);
 }
