@@ -727,8 +727,17 @@ std::optional<ModelTurn> merged_continuation(const mock::Journal& journal, std::
   if (grown.text.empty() && grown.calls.empty()) {
     // Nothing grew: a completed continuation that only repeated the kept text's end (all of it
     // dropped as the overlap; explore case c1) merged nothing, yet was the continuation's answer.
-    if (e.completed && e.delivered_calls.empty() && !e.delivered_text.empty() && was.text.ends_with(e.delivered_text) &&
-        significant(e.delivered_text)) {
+    // Only after a cut turn (a continuation continues one): a session prompt's answer that the
+    // agent asked for again, and that happens to repeat the end of a completed turn before it, is
+    // no merge.
+    const mock::JournalEntry* kept_from = nullptr;
+    for (std::size_t k = 0; k < i; ++k) {
+      if (journal[k].turn == e.turn - 1 && journal[k].played != "preflight" && journal[k].played != "not-found") {
+        kept_from = &journal[k];
+      }
+    }
+    if (kept_from != nullptr && !kept_from->completed && e.completed && e.delivered_calls.empty() &&
+        !e.delivered_text.empty() && was.text.ends_with(e.delivered_text) && significant(e.delivered_text)) {
       grown.repeated = e.delivered_text;
       return grown;
     }

@@ -309,6 +309,12 @@ TEST_CASE("a completed continuation that only repeated the kept text's end merge
   f.journal[2].delivered_text = "Continued.";
   CHECK(continuation_merged(f.journal, 1));
   CHECK_FALSE(answer_discarded(f.journal, 1));
+  // The same requests after a turn 0 that completed: a session prompt's answer asked for again
+  // (opencode retries an answer cut after its finish), not a continuation.
+  f.journal[0].completed = true;
+  CHECK_FALSE(continuation_merged(f.journal, 1));
+  CHECK(answer_discarded(f.journal, 1));
+  f.journal[0].completed = false;
   // A repeat too short to be one (qwen keeps "ok!" twice): nothing merged, the answer discarded.
   f.journal[0].delivered_text = "ok!";
   f.journal[1].contents[1] = model_text("ok!");
