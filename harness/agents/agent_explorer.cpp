@@ -339,6 +339,29 @@ int confirmations_needed(int confirm) {
 
 bool is_confirmed(int same, int confirm) { return same >= confirmations_needed(confirm); }
 
+std::optional<Scenario> shrink_candidate(const Scenario& candidate, const Recipe& recipe,
+                                        const explore::GenerateLimits& limits) {
+  try {
+    if ((limits.runtime && candidate.runtime != *limits.runtime) || !calls_fit(candidate, limits) ||
+        cancel_hold_problem(candidate)) {
+      return std::nullopt;
+    }
+    Scenario s = candidate;
+    s.expect = oracle_expect(s);
+    if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;
+    if (!check_agent_scenario(s, recipe).empty()) return std::nullopt;
+    // A counterexample must fail on the agent, not on the scenario: a candidate the reference
+    // runtime fails too (e.g. a session prompt left without a turn to answer it) is no smaller
+    // form of the failure. In memory: milliseconds, against seconds for an agent run.
+    RunOptions reference;
+    reference.transport = TransportKind::kMemory;
+    if (!run_scenario(s, reference).passed()) return std::nullopt;
+    return s;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   explore::GenerateLimits limits;
   RuntimeSettings rt;
@@ -535,13 +558,9 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
     int runs = 0;
     const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
-      if (candidate.runtime != *limits.runtime || !calls_fit(candidate, limits) || cancel_hold_problem(candidate)) {
-        return std::nullopt;
-      }
-      Scenario s = candidate;
-      s.expect = oracle_expect(s);
-      if (!parse_scenario(write_scenario(s), s.name + ".json").problems.empty()) return std::nullopt;
-      if (!check_agent_scenario(s, recipe).empty()) return std::nullopt;
+      const std::optional<Scenario> playable = shrink_candidate(candidate, recipe, limits);
+      if (!playable) return std::nullopt;
+      const Scenario& s = *playable;
       // Two runs at once (one after the other with --jobs 1), a third only when they disagree:
       // kept when 2 of 3 fail the same way.
       // A run gets at most what is left of the shrink budget; one that timed out on that shorter

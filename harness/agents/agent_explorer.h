@@ -84,6 +84,14 @@ bool is_confirmed(int same, int confirm);
 /// a `cancel` (black_box_case keeps the interrupts it can play).
 explore::GenerateLimits black_box_limits(const Recipe& recipe);
 
+/// A shrinking step's candidate as the agent would play it (with the oracle's expect), or nullopt
+/// when it is no candidate: outside `limits` (another runtime, calls that do not fit, an interrupt
+/// the server's hold cannot play), not clean under lint or check_agent_scenario, or failed by the
+/// reference runtime in memory (then the scenario, not the agent, would be what fails; e.g. a
+/// session prompt left without a turn to answer it). Never throws.
+std::optional<Scenario> shrink_candidate(const Scenario& candidate, const Recipe& recipe,
+                                         const explore::GenerateLimits& limits);
+
 /// Case `index` of `seed` for the agent (explore::generate_case within `limits`, with the oracle's
 /// expect): an interrupt is kept only where the server's hold can play it against a black box (a
 /// cancel while the answer streams, cancel_hold_problem silent); others are dropped, the session

@@ -445,6 +445,39 @@ TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
   CHECK(stopped.scenario == start);
 }
 
+TEST_CASE("a shrink candidate the reference runtime fails is no candidate: the scenario, not the agent, would fail") {
+  // gemini-cli's explore case c30 shrank to this at stop 60: two turns, both spent by the first
+  // prompt, so the session's second prompt has no turn to answer it and the reference runtime
+  // fails the file too. The shrinker now rejects such a candidate before running the agent.
+  Recipe recipe = command_recipe("true", "gemini");
+  recipe.tool_name = "run_shell_command";
+  recipe.tool_command_arg = "command";
+  recipe.max_attempts = 10;
+  recipe.cancel = RecipeCancel{};
+  recipe.cancel->resume_argv = {"true"};
+  recipe.cancel->why = "test";
+  const explore::GenerateLimits limits = black_box_limits(recipe);
+  Scenario short_of_turns = load(R"({
+    "schema": 1, "name": "c30", "provider": "gemini", "prompt": "Run the generated task.",
+    "session": [ { "prompt": "Continue where you stopped." } ],
+    "runtime": { "max_attempts": 10, "idle_timeout_s": 2 },
+    "turns": [
+      { "attempts": [ { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo t0c0" } } },
+                                    { "text": "On it. " }, { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Continued." }, { "finish": "stop" } ] } ] }
+    ]
+  })");
+  CHECK_FALSE(shrink_candidate(short_of_turns, recipe, limits).has_value());
+  Scenario answered = short_of_turns;  // a turn for the second prompt: a candidate
+  answered.script.turns.push_back(answered.script.turns.back());
+  const std::optional<Scenario> kept = shrink_candidate(answered, recipe, limits);
+  REQUIRE(kept.has_value());
+  CHECK(kept->expect.outcome == "completed");  // the oracle's expect, filled in
+  // Outside the agent's limits (another attempt budget): no candidate either.
+  answered.runtime.max_attempts = 3;
+  CHECK_FALSE(shrink_candidate(answered, recipe, limits).has_value());
+}
+
 }  // namespace
 }  // namespace agent_explorer_test
 }  // namespace harness::agents
