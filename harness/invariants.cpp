@@ -1122,6 +1122,11 @@ std::optional<std::string> kept_cut_text(const mock::Journal& journal, std::size
 
 bool continuation_merged(const mock::Journal& journal, std::size_t i) { return merged_continuation(journal, i).has_value(); }
 
+std::string merged_repeat(const mock::Journal& journal, std::size_t i) {
+  const auto merged = merged_continuation(journal, i);
+  return merged ? merged->repeated : std::string();
+}
+
 bool answer_discarded(const mock::Journal& journal, std::size_t i) {
   const mock::JournalEntry& e = journal[i];
   if (!e.completed || e.turn < 0) return false;
@@ -1294,6 +1299,16 @@ void check_honest_outcome(const Evidence& ev, std::vector<Violation>& out) {
                              "model had answered",
                          next);
       v.cause_request = static_cast<int>(e.index);  // what went wrong is the refusal, whatever `next` met
+      out.push_back(std::move(v));
+    } else if (next != nullptr && merged_continuation(ev.journal, i)) {
+      // A refused continuation appended to the turn kept before it (qwen-code's merge) is kept as
+      // an answer too, though the next request asks for the same turn number.
+      Violation v = make("honest-outcome",
+                         "a refusal treated as an answer: " + where(e) +
+                             " ended with a content-filter finish, and " + where(*next) +
+                             " carries what it delivered merged into the turn kept before it, as if the model had answered",
+                         next);
+      v.cause_request = static_cast<int>(e.index);
       out.push_back(std::move(v));
     }
   }

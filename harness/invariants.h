@@ -105,7 +105,8 @@ int cancel_point_request(const Scenario& scenario, const std::vector<mock::Journ
 bool keeps_cut_turn(const nlohmann::json& contents, const mock::JournalEntry& cut);
 
 /// The text of the cut turn a runtime kept from the failed attempt `journal[i]` (the `continue`
-/// design), or nullopt when it kept none: the text of model turn `journal[i].turn` in the next
+/// design), or nullopt when it kept none, or gave it up later (a later model request's history no
+/// longer starts that turn with the kept text): the text of model turn `journal[i].turn` in the next
 /// model request's history when that request asks for the next turn, else, when no request
 /// follows, in `final_history` (null for a black box, whose history is unknown); when the next
 /// request asks for the same turn, the text the runtime merged into the cut turn it had kept
@@ -125,6 +126,12 @@ bool answer_discarded(const mock::Journal& journal, std::size_t i);
 /// "Recovery designs"): the next model request asks for `journal[i].turn` again with that turn
 /// grown by the delivery.
 bool continuation_merged(const mock::Journal& journal, std::size_t i);
+
+/// The start of what attempt `journal[i]` delivered that repeated the end of the turn it was
+/// merged into, and that the runtime left out of that turn (qwen-code drops such a repeat from
+/// the history, though the user may have seen it stream); "" when it was merged whole or not
+/// merged.
+std::string merged_repeat(const mock::Journal& journal, std::size_t i);
 
 /// Every `expect` field present in the scenario.
 std::vector<Violation> check_expect(const Evidence& evidence);

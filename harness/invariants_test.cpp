@@ -324,6 +324,43 @@ TEST_CASE("a completed continuation that only repeated the kept text's end merge
   CHECK(answer_discarded(f.journal, 1));
 }
 
+TEST_CASE("honest-outcome: a refused continuation merged into the kept turn is a refusal treated as an answer") {
+  // A newcomer's case: the agent keeps a cut "Hel", its continuation ends with a content-filter
+  // finish after "lo", and it appends "lo" to the kept turn and asks again (the same turn number):
+  // the refusal is kept as if the model had answered.
+  Fixture f;
+  mock::Attempt cut;
+  cut.events = {mock::TextEvent{"Hel"}, mock::FinishEvent{}};
+  mock::Attempt refused;
+  refused.events = {mock::TextEvent{"lo"}, mock::FinishEvent{mock::FinishReason::kContentFilter}};
+  mock::Attempt done;
+  done.events = {mock::TextEvent{"!"}, mock::FinishEvent{}};
+  f.scenario.script.turns = {mock::Turn{{cut}}, mock::Turn{{refused, done}}};
+  f.journal.clear();
+  f.journal.push_back(entry(0, 0, 0, json::array({user_prompt()}), false));
+  f.journal[0].delivered_text = "Hel";
+  f.journal[0].events_delivered = 1;
+  f.journal[0].fault = "reset";
+  f.journal.push_back(entry(1, 1, 0, json::array({user_prompt(), model_text("Hel"), resume_prompt()}), false));
+  f.journal[1].delivered_text = "lo";
+  f.journal[1].events_delivered = 2;
+  f.journal.push_back(entry(2, 1, 1, json::array({user_prompt(), model_text("Hello"), resume_prompt()}), true));
+  f.journal[2].delivered_text = "!";
+  f.journal[2].events_delivered = 2;
+  f.run.ledger.clear();
+  f.run.final_history = nullptr;
+  auto refusal_kept = [&] {
+    for (const Violation& v : f.check()) {
+      if (v.invariant == "honest-outcome" && v.message.find("a refusal treated as an answer") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(refusal_kept());
+  // Not merged (the next request's kept turn did not grow): asked again, not kept.
+  f.journal[2].contents[1] = model_text("Hel");
+  CHECK_FALSE(refusal_kept());
+}
+
 TEST_CASE("a kept cut turn the runtime later dropped is no longer kept text") {
   // qwen-code 0.24.4 (explore case c99): "Checking." cut and kept as model turn 0, "Resume
   // directly"; the continuation delivers nothing, and qwen gives the kept turn up and asks for turn

@@ -263,7 +263,7 @@ TEST_CASE("clean-output is judged from the recipe's shown text: a failed attempt
   REQUIRE(noisy.violated() == std::vector<std::string>{"clean-output"});
   CHECK(noisy.violations[0].message ==
         "the user is shown text the answer does not hold: the agent showed \"HelHello.\", but only the kept turns' text "
-        "\"Hello.\" should be shown (completed attempts, and a cut turn the next request kept)");
+        "\"Hello.\" should be shown (completed attempts, and a cut turn the conversation kept)");
 
   // An agent that shows what streams and gives up at the cut: the user saw "Hel" stop and the
   // failure come, nothing glued to another answer (gemini-cli at a FIN): a policy difference only.
@@ -504,6 +504,21 @@ TEST_CASE("after a completed continuation merged into the kept turn (qwen-code),
   REQUIRE(once.size() == 1u);
   judge_black_box(r, agent, {once[0], once[0]}, "", false);
   CHECK(has(r.violated(), "at-most-once"));
+  // An agent that, after the merge, reports success over an answer whose call it never runs (a
+  // newcomer's case: "Done." came with a call here) is still accused, from the journal.
+  Scenario abandoned = s;
+  abandoned.script.turns[1].attempts[1].events.insert(
+      abandoned.script.turns[1].attempts[1].events.begin() + 1,
+      mock::CallEvent{"run_shell_command", nlohmann::json{{"command", "{{ledger}} && echo c"}}, ""});
+  abandoned.expect = oracle_expect(abandoned);
+  Recipe abandoning = agent;
+  abandoning.env["FAKE_AGENT_ABANDON"] = "1";
+  const AgentCaseResult a = run_agent_scenario(abandoned, abandoning, {});
+  REQUIRE(a.harness_error.empty());
+  CHECK(a.ledger.size() == 1u);  // a only: c never ran
+  CHECK(has(a.violated(), "honest-outcome"));
+  const AgentCaseResult kept = run_agent_scenario(abandoned, agent, {});  // the merging agent runs c
+  CHECK_FALSE(has(kept.violated(), "honest-outcome"));
 }
 
 TEST_CASE("an agent that keeps a cut text-only attempt and asks for more (codex) passes, its next answer joined to the kept text") {

@@ -119,33 +119,37 @@ std::optional<std::string> shown_text(const std::vector<json>& lines, const Reci
 
 namespace {
 
-/// Whether an attempt of `s` ends with a malformed-call finish after at least one call.
+/// Whether attempt `a` delivers a malformed-call finish: one is scripted and no fault falls
+/// before it (an agent never sees a finish the stream was cut ahead of).
+bool delivers_malformed_finish(const mock::Attempt& a) {
+  for (std::size_t k = 0; k < a.events.size(); ++k) {
+    const auto* f = std::get_if<mock::FinishEvent>(&a.events[k]);
+    if (f == nullptr || f->reason != mock::FinishReason::kMalformedCall) continue;
+    return !a.fault || mock::fault_after_event(*a.fault, a.events.size()) > static_cast<int>(k);
+  }
+  return false;
+}
+
+/// Whether an attempt of `s` delivers a malformed-call finish after at least one call.
 bool has_malformed_call_with_calls(const Scenario& s) {
   for (const mock::Turn& t : s.script.turns) {
     for (const mock::Attempt& a : t.attempts) {
-      bool call = false;
-      for (const mock::Event& ev : a.events) {
-        if (std::holds_alternative<mock::CallEvent>(ev)) call = true;
-        const auto* f = std::get_if<mock::FinishEvent>(&ev);
-        if (f != nullptr && f->reason == mock::FinishReason::kMalformedCall && call) return true;
-      }
+      const bool call = std::any_of(a.events.begin(), a.events.end(),
+                                    [](const mock::Event& ev) { return std::holds_alternative<mock::CallEvent>(ev); });
+      if (call && delivers_malformed_finish(a)) return true;
     }
   }
   return false;
 }
 
-/// `s` with the calls of every attempt that ends with a malformed-call finish removed (its text and
+/// `s` with the calls of every attempt that delivers a malformed-call finish removed (its text and
 /// finish stay; a fault's position is moved back past the calls removed before it): what an agent
 /// that drops a malformed answer's calls and keeps its text is owed (judge_black_box's fourth
 /// reading).
 void drop_malformed_calls(Scenario& s) {
   for (mock::Turn& t : s.script.turns) {
     for (mock::Attempt& a : t.attempts) {
-      const bool malformed = std::any_of(a.events.begin(), a.events.end(), [](const mock::Event& ev) {
-        const auto* f = std::get_if<mock::FinishEvent>(&ev);
-        return f != nullptr && f->reason == mock::FinishReason::kMalformedCall;
-      });
-      if (!malformed) continue;
+      if (!delivers_malformed_finish(a)) continue;
       std::vector<mock::Event> kept;
       int removed_before_fault = 0;
       const int fault_at = a.fault ? mock::fault_after_event(*a.fault, a.events.size()) : -1;
@@ -183,15 +187,24 @@ std::optional<std::string> kept_cut_prefix(const mock::Journal& journal, std::si
 /// The text a user should see: per turn, what the conversation kept of it, in order. A completed
 /// attempt's text unless the agent asked for its turn again (answer_discarded), or, for an attempt
 /// that was cut and whose turn the next request keeps (the `continue` design), kept_cut_prefix.
-std::string kept_text(const mock::Journal& journal) {
+/// With `repeats` false, a continuation's start that repeated the kept text's end and was left
+/// out of the turn it merged into (merged_repeat) is left out here too: the history's view, which
+/// an agent may show instead of the stream's.
+std::string kept_text(const mock::Journal& journal, bool repeats = true) {
   std::string out;
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
+    std::string part;
     if (e.completed) {
-      if (!answer_discarded(journal, i)) out += e.delivered_text;
+      if (!answer_discarded(journal, i)) part = e.delivered_text;
     } else if (const auto kept = kept_cut_prefix(journal, i)) {
-      out += *kept;
+      part = *kept;
     }
+    if (!repeats && !part.empty()) {
+      const std::string repeat = merged_repeat(journal, i);
+      if (!repeat.empty() && part.starts_with(repeat)) part.erase(0, repeat.size());
+    }
+    out += part;
   }
   return out;
 }
@@ -731,7 +744,10 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // failure: nothing that the answers do not hold, nothing twice.
     const std::string failed_view = committed + given_up_on;
     const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
-    if (*shown != committed && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
+    // A continuation's repeat of the kept text's end may be shown as it streamed, or not, as the
+    // turn holds it (either is the answer, once).
+    const bool shown_as_turns = *shown == kept_text(journal, /*repeats=*/false);
+    if (*shown != committed && !shown_as_turns && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
       const std::string seen =
           shown->empty() ? "the agent showed no text (no line of its output matched the recipe's shown_text rule, pointer " +
                                recipe.shown_text_pointer + ", or the rule's notices and retract lines left none)"
@@ -746,8 +762,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                                              : "the user is shown text the answer does not hold: ";
       result.violations.push_back({"clean-output", head + seen +
                                                        ", but only the kept turns' text " + json_quoted(committed) +
-                                                       " should be shown (completed attempts, and a cut turn the next "
-                                                       "request kept)" + failed});
+                                                       " should be shown (completed attempts, and a cut turn the "
+                                                       "conversation kept)" + failed});
     }
   }
   // The shown text joined across the output's lines: under `continue` a kept cut turn and its
@@ -944,6 +960,26 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                                         " design, but the run recovered otherwise (" + design.name +
                                                         "): " + design.evidence});
   }
+  // With the outcome verdicts n/a after a merge, a success reported over an unfinished answer is
+  // still judged from the journal: the last answer the agent got asked for calls that never ran.
+  if (merge_lag >= 0 && run.completed && cap_message.empty()) {
+    const mock::JournalEntry* last = nullptr;
+    for (const mock::JournalEntry& e : journal) {
+      if (is_model_request(e)) last = &e;
+    }
+    if (last != nullptr && last->completed && !last->delivered_calls.empty() &&
+        std::none_of(executions.begin(), executions.end(),
+                     [&](const rut::LedgerEntry& x) { return x.request_seq == static_cast<int>(last->index); })) {
+      Violation v{"honest-outcome", "success reported over an unfinished answer: the last answer, request " +
+                                        std::to_string(last->index) + " (turn " + std::to_string(last->turn) + "), asked for " +
+                                        std::to_string(last->delivered_calls.size()) +
+                                        " call(s), none of which ran, and the agent " + exit_text + " and reports success"};
+      v.request = static_cast<int>(last->index);
+      v.turn = last->turn;
+      v.attempt = last->attempt;
+      result.violations.push_back(std::move(v));
+    }
+  }
   result.not_applicable.clear();
   if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
   if (merge_lag >= 0) {
@@ -957,7 +993,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                               "'s completed answer was merged into the turn kept before it, so the server numbers "
                               "the requests after it one turn behind the conversation: scenario-coverage, "
                               "outcome-agreement, honest-outcome's success check and the expect fields of "
-                              "outcome and executions are not judged";
+                              "outcome, final text and executions are not judged";
   }
 
   // A bug or a policy difference: an agent that reported failure honestly, broke no invariant

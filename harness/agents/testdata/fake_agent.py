@@ -48,7 +48,9 @@ after text keeps that text as a model content, drops its calls (they never run) 
 ("Resume directly."), as qwen-code 0.24.4 does; one without text is retried.
 FAKE_AGENT_MERGE=1: an attempt cut after text only is kept as a model content and "Resume directly."
 asks for more; the answer to it is appended to that kept content (its text and calls; the prompt
-is dropped), as qwen-code 0.24.4 merges a continuation into the turn it kept.
+is dropped), as qwen-code 0.24.4 merges a continuation into the turn it kept; a refusal is not
+kept this way. FAKE_AGENT_ABANDON=1 (with FAKE_AGENT_MERGE=1): after a merge, an answer with calls
+is shown and the run ends with success, its calls never run (a bug).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -76,7 +78,8 @@ retract = os.environ.get("FAKE_AGENT_RETRACT") == "1"
 malformed_keeps_text = os.environ.get("FAKE_AGENT_MALFORMED_KEEPS_TEXT") == "1"
 malformed = False
 merge = os.environ.get("FAKE_AGENT_MERGE") == "1"
-merging = False
+merging = merged_once = False
+abandon = os.environ.get("FAKE_AGENT_ABANDON") == "1"
 
 
 tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
@@ -161,7 +164,7 @@ for turn in range(8):
             print(json.dumps({"type": "text", "text": text}), flush=True)
         if blocked and resume:
             break
-        if merge and not finished and text and not calls:
+        if merge and not finished and text and not calls and not blocked:
             break  # kept below, and continued
         if malformed and malformed_keeps_text and text:
             if jsonl and not show_partial and mode != "show-partial":
@@ -184,7 +187,7 @@ for turn in range(8):
         history.append({"role": "user", "parts": [{"text": reminder}]})
         blocked = False
         continue
-    if merge and not finished and text and not calls:
+    if merge and not finished and text and not calls and not blocked:
         if jsonl:
             print(json.dumps({"type": "text", "text": text}), flush=True)
         history.append({"role": "model", "parts": [{"text": text}]})
@@ -195,6 +198,7 @@ for turn in range(8):
         history.pop()  # the "Resume directly." prompt
         history[-1]["parts"] += [{"text": text}] * bool(text) + [{"functionCall": c} for c in calls]
         merging = False
+        merged_once = True
         if not calls:
             if not jsonl:
                 print(text)
@@ -205,6 +209,10 @@ for turn in range(8):
         history.append({"role": "model", "parts": [{"text": text}]})
         history.append({"role": "user", "parts": [{"text": "Resume directly."}]})
         continue
+    if abandon and merged_once and calls:
+        if not jsonl:
+            print(text)
+        sys.exit(0)  # the calls asked for are never run, and success is reported
     if truncated_fails and truncated and not calls:
         if not jsonl:
             print(text)
