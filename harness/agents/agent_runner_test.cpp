@@ -521,6 +521,35 @@ TEST_CASE("after a completed continuation merged into the kept turn (qwen-code),
   CHECK_FALSE(has(kept.violated(), "honest-outcome"));
 }
 
+TEST_CASE("a refusal continued past is accused also when the run then fails") {
+  // A newcomer's case: the agent keeps the refused turn, goes on (a call of the next turn runs),
+  // and the run then fails on a 400. The run's failure does not undo the harm.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-refusal-then-fail", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [ { "events": [ { "text": "I can't" }, { "finish": "content_filter" } ] } ] },
+      { "attempts": [ { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo forbidden" } } },
+                                    { "finish": "stop" } ] } ] },
+      { "attempts": [ { "status": 400 } ] }
+    ]
+  })");
+  s.expect = oracle_expect(s);
+  Recipe agent = fake_agent("correct");
+  agent.env["FAKE_AGENT_RESUME"] = "1";  // keeps a SAFETY-finished turn and goes on
+  const AgentCaseResult r = run_agent_scenario(s, agent, {});
+  std::string verdicts;
+  for (const auto& v : r.violations) verdicts += v.invariant + ": " + v.message + "\n";
+  INFO(r.harness_error << r.output_tail << verdicts);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.process.exit_code != 0);  // the 400 ends the run
+  CHECK(std::any_of(r.violations.begin(), r.violations.end(), [](const Violation& v) {
+    return v.invariant == "honest-outcome" && v.message.find("a refusal treated as an answer") != std::string::npos;
+  }));
+  // The correct agent fails at the refusal and is not accused.
+  const AgentCaseResult ok = run_agent_scenario(s, fake_agent("correct"), {});
+  CHECK(ok.violations.empty());
+}
+
 TEST_CASE("an agent that keeps a cut text-only attempt and asks for more (codex) passes, its next answer joined to the kept text") {
   // Attempt 0 of turn 0 is cut after its text. A hold agent retries into "Hello." and completes
   // (turns 1 and 2 are never reached). continue-text keeps "Let me look." as turn 0 with no prompt

@@ -705,8 +705,11 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   for (Violation& v : check_invariants(evidence)) {
     if (v.invariant == "clean-output") continue;  // judged below from the recipe's shown text
     if (answered_past_script(v)) continue;
-    // Its failure branch asks for a clear error code, which only the runtime's insides hold.
-    if (v.invariant == "honest-outcome" && (!run.completed || !cap_message.empty())) continue;
+    // Its failure branch asks for a clear error code, which only the runtime's insides hold. What
+    // it names at a request (a refusal kept as an answer, a command the token limit cut run) is a
+    // harm however the run ended.
+    if (v.invariant == "honest-outcome" && !cap_message.empty()) continue;
+    if (v.invariant == "honest-outcome" && !run.completed && v.request < 0 && v.cause_request < 0) continue;
     result.violations.push_back(std::move(v));
   }
   // The shown text the answers must hold. After a cancel the text the cancelled process streamed
