@@ -33,6 +33,19 @@ constexpr const char* kResetAfterCall = R"({
   ]
 })";
 
+/// A command recipe of `provider` whose tool is `tool` with a `command` argument, with an attempt
+/// budget and a declared cancel (so sessions and interrupts are generated for it).
+Recipe cancelling_recipe(const std::string& provider, const std::string& tool, int max_attempts) {
+  Recipe recipe = command_recipe("true", provider);
+  recipe.tool_name = tool;
+  recipe.tool_command_arg = "command";
+  recipe.max_attempts = max_attempts;
+  recipe.cancel = RecipeCancel{};
+  recipe.cancel->resume_argv = {"true"};
+  recipe.cancel->why = "test";
+  return recipe;
+}
+
 Scenario load(const char* text) {
   LoadResult r = parse_scenario(text, "test.json");
   for (const auto& p : r.problems) INFO(format_problem(p));
@@ -376,13 +389,7 @@ TEST_CASE("an agent whose recipe declares a cancel gets sessions and cancels whi
 TEST_CASE("an agent that resumes a truncated answer gets a max_tokens finish without a call on the last turn only") {
   // claude-code asks for more of such an answer; in a session's earlier prompt, that request would
   // take the next turn's answer.
-  Recipe recipe = command_recipe("true", "anthropic");
-  recipe.tool_name = "Bash";
-  recipe.tool_command_arg = "command";
-  recipe.max_attempts = 4;
-  recipe.cancel = RecipeCancel{};
-  recipe.cancel->resume_argv = {"true"};
-  recipe.cancel->why = "test";
+  Recipe recipe = cancelling_recipe("anthropic", "Bash", 4);
   auto truncated_answers = [](const Scenario& s, bool last) {
     int n = 0;
     for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
@@ -449,13 +456,7 @@ TEST_CASE("a shrink candidate the reference runtime fails is no candidate: the s
   // gemini-cli's explore case c30 shrank to this at stop 60: two turns, both spent by the first
   // prompt, so the session's second prompt has no turn to answer it and the reference runtime
   // fails the file too. The shrinker now rejects such a candidate before running the agent.
-  Recipe recipe = command_recipe("true", "gemini");
-  recipe.tool_name = "run_shell_command";
-  recipe.tool_command_arg = "command";
-  recipe.max_attempts = 10;
-  recipe.cancel = RecipeCancel{};
-  recipe.cancel->resume_argv = {"true"};
-  recipe.cancel->why = "test";
+  const Recipe recipe = cancelling_recipe("gemini", "run_shell_command", 10);
   const explore::GenerateLimits limits = black_box_limits(recipe);
   Scenario short_of_turns = load(R"({
     "schema": 1, "name": "c30", "provider": "gemini", "prompt": "Run the generated task.",

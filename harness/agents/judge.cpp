@@ -749,8 +749,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
     // A continuation's repeat of the kept text's end may be shown as it streamed, or not, as the
     // turn holds it (either is the answer, once).
-    const bool shown_as_turns = *shown == kept_text(journal, /*repeats=*/false);
-    if (*shown != committed && !shown_as_turns && !shown_then_failed && !(uncancelled && *uncancelled == committed)) {
+    if (*shown != committed && *shown != kept_text(journal, /*repeats=*/false) && !shown_then_failed &&
+        !(uncancelled && *uncancelled == committed)) {
       const std::string seen =
           shown->empty() ? "the agent showed no text (no line of its output matched the recipe's shown_text rule, pointer " +
                                recipe.shown_text_pointer + ", or the rule's notices and retract lines left none)"
