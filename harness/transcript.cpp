@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <regex>
 #include <variant>
 
@@ -66,130 +67,217 @@ std::string fnv1a_hex(std::string_view text) {
   return buf;
 }
 
-std::string transcript_digest(const json& transcript) { return fnv1a_hex(transcript.dump()); }
-
 namespace {
 
-/// FNV-1a 64 fed piece by piece; hex() as fnv1a_hex of the concatenation.
-class Fnv1a {
+/// The transcript digest's hash: a JSON value walked in json's own order (objects by sorted key),
+/// each piece fed as 64-bit little-endian words (a tag, a number's bits, a string's length, then
+/// its bytes 8 at a time, the last word zero-padded) into h = (h ^ w) * 0x9e3779b97f4a7c15, h ^= h >> 32, with
+/// splitmix64's finalizer at the end. Not FNV-1a over json::dump()'s text, as until stop 60: that
+/// ran the serializer's UTF-8 check and escaping over every byte of every case (5% of an in-memory
+/// exploration case's instructions); this reads each string once, 8 bytes a step. Strings are
+/// length-prefixed and containers closed by a tag, so distinct values feed distinct word streams.
+class TranscriptHash {
  public:
-  Fnv1a() : serializer_(std::make_shared<Sink>(h_), ' ') {}
-  Fnv1a& operator<<(std::string_view text) {
-    feed(h_, text.data(), text.size());
-    return *this;
+  void word(std::uint64_t w) {
+    h_ = (h_ ^ w) * 0x9e3779b97f4a7c15ULL;
+    h_ ^= h_ >> 32;
   }
-  Fnv1a& operator<<(const char* text) { return *this << std::string_view(text); }  // not the bool overload
-  Fnv1a& operator<<(char c) { return *this << std::string_view(&c, 1); }
-  Fnv1a& operator<<(bool b) { return *this << (b ? "true" : "false"); }
-  Fnv1a& operator<<(int n) {
-    char buf[16];
-    const int len = std::snprintf(buf, sizeof buf, "%d", n);
-    return *this << std::string_view(buf, static_cast<std::size_t>(len));
+  void string(std::string_view text) {
+    word(kString ^ (static_cast<std::uint64_t>(text.size()) << 8));
+    const char* p = text.data();
+    std::size_t n = text.size();
+    for (; n >= 8; p += 8, n -= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p, 8);
+      word(w);
+    }
+    if (n > 0) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p, n);
+      word(w);
+    }
   }
-  /// A value as json::dump() writes it (strings escaped, numbers in nlohmann's own format): the
-  /// same serializer dump() uses, writing into the hash instead of a string (a dump() a value
-  /// made and freed a string per value: 3 % of an in-memory exploration case's CPU).
-  Fnv1a& dump(const json& value) {
-    serializer_.dump(value, false, false, 0);
-    return *this;
+  void boolean(bool b) { word(b ? kTrue : kFalse); }
+  void integer(std::int64_t n) {
+    word(kInteger);
+    word(static_cast<std::uint64_t>(n));
   }
-  Fnv1a& key(std::string_view name, bool first = false) {
-    if (!first) *this << ',';
-    return *this << '"' << name << "\":";
+  void number(double d) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &d, 8);
+    word(kFloat);
+    word(bits);
   }
+  void open_object() { word(kObject); }
+  void close_object() { word(kObjectEnd); }
+  void open_array() { word(kArray); }
+  void close_array() { word(kArrayEnd); }
+  /// An object member's name (the value follows).
+  void key(std::string_view name) { string(name); }
+
+  /// `value` as a whole: what value(json(x)) and the typed calls above feed alike.
+  void value(const json& v) {
+    switch (v.type()) {
+      case json::value_t::null:
+      case json::value_t::discarded:
+        word(kNull);
+        return;
+      case json::value_t::boolean:
+        boolean(v.get_ref<const json::boolean_t&>());
+        return;
+      case json::value_t::number_integer:
+        integer(v.get_ref<const json::number_integer_t&>());
+        return;
+      case json::value_t::number_unsigned: {
+        const std::uint64_t u = v.get_ref<const json::number_unsigned_t&>();
+        if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+          word(kUnsigned);
+          word(u);
+        } else {
+          integer(static_cast<std::int64_t>(u));
+        }
+        return;
+      }
+      case json::value_t::number_float:
+        number(v.get_ref<const json::number_float_t&>());
+        return;
+      case json::value_t::string:
+        string(v.get_ref<const json::string_t&>());
+        return;
+      case json::value_t::binary:
+        word(kBinary);
+        string(std::string_view(reinterpret_cast<const char*>(v.get_binary().data()), v.get_binary().size()));
+        return;
+      case json::value_t::array:
+        open_array();
+        for (const json& e : v) value(e);
+        close_array();
+        return;
+      case json::value_t::object:
+        open_object();
+        for (auto it = v.begin(); it != v.end(); ++it) {
+          key(it.key());
+          value(it.value());
+        }
+        close_object();
+        return;
+    }
+  }
+
   std::string hex() const {
+    std::uint64_t z = h_;  // splitmix64's finalizer
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(z));
     return buf;
   }
 
  private:
-  static void feed(std::uint64_t& h, const char* data, std::size_t size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      h ^= static_cast<unsigned char>(data[i]);
-      h *= 0x100000001b3ULL;
-    }
-  }
-  /// nlohmann's output adapter interface (detail/output/output_adapters.hpp), feeding the hash.
-  class Sink final : public nlohmann::detail::output_adapter_protocol<char> {
-   public:
-    explicit Sink(std::uint64_t& h) : h_(h) {}
-    void write_character(char c) override { feed(h_, &c, 1); }
-    void write_characters(const char* s, std::size_t length) override { feed(h_, s, length); }
-
-   private:
-    std::uint64_t& h_;
-  };
-
+  // Tags: distinct from one another; a string's tag carries its length above the low byte.
+  static constexpr std::uint64_t kNull = 0x01, kFalse = 0x02, kTrue = 0x03, kInteger = 0x04, kUnsigned = 0x05,
+                                 kFloat = 0x06, kString = 0x07, kBinary = 0x08, kArray = 0x09, kArrayEnd = 0x0a,
+                                 kObject = 0x0b, kObjectEnd = 0x0c;
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
-  nlohmann::detail::serializer<json> serializer_;
 };
 
 }  // namespace
 
+std::string transcript_digest(const json& transcript) {
+  TranscriptHash h;
+  h.value(transcript);
+  return h.hex();
+}
+
 std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
                               const std::vector<ToolCallRecord>& tool_calls) {
-  // make_transcript's object, its keys in json's (std::map) sorted order; kept in step with it by
-  // the test "the streamed transcript digest equals the digest of the built transcript".
-  Fnv1a h;
-  h << '{';
-  h.key("events", true) << '[';
-  for (std::size_t i = 0; i < run.events.size(); ++i) {
-    if (i) h << ',';
-    h.dump(run.events[i]);
-  }
-  h << ']';
-  h.key("final_history").dump(run.final_history);
-  h.key("journal") << '[';
+  // make_transcript's object walked as TranscriptHash::value walks it: its members in json's
+  // (std::map) sorted key order, each value fed as the json make_transcript would hold; kept in
+  // step with it by the test "the streamed transcript digest equals the digest of the built
+  // transcript".
+  TranscriptHash h;
+  h.open_object();
+  h.key("events");
+  h.open_array();
+  for (const json& e : run.events) h.value(e);
+  h.close_array();
+  h.key("final_history");
+  h.value(run.final_history);
+  h.key("journal");
+  h.open_array();
   const int interrupted = interrupted_request(scenario, journal);
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
-    if (i) h << ',';
-    h << '{';
-    h.key("attempt", true) << e.attempt;
-    if (static_cast<int>(i) != interrupted) h.key("completed") << e.completed;
-    h.key("fault").dump(e.fault);
-    if (static_cast<int>(i) == interrupted) h.key("interrupted") << true;
-    h.key("model").dump(e.model);
-    h.key("played").dump(e.played);
-    h.key("script_attempt") << e.script_attempt;
-    h.key("status") << e.response_status;
-    h.key("turn") << e.turn;
-    h.key("validated") << e.validated;
-    h << '}';
-  }
-  h << ']';
-  h.key("ledger") << '[';
-  for (std::size_t i = 0; i < run.ledger.size(); ++i) {
-    const rut::LedgerEntry& l = run.ledger[i];
-    if (i) h << ',';
-    h << '{';
-    h.key("args", true).dump(l.args);
-    h.key("call_index") << l.call_index;
-    h.key("name").dump(l.name);
-    h.key("request_seq") << l.request_seq;
-    h << '}';
-  }
-  h << ']';
-  h.key("outcome") << '{';
-  h.key("completed", true) << run.completed;
-  h.key("error").dump(run.error);
-  h.key("final_text").dump(run.final_text);
-  h.key("truncated") << (run.truncated ? "true" : "false");
-  h << '}';
-  h.key("requests") << run.requests;
-  h.key("scenario").dump(scenario.name);
-  h.key("shown_output").dump(run.shown_output);
-  if (!tool_calls.empty()) {
-    h.key("tool_calls") << '[';
-    for (std::size_t i = 0; i < tool_calls.size(); ++i) {
-      if (i) h << ',';
-      h.dump(tool_call_record_to_json(tool_calls[i]));
+    h.open_object();
+    h.key("attempt");
+    h.integer(e.attempt);
+    if (static_cast<int>(i) != interrupted) {
+      h.key("completed");
+      h.boolean(e.completed);
     }
-    h << ']';
+    h.key("fault");
+    h.string(e.fault);
+    if (static_cast<int>(i) == interrupted) {
+      h.key("interrupted");
+      h.boolean(true);
+    }
+    h.key("model");
+    h.string(e.model);
+    h.key("played");
+    h.string(e.played);
+    h.key("script_attempt");
+    h.integer(e.script_attempt);
+    h.key("status");
+    h.integer(e.response_status);
+    h.key("turn");
+    h.integer(e.turn);
+    h.key("validated");
+    h.boolean(e.validated);
+    h.close_object();
   }
-  h.key("waited_s").dump(run.waited_s);
-  h << '}';
+  h.close_array();
+  h.key("ledger");
+  h.open_array();
+  for (const rut::LedgerEntry& l : run.ledger) {
+    h.open_object();
+    h.key("args");
+    h.value(l.args);
+    h.key("call_index");
+    h.integer(l.call_index);
+    h.key("name");
+    h.string(l.name);
+    h.key("request_seq");
+    h.integer(l.request_seq);
+    h.close_object();
+  }
+  h.close_array();
+  h.key("outcome");
+  h.open_object();
+  h.key("completed");
+  h.boolean(run.completed);
+  h.key("error");
+  h.string(run.error);
+  h.key("final_text");
+  h.string(run.final_text);
+  h.key("truncated");
+  h.boolean(run.truncated);
+  h.close_object();
+  h.key("requests");
+  h.integer(run.requests);
+  h.key("scenario");
+  h.string(scenario.name);
+  h.key("shown_output");
+  h.string(run.shown_output);
+  if (!tool_calls.empty()) {
+    h.key("tool_calls");
+    h.open_array();
+    for (const ToolCallRecord& r : tool_calls) h.value(tool_call_record_to_json(r));
+    h.close_array();
+  }
+  h.key("waited_s");
+  h.number(run.waited_s);
+  h.close_object();
   return h.hex();
 }
 

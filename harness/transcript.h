@@ -25,12 +25,15 @@ namespace harness {
 nlohmann::json make_transcript(const Scenario& scenario, const rut::RunResult& run,
                                const mock::Journal& journal, const std::vector<ToolCallRecord>& tool_calls = {});
 
-/// FNV-1a 64 of `transcript.dump()`, as 16 lower-case hex digits.
+/// A 64-bit hash of the JSON value `transcript` (not of its text: the value walked in json's order,
+/// strings by their bytes, numbers by their bits; harness/transcript.cpp's TranscriptHash), as 16
+/// lower-case hex digits. Same value, same digest; a JSON text read back holds the same value only
+/// when its numbers keep their types (an integral double stays a double).
 std::string transcript_digest(const nlohmann::json& transcript);
 
 /// transcript_digest(make_transcript(scenario, run, journal)), computed without building the
-/// transcript: the same bytes are hashed piece by piece as json::dump() would write them (the
-/// explorer digests every case and reads no transcript of a passing one).
+/// transcript: the same value walked piece by piece (the explorer digests every case and reads no
+/// transcript of a passing one).
 std::string transcript_digest(const Scenario& scenario, const rut::RunResult& run, const mock::Journal& journal,
                               const std::vector<ToolCallRecord>& tool_calls = {});
 

@@ -232,8 +232,11 @@ class ResponsesDecoder final : public IStreamDecoder {
     }
     // response.created and response.in_progress carry the whole response object, which only the
     // ending events' is read for: it is checked, not built, and the frame read again whole when
-    // it ends the response.
-    json d = parse_json(frame.data, {"response"});
+    // it ends the response. Nor are the members no event here is read for built (the
+    // content_part events' `part`, output_text.done's `text`, sequence numbers, logprobs and
+    // obfuscation padding): checked as parse checks them, so an undecodable frame stays one.
+    json d = parse_json(frame.data, {"response", "sequence_number", "content_index", "part", "text", "logprobs",
+                                     "obfuscation"});
     if (!d.is_object()) {
       out.undecodable = true;
       return out;

@@ -378,6 +378,7 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
   // A recipe that declares a cancel (SIGINT, then a resume command) takes session prompts and the
   // user's cancel while the answer streams (black_box_case keeps the interrupts the hold can play).
   limits.interrupts = recipe.cancel.has_value();
+  limits.interrupts_while_streaming = true;  // what the hold can play (cancel_hold_problem)
   limits.sessions = recipe.cancel.has_value();
   limits.repeated_ids = false;
   limits.truncated_answer_last_only = recipe.resumes_truncated_answer;
@@ -392,10 +393,12 @@ explore::GenerateLimits black_box_limits(const Recipe& recipe) {
 Scenario black_box_case(std::uint64_t seed, int index, const Recipe& recipe, const explore::GenerateLimits& limits) {
   Scenario s = explore::generate_case(seed, index, recipe.provider, "", limits).value();
   // Kept: a cancel while the answer streams (after an event, or inside a call's arguments) on an
-  // attempt the hold can play. Dropped, with the session prompt left in place: a cancel while a
-  // tool runs (the drawn tools are instant, so the agent passes the point before the SIGINT), one
-  // during a backoff (an agent's own backoff after a fault can be shorter than the 0.3 s before
-  // the SIGINT), and one whose attempt scripts a fault or times an event after the point.
+  // attempt the hold can play, where black_box_limits' interrupts_while_streaming places every
+  // drawn cancel. Dropped, with the session prompt left in place, should one come through anyway:
+  // a cancel while a tool runs (the drawn tools are instant, so the agent passes the point before
+  // the SIGINT), one during a backoff (an agent's own backoff after a fault can be shorter than the
+  // 0.3 s before the SIGINT), and one whose attempt scripts a fault or times an event after the
+  // point.
   if (s.interrupt && (!s.interrupt->after_event || cancel_hold_problem(s))) s.interrupt.reset();
   return explore::with_oracle_expect(std::move(s));
 }

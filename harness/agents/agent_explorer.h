@@ -81,7 +81,8 @@ bool is_confirmed(int same, int confirm);
 /// (max_attempts) with an idle timeout of 2 s (which sizes the stalls), at most 4 turns, at most min(3, budget - 1)
 /// failing attempts a turn and a last attempt that completes, stalls of at most 1 s, Retry-After
 /// of at most 1 s, no repeated call ids; interrupts and session prompts only when the recipe declares
-/// a `cancel` (black_box_case keeps the interrupts it can play).
+/// a `cancel`, each interrupt placed while an answer streams on an attempt without a fault
+/// (interrupts_while_streaming: what the server's hold can play; black_box_case checks it).
 explore::GenerateLimits black_box_limits(const Recipe& recipe);
 
 /// A shrinking step's candidate as the agent would play it (with the oracle's expect), or nullopt

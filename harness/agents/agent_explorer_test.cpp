@@ -367,7 +367,7 @@ TEST_CASE("an agent whose recipe declares a cancel gets sessions and cancels whi
   recipe.cancel->resume_argv = {"true"};
   recipe.cancel->why = "test";
   const explore::GenerateLimits limits = black_box_limits(recipe);
-  int interrupts = 0, inside = 0, sessions = 0;
+  int interrupts = 0, inside = 0, sessions = 0, resumed = 0;
   for (int i = 0; i < 400; ++i) {
     const Scenario s = black_box_case(7, i, recipe, limits);
     INFO("case " << i << "\n" << write_scenario(s));
@@ -376,13 +376,21 @@ TEST_CASE("an agent whose recipe declares a cancel gets sessions and cancels whi
     sessions += s.session.empty() ? 0 : 1;
     if (!s.interrupt) continue;
     ++interrupts;
+    resumed += s.session.empty() ? 0 : 1;
     CHECK(s.interrupt->after_event.has_value());  // not while a tool runs, not during a backoff
     CHECK_FALSE(cancel_hold_problem(s));
     inside += s.interrupt->after_fragment ? 1 : 0;
   }
-  INFO(interrupts << " interrupts (" << inside << " inside a call's arguments), " << sessions << " sessions in 400 cases");
-  CHECK(interrupts >= 10);
-  CHECK(sessions > interrupts);
+  INFO(interrupts << " interrupts (" << inside << " inside a call's arguments, " << resumed << " with a prompt after), "
+                  << sessions << " sessions in 400 cases");
+  // Every draw is placed mid-stream (interrupts_while_streaming): 115 of 400 with seed 7, 49 of
+  // them with a prompt after. Dropping the draws for a tool, a backoff or a faulted attempt, as
+  // until stop 61, kept 15 (5 with a prompt after): too few for a cancel row's bug to be met
+  // unaided (stop 60's claude-code exploration met none).
+  CHECK(interrupts >= 80);
+  CHECK(inside >= 1);
+  CHECK(resumed >= 30);  // the bugs of a cancel show on the next prompt's requests
+  CHECK(sessions > resumed);
   CHECK(write_scenario(black_box_case(7, 11, recipe, limits)) == write_scenario(black_box_case(7, 11, recipe, limits)));
 }
 

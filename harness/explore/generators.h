@@ -649,11 +649,13 @@ inline void place_session(Scenario& s, const std::vector<std::vector<mock::Turn>
 /// of a streamed attempt of any turn. Unless the draw ends the session there, adds one session
 /// prompt so the requests after the cancel are sent, and gives every attempt of the last turn a
 /// text (give_answer_text), then a last turn that answers the next prompt if the interrupt never
-/// fires. No eligible point: no interrupt.
-inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
+/// fires. No eligible point: no interrupt. `while_streaming` (GenerateLimits::
+/// interrupts_while_streaming): every draw is placed while the answer streams, on an attempt
+/// without a fault.
+inline void place_interrupt(Scenario& s, const InterruptDraw& draw, bool while_streaming = false) {
   auto& turns = s.script.turns;
   std::optional<Interrupt> in;
-  if (draw.attempt % 4 == 3) {
+  if (draw.attempt % 4 == 3 && !while_streaming) {
     // One interrupt in four lands during a backoff when the script has one: the wait before
     // attempt a (scripted, within the budget) of a turn whose attempt a - 1 failed with a status
     // the runtime retries or a fault.
@@ -674,7 +676,7 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
   }
   if (in) {
     // placed during a backoff
-  } else if (draw.while_tools || s.runtime.stream == false) {
+  } else if (s.runtime.stream == false || (draw.while_tools && !while_streaming)) {
     if (turns.size() < 2) return;
     const int t = draw.turn % static_cast<int>(turns.size() - 1);
     int calls = 0;
@@ -691,6 +693,7 @@ inline void place_interrupt(Scenario& s, const InterruptDraw& draw) {
     for (std::size_t t = 0; t < turns.size(); ++t) {
       for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
         const mock::Attempt& at = turns[t].attempts[a];
+        if (while_streaming && at.fault) continue;
         int n = 0;
         while (!at.status && n < static_cast<int>(at.events.size()) &&
                !std::holds_alternative<mock::FinishEvent>(at.events[static_cast<std::size_t>(n)])) {
@@ -958,6 +961,11 @@ struct GenerateLimits {
   /// > 0: every Retry-After is at most this many seconds; 0: any.
   double max_retry_after_s = 0;
   bool interrupts = true;     ///< a user interrupt may be drawn (place_interrupt)
+  /// Every drawn interrupt lands while an answer streams, on an attempt that scripts no fault (a
+  /// black box: its runner holds the stream at the point and signals there; a cancel while a tool
+  /// runs or during a backoff it cannot time, and a fault on that attempt would take the hold's
+  /// slot), so a draw for a tool or a backoff is placed mid-stream instead of being lost.
+  bool interrupts_while_streaming = false;
   bool sessions = true;       ///< a session of several prompts may be drawn (place_session)
   bool repeated_ids = true;   ///< a provider that repeats a call id may be drawn (place_call_ids)
   bool reasoning = true;      ///< reasoning the model attaches may be drawn (place_reasoning)
@@ -1108,7 +1116,9 @@ inline rc::Gen<Scenario> gen_scenario_drawn(std::string name, std::string provid
           assign_call_args(s.script);
           if (rt.stream == false) drop_streaming_only_fields(s.script);
           // An interrupt is defined under hold only (docs/POLICY.md "Recovery designs").
-          if (lim.interrupts && std::get<2>(p) && !rt.recovery) place_interrupt(s, *std::get<2>(p));
+          if (lim.interrupts && std::get<2>(p) && !rt.recovery) {
+            place_interrupt(s, *std::get<2>(p), lim.interrupts_while_streaming);
+          }
           // Sessions and interrupts are drawn under hold only (a kept cut turn moves a prompt's
           // run into turns its script gave the next prompt).
           if (lim.sessions && !s.interrupt && std::get<3>(p) && !rt.recovery) {
