@@ -197,6 +197,17 @@ class AnthropicDecoder final : public IStreamDecoder {
   std::string stop_reason_;  // of the last message_delta; "" for none or null
 };
 
+std::string anthropic_tools(const std::vector<std::string>& tool_names) {
+  ojson tools = ojson::array();
+  for (const auto& name : tool_names) {
+    ojson t = ojson::object();
+    t["name"] = name;
+    t["input_schema"] = ojson{{"type", "object"}};
+    tools.push_back(std::move(t));
+  }
+  return tools.dump();
+}
+
 class AnthropicCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "anthropic"; }
@@ -210,16 +221,7 @@ class AnthropicCodec final : public ICodec {
                        ",\"max_tokens\":" + std::to_string(kAnthropicMaxTokens) +
                        ",\"messages\":" + anthropic_messages(contents).dump() +
                        ",\"stream\":" + (stream ? "true" : "false");
-    if (!tool_names.empty()) {
-      ojson tools = ojson::array();
-      for (const auto& name : tool_names) {
-        ojson t = ojson::object();
-        t["name"] = name;
-        t["input_schema"] = ojson{{"type", "object"}};
-        tools.push_back(std::move(t));
-      }
-      body += ",\"tools\":" + tools.dump();
-    }
+    if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &anthropic_tools);
     body += '}';
     HttpRequest req;
     req.target = std::string(kAnthropicTarget);

@@ -26,6 +26,26 @@ const std::vector<std::string>& codec_names() {
   return names;
 }
 
+std::string tools_text(const std::vector<std::string>& tool_names,
+                       std::string (*build)(const std::vector<std::string>& tool_names)) {
+  struct Remembered {
+    std::string (*build)(const std::vector<std::string>&);
+    std::vector<std::string> names;
+    std::string text;
+  };
+  thread_local std::vector<Remembered> remembered;  // one per codec at most: four
+  for (Remembered& r : remembered) {
+    if (r.build != build) continue;
+    if (r.names != tool_names) {
+      r.text = build(tool_names);
+      r.names = tool_names;
+    }
+    return r.text;
+  }
+  remembered.push_back({build, tool_names, build(tool_names)});
+  return remembered.back().text;
+}
+
 std::string string_member(const nlohmann::json& o, const char* key) {
   if (!o.is_object()) return {};
   const auto it = o.find(key);

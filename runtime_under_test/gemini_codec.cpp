@@ -11,19 +11,23 @@ std::string stream_target(std::string_view model) {
   return "/v1beta/models/" + std::string(model) + ":streamGenerateContent?alt=sse";
 }
 
+namespace {
+
+std::string gemini_tools(const std::vector<std::string>& tool_names) {
+  json decls = json::array();
+  for (const auto& name : tool_names) {
+    decls.push_back({{"name", name}, {"description", "simulated tool " + name}, {"parameters", {{"type", "object"}}}});
+  }
+  return json::array({{{"functionDeclarations", decls}}}).dump();
+}
+
+}  // namespace
+
 std::string build_request_body(const json& contents, const std::vector<std::string>& tool_names) {
   // The text json{{"contents", contents}, {"tools", …}}.dump() gives ("contents" sorts before
   // "tools"), written without copying the history into a second tree.
   std::string body = "{\"contents\":" + contents.dump();
-  if (!tool_names.empty()) {
-    json decls = json::array();
-    for (const auto& name : tool_names) {
-      decls.push_back({{"name", name},
-                       {"description", "simulated tool " + name},
-                       {"parameters", {{"type", "object"}}}});
-    }
-    body += ",\"tools\":" + json::array({{{"functionDeclarations", decls}}}).dump();
-  }
+  if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &gemini_tools);
   body += '}';
   return body;
 }

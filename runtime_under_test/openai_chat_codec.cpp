@@ -34,6 +34,20 @@ std::string joined_text(const json& parts) {
 /// The neutral history as Chat `messages`. A call without an id (history from a provider that
 /// sends none) gets `call_h<model content>_<k>`, and the responses after it take those ids by
 /// position, so the pairing the API checks by id still holds.
+std::string chat_tools(const std::vector<std::string>& tool_names) {
+  ojson tools = ojson::array();
+  for (const std::string& name : tool_names) {
+    ojson fn = ojson::object();
+    fn["name"] = name;
+    fn["parameters"] = ojson{{"type", "object"}};
+    ojson tool = ojson::object();
+    tool["type"] = "function";
+    tool["function"] = std::move(fn);
+    tools.push_back(std::move(tool));
+  }
+  return tools.dump();
+}
+
 ojson encode_messages(const json& contents) {
   ojson messages = ojson::array();
   std::vector<std::string> previous_ids;  // the ids of the last model content's calls
@@ -42,7 +56,8 @@ ojson encode_messages(const json& contents) {
   for (const json& content : contents) {
     const std::string role = content.is_object() ? string_member(content, "role") : std::string();
     const json* parts_j = member(content, "parts");
-    const json parts = parts_j && parts_j->is_array() ? *parts_j : json::array();
+    static const json kNoParts = json::array();
+    const json& parts = parts_j && parts_j->is_array() ? *parts_j : kNoParts;  // not copied
     const std::string text = joined_text(parts);
     if (role == "model") {
       ojson calls = ojson::array();
@@ -296,27 +311,16 @@ class ChatCodec final : public ICodec {
 
   HttpRequest make_request(const json& contents, std::string_view model,
                            const std::vector<std::string>& tool_names, bool stream) const override {
-    ojson body = ojson::object();
-    body["model"] = std::string(model);
-    body["messages"] = encode_messages(contents);
-    body["stream"] = stream;
-    if (stream) body["stream_options"] = ojson{{"include_usage", true}};
-    if (!tool_names.empty()) {
-      ojson tools = ojson::array();
-      for (const std::string& name : tool_names) {
-        ojson fn = ojson::object();
-        fn["name"] = name;
-        fn["parameters"] = ojson{{"type", "object"}};
-        ojson tool = ojson::object();
-        tool["type"] = "function";
-        tool["function"] = std::move(fn);
-        tools.push_back(std::move(tool));
-      }
-      body["tools"] = std::move(tools);
-    }
+    // The text of ojson{model, messages, stream, stream_options, tools}.dump(), the tools' text
+    // remembered from the last request (tools_text).
+    std::string body = "{\"model\":" + ojson(std::string(model)).dump() + ",\"messages\":" +
+                       encode_messages(contents).dump() + ",\"stream\":" + (stream ? "true" : "false");
+    if (stream) body += ",\"stream_options\":{\"include_usage\":true}";
+    if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &chat_tools);
+    body += '}';
     HttpRequest req;
     req.target = "/v1/chat/completions";
-    req.body = body.dump();
+    req.body = std::move(body);
     req.headers = {{"Content-Type", "application/json"}, {"Authorization", "Bearer hiccup"}};
     return req;
   }

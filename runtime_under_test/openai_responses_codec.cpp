@@ -114,6 +114,24 @@ json responses_input(const json& contents) {
   return input;
 }
 
+namespace {
+
+std::string responses_tools(const std::vector<std::string>& tool_names) {
+  ojson tools = ojson::array();
+  for (const auto& name : tool_names) {
+    ojson t = ojson::object();
+    t["type"] = "function";
+    t["name"] = name;
+    t["description"] = "simulated tool " + name;
+    t["parameters"] = ojson{{"type", "object"}};
+    t["strict"] = false;
+    tools.push_back(std::move(t));
+  }
+  return tools.dump();
+}
+
+}  // namespace
+
 std::string responses_request_body(const json& contents, std::string_view model,
                                    const std::vector<std::string>& tool_names, bool stream) {
   // The text of ojson{model, input, stream, store, tools}.dump(), written without copying the
@@ -121,19 +139,7 @@ std::string responses_request_body(const json& contents, std::string_view model,
   std::string body = "{\"model\":" + ojson(std::string(model)).dump() +
                      ",\"input\":" + responses_input(contents).dump() +
                      ",\"stream\":" + (stream ? "true" : "false") + ",\"store\":false";
-  if (!tool_names.empty()) {
-    ojson tools = ojson::array();
-    for (const auto& name : tool_names) {
-      ojson t = ojson::object();
-      t["type"] = "function";
-      t["name"] = name;
-      t["description"] = "simulated tool " + name;
-      t["parameters"] = ojson{{"type", "object"}};
-      t["strict"] = false;
-      tools.push_back(std::move(t));
-    }
-    body += ",\"tools\":" + tools.dump();
-  }
+  if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &responses_tools);
   body += '}';
   return body;
 }

@@ -187,9 +187,42 @@ std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
   return "";  // scripted to complete: the agent hung up or the journal could not tell
 }
 
+namespace {
+
+/// The user's cancel as the trouble a failure followed: "cancel after text", "cancel after a
+/// call", "cancel inside a call's arguments", "cancel while a tool runs", "cancel during a backoff".
+std::string cancel_description(const Scenario& s) {
+  const Interrupt& in = *s.interrupt;
+  if (in.after_calls) return "cancel while a tool runs";
+  if (in.before_attempt) return "cancel during a backoff";
+  if (in.after_fragment) return "cancel inside a call's arguments";
+  if (!in.after_event || !in.attempt || in.turn < 0 || in.turn >= static_cast<int>(s.script.turns.size())) {
+    return "cancel";
+  }
+  const auto& attempts = s.script.turns[static_cast<std::size_t>(in.turn)].attempts;
+  if (attempts.empty()) return "cancel";
+  const mock::Attempt& a = attempts[std::min<std::size_t>(static_cast<std::size_t>(*in.attempt), attempts.size() - 1)];
+  if (*in.after_event < 0 || *in.after_event >= static_cast<int>(a.events.size())) return "cancel";
+  const mock::Event& e = a.events[static_cast<std::size_t>(*in.after_event)];
+  return std::holds_alternative<mock::CallEvent>(e)   ? "cancel after a call"
+         : std::holds_alternative<mock::TextEvent>(e) ? "cancel after text"
+         : std::holds_alternative<mock::FinishEvent>(e) ? "cancel after the finish"
+                                                       : "cancel after reasoning";
+}
+
+}  // namespace
+
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations) {
   FailureSignature sig;
+  // The request the user's cancel cut or followed: trouble of its own (its attempt scripts no
+  // fault), so a harm after a cancel is signed by the cancel, not by an earlier unrelated fault.
+  const int cancel_at = scenario.interrupt ? cancel_point_request(scenario, journal) : -1;
+  const auto describe = [&](const mock::JournalEntry& e) {
+    std::string d = fault_description(scenario, e);
+    if (d.empty() && cancel_at >= 0 && static_cast<int>(e.index) == cancel_at) d = cancel_description(scenario);
+    return d;
+  };
   std::set<std::string> harms, verdicts, expects;
   int anchor = -1;
   for (const Violation& v : violations) {
@@ -215,12 +248,12 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
     for (auto it = journal.rbegin(); it != journal.rend() && fault.empty(); ++it) {
       if (anchor >= 0 && static_cast<int>(it->index) > anchor) continue;
       if (pass == 0 && it->delivered_calls.empty() && it->delivered_text.empty()) continue;
-      fault = fault_description(scenario, *it);
+      fault = describe(*it);
     }
   }
   for (const mock::JournalEntry& e : journal) {  // none at or before the anchor: the first after it
     if (!fault.empty()) break;
-    if (anchor >= 0 && static_cast<int>(e.index) > anchor) fault = fault_description(scenario, e);
+    if (anchor >= 0 && static_cast<int>(e.index) > anchor) fault = describe(e);
   }
   // Every attempt completed: a fault that fired after its finish (harmless to a client that stops
   // reading at the finish, not to every agent), the last one at or before the anchor.

@@ -166,6 +166,44 @@ TEST_CASE("a refusal continued past is signed by the refusal, whatever fault the
   CHECK(failure_signature(s, journal, {continued}).text() == "honest-outcome | finish content_filter");
 }
 
+TEST_CASE("a harm after the user's cancel is signed by the cancel, not by an earlier fault") {
+  // Turn 0's first attempt meets an in-stream error after a call; its retry is cancelled after its
+  // text, and the next prompt's request misrecords that turn (claude-code writes "No response
+  // requested." there). The cancel is the trouble the harm followed.
+  const Scenario s = load(R"({
+    "schema": 1, "name": "sig-cancel", "prompt": "Deploy.",
+    "session": [ { "prompt": "Continue where you stopped." } ],
+    "interrupt": { "turn": 0, "attempt": 1, "after_event": 0 },
+    "turns": [
+      { "attempts": [ { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "ls" } } } ],
+                        "fault": { "kind": "error_event", "after_event": 1, "status": 500 } },
+                      { "events": [ { "text": "Step ok." }, { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Continued." }, { "finish": "stop" } ] } ] } ]
+  })");
+  mock::Journal journal = {entry(0, 0, 0, false), entry(1, 0, 1, false), entry(2, 1, 0, true)};
+  journal[0].fault = "error_event";
+  journal[0].delivered_calls.push_back({"run_shell_command", nlohmann::json::object(), "", 0});
+  journal[1].events_delivered = 1;
+  journal[1].delivered_text = "Step ok.";
+  const Violation misrecorded{"history-integrity", "request 2 records turn 0 as …", 2, 1, 0};
+  CHECK(failure_signature(s, journal, {misrecorded}).text() == "history-integrity | cancel after text");
+  // Inside a call's arguments, after a call.
+  Scenario inside = s;
+  inside.script.turns[0].attempts[1].events = {mock::CallEvent{"run_shell_command", {{"command", "ls"}}, "", 3},
+                                              mock::FinishEvent{mock::FinishReason::kStop}};
+  inside.interrupt->after_fragment = 1;
+  CHECK(failure_signature(inside, journal, {misrecorded}).fault == "cancel inside a call's arguments");
+  inside.interrupt->after_fragment.reset();
+  CHECK(failure_signature(inside, journal, {misrecorded}).fault == "cancel after a call");
+  // A harm before the cancel keeps its own fault.
+  const Violation twice{"at-most-once", "…", 0, 0, 0};
+  CHECK(failure_signature(s, journal, {twice}).fault == "error_event after a call");
+  // Without the interrupt, the harm at request 2 walks back to the earlier fault, as before.
+  Scenario uncancelled = s;
+  uncancelled.interrupt.reset();
+  CHECK(failure_signature(uncancelled, journal, {misrecorded}).fault == "error_event after a call");
+}
+
 TEST_CASE("a failure is confirmed when K-1 of K re-runs fail the same way, at least one") {
   CHECK(confirmations_needed(3) == 2);
   CHECK(confirmations_needed(5) == 4);

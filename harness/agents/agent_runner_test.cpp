@@ -375,6 +375,33 @@ TEST_CASE("an agent of the continue design (a call run from the cut attempt, the
   CHECK_NOTHROW(nlohmann::json(declared.violations[0].message).dump());
 }
 
+TEST_CASE("a cancel the agent never reached leaves a run judged as no user cancelled it") {
+  // The cancel waits on the retry of the cut attempt (hold's way to the point). A continue agent
+  // runs the call from the cut attempt, keeps it and goes on: it never asks for the retry, the
+  // SIGINT never goes, and the run completes. That is no "success reported where the run failed
+  // (cancelled)": no user pressed Ctrl-C (claude-code, stop 61's exploration).
+  const AgentCaseResult ran = run_agent_scenario(load(kResetAfterCall), fake_agent("continue"), {});
+  INFO(ran.harness_error << ran.output_tail);
+  REQUIRE(ran.harness_error.empty());
+  REQUIRE(ran.violations.empty());
+  AgentCaseResult r = ran;
+  r.scenario.interrupt = Interrupt{0, 1, 0};
+  r.scenario.expect = oracle_expect(r.scenario);
+  REQUIRE(r.scenario.expect.outcome == "failed");  // cancelled, had the cancel gone out
+  r.cancel_prompt = -1;
+  judge_black_box(r, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.violations.empty());
+  CHECK(r.differences.empty());
+  CHECK(r.design == "continue");
+  // Had it been cancelled there, completing would be the harm.
+  AgentCaseResult cancelled = r;
+  cancelled.cancel_prompt = 0;
+  cancelled.cancel_ended_run = true;
+  judge_black_box(cancelled, fake_agent("continue"), token_executions(r.ledger, r.journal, r.scenario), "", false);
+  CHECK_FALSE(cancelled.violations.empty());
+}
+
 TEST_CASE("a black box owes the outcome and executions of either recovery design, not only the reference runtime's") {
   // A cut after the first of two calls: hold asks for the turn again and runs both calls from
   // its retry; continue runs the first from the cut attempt, keeps it and goes on. The oracle's
@@ -1148,6 +1175,51 @@ TEST_CASE("a cancel as gemini-cli takes it passes: the next prompt in the cancel
   CHECK(r.output.find("Once upon") != std::string::npos);  // shown before the cancel
   CHECK(r.violations.empty());
   CHECK_FALSE(has(r.not_applicable, "clean-output"));
+}
+
+TEST_CASE("a cancel that ends the run leaves on screen what the cancelled answer had streamed: no clean-output") {
+  // No prompt follows the cancel: the person watched "Once upon" stream, pressed Ctrl-C and saw
+  // no more. That is no text the answer does not hold (claude-code, stop 61's exploration).
+  Recipe agent = cancel_agent("gemini");
+  agent.shown_text_where = {{"/type", "message"}};
+  agent.shown_text_pointer = "/content";
+  Scenario s = load(kCancelWhileText);
+  s.session.clear();
+  s.expect = oracle_expect(s);
+  const AgentCaseResult r = run_agent_scenario(s, agent, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.cancel_ended_run);
+  CHECK(r.output.find("Once upon") != std::string::npos);
+  CHECK_FALSE(has(r.not_applicable, "clean-output"));
+  CHECK_FALSE(has(r.violated(), "clean-output"));
+  // The same process had shown a completed answer first (one prompt, two turns): the screen at
+  // Ctrl-C holds it and the cut stream's text. Re-judged with that answer put before it.
+  AgentCaseResult two = r;
+  mock::Attempt answer;
+  answer.events = {mock::TextEvent{"Hello. "}, mock::FinishEvent{mock::FinishReason::kStop}};
+  two.scenario.script.turns.insert(two.scenario.script.turns.begin(), mock::Turn{{answer}});
+  two.scenario.interrupt->turn = 1;
+  mock::JournalEntry hello = two.journal[0];
+  hello.completed = true;
+  hello.delivered_text = "Hello. ";
+  two.journal.insert(two.journal.begin(), hello);
+  for (std::size_t i = 0; i < two.journal.size(); ++i) two.journal[i].index = i;
+  two.journal[1].turn = 1;
+  const std::string hello_line = "{\"type\": \"message\", \"role\": \"assistant\", \"content\": \"Hello. \"}\n";
+  two.output = hello_line + two.output;
+  two.final_output.clear();
+  judge_black_box(two, agent, {}, "", false);
+  for (const auto& v : two.violations) INFO(v.invariant << ": " << v.message);
+  CHECK_FALSE(has(two.violated(), "clean-output"));
+  // Text the cancelled answer never streamed is still accused.
+  AgentCaseResult glued = two;
+  glued.journal[1].delivered_text = "Once";
+  judge_black_box(glued, agent, {}, "", false);
+  for (const auto& v : glued.violations) INFO(v.invariant << ": " << v.message);
+  INFO("output: " << glued.output << " uncancelled: " << glued.uncancelled_output);
+  CHECK(has(glued.violated(), "clean-output"));
 }
 
 TEST_CASE("a request after the user's cancel (a retry that fires anyway) is caught by no-request-after-cancel") {

@@ -625,7 +625,21 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
 void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
                      const std::string& cap_message, bool strict, const std::string& declared_design,
                      const std::vector<ToolCallRecord>* tool_calls) {
-  const Scenario& s = result.scenario;
+  // A cancel that never went out (the agent never reached the interrupt point: it took another
+  // way there, e.g. kept a cut turn where the scenario's attempts retry to the point, or ended
+  // before it) leaves a run no user cancelled. It is judged as the scenario without its interrupt,
+  // each expect field the interrupt changes taking the oracle's prediction without it: a run that
+  // goes on to complete owes completion, not the cancelled outcome (claude-code, continuing past a
+  // cut turn, was told "success reported where the run failed (cancelled)", stop 61), and the
+  // recovery designs are weighed as in any uncancelled run.
+  Scenario never_cancelled;
+  const bool cancel_never_sent = result.scenario.interrupt && result.cancel_prompt < 0;
+  if (cancel_never_sent) {
+    never_cancelled = result.scenario;
+    never_cancelled.interrupt.reset();
+    take_changed_predictions(never_cancelled.expect, oracle_expect(result.scenario), oracle_expect(never_cancelled));
+  }
+  const Scenario& s = cancel_never_sent ? never_cancelled : result.scenario;
   mock::Journal journal = result.journal;
   std::vector<std::string> later_prompts;
   for (const SessionPrompt& p : s.session) later_prompts.push_back(p.prompt);
@@ -747,10 +761,21 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // failure: nothing that the answers do not hold, nothing twice.
     const std::string failed_view = committed + given_up_on;
     const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
+    // A cancel that ended the run: the user watched the answers and the cut one stream until they
+    // pressed Ctrl-C, and saw no more; the screen then holds the kept text and what the cancelled
+    // attempt had streamed of its own, or part of it (claude-code, stop 61's exploration).
+    bool watched_then_cancelled = false;
+    if (result.cancel_ended_run && result.cancel_prompt >= 0) {
+      const int cut = cancel_point_request(s, journal);
+      if (cut >= 0 && static_cast<std::size_t>(cut) < journal.size() && !journal[static_cast<std::size_t>(cut)].completed) {
+        const std::string watched = committed + journal[static_cast<std::size_t>(cut)].delivered_text;
+        watched_then_cancelled = shown->starts_with(committed) && watched.starts_with(*shown);
+      }
+    }
     // A continuation's repeat of the kept text's end may be shown as it streamed, or not, as the
     // turn holds it (either is the answer, once).
     if (*shown != committed && *shown != kept_text(journal, /*repeats=*/false) && !shown_then_failed &&
-        !(uncancelled && *uncancelled == committed)) {
+        !watched_then_cancelled && !(uncancelled && *uncancelled == committed)) {
       const std::string seen =
           shown->empty() ? "the agent showed no text (no line of its output matched the recipe's shown_text rule, pointer " +
                                recipe.shown_text_pointer + ", or the rule's notices and retract lines left none)"
