@@ -114,6 +114,24 @@ class TranscriptHash {
   void close_array() { word(kArrayEnd); }
   /// An object member's name (the value follows).
   void key(std::string_view name) { string(name); }
+  /// An object member: its name, then its value as json(value) would hold it. (No string literal
+  /// as `value`: it would take the bool overload.)
+  void member(std::string_view name, bool value) {
+    key(name);
+    boolean(value);
+  }
+  void member(std::string_view name, int value) {
+    key(name);
+    integer(value);
+  }
+  void member(std::string_view name, const std::string& value) {
+    key(name);
+    string(value);
+  }
+  void member(std::string_view name, const json& value) {
+    key(name);
+    this->value(value);
+  }
 
   /// `value` as a whole: what value(json(x)) and the typed calls above feed alike.
   void value(const json& v) {
@@ -202,38 +220,23 @@ std::string transcript_digest(const Scenario& scenario, const rut::RunResult& ru
   h.open_array();
   for (const json& e : run.events) h.value(e);
   h.close_array();
-  h.key("final_history");
-  h.value(run.final_history);
+  h.member("final_history", run.final_history);
   h.key("journal");
   h.open_array();
   const int interrupted = interrupted_request(scenario, journal);
   for (std::size_t i = 0; i < journal.size(); ++i) {
     const mock::JournalEntry& e = journal[i];
     h.open_object();
-    h.key("attempt");
-    h.integer(e.attempt);
-    if (static_cast<int>(i) != interrupted) {
-      h.key("completed");
-      h.boolean(e.completed);
-    }
-    h.key("fault");
-    h.string(e.fault);
-    if (static_cast<int>(i) == interrupted) {
-      h.key("interrupted");
-      h.boolean(true);
-    }
-    h.key("model");
-    h.string(e.model);
-    h.key("played");
-    h.string(e.played);
-    h.key("script_attempt");
-    h.integer(e.script_attempt);
-    h.key("status");
-    h.integer(e.response_status);
-    h.key("turn");
-    h.integer(e.turn);
-    h.key("validated");
-    h.boolean(e.validated);
+    h.member("attempt", e.attempt);
+    if (static_cast<int>(i) != interrupted) h.member("completed", e.completed);
+    h.member("fault", e.fault);
+    if (static_cast<int>(i) == interrupted) h.member("interrupted", true);
+    h.member("model", e.model);
+    h.member("played", e.played);
+    h.member("script_attempt", e.script_attempt);
+    h.member("status", e.response_status);
+    h.member("turn", e.turn);
+    h.member("validated", e.validated);
     h.close_object();
   }
   h.close_array();
@@ -241,34 +244,23 @@ std::string transcript_digest(const Scenario& scenario, const rut::RunResult& ru
   h.open_array();
   for (const rut::LedgerEntry& l : run.ledger) {
     h.open_object();
-    h.key("args");
-    h.value(l.args);
-    h.key("call_index");
-    h.integer(l.call_index);
-    h.key("name");
-    h.string(l.name);
-    h.key("request_seq");
-    h.integer(l.request_seq);
+    h.member("args", l.args);
+    h.member("call_index", l.call_index);
+    h.member("name", l.name);
+    h.member("request_seq", l.request_seq);
     h.close_object();
   }
   h.close_array();
   h.key("outcome");
   h.open_object();
-  h.key("completed");
-  h.boolean(run.completed);
-  h.key("error");
-  h.string(run.error);
-  h.key("final_text");
-  h.string(run.final_text);
-  h.key("truncated");
-  h.boolean(run.truncated);
+  h.member("completed", run.completed);
+  h.member("error", run.error);
+  h.member("final_text", run.final_text);
+  h.member("truncated", run.truncated);
   h.close_object();
-  h.key("requests");
-  h.integer(run.requests);
-  h.key("scenario");
-  h.string(scenario.name);
-  h.key("shown_output");
-  h.string(run.shown_output);
+  h.member("requests", run.requests);
+  h.member("scenario", scenario.name);
+  h.member("shown_output", run.shown_output);
   if (!tool_calls.empty()) {
     h.key("tool_calls");
     h.open_array();
