@@ -402,6 +402,32 @@ TEST_CASE("a cancel the agent never reached leaves a run judged as no user cance
   CHECK_FALSE(cancelled.violations.empty());
 }
 
+TEST_CASE("a phantom turn that moves the agent past a refusal is history-integrity's harm, not a second one") {
+  // The agent adds a model turn no server sent after turn 0 (claude-code's "No response
+  // requested." after a cancel); the server numbers its next request turn 2 and answers it, so it
+  // never meets turn 1's refusal and reports success. The phantom turn is the harm; the success
+  // follows from it and is not accused as a failed run reported as success.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-phantom", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [ { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}}" } } },
+                                    { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "finish": "content_filter" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Done." }, { "finish": "stop" } ] } ] } ]
+  })");
+  s.expect = oracle_expect(s);
+  REQUIRE(s.expect.outcome == "failed");
+  Recipe agent = fake_agent("correct");
+  agent.env["FAKE_AGENT_PHANTOM"] = "1";
+  const AgentCaseResult r = run_agent_scenario(s, agent, {});
+  INFO(r.harness_error << r.output_tail);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  REQUIRE(r.harness_error.empty());
+  REQUIRE(r.completed);
+  CHECK(has(r.violated(), "history-integrity"));
+  CHECK_FALSE(has(r.violated(), "honest-outcome"));
+}
+
 TEST_CASE("a black box owes the outcome and executions of either recovery design, not only the reference runtime's") {
   // A cut after the first of two calls: hold asks for the turn again and runs both calls from
   // its retry; continue runs the first from the cut attempt, keeps it and goes on. The oracle's

@@ -761,15 +761,23 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // failure: nothing that the answers do not hold, nothing twice.
     const std::string failed_view = committed + given_up_on;
     const bool shown_then_failed = !run.completed && result.cancel_prompt < 0 && failed_view.starts_with(*shown);
-    // A cancel that ended the run: the user watched the answers and the cut one stream until they
-    // pressed Ctrl-C, and saw no more; the screen then holds the kept text and what the cancelled
-    // attempt had streamed of its own, or part of it (claude-code, stop 61's exploration).
+    // After a cancel the user watched the cut answer stream until they pressed Ctrl-C: the screen
+    // holds the kept turns' text with what the cancelled attempt had streamed, or the start of it,
+    // where it came (before the next prompt's answers), whether or not the agent kept it
+    // (claude-code, stop 61's exploration: one process showed the answers before the cancel, the
+    // cut text, and after `--continue` the next answer).
     bool watched_then_cancelled = false;
-    if (result.cancel_ended_run && result.cancel_prompt >= 0) {
+    if (result.cancel_prompt >= 0) {
       const int cut = cancel_point_request(s, journal);
-      if (cut >= 0 && static_cast<std::size_t>(cut) < journal.size() && !journal[static_cast<std::size_t>(cut)].completed) {
-        const std::string watched = committed + journal[static_cast<std::size_t>(cut)].delivered_text;
-        watched_then_cancelled = shown->starts_with(committed) && watched.starts_with(*shown);
+      if (cut >= 0 && static_cast<std::size_t>(cut) < journal.size() && !journal[static_cast<std::size_t>(cut)].completed &&
+          shown->size() > committed.size()) {
+        const std::string& streamed = journal[static_cast<std::size_t>(cut)].delivered_text;
+        const std::size_t extra = shown->size() - committed.size();
+        std::size_t at = 0;
+        while (at < committed.size() && (*shown)[at] == committed[at]) ++at;
+        watched_then_cancelled = extra <= streamed.size() &&
+                                 std::string_view(*shown).substr(at, extra) == std::string_view(streamed).substr(0, extra) &&
+                                 std::string_view(*shown).substr(at + extra) == std::string_view(committed).substr(at);
       }
     }
     // A continuation's repeat of the kept text's end may be shown as it streamed, or not, as the
@@ -805,6 +813,13 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     return v.invariant == "honest-outcome" || v.invariant == "bounded-retries" || v.invariant == "no-rejected-request";
   });
 
+  // A phantom model turn in the agent's history (claude-code's "No response requested." after a
+  // cancel) makes the server number the agent's later requests a turn ahead: it served turns past
+  // the one a correct client fails on. The success the agent reports then follows from that harm,
+  // which history-integrity names; it is not accused again as a failed run reported as success.
+  const bool shifted_by_phantom = std::any_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
+    return v.invariant == "history-integrity" && v.message.rfind("a phantom turn", 0) == 0;
+  });
   const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
   std::string exit_text = "exited " + std::to_string(result.process.exit_code);
   if (auto it = recipe.exit_code_meanings.find(result.process.exit_code); it != recipe.exit_code_meanings.end()) {
@@ -886,7 +901,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                  !(shown_lines && shows(*shown_lines, expect_text))) {
         out.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
                                                 " does not show the final text " + json_quoted(expect_text)});
-      } else if (!expect_completed && run.completed && !success_judged) {
+      } else if (!expect_completed && run.completed && !success_judged && !shifted_by_phantom) {
         std::string shown;
         for (const mock::JournalEntry& e : journal) {
           if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;

@@ -51,6 +51,9 @@ asks for more; the answer to it is appended to that kept content (its text and c
 is dropped), as qwen-code 0.24.4 merges a continuation into the turn it kept; a refusal is not
 kept this way. FAKE_AGENT_ABANDON=1 (with FAKE_AGENT_MERGE=1): after a merge, an answer with calls
 is shown and the run ends with success, its calls never run (a bug).
+FAKE_AGENT_PHANTOM=1: after the function responses of the first turn with calls, a model content
+"No response requested." and a user "Go on." are added, words no server sent (claude-code's
+history after a cancel): the server then numbers the next request a turn ahead (a bug).
 Each call's function response says what its command did (run_call): "ok" or its output, its exit
 code and output when it failed, a timeout when FAKE_AGENT_TOOL_TIMEOUT_S is set and it ran longer.
 Exit 0 when a turn ends without calls, 1 when retries are exhausted or the answer is blocked.
@@ -80,6 +83,7 @@ malformed = False
 merge = os.environ.get("FAKE_AGENT_MERGE") == "1"
 merging = merged_once = False
 abandon = os.environ.get("FAKE_AGENT_ABANDON") == "1"
+phantom = os.environ.get("FAKE_AGENT_PHANTOM") == "1"
 
 
 tool_timeout = float(os.environ["FAKE_AGENT_TOOL_TIMEOUT_S"]) if os.environ.get("FAKE_AGENT_TOOL_TIMEOUT_S") else None
@@ -239,6 +243,10 @@ for turn in range(8):
         responses.append({"functionResponse": {"name": c["name"], "response": response or {"output": "ok"}}})
     if kept:
         history.append({"role": "user", "parts": responses})
+        if phantom:
+            history.append({"role": "model", "parts": [{"text": "No response requested."}]})
+            history.append({"role": "user", "parts": [{"text": "Go on."}]})
+            phantom = False
     else:
         history.append({"role": "user", "parts": [{"text": "Continue."}]})
 sys.exit(1)
