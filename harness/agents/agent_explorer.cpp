@@ -215,14 +215,6 @@ std::string cancel_description(const Scenario& s) {
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations) {
   FailureSignature sig;
-  // The request the user's cancel cut or followed: trouble of its own (its attempt scripts no
-  // fault), so a harm after a cancel is signed by the cancel, not by an earlier unrelated fault.
-  const int cancel_at = scenario.interrupt ? cancel_point_request(scenario, journal) : -1;
-  const auto describe = [&](const mock::JournalEntry& e) {
-    std::string d = fault_description(scenario, e);
-    if (d.empty() && cancel_at >= 0 && static_cast<int>(e.index) == cancel_at) d = cancel_description(scenario);
-    return d;
-  };
   std::set<std::string> harms, verdicts, expects;
   int anchor = -1;
   for (const Violation& v : violations) {
@@ -235,6 +227,18 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
   // The harms (catalogue invariants) name a failure; the black-box verdicts (scenario-coverage,
   // outcome-agreement) and expect fields only when no harm was seen: after a harm they are its
   // consequences (the agent stopped early), which shrinking should not have to keep.
+  // The request the user's cancel cut or followed: trouble of its own (its attempt scripts no
+  // fault), so a harm named after it is signed by the cancel, not by an earlier unrelated fault.
+  // A harm of that request itself (a retry that should not have been sent) came before the
+  // cancel: it keeps the fault before it.
+  const int cancel_at = scenario.interrupt ? cancel_point_request(scenario, journal) : -1;
+  const auto describe = [&](const mock::JournalEntry& e) {
+    std::string d = fault_description(scenario, e);
+    if (d.empty() && cancel_at >= 0 && static_cast<int>(e.index) == cancel_at && (anchor < 0 || cancel_at < anchor)) {
+      d = cancel_description(scenario);
+    }
+    return d;
+  };
   const std::set<std::string>& chosen = !harms.empty() ? harms : !verdicts.empty() ? verdicts : expects;
   sig.invariants.assign(chosen.begin(), chosen.end());
   // A harm of what was delivered (a call run twice, a turn misrecorded) follows the last attempt

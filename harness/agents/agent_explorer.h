@@ -64,9 +64,10 @@ std::string fault_description(const Scenario& scenario, const mock::JournalEntry
 /// the first after it; when every attempt completed, the last fault that fired after its
 /// attempt's finish ("error_event after the finish": an agent may still react to it); "no fault"
 /// when none fired. The request the user's cancel cut or followed (cancel_point_request) counts as
-/// trouble of its own on that walk: "cancel after text", "cancel after a call", "cancel inside a
-/// call's arguments" (a harm on the next prompt's requests follows the cancel, not a fault before
-/// it). Pure; empty `invariants` when `violations` is empty.
+/// trouble of its own on that walk when the first request a violation names comes after it:
+/// "cancel after text", "cancel after a call", "cancel inside a call's arguments" (a harm on the
+/// next prompt's requests follows the cancel, not a fault before it; a harm of the cancelled
+/// request itself was done before the cancel). Pure; empty `invariants` when `violations` is empty.
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations);
 

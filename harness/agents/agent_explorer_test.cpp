@@ -195,9 +195,12 @@ TEST_CASE("a harm after the user's cancel is signed by the cancel, not by an ear
   CHECK(failure_signature(inside, journal, {misrecorded}).fault == "cancel inside a call's arguments");
   inside.interrupt->after_fragment.reset();
   CHECK(failure_signature(inside, journal, {misrecorded}).fault == "cancel after a call");
-  // A harm before the cancel keeps its own fault.
+  // A harm before the cancel keeps its own fault; so does one of the cancelled request itself
+  // (it was sent before the cancel: claude-code retrying a 400, stop 61).
   const Violation twice{"at-most-once", "…", 0, 0, 0};
   CHECK(failure_signature(s, journal, {twice}).fault == "error_event after a call");
+  const Violation resent{"bounded-retries", "…", 1, 0, 1};
+  CHECK(failure_signature(s, journal, {resent}).fault == "error_event after a call");
   // Without the interrupt, the harm at request 2 walks back to the earlier fault, as before.
   Scenario uncancelled = s;
   uncancelled.interrupt.reset();
