@@ -81,7 +81,7 @@ struct CaseResult {
   std::vector<ToolCallRecord> tool_calls;
   nlohmann::json transcript;           ///< the deterministic record (transport-independent); null
                                        ///< when RunOptions::keep_transcript is off
-  std::string digest;                  ///< 16 hex digits, FNV-1a 64 of transcript.dump()
+  std::string digest;                  ///< 16 hex digits: transcript_digest (harness/transcript.h)
   bool cap_reached = false;
   double wall_ms = 0;                  ///< wall time of the run (reporting only; reruns included)
   /// HTTP: how many slower reruns this result took (RunOptions::http_slower_reruns; 0: the first

@@ -1239,6 +1239,12 @@ TEST_CASE("a cancel that ends the run leaves on screen what the cancelled answer
   judge_black_box(two, agent, {}, "", false);
   for (const auto& v : two.violations) INFO(v.invariant << ": " << v.message);
   CHECK_FALSE(has(two.violated(), "clean-output"));
+  // The cut text shown where it did not come (before the answer that came first) is accused: the
+  // watched text goes right after the kept text of the requests before the cut.
+  AgentCaseResult misplaced = two;
+  misplaced.output = r.output + hello_line;
+  judge_black_box(misplaced, agent, {}, "", false);
+  CHECK(has(misplaced.violated(), "clean-output"));
   // Text the cancelled answer never streamed is still accused.
   AgentCaseResult glued = two;
   glued.journal[1].delivered_text = "Once";

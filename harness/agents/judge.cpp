@@ -771,13 +771,15 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       const int cut = cancel_point_request(s, journal);
       if (cut >= 0 && static_cast<std::size_t>(cut) < journal.size() && !journal[static_cast<std::size_t>(cut)].completed &&
           shown->size() > committed.size()) {
+        // Where it came: right after the kept text of the requests before the cut.
+        const std::string before = kept_text(mock::Journal(journal.begin(), journal.begin() + cut));
         const std::string& streamed = journal[static_cast<std::size_t>(cut)].delivered_text;
-        const std::size_t extra = shown->size() - committed.size();
-        std::size_t at = 0;
-        while (at < committed.size() && (*shown)[at] == committed[at]) ++at;
-        watched_then_cancelled = extra <= streamed.size() &&
-                                 std::string_view(*shown).substr(at, extra) == std::string_view(streamed).substr(0, extra) &&
-                                 std::string_view(*shown).substr(at + extra) == std::string_view(committed).substr(at);
+        const std::size_t at = before.size(), extra = shown->size() - committed.size();
+        const std::string_view seen(*shown);
+        watched_then_cancelled = committed.starts_with(before) && extra <= streamed.size() &&
+                                 seen.substr(0, at) == before &&
+                                 seen.substr(at, extra) == std::string_view(streamed).substr(0, extra) &&
+                                 seen.substr(at + extra) == std::string_view(committed).substr(at);
       }
     }
     // A continuation's repeat of the kept text's end may be shown as it streamed, or not, as the
@@ -817,9 +819,14 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // cancel) makes the server number the agent's later requests a turn ahead: it served turns past
   // the one a correct client fails on. The success the agent reports then follows from that harm,
   // which history-integrity names; it is not accused again as a failed run reported as success.
+  // Only when the agent never asked for the turn a correct client fails on: one that met it and
+  // still reported success is accused, phantom turn or not.
   const bool shifted_by_phantom = std::any_of(result.violations.begin(), result.violations.end(), [](const Violation& v) {
     return v.invariant == "history-integrity" && v.message.rfind("a phantom turn", 0) == 0;
   });
+  const auto asked_for_failing_turn = [&](int turn) {
+    return std::any_of(journal.begin(), journal.end(), [&](const mock::JournalEntry& e) { return is_model_request(e) && e.turn == turn; });
+  };
   const std::string shown_as = recipe.output_stream == "stderr" ? "its stderr" : "its output";
   std::string exit_text = "exited " + std::to_string(result.process.exit_code);
   if (auto it = recipe.exit_code_meanings.find(result.process.exit_code); it != recipe.exit_code_meanings.end()) {
@@ -901,7 +908,8 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                  !(shown_lines && shows(*shown_lines, expect_text))) {
         out.push_back({"outcome-agreement", "the agent reports success, but " + shown_as +
                                                 " does not show the final text " + json_quoted(expect_text)});
-      } else if (!expect_completed && run.completed && !success_judged && !shifted_by_phantom) {
+      } else if (!expect_completed && run.completed && !success_judged &&
+                 !(shifted_by_phantom && !asked_for_failing_turn(correct.turns_reached - 1))) {
         std::string shown;
         for (const mock::JournalEntry& e : journal) {
           if (!e.delivered_text.empty() && shows(result.output, e.delivered_text)) shown = e.delivered_text;

@@ -156,8 +156,10 @@ Exploring an external agent (a black box), instead of the reference runtime:
   ledger placeholder, 1-4 turns, at most min(3, budget-1) failing attempts a turn (its recipe's max_attempts;
   10 for --agent-cmd) and a last one that completes, no repeated call ids; one prompt, unless the
   recipe declares a `cancel` (SIGINT, then a resume command): then sessions of 2-3 prompts and the
-  user's cancel while the answer streams (after an event, or inside a call's arguments; not while
-  a tool runs or during a backoff) are drawn too. Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
+  user's cancel while the answer streams (after an event, or inside a call's arguments, on an
+  attempt that scripts no fault; every drawn cancel is placed there, never while a tool runs or
+  during a backoff) are drawn too, and a failure after a cancel is signed by it (e.g.
+  "history-integrity | cancel after text"). Time is real: a stall's virtual second is a real second (stalls last 0.5-1 s here,
   none long enough to trip an idle timeout), Retry-After is at most 1 s and the agent must wait it,
   a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
