@@ -205,7 +205,7 @@ std::string anthropic_tools(const std::vector<std::string>& tool_names) {
     t["input_schema"] = ojson{{"type", "object"}};
     tools.push_back(std::move(t));
   }
-  return tools.dump();
+  return tools.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 class AnthropicCodec final : public ICodec {

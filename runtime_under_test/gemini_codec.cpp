@@ -18,7 +18,7 @@ std::string gemini_tools(const std::vector<std::string>& tool_names) {
   for (const auto& name : tool_names) {
     decls.push_back({{"name", name}, {"description", "simulated tool " + name}, {"parameters", {{"type", "object"}}}});
   }
-  return json::array({{{"functionDeclarations", decls}}}).dump();
+  return json::array({{{"functionDeclarations", decls}}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ std::string chat_tools(const std::vector<std::string>& tool_names) {
     tool["function"] = std::move(fn);
     tools.push_back(std::move(tool));
   }
-  return tools.dump();
+  return tools.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 ojson encode_messages(const json& contents) {
@@ -313,8 +313,11 @@ class ChatCodec final : public ICodec {
                            const std::vector<std::string>& tool_names, bool stream) const override {
     // The text of ojson{model, messages, stream, stream_options, tools}.dump(), the tools' text
     // remembered from the last request (tools_text).
-    std::string body = "{\"model\":" + ojson(std::string(model)).dump() + ",\"messages\":" +
-                       encode_messages(contents).dump() + ",\"stream\":" + (stream ? "true" : "false");
+    // Text that is not UTF-8 is replaced (U+FFFD), never thrown on.
+    constexpr auto kReplace = ojson::error_handler_t::replace;
+    std::string body = "{\"model\":" + ojson(std::string(model)).dump(-1, ' ', false, kReplace) +
+                       ",\"messages\":" + encode_messages(contents).dump(-1, ' ', false, kReplace) +
+                       ",\"stream\":" + (stream ? "true" : "false");
     if (stream) body += ",\"stream_options\":{\"include_usage\":true}";
     if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &chat_tools);
     body += '}';

@@ -127,7 +127,7 @@ std::string responses_tools(const std::vector<std::string>& tool_names) {
     t["strict"] = false;
     tools.push_back(std::move(t));
   }
-  return tools.dump();
+  return tools.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 }  // namespace
