@@ -145,17 +145,19 @@ namespace {
 
 /// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
 /// call, inside a call's arguments, after the finish.
+/// Where trouble fell after event `prev`: "after a call", "after text" or "after the finish".
+const char* after_event_words(const mock::Event& prev) {
+  return std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
+         : std::holds_alternative<mock::TextEvent>(prev) ? "after text"
+                                                         : "after the finish";
+}
+
 std::string fault_where(const mock::Attempt& a) {
   const int after = mock::fault_after_event(*a.fault, a.events.size());
   std::string where;
   if (mock::fault_after_fragment(*a.fault)) where = "inside a call's arguments";
   else if (after == 0) where = "before any event";
-  else {
-    const mock::Event& prev = a.events[static_cast<std::size_t>(after - 1)];
-    where = std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
-            : std::holds_alternative<mock::TextEvent>(prev) ? "after text"
-                                                            : "after the finish";
-  }
+  else where = after_event_words(a.events[static_cast<std::size_t>(after - 1)]);
   return std::string(mock::fault_name(*a.fault)) + " " + where;
 }
 
@@ -203,11 +205,7 @@ std::string cancel_description(const Scenario& s) {
   if (attempts.empty()) return "cancel";
   const mock::Attempt& a = attempts[std::min<std::size_t>(static_cast<std::size_t>(*in.attempt), attempts.size() - 1)];
   if (*in.after_event < 0 || *in.after_event >= static_cast<int>(a.events.size())) return "cancel";
-  const mock::Event& e = a.events[static_cast<std::size_t>(*in.after_event)];
-  return std::holds_alternative<mock::CallEvent>(e)   ? "cancel after a call"
-         : std::holds_alternative<mock::TextEvent>(e) ? "cancel after text"
-         : std::holds_alternative<mock::FinishEvent>(e) ? "cancel after the finish"
-                                                       : "cancel after reasoning";
+  return std::string("cancel ") + after_event_words(a.events[static_cast<std::size_t>(*in.after_event)]);
 }
 
 }  // namespace
