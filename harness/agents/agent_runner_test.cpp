@@ -402,6 +402,67 @@ TEST_CASE("a cancel the agent never reached leaves a run judged as no user cance
   CHECK_FALSE(cancelled.violations.empty());
 }
 
+TEST_CASE("a cut turn kept before the user's cancel is not judged by hold's executions; the invariants still are") {
+  // codex (stop 61's exploration, c69 and c76): it kept a cut turn (running the call that came
+  // before the cut) and the cancel fired on the next turn. An interrupt is predicted under hold
+  // only, where the retry delivers both calls: "expected B to run 1 time(s), it ran 0" accused the
+  // continue design, not a harm.
+  Scenario s = load(R"({
+    "schema": 1, "name": "fake-continue-then-cancel", "prompt": "Deploy.",
+    "turns": [
+      { "attempts": [
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ],
+            "fault": { "kind": "reset", "after_event": 1, "idle_ms": 50 } },
+          { "events": [ { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo a" } } },
+                        { "call": { "name": "run_shell_command", "args": { "command": "{{ledger}} && echo b" } } },
+                        { "finish": "stop" } ] } ] },
+      { "attempts": [ { "events": [ { "text": "Deploy" }, { "text": "ed." }, { "finish": "stop" } ] } ] } ]
+  })");
+  const AgentCaseResult ran = run_agent_scenario(s, fake_agent("continue"), {});
+  INFO(ran.harness_error << ran.output_tail);
+  REQUIRE(ran.harness_error.empty());
+  REQUIRE(ran.journal.size() == 2);
+  REQUIRE(ran.journal[1].turn == 1);
+  REQUIRE(ran.ledger == std::vector<LedgerToken>{{0, 0, 0}});  // call a, from the cut attempt
+  // The same run with the user's Ctrl-C after turn 1's first text event, which ends the run.
+  AgentCaseResult r = ran;
+  r.scenario.interrupt = Interrupt{1, 0, 0};
+  r.scenario.expect = oracle_expect(r.scenario);
+  REQUIRE(r.scenario.expect.executions->size() == 2);  // hold's retry runs a and b
+  r.cancel_prompt = 0;
+  r.cancel_ended_run = true;
+  r.requests_before_cancel = 2;
+  r.executions_before_cancel = 1;
+  r.process.exit_code = 130;
+  r.journal[1].completed = false;
+  r.journal[1].delivered_text = "Deploy";
+  r.output = r.final_output = "";
+  const auto executions = token_executions(r.ledger, r.journal, r.scenario);
+  judge_black_box(r, fake_agent("continue"), executions, "", false);
+  for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
+  CHECK(r.violations.empty());
+  CHECK(r.differences.empty());
+  CHECK(has(r.not_applicable, "expect.executions"));
+  CHECK(r.design_evidence.find("before the user's cancel request 1 kept the turn request 0 (turn 0)") != std::string::npos);
+  // The harms are still judged: call a run a second time is at-most-once's.
+  AgentCaseResult twice = r;
+  twice.ledger.push_back({0, 0, 0});
+  judge_black_box(twice, fake_agent("continue"), token_executions(twice.ledger, twice.journal, twice.scenario), "", false);
+  CHECK(has(twice.violated(), "at-most-once"));
+  // An agent that held the cut turn instead (asked for turn 0 again, the cancel on the retry's
+  // next turn) still owes hold's executions.
+  AgentCaseResult held = r;
+  held.journal[1].turn = 0;
+  held.journal[1].attempt = 1;
+  held.scenario.interrupt = Interrupt{0, 1, 0};
+  held.scenario.expect = oracle_expect(held.scenario);
+  held.ledger.clear();
+  judge_black_box(held, fake_agent("continue"), {}, "", false);
+  CHECK_FALSE(has(held.not_applicable, "expect.executions"));
+}
+
 TEST_CASE("a phantom turn that moves the agent past a refusal is history-integrity's harm, not a second one") {
   // The agent adds a model turn no server sent after turn 0 (claude-code's "No response
   // requested." after a cancel); the server numbers its next request turn 2 and answers it, so it

@@ -431,6 +431,7 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
 RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions) {
   std::set<std::string> seen;
   std::string first_evidence;
+  std::string first_kept;
   auto note = [&](const std::string& name, const std::string& evidence) {
     if (seen.insert(name).second && first_evidence.empty()) first_evidence = evidence;
     if (name == "mixed") first_evidence = evidence;
@@ -452,9 +453,11 @@ RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::ve
     const std::string c = "request " + std::to_string(cut.index) + " (turn " + std::to_string(cut.turn) + ")";
     const std::string n = "request " + std::to_string(next->index);
     if (next->turn > cut.turn && keeps_cut_turn(next->contents, cut)) {
-      note("continue", n + " kept the turn " + c + " delivered before it was cut" +
-                           (ran_early ? ", whose call(s) ran from it," : "") + " and went on to turn " +
-                           std::to_string(next->turn));
+      const std::string kept = n + " kept the turn " + c + " delivered before it was cut" +
+                               (ran_early ? ", whose call(s) ran from it," : "") + " and went on to turn " +
+                               std::to_string(next->turn);
+      if (first_kept.empty()) first_kept = kept;
+      note("continue", kept);
     } else if (next->turn == cut.turn && !ran_early) {
       note("hold", n + " asked for turn " + std::to_string(cut.turn) + " again after " + c +
                        " was cut; no call ran from the cut attempt");
@@ -467,9 +470,9 @@ RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::ve
   if (seen.empty()) return {};
   if (seen.size() > 1) {
     if (!seen.contains("mixed")) first_evidence = "the run held one cut turn and continued another";
-    return {"mixed", first_evidence};
+    return {"mixed", first_evidence, first_kept};
   }
-  return {*seen.begin(), first_evidence};
+  return {*seen.begin(), first_evidence, first_kept};
 }
 
 const std::vector<BlackBoxCheck>& black_box_verdicts() {
@@ -848,9 +851,25 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   for (std::size_t i = 0; i < journal.size() && merge_lag < 0; ++i) {
     if (journal[i].completed && is_model_request(journal[i]) && continuation_merged(journal, i)) merge_lag = static_cast<int>(i);
   }
+  // A cut turn kept before the user's cancel (the continue design: codex goes on past a cut
+  // attempt, then the cancel fires on a later turn) takes the run where the interrupt's
+  // prediction does not go: an interrupt is defined under hold only (docs/POLICY.md "Recovery
+  // designs"), so what hold owes there (its retries' calls run, its outcome) is a design's
+  // account, not this agent's (codex c69 and c76 of stop 61's exploration were told calls that
+  // only hold's retry delivers "ran 0"). Those verdicts are then not judged, as after a merge;
+  // the invariants (at-most-once, pairing, history-integrity, no-request-after-cancel, ...) are.
+  std::string continued_before_cancel;
+  if (s.interrupt && result.cancel_prompt >= 0 && merge_lag < 0) {
+    const int cut = cancel_point_request(s, journal);
+    const mock::Journal up_to_cancel(journal.begin(), cut < 0 ? journal.end() : journal.begin() + cut + 1);
+    // Also beside a held cut (codex holds an attempt cut by an undecodable frame and keeps one
+    // cut by a reset: c69, c76): hold's account is then no more this run's.
+    continued_before_cancel = infer_recovery_design(up_to_cancel, executions).kept_cut_turn;
+  }
+  const bool unpredicted = merge_lag >= 0 || !continued_before_cancel.empty();
   auto owed = [&](const Scenario& x, const std::optional<std::string>& recovery) {
     std::vector<Violation> out;
-    if (merge_lag >= 0) return out;
+    if (unpredicted) return out;
     Scenario correct_client = x;
     correct_client.runtime = RuntimeSettings{};
     correct_client.runtime.max_attempts = recipe.max_attempts;
@@ -1011,9 +1030,10 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                                         " design, but the run recovered otherwise (" + design.name +
                                                         "): " + design.evidence});
   }
-  // With the outcome verdicts n/a after a merge, a success reported over an unfinished answer is
-  // still judged from the journal: the last answer the agent got asked for calls that never ran.
-  if (merge_lag >= 0 && run.completed && cap_message.empty()) {
+  // With the outcome verdicts n/a (after a merge, or a cut turn kept before a cancel), a success
+  // reported over an unfinished answer is still judged from the journal: the last answer the
+  // agent got asked for calls that never ran.
+  if (unpredicted && run.completed && cap_message.empty()) {
     const mock::JournalEntry* last = nullptr;
     for (const mock::JournalEntry& e : journal) {
       if (is_model_request(e)) last = &e;
@@ -1033,18 +1053,24 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   }
   result.not_applicable.clear();
   if (recipe.shown_text_pointer.empty()) result.not_applicable.push_back("clean-output");
-  if (merge_lag >= 0) {
+  if (unpredicted) {
     result.not_applicable.push_back("scenario-coverage");
     result.not_applicable.push_back("outcome-agreement");
     if (s.expect.outcome) result.not_applicable.push_back("expect.outcome");
     if (s.expect.final_text) result.not_applicable.push_back("expect.final_text");
     if (s.expect.executions) result.not_applicable.push_back("expect.executions");
-    result.design_evidence += std::string(result.design_evidence.empty() ? "" : "; ") + "request " +
-                              std::to_string(merge_lag) +
-                              "'s completed answer was merged into the turn kept before it, so the server numbers "
-                              "the requests after it one turn behind the conversation: scenario-coverage, "
-                              "outcome-agreement, honest-outcome's success check and the expect fields of "
-                              "outcome, final text and executions are not judged";
+    const std::string unjudged = "scenario-coverage, outcome-agreement, honest-outcome's success check and the expect "
+                                 "fields of outcome, final text and executions are not judged";
+    result.design_evidence += std::string(result.design_evidence.empty() ? "" : "; ");
+    if (merge_lag >= 0) {
+      result.design_evidence += "request " + std::to_string(merge_lag) +
+                                "'s completed answer was merged into the turn kept before it, so the server numbers "
+                                "the requests after it one turn behind the conversation: " + unjudged;
+    } else {
+      result.design_evidence += "before the user's cancel " + continued_before_cancel +
+                                ", and an interrupt is predicted under hold only (docs/POLICY.md \"Recovery designs\"): " +
+                                unjudged;
+    }
   }
 
   // A bug or a policy difference: an agent that reported failure honestly, broke no invariant

@@ -118,6 +118,9 @@ struct AgentCaseResult {
 struct RecoveryDesign {
   std::string name;
   std::string evidence;  ///< one sentence naming the requests that showed it; "" with the name
+  /// Where a next request kept a cut turn (continue's way), alone or beside a held one: the
+  /// sentence for the first such turn; "" when none was kept.
+  std::string kept_cut_turn;
 };
 
 RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions);
