@@ -81,7 +81,7 @@ Rejection shape_error(std::string message) { return Rejection{400, std::move(mes
 
 Rejection pairing_error(std::string message) { return Rejection{400, std::move(message), true}; }
 
-std::string str_field(const json& o, const char* key) {
+std::string str_field(const json& o, std::string_view key) {
   auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -104,8 +104,9 @@ const json& content_of(const json& message) {
 }
 
 bool is_block(const json& b, std::string_view type) {
-  return b.is_object() && b.contains("type") && b["type"].is_string() &&
-         b["type"].get_ref<const std::string&>() == type;
+  if (!b.is_object()) return false;
+  const auto it = b.find(std::string_view("type"));
+  return it != b.end() && it->is_string() && it->get_ref<const std::string&>() == type;
 }
 
 /// A tool_result's `content` as a functionResponse `response`: a string holding a JSON object is
@@ -126,26 +127,39 @@ json response_of(const json& block) {
 
 /// The neutral view of validated `messages` (see wire_format.h): user text and tool_result blocks
 /// become text and functionResponse parts, assistant text and tool_use blocks text and
-/// functionCall parts, in block order; other blocks (thinking, image, …) are left out.
-json neutral_contents(const json& messages) {
+/// functionCall parts, in block order; other blocks (thinking, image, …) are left out. Text and
+/// tool_use inputs are moved out of `messages`, which is left valid but without them (read after
+/// check_pairing, which reads neither).
+json neutral_contents(json& messages) {
   json contents = json::array();
   json previous_calls = json::object();  // tool_use id → name, of the previous assistant message
-  for (const json& m : messages) {
+  for (json& m : messages) {
     if (!m.is_object()) continue;
     // A mid-conversation system message is an instruction, not a turn: left out of the view.
     if (str_field(m, "role") == "system") continue;
     const bool model = str_field(m, "role") == "assistant";
     json parts = json::array();
     json calls = json::object();
+    // The blocks as blocks_of gives them, but writable: an array content itself, else holder.
     json holder;
-    const json& blocks = blocks_of(content_of(m), holder);
-    for (const json& b : blocks) {
+    json* blocks = &holder;
+    if (const auto content = m.find(std::string_view("content")); content != m.end() && content->is_array()) {
+      blocks = &*content;
+    } else {
+      blocks_of(content_of(m), holder);
+    }
+    for (json& b : *blocks) {
       if (is_block(b, "text")) {
-        parts.push_back({{"text", str_field(b, "text")}});
+        const auto text = b.find(std::string_view("text"));
+        json part = json::object();
+        part["text"] = text != b.end() && text->is_string() ? std::move(text->get_ref<std::string&>()) : std::string();
+        parts.push_back(std::move(part));
       } else if (model && is_block(b, "tool_use")) {
-        json call = {{"name", str_field(b, "name")},
-                     {"args", b.contains("input") ? b["input"] : json::object()}};
-        if (b.contains("id") && b["id"].is_string()) call["id"] = b["id"];
+        const auto input = b.find(std::string_view("input"));
+        json call = json::object();
+        call["name"] = str_field(b, "name");
+        call["args"] = input != b.end() ? std::move(*input) : json::object();
+        if (const auto id = b.find(std::string_view("id")); id != b.end() && id->is_string()) call["id"] = *id;
         calls[str_field(b, "id")] = str_field(b, "name");
         parts.push_back({{"functionCall", std::move(call)}});
       } else if (!model && is_block(b, "tool_result")) {
@@ -552,7 +566,7 @@ std::optional<Rejection> check_thinking(std::string_view body, const std::vector
 
 DecodedRequest decode_messages(std::string_view body) {
   DecodedRequest out;
-  const json parsed = parse_json(body);
+  json parsed = parse_json(body);
   if (parsed.is_object()) {
     out.model = str_field(parsed, "model");
     out.streaming = parsed.contains("stream") && parsed["stream"].is_boolean() &&
@@ -566,9 +580,9 @@ DecodedRequest decode_messages(std::string_view body) {
     }
     return out;
   }
-  const json& messages = parsed["messages"];
-  out.contents = neutral_contents(messages);
+  json& messages = parsed["messages"];
   out.rejection = check_pairing(messages);
+  out.contents = neutral_contents(messages);
   return out;
 }
 

@@ -602,11 +602,11 @@ class HistoryBuilder {
  public:
   void user(json parts) {
     flush();
-    contents_.push_back({{"role", "user"}, {"parts", std::move(parts)}});
+    contents_.push_back(content("user", std::move(parts)));
   }
-  void model_parts(const json& parts) {
+  void model_parts(json parts) {
     open(Group::kModel);
-    for (const json& p : parts) parts_.push_back(p);
+    for (json& p : parts) parts_.push_back(std::move(p));
   }
   void output(json part) {
     open(Group::kOutputs);
@@ -627,9 +627,16 @@ class HistoryBuilder {
     group_ = g;
     if (g == Group::kModel) ++model_groups_;
   }
+  /// {"role": role, "parts": parts}, the parts moved in, not copied.
+  static json content(const char* role, json parts) {
+    json c = json::object();
+    c["parts"] = std::move(parts);
+    c["role"] = role;
+    return c;
+  }
   void flush() {
-    if (group_ == Group::kModel) contents_.push_back({{"role", "model"}, {"parts", parts_}});
-    if (group_ == Group::kOutputs) contents_.push_back({{"role", "user"}, {"parts", parts_}});
+    if (group_ == Group::kModel) contents_.push_back(content("model", std::move(parts_)));
+    if (group_ == Group::kOutputs) contents_.push_back(content("user", std::move(parts_)));
     parts_ = json::array();
     group_ = Group::kNone;
   }
@@ -727,8 +734,8 @@ std::optional<Rejection> decode_items(const json& input, json& contents) {
       const std::string name = str(item, "name");
       json call = {{"name", name}, {"args", json::object()}, {"id", call_id}};
       if (auto a = item.find("arguments"); a != item.end() && a->is_string()) {
-        json parsed = parse_json(a->get<std::string>());
-        call["args"] = parsed.is_discarded() ? *a : parsed;
+        json parsed = parse_json(a->get_ref<const std::string&>());
+        call["args"] = parsed.is_discarded() ? *a : std::move(parsed);
       }
       history.model_parts(json::array({{{"functionCall", std::move(call)}}}));
       const int group = history.model_group();
@@ -1178,7 +1185,8 @@ class Format final : public WireFormat {
     // `store` defaults to true; only a literal false keeps nothing (a key written with \u
     // escapes is found by parsing).
     if (body.find("\"store\"") != std::string_view::npos || body.find("\\u") != std::string_view::npos) {
-      const json j = parse_json(body);
+      // Only `store` is read: the input items and tool declarations are checked, not built.
+      const json j = parse_json(body, {"input", "tools", "instructions", "metadata"});
       if (j.is_object() && j.value("store", json(true)) == json(false)) return std::nullopt;
     }
     std::string payload;

@@ -55,15 +55,26 @@ class StreamBuilder {
         slice_ && *slice_ > 0 ? static_cast<std::size_t>(*slice_) : run_.size();
     std::size_t mark = 0;
     actions_.reserve(actions_.size() + (run_.size() + step - 1) / step);
+    if (step >= run_.size()) {
+      // One write of the whole run (no slicing): the run itself, moved, not copied.
+      WriteAction w{std::move(run_), events_ + static_cast<int>(marks_.size()), false};
+      for (const Mark& m : marks_) w.terminal = w.terminal || m.terminal;
+      events_ = w.events_done;
+      actions_.emplace_back(std::move(w));
+      run_ = std::string();
+      marks_.clear();
+      return;
+    }
     for (std::size_t off = 0; off < run_.size(); off += step) {
       const std::size_t end = std::min(off + step, run_.size());
-      WriteAction w{run_.substr(off, end - off), events_, false};
+      // Built in place: each slice of a sliced stream is an action of its own.
+      WriteAction& w = std::get<WriteAction>(actions_.emplace_back(
+          std::in_place_type<WriteAction>, std::string(run_.data() + off, end - off), events_, false));
       while (mark < marks_.size() && marks_[mark].end <= end) {
         w.terminal = w.terminal || marks_[mark].terminal;
         w.events_done = ++events_;
         ++mark;
       }
-      actions_.push_back(std::move(w));
     }
     run_.clear();
     marks_.clear();

@@ -51,6 +51,10 @@ nlohmann::json parse_json(std::string_view text) {
   return json_reader::parse(text, kMaxJsonDepth);
 }
 
+nlohmann::json parse_json(std::string_view text, std::initializer_list<std::string_view> unread) {
+  return json_reader::parse(text, kMaxJsonDepth, unread);
+}
+
 std::size_t json_nesting_depth(std::string_view text, std::size_t cap) {
   return json_reader::nesting_depth(text, cap);
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -359,6 +360,11 @@ inline constexpr std::size_t kMaxJsonDepth = 512;
 /// verdict of json_nesting_depth on `text`). Never throws. (A 100,000-deep `arguments` string
 /// overflowed the stack of `hiccup serve` before the limit; found with fuzz/mock_request_fuzz.)
 nlohmann::json parse_json(std::string_view text);
+
+/// parse_json(text), except that when the text is an object, its members named in `unread` are
+/// checked as parse_json checks them (the verdict is the same) and left out of the result: for a
+/// caller that reads a few top-level members of a large body (json_reader::parse with `unread`).
+nlohmann::json parse_json(std::string_view text, std::initializer_list<std::string_view> unread);
 
 /// Splits `text` into `n` (>= 1) consecutive non-empty pieces of near-equal byte length that never
 /// split a UTF-8 sequence (fewer pieces when `text` has fewer characters; one "" piece for "").

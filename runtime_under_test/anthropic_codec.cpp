@@ -208,6 +208,8 @@ std::string anthropic_tools(const std::vector<std::string>& tool_names) {
   return tools.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
+void append_anthropic_messages(std::string& out, const json& contents);  // below, beside anthropic_messages
+
 class AnthropicCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "anthropic"; }
@@ -217,10 +219,11 @@ class AnthropicCodec final : public ICodec {
                            const std::vector<std::string>& tool_names, bool stream) const override {
     // The text of ojson{model, max_tokens, messages, stream, tools}.dump(), written without
     // copying the messages into a second tree (they keep json's sorted key order either way).
-    std::string body = "{\"model\":" + ojson(std::string(model)).dump() +
-                       ",\"max_tokens\":" + std::to_string(kAnthropicMaxTokens) +
-                       ",\"messages\":" + anthropic_messages(contents).dump() +
-                       ",\"stream\":" + (stream ? "true" : "false");
+    std::string body = "{\"model\":";
+    append_json_string(body, model);
+    body += ",\"max_tokens\":" + std::to_string(kAnthropicMaxTokens) + ",\"messages\":";
+    append_anthropic_messages(body, contents);
+    body += std::string(",\"stream\":") + (stream ? "true" : "false");
     if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &anthropic_tools);
     body += '}';
     HttpRequest req;
@@ -286,6 +289,115 @@ class AnthropicCodec final : public ICodec {
     return out;
   }
 };
+
+}  // namespace
+
+namespace {
+
+/// anthropic_messages(contents).dump(), written as text without building the messages as trees
+/// (members in json's sorted key order, as the tree's dump gives them); anthropic_codec_test holds
+/// the two byte for byte.
+void append_anthropic_messages(std::string& out, const json& contents) {
+  out += '[';
+  bool first_message = true;
+  std::vector<std::pair<std::string, std::string>> previous_calls;  // (name, id) of the last model content
+  for (std::size_t i = 0; contents.is_array() && i < contents.size(); ++i) {
+    const json& c = contents[i];
+    if (!c.is_object()) continue;
+    const bool model = string_member(c, "role") == "model";
+    std::vector<std::string> thinking_blocks, text_blocks, other_blocks;
+    std::vector<std::pair<std::string, std::string>> calls;
+    std::size_t responses = 0;
+    if (const json* parts = array_of(c, "parts")) {
+      for (std::size_t k = 0; k < parts->size(); ++k) {
+        const json& p = (*parts)[k];
+        if (!p.is_object()) continue;
+        if ((p.contains("thought") || p.contains("thoughtSignature")) && !p.contains("functionCall")) {
+          const std::string signature = string_member(p, "thoughtSignature");
+          if (model && !signature.empty()) {
+            const auto redacted = p.find("redacted");
+            std::string b;
+            if (redacted != p.end() && redacted->is_boolean() && redacted->get<bool>()) {
+              b = "{\"data\":";
+              append_json_string(b, signature);
+              b += ",\"type\":\"redacted_thinking\"}";
+            } else {
+              b = "{\"signature\":";
+              append_json_string(b, signature);
+              b += ",\"thinking\":";
+              append_json_string(b, string_member(p, "text"));
+              b += ",\"type\":\"thinking\"}";
+            }
+            thinking_blocks.push_back(std::move(b));
+          }
+        } else if (const auto text = p.find("text"); text != p.end() && text->is_string()) {
+          if (!text->get_ref<const std::string&>().empty()) {
+            std::string b = "{\"text\":";
+            append_json_string(b, text->get_ref<const std::string&>());
+            b += ",\"type\":\"text\"}";
+            text_blocks.push_back(std::move(b));
+          }
+        } else if (const auto f = p.find("functionCall"); model && f != p.end() && f->is_object()) {
+          const json& fc = *f;
+          std::string id = string_member(fc, "id");
+          if (id.empty()) id = "toolu_rut_" + std::to_string(i) + "_" + std::to_string(k);
+          std::string b = "{\"id\":";
+          append_json_string(b, id);
+          b += ",\"input\":";
+          if (const auto a = fc.find("args"); a != fc.end() && a->is_object()) append_json(b, *a);
+          else b += "{}";
+          b += ",\"name\":";
+          append_json_string(b, string_member(fc, "name"));
+          b += ",\"type\":\"tool_use\"}";
+          other_blocks.push_back(std::move(b));
+          calls.emplace_back(string_member(fc, "name"), id);
+        } else if (const auto r = p.find("functionResponse"); !model && r != p.end() && r->is_object()) {
+          const json& fr = *r;
+          std::string id = string_member(fr, "id");
+          if (id.empty()) {
+            const std::string name = string_member(fr, "name");
+            if (responses < previous_calls.size() && previous_calls[responses].first == name) {
+              id = previous_calls[responses].second;
+            } else {
+              for (const auto& [n, cid] : previous_calls) {
+                if (n == name) {
+                  id = cid;
+                  break;
+                }
+              }
+            }
+          }
+          ++responses;
+          std::string content;
+          if (const auto response = fr.find("response"); response != fr.end()) append_json(content, *response);
+          else content = "{}";
+          std::string b = "{\"content\":";
+          append_json_string(b, content);
+          b += ",\"tool_use_id\":";
+          append_json_string(b, id);
+          b += ",\"type\":\"tool_result\"}";
+          other_blocks.push_back(std::move(b));
+        }
+      }
+    }
+    // The order anthropic_messages gives: thinking, then text and tool_use (assistant) or
+    // tool_result and text (user).
+    if (!first_message) out += ',';
+    first_message = false;
+    out += "{\"content\":[";
+    bool first_block = true;
+    for (const auto* blocks : {&thinking_blocks, model ? &text_blocks : &other_blocks, model ? &other_blocks : &text_blocks}) {
+      for (const std::string& b : *blocks) {
+        if (!first_block) out += ',';
+        out += b;
+        first_block = false;
+      }
+    }
+    out += model ? "],\"role\":\"assistant\"}" : "],\"role\":\"user\"}";
+    if (model) previous_calls = std::move(calls);
+  }
+  out += ']';
+}
 
 }  // namespace
 

@@ -133,6 +133,32 @@ TEST_CASE("anthropic request: target, headers and the body for a multi-turn hist
   CHECK(codec_for("anthropic") == &codec());
 }
 
+TEST_CASE("anthropic encoding: the messages are written as text, byte for byte the tree dumped") {
+  // make_request writes the messages without building them (append_anthropic_messages);
+  // anthropic_messages builds the same as a tree. Thinking and redacted thinking first, missing
+  // ids filled in, results matched by name, empty text dropped, escaping, non-ASCII text.
+  const std::vector<json> histories = {
+      json::array(),
+      json::parse(R"([{"role":"user","parts":[{"text":"Deploy \"it\"\n\u00e9 \u0001"}]}])"),
+      json::parse(R"([
+        {"role":"user","parts":[{"text":"go"}]},
+        {"role":"model","parts":[{"text":"Plan","thought":true,"thoughtSignature":"sig1"},{"thoughtSignature":"EmwK","redacted":true},
+                                 {"text":"x","thought":true},
+                                 {"functionCall":{"name":"shell","args":{"command":"ls \"x\""}}},{"text":""},{"text":"then"},
+                                 {"functionCall":{"name":"read","args":"not an object","id":"c2"}}]},
+        {"role":"user","parts":[{"text":"also this"},{"functionResponse":{"name":"read","response":{"o":"\u00e9"}}},
+                                {"functionResponse":{"name":"shell"}}]},
+        {"role":"model","parts":[]},
+        {"role":"user"}
+      ])"),
+  };
+  for (const json& contents : histories) {
+    INFO(contents.dump());
+    const std::string body = codec().make_request(contents, "m", {}, true).body;
+    CHECK(body == "{\"model\":\"m\",\"max_tokens\":4096,\"messages\":" + anthropic_messages(contents).dump() + ",\"stream\":true}");
+  }
+}
+
 TEST_CASE("anthropic encoding: tool_results lead a user message, missing ids are filled in") {
   const json contents = json::parse(R"([
     {"role":"user","parts":[{"text":"go"}]},

@@ -1,6 +1,7 @@
 // The codec registry and the helpers codecs share (see codec.h).
 #include "runtime_under_test/codec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -50,6 +51,22 @@ std::string string_member(const nlohmann::json& o, const char* key) {
   if (!o.is_object()) return {};
   const auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
+  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void append_json(std::string& out, const nlohmann::json& v) {
+  if (v.is_string()) return append_json_string(out, v.get_ref<const std::string&>());
+  out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json parse_json(std::string_view text) {

@@ -160,6 +160,16 @@ std::string tools_text(const std::vector<std::string>& tool_names,
 /// `"functionCall":{"name":6}` aborting the runtime that way).
 std::string string_member(const nlohmann::json& o, const char* key);
 
+/// Appends `s` as a JSON string, byte for byte as nlohmann's compact dump() with the replace error
+/// handler writes it (text that is not UTF-8 gets U+FFFD, never a throw): plain printable ASCII
+/// without `"` or `\\` directly, anything else through nlohmann's own serializer. For request
+/// bodies written as text rather than built as a tree and dumped (the trees were most of a
+/// request's encoding cost).
+void append_json_string(std::string& out, std::string_view s);
+
+/// Appends `v.dump()` (compact, replace error handler).
+void append_json(std::string& out, const nlohmann::json& v);
+
 /// JSON text from the wire as nlohmann::json::parse reads it (json_reader::parse): a discarded
 /// value (is_discarded()) when `text` is not JSON or nests deeper than kMaxJsonDepth. Never throws.
 nlohmann::json parse_json(std::string_view text);

@@ -31,9 +31,7 @@ std::string joined_text(const json& parts) {
   return text;
 }
 
-/// The neutral history as Chat `messages`. A call without an id (history from a provider that
-/// sends none) gets `call_h<model content>_<k>`, and the responses after it take those ids by
-/// position, so the pairing the API checks by id still holds.
+/// The `tools` array of a Chat request: one function per name, parameters any object.
 std::string chat_tools(const std::vector<std::string>& tool_names) {
   ojson tools = ojson::array();
   for (const std::string& name : tool_names) {
@@ -48,45 +46,55 @@ std::string chat_tools(const std::vector<std::string>& tool_names) {
   return tools.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-ojson encode_messages(const json& contents) {
-  ojson messages = ojson::array();
+/// The neutral history as Chat `messages`, written as JSON text (each message's members in the
+/// API's order: role, content, tool_calls / tool_call_id), without building the messages as trees
+/// first (which was most of a request's encoding cost). Text that is not UTF-8 is replaced (U+FFFD).
+/// A call without an id (history from a provider that sends none) gets `call_h<model content>_<k>`,
+/// and the responses after it take those ids by position, so the pairing the API checks by id
+/// still holds.
+void append_messages(std::string& out, const json& contents) {
+  out += '[';
+  bool first = true;
+  auto open_message = [&] {
+    if (!first) out += ',';
+    first = false;
+  };
   std::vector<std::string> previous_ids;  // the ids of the last model content's calls
   int model_count = 0;
-  if (!contents.is_array()) return messages;
-  for (const json& content : contents) {
+  static const json kNoParts = json::array();
+  for (const json& content : contents.is_array() ? contents : kNoParts) {
     const std::string role = content.is_object() ? string_member(content, "role") : std::string();
     const json* parts_j = member(content, "parts");
-    static const json kNoParts = json::array();
-    const json& parts = parts_j && parts_j->is_array() ? *parts_j : kNoParts;  // not copied
+    const json& parts = parts_j && parts_j->is_array() ? *parts_j : kNoParts;
     const std::string text = joined_text(parts);
     if (role == "model") {
-      ojson calls = ojson::array();
+      std::string calls;
       previous_ids.clear();
       for (const json& p : parts) {
         const json* fc = member(p, "functionCall");
         if (fc == nullptr || !fc->is_object()) continue;
         std::string id = string_member(*fc, "id");
-        if (id.empty()) {
-          id = "call_h" + std::to_string(model_count) + "_" + std::to_string(previous_ids.size());
-        }
-        const json* args = member(*fc, "args");
-        ojson fn = ojson::object();
-        fn["name"] = string_member(*fc, "name");
-        fn["arguments"] = args ? args->dump() : std::string("{}");
-        ojson call = ojson::object();
-        call["id"] = id;
-        call["type"] = "function";
-        call["function"] = std::move(fn);
-        calls.push_back(std::move(call));
-        previous_ids.push_back(id);
+        if (id.empty()) id = "call_h" + std::to_string(model_count) + "_" + std::to_string(previous_ids.size());
+        std::string arguments;
+        if (const json* args = member(*fc, "args")) append_json(arguments, *args);
+        else arguments = "{}";
+        if (!calls.empty()) calls += ',';
+        calls += "{\"id\":";
+        append_json_string(calls, id);
+        calls += ",\"type\":\"function\",\"function\":{\"name\":";
+        append_json_string(calls, string_member(*fc, "name"));
+        calls += ",\"arguments\":";
+        append_json_string(calls, arguments);
+        calls += "}}";
+        previous_ids.push_back(std::move(id));
       }
-      ojson m = ojson::object();
-      m["role"] = "assistant";
+      open_message();
+      out += "{\"role\":\"assistant\",\"content\":";
       // content may be null only beside tool_calls
-      if (text.empty() && !calls.empty()) m["content"] = nullptr;
-      else m["content"] = text;
-      if (!calls.empty()) m["tool_calls"] = std::move(calls);
-      messages.push_back(std::move(m));
+      if (text.empty() && !calls.empty()) out += "null";
+      else append_json_string(out, text);
+      if (!calls.empty()) out += ",\"tool_calls\":[" + calls + "]";
+      out += '}';
       ++model_count;
       continue;
     }
@@ -96,22 +104,25 @@ ojson encode_messages(const json& contents) {
       if (fr == nullptr || !fr->is_object()) continue;
       std::string id = string_member(*fr, "id");
       if (id.empty() && k < previous_ids.size()) id = previous_ids[k];
-      const json* response = member(*fr, "response");
-      ojson m = ojson::object();
-      m["role"] = "tool";
-      m["tool_call_id"] = id;
-      m["content"] = response ? response->dump() : std::string("{}");
-      messages.push_back(std::move(m));
+      std::string response;
+      if (const json* r = member(*fr, "response")) append_json(response, *r);
+      else response = "{}";
+      open_message();
+      out += "{\"role\":\"tool\",\"tool_call_id\":";
+      append_json_string(out, id);
+      out += ",\"content\":";
+      append_json_string(out, response);
+      out += '}';
       ++k;
     }
     if (k == 0 || !text.empty()) {
-      ojson m = ojson::object();
-      m["role"] = "user";
-      m["content"] = text;
-      messages.push_back(std::move(m));
+      open_message();
+      out += "{\"role\":\"user\",\"content\":";
+      append_json_string(out, text);
+      out += '}';
     }
   }
-  return messages;
+  out += ']';
 }
 
 // ---- Responses -----------------------------------------------------------------------------------
@@ -314,10 +325,11 @@ class ChatCodec final : public ICodec {
     // The text of ojson{model, messages, stream, stream_options, tools}.dump(), the tools' text
     // remembered from the last request (tools_text).
     // Text that is not UTF-8 is replaced (U+FFFD), never thrown on.
-    constexpr auto kReplace = ojson::error_handler_t::replace;
-    std::string body = "{\"model\":" + ojson(std::string(model)).dump(-1, ' ', false, kReplace) +
-                       ",\"messages\":" + encode_messages(contents).dump(-1, ' ', false, kReplace) +
-                       ",\"stream\":" + (stream ? "true" : "false");
+    std::string body = "{\"model\":";
+    append_json_string(body, model);
+    body += ",\"messages\":";
+    append_messages(body, contents);
+    body += std::string(",\"stream\":") + (stream ? "true" : "false");
     if (stream) body += ",\"stream_options\":{\"include_usage\":true}";
     if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &chat_tools);
     body += '}';

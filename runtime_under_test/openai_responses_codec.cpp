@@ -116,6 +116,133 @@ json responses_input(const json& contents) {
 
 namespace {
 
+/// `s` from `o[key]` when it is a string, else "" (json::value would throw on another type).
+const std::string& string_at(const json& o, const char* key) {
+  static const std::string kNone;
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get_ref<const std::string&>() : kNone;
+}
+
+/// responses_input(contents).dump(), written as text without building the items as trees (the
+/// items' members in json's sorted key order, as the tree's dump gives them): the request body's
+/// input. openai_responses_codec_test holds the two byte for byte.
+void append_responses_input(std::string& out, const json& contents) {
+  out += '[';
+  bool first = true;
+  auto item = [&](const std::string& text) {
+    if (!first) out += ',';
+    out += text;
+    first = false;
+  };
+  static const json kNoParts = json::array();
+  for (const json& c : contents.is_array() ? contents : kNoParts) {
+    if (!c.is_object()) continue;
+    const auto parts_it = c.find("parts");
+    const json& parts = parts_it != c.end() && parts_it->is_array() ? *parts_it : kNoParts;
+    if (string_at(c, "role") == "model") {
+      std::string text;
+      bool has_text = false;
+      bool reasoning = false;
+      std::vector<std::string> calls;
+      for (const json& p : parts) {
+        if (!p.is_object()) continue;
+        const bool call = p.contains("functionCall");
+        if ((p.contains("thought") || p.contains("thoughtSignature")) && !call) {
+          reasoning = true;
+          std::string r = "{\"encrypted_content\":";
+          append_json_string(r, string_at(p, "thoughtSignature"));
+          if (const std::string& id = string_at(p, "reasoningId"); !id.empty()) {
+            r += ",\"id\":";
+            append_json_string(r, id);
+          }
+          r += ",\"summary\":[";
+          if (const std::string& summary = string_at(p, "text"); !summary.empty()) {
+            r += "{\"text\":";
+            append_json_string(r, summary);
+            r += ",\"type\":\"summary_text\"}";
+          }
+          r += "],\"type\":\"reasoning\"}";
+          calls.push_back(std::move(r));
+          continue;
+        }
+        if (const auto t = p.find("text"); t != p.end() && t->is_string()) {
+          text += t->get_ref<const std::string&>();
+          has_text = true;
+        }
+        if (const auto f = p.find("functionCall"); f != p.end() && f->is_object()) {
+          const json& fc = *f;
+          std::string args;
+          if (const auto a = fc.find("args"); a != fc.end()) append_json(args, *a);
+          else args = "{}";
+          std::string r = "{\"arguments\":";
+          append_json_string(r, args);
+          r += ",\"call_id\":";
+          append_json_string(r, string_at(fc, "id"));
+          r += ",\"name\":";
+          append_json_string(r, string_at(fc, "name"));
+          r += ",\"type\":\"function_call\"}";
+          calls.push_back(std::move(r));
+        }
+      }
+      std::string message = "{\"content\":[{\"text\":";
+      append_json_string(message, text);
+      message += ",\"type\":\"output_text\"}],\"role\":\"assistant\",\"type\":\"message\"}";
+      if (reasoning) {
+        // Items in delivered order, the text as one message item where the first text part was
+        // (input_in_order).
+        std::size_t next = 0;
+        bool message_left = has_text;
+        for (const json& p : parts) {
+          if (!p.is_object()) continue;
+          const bool is_reasoning = (p.contains("thought") || p.contains("thoughtSignature")) && !p.contains("functionCall");
+          if (is_reasoning || p.contains("functionCall")) {
+            if (next < calls.size()) item(calls[next++]);
+          } else if (message_left && p.contains("text")) {
+            item(message);
+            message_left = false;
+          }
+        }
+        while (next < calls.size()) item(calls[next++]);
+        if (message_left) item(message);
+        continue;
+      }
+      if (has_text || calls.empty()) item(message);
+      for (const std::string& call : calls) item(call);
+      continue;
+    }
+    std::string texts;  // the input_text parts of the user message being gathered
+    auto flush = [&] {
+      if (texts.empty()) return;
+      item("{\"content\":[" + texts + "],\"role\":\"user\",\"type\":\"message\"}");
+      texts.clear();
+    };
+    for (const json& p : parts) {
+      if (!p.is_object()) continue;
+      if (const auto t = p.find("text"); t != p.end() && t->is_string()) {
+        if (!texts.empty()) texts += ',';
+        texts += "{\"text\":";
+        append_json_string(texts, t->get_ref<const std::string&>());
+        texts += ",\"type\":\"input_text\"}";
+      }
+      if (const auto f = p.find("functionResponse"); f != p.end() && f->is_object()) {
+        flush();
+        const json& fr = *f;
+        std::string output;
+        if (const auto r = fr.find("response"); r != fr.end()) append_json(output, *r);
+        else output = "{}";
+        std::string r = "{\"call_id\":";
+        append_json_string(r, string_at(fr, "id"));
+        r += ",\"output\":";
+        append_json_string(r, output);
+        r += ",\"type\":\"function_call_output\"}";
+        item(r);
+      }
+    }
+    flush();
+  }
+  out += ']';
+}
+
 std::string responses_tools(const std::vector<std::string>& tool_names) {
   ojson tools = ojson::array();
   for (const auto& name : tool_names) {
@@ -136,9 +263,11 @@ std::string responses_request_body(const json& contents, std::string_view model,
                                    const std::vector<std::string>& tool_names, bool stream) {
   // The text of ojson{model, input, stream, store, tools}.dump(), written without copying the
   // input into a second tree (its items keep json's sorted key order either way).
-  std::string body = "{\"model\":" + ojson(std::string(model)).dump() +
-                     ",\"input\":" + responses_input(contents).dump() +
-                     ",\"stream\":" + (stream ? "true" : "false") + ",\"store\":false";
+  std::string body = "{\"model\":";
+  append_json_string(body, model);
+  body += ",\"input\":";
+  append_responses_input(body, contents);
+  body += std::string(",\"stream\":") + (stream ? "true" : "false") + ",\"store\":false";
   if (!tool_names.empty()) body += ",\"tools\":" + tools_text(tool_names, &responses_tools);
   body += '}';
   return body;
@@ -241,17 +370,22 @@ class ResponsesDecoder final : public IStreamDecoder {
     // it ends the response. Nor are the members no event here is read for built (the
     // content_part events' `part`, output_text.done's `text`, sequence numbers, logprobs and
     // obfuscation padding): checked as parse checks them, so an undecodable frame stays one.
-    json d = parse_json(frame.data, {"response", "sequence_number", "content_index", "part", "text", "logprobs",
-                                     "obfuscation"});
+    // A frame whose `event:` names an ending is read whole at once (its data's type decides, as
+    // for any frame; the whole read serves either way).
+    auto ending = [](std::string_view t) {
+      return t == "response.completed" || t == "response.incomplete" || t == "response.failed";
+    };
+    const bool read_whole = ending(frame.event);
+    json d = read_whole ? parse_json(frame.data)
+                        : parse_json(frame.data, {"response", "sequence_number", "content_index", "part", "text",
+                                                  "logprobs", "obfuscation"});
     if (!d.is_object()) {
       out.undecodable = true;
       return out;
     }
     std::string type = string_member(d, "type");
     if (type.empty()) type = frame.event;
-    if (type == "response.completed" || type == "response.incomplete" || type == "response.failed") {
-      d = parse_json(frame.data);
-    }
+    if (!read_whole && ending(type)) d = parse_json(frame.data);
     if (type == "response.output_item.added") {
       const json* item = object_at(d, "item");
       if (!item) return out;

@@ -75,6 +75,39 @@ std::string full_stream() {
 
 }  // namespace
 
+TEST_CASE("responses codec: the request body's input is written as text, byte for byte the items' tree dumped") {
+  // make_request writes the input without building it (append_responses_input); responses_input
+  // builds the same items as a tree. Histories with reasoning (items in delivered order), text and
+  // calls in one model turn, user text beside function responses, a call without args, text that
+  // needs escaping and text that is not ASCII.
+  const std::vector<json> histories = {
+      json::array(),
+      json::parse(R"([{"role":"user","parts":[{"text":"Deploy \"it\"\n\u00e9 \u0001"}]}])"),
+      json::parse(R"([
+        {"role":"user","parts":[{"text":"Go."}]},
+        {"role":"model","parts":[{"text":"On it. "},{"functionCall":{"name":"shell","args":{"command":"ls \"x\""},"id":"c1"}},
+                                 {"text":"More."},{"functionCall":{"name":"read","id":"c2"}}]},
+        {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"c1","response":{"output":"ok\n\u00e9"}}},
+                                {"text":"a note"},{"functionResponse":{"name":"read","id":"c2"}},{"text":"more"}]},
+        {"role":"model","parts":[]}
+      ])"),
+      json::parse(R"([
+        {"role":"user","parts":[{"text":"Go."}]},
+        {"role":"model","parts":[{"text":"Plan","thought":true,"thoughtSignature":"gAAA","reasoningId":"rs_1"},
+                                 {"text":"Let me."},
+                                 {"thoughtSignature":"gBBB"},
+                                 {"functionCall":{"name":"shell","args":{},"id":"c1"}}]},
+        {"role":"user","parts":[{"functionResponse":{"name":"shell","id":"c1","response":{"output":"ok"}}}]},
+        {"role":"model","parts":[{"text":"x","thought":true,"thoughtSignature":"s"}]}
+      ])"),
+  };
+  for (const json& contents : histories) {
+    INFO(contents.dump());
+    const std::string body = codec().make_request(contents, "m", {}, true).body;
+    CHECK(body == "{\"model\":\"m\",\"input\":" + responses_input(contents).dump() + ",\"stream\":true,\"store\":false}");
+  }
+}
+
 TEST_CASE("responses codec: the request is POST /v1/responses with input items, store false and tools") {
   const json contents = json::parse(R"([
     {"role":"user","parts":[{"text":"Deploy."}]},
