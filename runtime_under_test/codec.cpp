@@ -54,14 +54,24 @@ std::string string_member(const nlohmann::json& o, const char* key) {
 }
 
 void append_json_string(std::string& out, std::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
-  if (plain) {
-    out += '"';
-    out += s;
-    out += '"';
+  // Printable ASCII needs only `"` and `\\` escaped (a call's arguments as text, mostly);
+  // control characters and bytes >= 0x80 go through nlohmann's serializer, which owns the rules.
+  const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+  if (!ascii) {
+    out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return;
   }
-  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += '"';
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '"' && s[i] != '\\') continue;
+    out.append(s.substr(from, i - from));
+    out += '\\';
+    out += s[i];
+    from = i + 1;
+  }
+  out.append(s.substr(from));
+  out += '"';
 }
 
 void append_json(std::string& out, const nlohmann::json& v) {

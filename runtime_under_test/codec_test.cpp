@@ -18,6 +18,19 @@ TEST_CASE("every provider has a codec that names itself") {
   CHECK(rut::codec_for("openai") == nullptr);
 }
 
+TEST_CASE("append_json_string writes a string as nlohmann's dump does, and never throws on bytes that are not UTF-8") {
+  for (const std::string& s : {std::string(), std::string("plain text"), std::string("a \"quoted\" \\ path\\"),
+                              std::string("{\"command\":\"ls \\\"x\\\"\"}"), std::string("\"\\\""), std::string("tab\tnew\nline\x01"),
+                              std::string("caf\u00e9 \u2603"), std::string("del \x7f / slash")}) {
+    std::string out = "x";
+    rut::append_json_string(out, s);
+    CHECK(out == "x" + json(s).dump());
+  }
+  std::string bad;
+  rut::append_json_string(bad, "ok \xff\xfe");
+  CHECK(bad == "\"ok \xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
 TEST_CASE("repair_json closes what a cut left open") {
   CHECK(rut::repair_json(R"({"command":"./depl)") == json{{"command", "./depl"}});
   CHECK(rut::repair_json(R"({"a":1,)") == json{{"a", 1}});

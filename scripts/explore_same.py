@@ -39,13 +39,14 @@ QUICK = {"mem-drawn", "mem-defect-keepgoing", "mem-defect-calls", "http-defect"}
 VOLATILE = {"wall_ms", "shrink_ms", "command_line", "arrived_ms", "answered_ms"}  # timings, by design
 
 
-def normalise(value, report_dir):
+def normalise(value, report_dir, hiccup):
+    """`value` without timings, its report directory and the binary's path (replay lines name both)."""
     if isinstance(value, dict):
-        return {k: normalise(v, report_dir) for k, v in value.items() if k not in VOLATILE}
+        return {k: normalise(v, report_dir, hiccup) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
-        return [normalise(v, report_dir) for v in value]
+        return [normalise(v, report_dir, hiccup) for v in value]
     if isinstance(value, str):
-        return value.replace(report_dir, "REPORT_DIR")
+        return value.replace(report_dir, "REPORT_DIR").replace(hiccup, "HICCUP")
     return value
 
 
@@ -75,7 +76,7 @@ def explore(hiccup, args, report_dir):
     proc = subprocess.run([hiccup, "explore", *args, "--report-dir", report_dir],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with open(os.path.join(report_dir, "summary.json")) as f:
-        summary = normalise(json.load(f), report_dir)
+        summary = normalise(json.load(f), report_dir, hiccup)
     ce_dir = os.path.join(report_dir, "counterexamples")
     ces = {}
     if os.path.isdir(ce_dir):

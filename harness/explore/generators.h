@@ -497,11 +497,22 @@ inline rc::Gen<mock::Turn> gen_turn(int min_calls, int max_calls, int idle_s, co
 /// Deterministic small args for the call at (turn, position among the attempt's calls).
 inline nlohmann::json call_args(const std::string& name, std::size_t turn, std::size_t index) {
   const std::string tag = "t" + std::to_string(turn) + "c" + std::to_string(index);
-  if (name == "shell") return {{"command", "./step.sh " + tag}};
-  if (name == "write_file") return {{"path", "out/" + tag + ".txt"}, {"content", tag}};
-  if (name == "deploy") return {{"target", "staging-" + tag}};
-  if (name == "read_file") return {{"path", "src/" + tag + ".cc"}};
-  return {{"query", tag}};
+  // Member by member: an initializer list copies each value once more (1.6% of a case's
+  // instructions went here).
+  nlohmann::json args = nlohmann::json::object();
+  if (name == "shell") {
+    args["command"] = "./step.sh " + tag;
+  } else if (name == "write_file") {
+    args["path"] = "out/" + tag + ".txt";
+    args["content"] = tag;
+  } else if (name == "deploy") {
+    args["target"] = "staging-" + tag;
+  } else if (name == "read_file") {
+    args["path"] = "src/" + tag + ".cc";
+  } else {
+    args["query"] = tag;
+  }
+  return args;
 }
 
 /// Clamps every max_tokens finish's `after_fragment` to the argument fragments its call sends
