@@ -402,7 +402,7 @@ TEST_CASE("a cancel the agent never reached leaves a run judged as no user cance
   CHECK_FALSE(cancelled.violations.empty());
 }
 
-TEST_CASE("a cut turn kept before the user's cancel is not judged by hold's executions; the invariants still are") {
+TEST_CASE("a cut turn kept before the user's cancel is not judged by hold's executions, and the invariants still are") {
   // codex (stop 61's exploration, c69 and c76): it kept a cut turn (running the call that came
   // before the cut) and the cancel fired on the next turn. An interrupt is predicted under hold
   // only, where the retry delivers both calls: "expected B to run 1 time(s), it ran 0" accused the
