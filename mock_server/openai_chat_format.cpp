@@ -130,7 +130,7 @@ json parse_arguments(const json* arguments) {
   const std::string& text = arguments->get_ref<const std::string&>();
   if (text.empty()) return json::object();
   json parsed = parse_json(text);
-  return parsed.is_discarded() ? json(text) : parsed;
+  return parsed.is_discarded() ? json(text) : std::move(parsed);
 }
 
 // ---- Request decoding ---------------------------------------------------------------------------
@@ -228,7 +228,7 @@ std::optional<Rejection> decode_messages(const json& messages, json& contents) {
       const json* content = member(m, "content");
       const std::string text = content_text(content);
       json response = parse_json(text);
-      fr["response"] = response.is_discarded() ? json(text) : response;
+      fr["response"] = response.is_discarded() ? json(text) : std::move(response);
       if (!last_is_tool_group) {
         contents.push_back({{"role", "user"}, {"parts", json::array()}});
         last_is_tool_group = true;

@@ -286,7 +286,7 @@ const json* object_at(const json& o, const char* key) {
 json parse_arguments(const std::string& text) {
   if (text.empty()) return json::object();
   json parsed = parse_json(text);
-  return parsed.is_discarded() ? json(text) : parsed;
+  return parsed.is_discarded() ? json(text) : std::move(parsed);
 }
 
 /// The texts of a message item's `output_text` parts.
