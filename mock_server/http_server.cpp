@@ -286,8 +286,11 @@ class PlanWriter {
       if (auto* w = std::get_if<WriteAction>(&action)) {
         // Settle optimistically before the write: a fast client may send its next request
         // (answering this attempt's calls) before the settle below runs. A failed write
-        // settles again with the real progress (the last report wins).
-        engine_->settle(index, Delivery{actions_done + 1, false});
+        // settles again with the real progress (the last report wins). Before the last write
+        // the answer's end time goes too: a client that has read the last byte may ask for the
+        // journal at once (an MCP tools/call with progress was read with ended_ms -1, "the call
+        // took -63 ms", when the settle after the write had not run yet).
+        engine_->settle(index, Delivery{actions_done + 1, false, i + 1 == n ? since_start_ms() : -1.0});
         if (chunked) append_chunk(pending, w->bytes);
         else pending += w->bytes;
         if (chunked && i + 1 == n && plan.ending == Ending::kTerminator) {

@@ -8,9 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <httplib.h>
@@ -253,6 +256,70 @@ TEST_CASE("a stall sleeps its scaled time over HTTP, then the stream goes on") {
   CHECK(elapsed >= std::chrono::milliseconds(110));
   CHECK(elapsed < std::chrono::milliseconds(1000));
   CHECK(settled(engine, 0).completed);
+}
+
+namespace http_server_test {
+
+/// A ScriptEngine that records every settle it is given, in order.
+class RecordingEngine : public mock::Responder {
+ public:
+  explicit RecordingEngine(mock::Script script) : engine_(std::move(script)) {}
+  mock::Plan respond(const mock::Request& request) override { return engine_.respond(request); }
+  void settle(std::size_t index, const mock::Delivery& delivery) override {
+    {
+      std::lock_guard lock(mu_);
+      settles_.push_back(delivery);
+    }
+    engine_.settle(index, delivery);
+  }
+  void refuse(std::size_t index, int status, const std::string& reason) override { engine_.refuse(index, status, reason); }
+  std::string error_provider() const override { return engine_.error_provider(); }
+  std::vector<mock::Delivery> settles() {
+    std::lock_guard lock(mu_);
+    return settles_;
+  }
+  mock::ScriptEngine& engine() { return engine_; }
+
+ private:
+  mock::ScriptEngine engine_;
+  std::mutex mu_;
+  std::vector<mock::Delivery> settles_;
+};
+
+class OneEngineRouter : public mock::RequestRouter {
+ public:
+  explicit OneEngineRouter(std::shared_ptr<RecordingEngine> engine) : engine_(std::move(engine)) {}
+  mock::Route route(const std::string&, const std::string& target, const std::string&) override {
+    return mock::Route{engine_, target, {}};
+  }
+
+ private:
+  std::shared_ptr<RecordingEngine> engine_;
+};
+
+}  // namespace http_server_test
+
+TEST_CASE("a paused stream's end time is settled before its last write, so a client that read the last byte finds it") {
+  // The stall sends the answer to a worker thread, which settles before each write and once more
+  // after the last. A client that has read the last byte may read the journal before that final
+  // settle runs: the end time must already be there (an MCP tools/call with progress was read
+  // with ended_ms -1 under load).
+  auto recording = std::make_shared<http_server_test::RecordingEngine>(one_attempt({kText, kStop}, mock::StallFault{1, 10}));
+  http_server_test::OneEngineRouter router(recording);
+  mock::MockHttpServer server(router, fast_options());
+  auto cli = client_for(server.start());
+  auto res = cli.Post(kStream.c_str(), kBody, "application/json");
+  REQUIRE(res);
+  CHECK(res->body == frame(kText) + frame(kStop));
+  CHECK(settled(recording->engine(), 0).completed);
+  const std::vector<mock::Delivery> settles = recording->settles();
+  REQUIRE_FALSE(settles.empty());
+  const int last = settles.back().actions_done;
+  // The first settle that counts every action is the one made before the last write.
+  const auto before_last_write = std::find_if(settles.begin(), settles.end(), [&](const mock::Delivery& d) { return d.actions_done == last; });
+  REQUIRE(before_last_write != settles.end() - 1);
+  CHECK(before_last_write->ended_ms >= 0);
+  CHECK(settles.back().ended_ms >= before_last_write->ended_ms);
 }
 
 TEST_CASE("a stall ends early when the client hangs up, and nothing after it counts") {
