@@ -444,6 +444,7 @@ TEST_CASE("a cut turn kept before the user's cancel is not judged by hold's exec
   for (const auto& v : r.violations) INFO(v.invariant << ": " << v.message);
   CHECK(r.violations.empty());
   CHECK(r.differences.empty());
+  CHECK(has(r.not_applicable, "expect.outcome"));
   CHECK(has(r.not_applicable, "expect.executions"));
   CHECK(r.design_evidence.find("before the user's cancel request 1 kept the turn request 0 (turn 0)") != std::string::npos);
   // The harms are still judged: call a run a second time is at-most-once's.
@@ -451,6 +452,44 @@ TEST_CASE("a cut turn kept before the user's cancel is not judged by hold's exec
   twice.ledger.push_back({0, 0, 0});
   judge_black_box(twice, fake_agent("continue"), token_executions(twice.ledger, twice.journal, twice.scenario), "", false);
   CHECK(has(twice.violated(), "at-most-once"));
+  // A result the model was given for call a, which never ran (a newcomer's probe: it passed while
+  // the executions were set aside whole).
+  AgentCaseResult never_ran = r;
+  never_ran.ledger.clear();
+  never_ran.executions_before_cancel = 0;
+  judge_black_box(never_ran, fake_agent("continue"), {}, "", false);
+  REQUIRE(never_ran.violations.size() == 1);
+  CHECK(never_ran.violations[0].invariant == "recorded-execution");
+  CHECK(never_ran.violations[0].message.find("a result for a side effect that never happened: request 1") != std::string::npos);
+  // A session whose next prompt no request carried, with success reported.
+  AgentCaseResult dropped = r;
+  dropped.scenario.session = {SessionPrompt{"Next."}};
+  dropped.scenario.expect = oracle_expect(dropped.scenario);
+  dropped.cancel_ended_run = false;
+  dropped.process.exit_code = 0;
+  judge_black_box(dropped, fake_agent("continue"), executions, "", false);
+  // The success over the cancelled answer it ended on is accused once (honest-outcome's own).
+  CHECK(std::count_if(dropped.violations.begin(), dropped.violations.end(),
+                      [](const Violation& v) { return v.invariant == "honest-outcome"; }) == 1);
+  // Ended on a completed answer instead (a cancel while tools ran), the prompt never asked is
+  // what is accused.
+  AgentCaseResult after_answer = dropped;
+  after_answer.journal[1].completed = true;
+  after_answer.journal[1].delivered_text = "Deployed.";
+  judge_black_box(after_answer, fake_agent("continue"), executions, "", false);
+  REQUIRE(has(after_answer.violated(), "honest-outcome"));
+  CHECK(std::any_of(after_answer.violations.begin(), after_answer.violations.end(), [](const Violation& v) {
+    return v.message.rfind("success reported for a prompt the model was never asked", 0) == 0;
+  }));
+  // With a request for it, no such verdict.
+  AgentCaseResult asked = dropped;
+  mock::JournalEntry next = asked.journal[1];
+  next.index = 2;
+  next.completed = true;
+  asked.journal.push_back(next);
+  judge_black_box(asked, fake_agent("continue"), executions, "", false);
+  for (const auto& v : asked.violations) INFO(v.invariant << ": " << v.message);
+  CHECK_FALSE(has(asked.violated(), "honest-outcome"));
   // An agent that held the cut turn instead (asked for turn 0 again, the cancel on the retry's
   // next turn) still owes hold's executions.
   AgentCaseResult held = r;

@@ -3,6 +3,7 @@
 #include "harness/agents/judge.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -427,6 +428,78 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
     e.contents = std::move(rest);
   }
 }
+
+namespace {
+
+/// The ledger tokens in a call's arguments as the agent sent them back (the placeholder as the
+/// server substituted it: "echo hiccup:t0:a1:c0 >> 'PATH' && …"), in any string inside `args`.
+void ledger_tokens_in(const json& args, std::vector<LedgerToken>& out) {
+  if (args.is_string()) {
+    const std::string& s = args.get_ref<const std::string&>();
+    for (std::size_t at = s.find("hiccup:t"); at != std::string::npos; at = s.find("hiccup:t", at + 1)) {
+      std::size_t end = at;
+      while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == ':')) ++end;
+      if (const auto token = parse_token(std::string_view(s).substr(at, end - at))) out.push_back(*token);
+    }
+  } else if (args.is_object() || args.is_array()) {
+    for (const json& v : args) ledger_tokens_in(v, out);
+  }
+}
+
+/// Calls whose results the agent gave the model though they never ran (recorded-execution's other
+/// side: the model hears of a side effect that never happened): in the histories of the
+/// model requests up to journal position `last` (inclusive), each call of a model content that the
+/// user content after it answers (a function response with its id, or its name when it has no
+/// id) and whose ledger token is not in `ledger`. Once per token.
+std::vector<Violation> results_of_calls_that_never_ran(const mock::Journal& journal, int last,
+                                                       const std::vector<LedgerToken>& ledger) {
+  std::vector<Violation> out;
+  std::vector<LedgerToken> reported;
+  for (int i = 0; i <= last && i < static_cast<int>(journal.size()); ++i) {
+    const mock::JournalEntry& e = journal[static_cast<std::size_t>(i)];
+    if (!is_model_request(e) || !e.contents.is_array()) continue;
+    const json& h = e.contents;
+    for (std::size_t k = 0; k + 1 < h.size(); ++k) {
+      if (!h[k].is_object() || !h[k + 1].is_object() || h[k].value("role", json()) != json("model")) continue;
+      const auto calls = h[k].find("parts");
+      const auto answers = h[k + 1].find("parts");
+      if (calls == h[k].end() || answers == h[k + 1].end() || !calls->is_array() || !answers->is_array()) continue;
+      for (const json& part : *calls) {
+        const auto fc = part.is_object() ? part.find("functionCall") : part.end();
+        if (!part.is_object() || fc == part.end() || !fc->is_object()) continue;
+        const json id = fc->value("id", json());
+        const json name = fc->value("name", json());
+        const bool answered = std::any_of(answers->begin(), answers->end(), [&](const json& a) {
+          if (!a.is_object() || !a.contains("functionResponse") || !a["functionResponse"].is_object()) return false;
+          const json& fr = a["functionResponse"];
+          return id.is_string() && !id.get_ref<const std::string&>().empty() ? fr.value("id", json()) == id
+                                                                            : fr.value("name", json()) == name;
+        });
+        if (!answered) continue;
+        std::vector<LedgerToken> tokens;
+        ledger_tokens_in(fc->value("args", json()), tokens);
+        for (const LedgerToken& t : tokens) {
+          if (std::find(ledger.begin(), ledger.end(), t) != ledger.end() ||
+              std::find(reported.begin(), reported.end(), t) != reported.end()) {
+            continue;
+          }
+          reported.push_back(t);
+          Violation v{"recorded-execution", "a result for a side effect that never happened: request " +
+                                               std::to_string(e.index) + " answers " + json_quoted(name.is_string() ? name.get<std::string>() : "") +
+                                               " (" + token_text(t) + ", turn " + std::to_string(t.turn) + " attempt " +
+                                               std::to_string(t.attempt) + " call " + std::to_string(t.call) +
+                                               "), but the call never ran (its ledger line was never written)"};
+          v.request = static_cast<int>(e.index);
+          v.turn = e.turn;
+          out.push_back(std::move(v));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 RecoveryDesign infer_recovery_design(const mock::Journal& journal, const std::vector<rut::LedgerEntry>& executions) {
   std::set<std::string> seen;
@@ -859,8 +932,9 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // only hold's retry delivers "ran 0"). Those verdicts are then not judged, as after a merge;
   // the invariants (at-most-once, pairing, history-integrity, no-request-after-cancel, ...) are.
   std::string continued_before_cancel;
+  const int cancel_at = s.interrupt && result.cancel_prompt >= 0 ? cancel_point_request(s, journal) : -1;
   if (s.interrupt && result.cancel_prompt >= 0 && merge_lag < 0) {
-    const int cut = cancel_point_request(s, journal);
+    const int cut = cancel_at;
     const mock::Journal up_to_cancel(journal.begin(), cut < 0 ? journal.end() : journal.begin() + cut + 1);
     // Also beside a held cut (codex holds an attempt cut by an undecodable frame and keeps one
     // cut by a reset: c69, c76): hold's account is then no more this run's.
@@ -1030,6 +1104,30 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                                         " design, but the run recovered otherwise (" + design.name +
                                                         "): " + design.evidence});
   }
+  if (!continued_before_cancel.empty() && cap_message.empty()) {
+    // What every recovery design owes before the cancel, which hold's prediction no longer says
+    // here: a call whose result the model was given ran (a newcomer's probe, stop 62: a result
+    // for a call the agent never ran passed once the expect fields were set aside).
+    for (Violation& v : results_of_calls_that_never_ran(
+             journal, cancel_at < 0 ? static_cast<int>(journal.size()) - 1 : cancel_at, result.ledger)) {
+      result.violations.push_back(std::move(v));
+    }
+    // And a session goes on after its cancel: a later prompt that no request carried, with
+    // success reported, is a prompt the model was never asked (unless honest-outcome already
+    // accused the success, e.g. over the cancelled answer the run then ended on).
+    const bool later_prompt = result.cancel_prompt < static_cast<int>(s.session.size());
+    const bool asked_after = std::any_of(journal.begin(), journal.end(), [&](const mock::JournalEntry& e) {
+      return is_model_request(e) && static_cast<int>(e.index) >= result.requests_before_cancel;
+    });
+    const bool accused = std::any_of(result.violations.begin(), result.violations.end(),
+                                     [](const Violation& v) { return v.invariant == "honest-outcome"; });
+    if (later_prompt && run.completed && !asked_after && !accused) {
+      result.violations.push_back({"honest-outcome", "success reported for a prompt the model was never asked: after "
+                                                     "the cancel of prompt " + std::to_string(result.cancel_prompt) +
+                                                     ", no request carried the session's next prompt, and the agent " +
+                                                     exit_text + " and reports success"});
+    }
+  }
   // With the outcome verdicts n/a (after a merge, or a cut turn kept before a cancel), a success
   // reported over an unfinished answer is still judged from the journal: the last answer the
   // agent got asked for calls that never ran.
@@ -1059,8 +1157,12 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     if (s.expect.outcome) result.not_applicable.push_back("expect.outcome");
     if (s.expect.final_text) result.not_applicable.push_back("expect.final_text");
     if (s.expect.executions) result.not_applicable.push_back("expect.executions");
-    const std::string unjudged = "scenario-coverage, outcome-agreement, honest-outcome's success check and the expect "
-                                 "fields of outcome, final text and executions are not judged";
+    const std::string unjudged = merge_lag >= 0
+        ? "scenario-coverage, outcome-agreement, honest-outcome's success check and the expect fields of outcome, "
+          "final text and executions are not judged"
+        : "scenario-coverage, outcome-agreement, honest-outcome's success check and the expect fields of outcome, "
+          "final text and executions are not judged (each call whose result the model was given must still have "
+          "run: recorded-execution)";
     result.design_evidence += std::string(result.design_evidence.empty() ? "" : "; ");
     if (merge_lag >= 0) {
       result.design_evidence += "request " + std::to_string(merge_lag) +
