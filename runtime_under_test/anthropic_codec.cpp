@@ -210,6 +210,22 @@ std::string anthropic_tools(const std::vector<std::string>& tool_names) {
 
 void append_anthropic_messages(std::string& out, const json& contents);  // below, beside anthropic_messages
 
+/// The tool_use id a function response `fr` answers: its own id, else (a history from a provider
+/// that sends none) the id of the previous model content's call at its position (`position`, the
+/// responses before it in its content) when that call has its name, else of the first call with its
+/// name; "" when none. `previous_calls`: (name, id) of the previous model content's calls.
+std::string tool_use_id_of(const json& fr, const std::vector<std::pair<std::string, std::string>>& previous_calls,
+                           std::size_t position) {
+  std::string id = string_member(fr, "id");
+  if (!id.empty()) return id;
+  const std::string name = string_member(fr, "name");
+  if (position < previous_calls.size() && previous_calls[position].first == name) return previous_calls[position].second;
+  for (const auto& [n, cid] : previous_calls) {
+    if (n == name) return cid;
+  }
+  return id;
+}
+
 class AnthropicCodec final : public ICodec {
  public:
   std::string_view provider() const override { return "anthropic"; }
@@ -353,21 +369,7 @@ void append_anthropic_messages(std::string& out, const json& contents) {
           calls.emplace_back(string_member(fc, "name"), id);
         } else if (const auto r = p.find("functionResponse"); !model && r != p.end() && r->is_object()) {
           const json& fr = *r;
-          std::string id = string_member(fr, "id");
-          if (id.empty()) {
-            const std::string name = string_member(fr, "name");
-            if (responses < previous_calls.size() && previous_calls[responses].first == name) {
-              id = previous_calls[responses].second;
-            } else {
-              for (const auto& [n, cid] : previous_calls) {
-                if (n == name) {
-                  id = cid;
-                  break;
-                }
-              }
-            }
-          }
-          ++responses;
+          const std::string id = tool_use_id_of(fr, previous_calls, responses++);
           std::string content;
           if (const auto response = fr.find("response"); response != fr.end()) append_json(content, *response);
           else content = "{}";
@@ -447,21 +449,7 @@ json anthropic_messages(const json& contents) {
           calls.emplace_back(string_member(fc, "name"), id);
         } else if (!model && p.contains("functionResponse") && p["functionResponse"].is_object()) {
           const json& fr = p["functionResponse"];
-          std::string id = string_member(fr, "id");
-          if (id.empty()) {
-            const std::string name = string_member(fr, "name");
-            if (responses < previous_calls.size() && previous_calls[responses].first == name) {
-              id = previous_calls[responses].second;
-            } else {
-              for (const auto& [n, cid] : previous_calls) {
-                if (n == name) {
-                  id = cid;
-                  break;
-                }
-              }
-            }
-          }
-          ++responses;
+          const std::string id = tool_use_id_of(fr, previous_calls, responses++);
           other_blocks.push_back({{"type", "tool_result"}, {"tool_use_id", id},
                                   {"content", fr.contains("response") ? fr["response"].dump() : std::string("{}")}});
         }
