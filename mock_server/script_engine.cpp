@@ -68,8 +68,8 @@ class StreamBuilder {
     for (std::size_t off = 0; off < run_.size(); off += step) {
       const std::size_t end = std::min(off + step, run_.size());
       // Built in place: each slice of a sliced stream is an action of its own.
-      WriteAction& w = std::get<WriteAction>(actions_.emplace_back(
-          std::in_place_type<WriteAction>, std::string(run_.data() + off, end - off), events_, false));
+      WriteAction& w = std::get<WriteAction>(
+          actions_.emplace_back(WriteAction{std::string(run_.data() + off, end - off), events_, false}));
       while (mark < marks_.size() && marks_[mark].end <= end) {
         w.terminal = w.terminal || marks_[mark].terminal;
         w.events_done = ++events_;
