@@ -263,6 +263,9 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
     if (it->fault.empty() || (anchor >= 0 && static_cast<int>(it->index) > anchor)) continue;
     if (const mock::Attempt* a = scripted_attempt(scenario, *it); a != nullptr && a->fault) fault = fault_where(*a);
   }
+  // No fault anywhere, but a cancel: a harm of the cancelled request itself (success reported for
+  // the answer the user stopped) is signed by the cancel, not as "no fault" (gemini-cli c73, stop 62).
+  if (fault.empty() && cancel_at >= 0) fault = cancel_description(scenario);
   sig.fault = fault.empty() ? "no fault" : fault;
   return sig;
 }

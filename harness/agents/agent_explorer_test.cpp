@@ -205,6 +205,17 @@ TEST_CASE("a harm after the user's cancel is signed by the cancel, not by an ear
   Scenario uncancelled = s;
   uncancelled.interrupt.reset();
   CHECK(failure_signature(uncancelled, journal, {misrecorded}).fault == "error_event after a call");
+  // No fault anywhere: a harm of the cancelled request itself (gemini-cli exits 0 after Ctrl-C,
+  // success reported for the answer the user stopped) is signed by the cancel, not "no fault".
+  Scenario clean = s;
+  clean.script.turns[0].attempts.erase(clean.script.turns[0].attempts.begin());
+  clean.interrupt->attempt = 0;
+  clean.session.clear();
+  mock::Journal cut = {entry(0, 0, 0, false)};
+  cut[0].events_delivered = 1;
+  cut[0].delivered_text = "Step ok.";
+  const Violation success{"honest-outcome", "success reported for an answer that never completed: …", 0, 0, 0};
+  CHECK(failure_signature(clean, cut, {success}).text() == "honest-outcome | cancel after text");
 }
 
 TEST_CASE("a failure is confirmed when K-1 of K re-runs fail the same way, at least one") {
