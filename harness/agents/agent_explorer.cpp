@@ -143,8 +143,6 @@ std::string FailureSignature::text() const {
 
 namespace {
 
-/// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
-/// call, inside a call's arguments, after the finish.
 /// Where trouble fell after event `prev`: "after a call", "after text" or "after the finish".
 const char* after_event_words(const mock::Event& prev) {
   return std::holds_alternative<mock::CallEvent>(prev)   ? "after a call"
@@ -152,6 +150,16 @@ const char* after_event_words(const mock::Event& prev) {
                                                          : "after the finish";
 }
 
+/// "status N" of `a`'s status (a.status must be set), ", with Retry-After" added for a retryable
+/// one that carries it: Retry-After tells apart the failures of a retryable status (a wait honoured
+/// or not); a status that must not be retried is one failure with it or without.
+std::string status_words(const mock::Attempt& a) {
+  return "status " + std::to_string(*a.status) +
+         (a.retry_after_s && retryable_status(*a.status) ? ", with Retry-After" : "");
+}
+
+/// "KIND WHERE" of `a`'s fault (a.fault must be set): before any event, after text, after a
+/// call, inside a call's arguments, after the finish.
 std::string fault_where(const mock::Attempt& a) {
   const int after = mock::fault_after_event(*a.fault, a.events.size());
   std::string where;
@@ -168,12 +176,7 @@ std::string fault_description(const Scenario& s, const mock::JournalEntry& e) {
   const mock::Attempt* attempt = scripted_attempt(s, e);
   if (attempt == nullptr) return "";
   const mock::Attempt& a = *attempt;
-  // Retry-After tells apart the failures of a retryable status (a wait honoured or not); a status
-  // that must not be retried is one failure with it or without.
-  if (a.status) {
-    return "status " + std::to_string(*a.status) +
-           (a.retry_after_s && retryable_status(*a.status) ? ", with Retry-After" : "");
-  }
+  if (a.status) return status_words(a);
   const auto finish = std::find_if(a.events.begin(), a.events.end(),
                                    [](const mock::Event& ev) { return std::holds_alternative<mock::FinishEvent>(ev); });
   const int finish_at = finish == a.events.end() ? -1 : static_cast<int>(finish - a.events.begin());
@@ -268,6 +271,38 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
   if (fault.empty() && cancel_at >= 0) fault = cancel_description(scenario);
   sig.fault = fault.empty() ? "no fault" : fault;
   return sig;
+}
+
+bool can_show_fault(const Scenario& scenario, const std::string& fault) {
+  if (fault == "no fault") return true;
+  if (scenario.interrupt && cancel_description(scenario) == fault) return true;
+  for (const mock::Turn& t : scenario.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      // What fault_description and failure_signature can say of a request this attempt answers.
+      if (a.status) {
+        if (fault == status_words(a)) return true;
+        continue;
+      }
+      if (a.fault && fault == fault_where(a)) return true;
+      const auto finish = std::find_if(a.events.begin(), a.events.end(),
+                                       [](const mock::Event& e) { return std::holds_alternative<mock::FinishEvent>(e); });
+      const bool no_finish = finish == a.events.end();
+      // A fault before the finish (or with none) is what fault_description names, never the finish.
+      if (a.fault && (no_finish || mock::fault_after_event(*a.fault, a.events.size()) <= finish - a.events.begin())) {
+        continue;
+      }
+      if (no_finish) {
+        if (fault == "no terminal event") return true;
+        continue;
+      }
+      const auto reason = std::get<mock::FinishEvent>(*finish).reason;
+      if ((reason == mock::FinishReason::kContentFilter || reason == mock::FinishReason::kMalformedCall) &&
+          fault == "finish " + std::string(mock::finish_name(reason))) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& groups, int confirm,
@@ -598,10 +633,15 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     const Stopwatch shrink_clock;
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
     int runs = 0;
+    int ruled_out = 0;  // candidates rejected without a run (can_show_fault)
     const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
       const std::optional<Scenario> playable = shrink_candidate(candidate, recipe, limits);
       if (!playable) return std::nullopt;
       const Scenario& s = *playable;
+      if (!can_show_fault(s, f.signature.fault)) {  // the failure's fault is gone: no run can keep it
+        ++ruled_out;
+        return std::nullopt;
+      }
       // Two runs at once (one after the other with --jobs 1), a third only when they disagree:
       // kept when 2 of 3 fail the same way.
       // A run gets at most what is left of the shrink budget; one that timed out on that shorter
@@ -649,10 +689,12 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     log << "shrinking case " << f.case_index << " (" << f.signature.text() << ") by re-running the agent, at most "
         << shrink_budget_s << " s\n" << std::flush;
     const explore::MinimizeByResult found = explore::minimize_by(
-        f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > shrink_budget_s * 1000; });
+        f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > shrink_budget_s * 1000; },
+        /*coarse_first=*/true);
     f.shrink_tries = found.tries;
     f.shrink_steps = found.accepted;
     f.shrink_runs = runs;
+    f.shrink_ruled_out = ruled_out;
     f.one_minimal = found.one_minimal;
     f.shrunk = found.scenario;
     f.shrunk.name = recipe.name + "-explore-s" + std::to_string(o.seed) + "-c" + std::to_string(f.case_index);
@@ -705,7 +747,9 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       log << "  error: cannot write the counterexample: " << e.what() << "\n";
     }
     log << "  shrunk in " << f.shrink_steps << (f.shrink_steps == 1 ? " edit (" : " edits (") << f.shrink_tries << " candidates, " << f.shrink_runs
-        << " agent runs" << (f.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") from "
+        << " agent runs"
+        << (f.shrink_ruled_out > 0 ? ", " + std::to_string(f.shrink_ruled_out) + " ruled out without a run" : std::string())
+        << (f.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") from "
         << size_text(f.original_size) << " to " << size_text(f.shrunk_size) << " in " << seconds_text(f.shrink_ms) << "\n";
     for (const Violation& v : f.shrunk_result.violations) log << "    " << v.invariant << violation_location(v) << ": " << v.message << "\n";
     if (!f.path.empty()) log << "  counterexample: " << f.path << "\n  replay:  " << f.replay_command << "\n";
@@ -739,6 +783,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       c.extra["shrink_steps"] = f.shrink_steps;
       c.extra["shrink_tries"] = f.shrink_tries;
       c.extra["shrink_runs"] = f.shrink_runs;
+      c.extra["shrink_ruled_out"] = f.shrink_ruled_out;
       c.extra["one_minimal"] = f.one_minimal;
       c.extra["shrink_ms"] = f.shrink_ms;
       c.extra["reference_passes"] = f.reference_passes;
@@ -755,7 +800,8 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
                           {"rate", {{"failed", f.failed_runs}, {"runs", f.runs}}}, {"counterexample", f.path},
                           {"replay", f.replay_command}, {"shrunk_size", size_json(f.shrunk_size)},
                           {"original_size", size_json(f.original_size)}, {"shrink_ms", f.shrink_ms},
-                          {"shrink_runs", f.shrink_runs}, {"one_minimal", f.one_minimal},
+                          {"shrink_runs", f.shrink_runs}, {"shrink_ruled_out", f.shrink_ruled_out},
+                          {"one_minimal", f.one_minimal},
                           {"reference_passes", f.reference_passes}});
     }
     for (const DistinctFailure& f : out.flaky) {

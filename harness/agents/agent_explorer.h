@@ -71,6 +71,13 @@ std::string fault_description(const Scenario& scenario, const mock::JournalEntry
 FailureSignature failure_signature(const Scenario& scenario, const mock::Journal& journal,
                                    const std::vector<Violation>& violations);
 
+/// Whether a run of `scenario` could be signed with `fault` (FailureSignature::fault) at all:
+/// "no fault" always; otherwise some attempt scripts it (its status, its fault where it falls, an
+/// abnormal finish, no terminal event) or the user's cancel is it. A shrink candidate that cannot
+/// show its failure's fault cannot keep its signature, so it is rejected without an agent run.
+/// Pure.
+bool can_show_fault(const Scenario& scenario, const std::string& fault);
+
 /// Re-runs a confirmation needs to show the same signature out of `confirm` (--confirm K): K-1,
 /// at least 1 (K = 1: that one run); 0 when K = 0 (no re-run: the failure counts as confirmed).
 int confirmations_needed(int confirm);
@@ -143,6 +150,7 @@ struct DistinctFailure {
   int shrink_tries = 0;               ///< candidates judged
   int shrink_steps = 0;               ///< edits kept
   int shrink_runs = 0;                ///< agent runs spent shrinking
+  int shrink_ruled_out = 0;           ///< candidates rejected without a run: they lost the failure's fault
   bool one_minimal = false;           ///< a whole pass kept nothing (false: budget ran out)
   double shrink_ms = 0;
   /// The counterexample on the reference runtime (in memory): whether it passes there, and its

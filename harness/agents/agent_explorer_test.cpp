@@ -512,6 +512,76 @@ TEST_CASE("minimize_by deletes what a judge of any kind does not need") {
   CHECK(stopped.scenario == start);
 }
 
+TEST_CASE("a candidate that no longer scripts its failure's fault cannot show it (no agent run is spent on it)") {
+  const Scenario s = load(kResetAfterCall);
+  CHECK(can_show_fault(s, "status 503"));
+  CHECK(can_show_fault(s, "reset after a call"));
+  CHECK(can_show_fault(s, "finish content_filter"));
+  CHECK(can_show_fault(s, "no fault"));  // nothing to lose
+  CHECK_FALSE(can_show_fault(s, "reset after text"));
+  CHECK_FALSE(can_show_fault(s, "status 503, with Retry-After"));
+  CHECK_FALSE(can_show_fault(s, "no terminal event"));
+  CHECK_FALSE(can_show_fault(s, "cancel after text"));
+  // Whatever fault_description says of a request some attempt answers, that attempt can show.
+  int described = 0;
+  for (std::size_t t = 0; t < s.script.turns.size(); ++t) {
+    for (std::size_t a = 0; a < s.script.turns[t].attempts.size(); ++a) {
+      for (const char* played : {"stream", "status"}) {
+        const std::string d = fault_description(s, entry(0, static_cast<int>(t), static_cast<int>(a), false, played));
+        if (d.empty()) continue;
+        ++described;
+        CHECK(can_show_fault(s, d));
+      }
+    }
+  }
+  CHECK(described >= 4);
+  // The fault deleted, moved or its status changed: no run of the candidate can be signed by it.
+  Scenario x = s;
+  x.script.turns[0].attempts[1].fault.reset();
+  CHECK_FALSE(can_show_fault(x, "reset after a call"));
+  CHECK(can_show_fault(x, "no terminal event"));  // what that attempt became
+  x = s;
+  x.script.turns[0].attempts[1].events.pop_back();  // the reset now falls after the text
+  CHECK_FALSE(can_show_fault(x, "reset after a call"));
+  x = s;
+  x.script.turns[0].attempts[0].status = 429;
+  CHECK_FALSE(can_show_fault(x, "status 503"));
+  // The user's cancel signs a failure when the candidate keeps it.
+  x = s;
+  x.interrupt = Interrupt{1, 1, 0, std::nullopt};
+  CHECK(can_show_fault(x, "cancel after text"));
+  x.interrupt.reset();
+  CHECK_FALSE(can_show_fault(x, "cancel after text"));
+}
+
+TEST_CASE("coarse deletions first: a black box's shrinking reaches a 1-minimal case of the same size in fewer candidates") {
+  Scenario start = load(kResetAfterCall);
+  // Padding a black box never needs: three more turns, two more 503s and more text before the reset.
+  for (int i = 0; i < 3; ++i) start.script.turns.push_back(start.script.turns.back());
+  auto& attempts = start.script.turns[0].attempts;
+  attempts.insert(attempts.begin(), 2, attempts[0]);
+  auto& cut = attempts[3].events;
+  cut.insert(cut.begin(), 3, cut[0]);
+  std::get<mock::ResetFault>(*attempts[3].fault).after_event = 5;
+  const explore::StillFails fails = [](const Scenario& c) -> std::optional<Scenario> {
+    return can_show_fault(c, "reset after a call") ? std::optional<Scenario>(c) : std::nullopt;
+  };
+  const explore::MinimizeByResult plain = explore::minimize_by(start, fails, 5000);
+  const explore::MinimizeByResult coarse = explore::minimize_by(start, fails, 5000, {}, true);
+  REQUIRE(plain.one_minimal);
+  REQUIRE(coarse.one_minimal);
+  CHECK(explore::size_of(coarse.scenario).turns == explore::size_of(plain.scenario).turns);
+  CHECK(explore::size_of(coarse.scenario).attempts == explore::size_of(plain.scenario).attempts);
+  CHECK(explore::size_of(coarse.scenario).events == explore::size_of(plain.scenario).events);
+  CHECK(explore::size_of(coarse.scenario).turns == 1);
+  CHECK(coarse.tries < plain.tries);
+  // This judge fails every candidate that keeps the fault, so the explorer would rule out every
+  // candidate it rejects without a run: the candidates it would run are the ones kept.
+  INFO("candidates: " << plain.tries << " (" << plain.accepted << " run) single deletions only, " << coarse.tries
+                      << " (" << coarse.accepted << " run) with runs first");
+  CHECK(coarse.accepted * 3 <= plain.accepted * 2);  // a third fewer candidates run on this padding (14 to 9)
+}
+
 TEST_CASE("a shrink candidate the reference runtime fails is no candidate: the scenario, not the agent, would fail") {
   // gemini-cli's explore case c30 shrank to this at stop 60: two turns, both spent by the first
   // prompt, so the session's second prompt has no turn to answer it and the reference runtime

@@ -22,6 +22,58 @@ bool is_catalogue_invariant(const std::string& name) {
   return false;
 }
 
+
+/// Deletes turn t; the user's interrupt goes with it, or moves back one turn when it is later.
+void erase_turn(Scenario& x, std::size_t t) {
+  x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t));
+  if (x.interrupt && x.interrupt->turn == static_cast<int>(t)) x.interrupt.reset();
+  if (x.interrupt && x.interrupt->turn > static_cast<int>(t)) --x.interrupt->turn;
+}
+
+/// Deletes attempt a of turn t, moving an interrupt's attempt or backoff point back with it.
+void erase_attempt(Scenario& x, std::size_t t, std::size_t a) {
+  auto& at = x.script.turns[t].attempts;
+  at.erase(at.begin() + static_cast<long>(a));
+  if (x.interrupt && x.interrupt->attempt && x.interrupt->turn == static_cast<int>(t)) {
+    if (*x.interrupt->attempt == static_cast<int>(a)) x.interrupt.reset();
+    else if (*x.interrupt->attempt > static_cast<int>(a)) --*x.interrupt->attempt;
+  }
+  if (x.interrupt && x.interrupt->before_attempt && x.interrupt->turn == static_cast<int>(t)) {
+    // the backoff before attempt b follows attempt b - 1: deleting it or an
+    // earlier one moves the point back; none left before it, no backoff
+    if (*x.interrupt->before_attempt > static_cast<int>(a)) --*x.interrupt->before_attempt;
+    if (*x.interrupt->before_attempt < 1) x.interrupt.reset();
+  }
+}
+
+/// Deletes event e of attempt (t, a), keeping its fault and an interrupt after the same events.
+void erase_event(Scenario& x, std::size_t t, std::size_t a, std::size_t e) {
+  mock::Attempt& at = attempt_at(x, t, a);
+  const int n = static_cast<int>(at.events.size());
+  if (at.fault) {
+    // Keep the fault after the same events: one fewer of them when the
+    // deleted event was delivered before it; a cut inside the deleted call
+    // no longer has a call to cut.
+    const int after = mock::fault_after_event(*at.fault, at.events.size());
+    std::visit([&](auto& f) {
+      if (f.after_event && after > static_cast<int>(e)) f.after_event = after - 1;
+      if (f.after_event && after == static_cast<int>(e)) f.after_fragment.reset();
+      if (!f.after_event && after == n) f.after_fragment.reset();
+    }, *at.fault);
+  }
+  // A max_tokens finish that cut the deleted call has no call to cut.
+  if (e + 1 < at.events.size()) {
+    if (auto* f = std::get_if<mock::FinishEvent>(&at.events[e + 1])) f->after_fragment.reset();
+  }
+  at.events.erase(at.events.begin() + static_cast<long>(e));
+  auto& in = x.interrupt;
+  if (in && in->after_event && in->turn == static_cast<int>(t) &&
+      in->attempt == static_cast<int>(a)) {
+    if (*in->after_event == static_cast<int>(e)) in.reset();
+    else if (*in->after_event > static_cast<int>(e)) --*in->after_event;
+  }
+}
+
 }  // namespace
 
 std::string_view edit_kind_name(Edit::Kind kind) {
@@ -68,60 +120,19 @@ std::vector<Edit> deletions(const Scenario& s) {
     }
   }
   for (std::size_t t = 0; t < turns.size(); ++t) {
-    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn", [t](Scenario& x) {
-                     x.script.turns.erase(x.script.turns.begin() + static_cast<long>(t));
-                     if (x.interrupt && x.interrupt->turn == static_cast<int>(t)) x.interrupt.reset();
-                     if (x.interrupt && x.interrupt->turn > static_cast<int>(t)) --x.interrupt->turn;
-                   }});
+    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn", [t](Scenario& x) { erase_turn(x, t); }});
   }
   for (std::size_t t = 0; t < turns.size(); ++t) {
     for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
-      out.push_back({Edit::Kind::kAttempt, attempt_ptr(t, a), "delete attempt", [t, a](Scenario& x) {
-                       auto& at = x.script.turns[t].attempts;
-                       at.erase(at.begin() + static_cast<long>(a));
-                       if (x.interrupt && x.interrupt->attempt && x.interrupt->turn == static_cast<int>(t)) {
-                         if (*x.interrupt->attempt == static_cast<int>(a)) x.interrupt.reset();
-                         else if (*x.interrupt->attempt > static_cast<int>(a)) --*x.interrupt->attempt;
-                       }
-                       if (x.interrupt && x.interrupt->before_attempt && x.interrupt->turn == static_cast<int>(t)) {
-                         // the backoff before attempt b follows attempt b - 1: deleting it or an
-                         // earlier one moves the point back; none left before it, no backoff
-                         if (*x.interrupt->before_attempt > static_cast<int>(a)) --*x.interrupt->before_attempt;
-                         if (*x.interrupt->before_attempt < 1) x.interrupt.reset();
-                       }
-                     }});
+      out.push_back({Edit::Kind::kAttempt, attempt_ptr(t, a), "delete attempt",
+                     [t, a](Scenario& x) { erase_attempt(x, t, a); }});
     }
   }
   for (std::size_t t = 0; t < turns.size(); ++t) {
     for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
       for (std::size_t e = 0; e < turns[t].attempts[a].events.size(); ++e) {
         out.push_back({Edit::Kind::kEvent, attempt_ptr(t, a) + "/events/" + std::to_string(e), "delete event",
-                       [t, a, e](Scenario& x) {
-                         mock::Attempt& at = attempt_at(x, t, a);
-                         const int n = static_cast<int>(at.events.size());
-                         if (at.fault) {
-                           // Keep the fault after the same events: one fewer of them when the
-                           // deleted event was delivered before it; a cut inside the deleted call
-                           // no longer has a call to cut.
-                           const int after = mock::fault_after_event(*at.fault, at.events.size());
-                           std::visit([&](auto& f) {
-                             if (f.after_event && after > static_cast<int>(e)) f.after_event = after - 1;
-                             if (f.after_event && after == static_cast<int>(e)) f.after_fragment.reset();
-                             if (!f.after_event && after == n) f.after_fragment.reset();
-                           }, *at.fault);
-                         }
-                         // A max_tokens finish that cut the deleted call has no call to cut.
-                         if (e + 1 < at.events.size()) {
-                           if (auto* f = std::get_if<mock::FinishEvent>(&at.events[e + 1])) f->after_fragment.reset();
-                         }
-                         at.events.erase(at.events.begin() + static_cast<long>(e));
-                         auto& in = x.interrupt;
-                         if (in && in->after_event && in->turn == static_cast<int>(t) &&
-                             in->attempt == static_cast<int>(a)) {
-                           if (*in->after_event == static_cast<int>(e)) in.reset();
-                           else if (*in->after_event > static_cast<int>(e)) --*in->after_event;
-                         }
-                       }});
+                       [t, a, e](Scenario& x) { erase_event(x, t, a, e); }});
       }
     }
   }
@@ -160,6 +171,65 @@ std::vector<Edit> deletions(const Scenario& s) {
   for (std::size_t i = 0; i < s.session.size(); ++i) {
     out.push_back({Edit::Kind::kSession, "/session/" + std::to_string(i), "delete session prompt",
                    [i](Scenario& x) { x.session.erase(x.session.begin() + static_cast<long>(i)); }});
+  }
+  return out;
+}
+
+std::vector<Edit> coarse_deletions(const Scenario& s) {
+  std::vector<Edit> out;
+  const auto& turns = s.script.turns;
+  const std::size_t n = turns.size();
+  // Runs of turns: the first k kept (what followed the failure), then the last k (what led to it).
+  if (n >= 3) {
+    for (std::size_t k = 1; k < n; ++k) {
+      out.push_back({Edit::Kind::kTurn, turn_ptr(k), "delete turns " + std::to_string(k) + "..",
+                     [k](Scenario& x) {
+                       for (std::size_t t = x.script.turns.size(); t-- > k;) erase_turn(x, t);
+                     }});
+      out.push_back({Edit::Kind::kTurn, turn_ptr(0), "delete turns 0.." + std::to_string(n - k - 1),
+                     [k, n](Scenario& x) {
+                       for (std::size_t t = n - k; t-- > 0;) erase_turn(x, t);
+                     }});
+    }
+  }
+  // Runs of a turn's failed attempts (all of them, then each half), its last attempt kept.
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t failed = turns[t].attempts.empty() ? 0 : turns[t].attempts.size() - 1;
+    if (failed < 2) continue;
+    const auto range = [t](std::size_t from, std::size_t to) {
+      return Edit{Edit::Kind::kAttempt, attempt_ptr(t, from),
+                  "delete attempts " + std::to_string(from) + ".." + std::to_string(to - 1),
+                  [t, from, to](Scenario& x) {
+                    for (std::size_t a = to; a-- > from;) erase_attempt(x, t, a);
+                  }};
+    };
+    out.push_back(range(0, failed));
+    out.push_back(range(0, failed / 2));
+    out.push_back(range(failed / 2, failed));
+  }
+  // Runs of an attempt's events: those after its fault (never delivered when the fault ends the
+  // stream), then each half.
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      const mock::Attempt& at = turns[t].attempts[a];
+      const std::size_t count = at.events.size();
+      const auto range = [t, a](std::size_t from, std::size_t to) {
+        return Edit{Edit::Kind::kEvent, attempt_ptr(t, a) + "/events/" + std::to_string(from),
+                    "delete events " + std::to_string(from) + ".." + std::to_string(to - 1),
+                    [t, a, from, to](Scenario& x) {
+                      for (std::size_t e = to; e-- > from;) erase_event(x, t, a, e);
+                    }};
+      };
+      std::size_t tail_from = count;  // the undelivered tail, when there is one
+      if (at.fault) {
+        const auto after = static_cast<std::size_t>(std::max(0, mock::fault_after_event(*at.fault, count)));
+        if (after + 2 <= count) out.push_back(range(tail_from = after, count));
+      }
+      if (count >= 4) {
+        if (count / 2 != tail_from) out.push_back(range(count / 2, count));
+        out.push_back(range(0, count / 2));
+      }
+    }
   }
   return out;
 }
@@ -340,15 +410,19 @@ std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judg
 }
 
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop) {
+                             const std::function<bool()>& stop, bool coarse_first) {
   MinimizeByResult out;
   out.scenario = start;
   using Enumerate = std::vector<Edit> (*)(const Scenario&);
-  const Enumerate phases[] = {&deletions, &simplifications};
+  const Enumerate phases[] = {&coarse_deletions, &deletions, &simplifications};
   bool progressed = true;
+  bool first_pass = true;
   while (progressed) {
     progressed = false;
     for (Enumerate enumerate : phases) {
+      // Runs of units are a head start, tried on the first pass only: 1-minimality is a matter of
+      // single deletions, and a run rejected once would mostly be rejected again.
+      if (enumerate == &coarse_deletions && !(coarse_first && first_pass)) continue;
       std::vector<Edit> edits = enumerate(out.scenario);
       // After a kept edit the list is enumerated again and the walk goes on at the same index: the
       // edits before it were tried on a larger scenario and are tried again on the next pass.
@@ -367,6 +441,7 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
         }
       }
     }
+    first_pass = false;
   }
   out.one_minimal = true;
   return out;

@@ -43,6 +43,13 @@ std::string_view edit_kind_name(Edit::Kind kind);
 /// at deletes the interrupt too.
 std::vector<Edit> deletions(const Scenario& scenario);
 
+/// Runs of units to delete at once, for a judge whose every candidate costs real runs (a black
+/// box): with 3 or more turns, all turns from k on and all turns before the last k (k = 1..n-1,
+/// alternately); per turn with 2 or more failed attempts, all of them and each half (its last
+/// attempt kept); per attempt, the events after its fault (2 or more) and, with 4 or more events,
+/// each half. Each is the single deletions of deletions() applied from the highest index down, so
+/// faults and the user's interrupt follow as they do there.
+std::vector<Edit> coarse_deletions(const Scenario& scenario);
 /// Every single simplification of `scenario`: each set runtime setting reset (defects kept), then
 /// per attempt its Retry-After dropped, a max_tokens finish made `stop`, a fault's after_fragment
 /// dropped and its numeric fields reset to their defaults, each text replaced by "ok", each call's
@@ -133,8 +140,10 @@ struct MinimizeByResult {
 
 /// The delta-debugging passes of minimize() with any judge: deletions then simplifications of
 /// `start` (assumed failing), each candidate judged by `fails`, at most `max_tries` of them, and
-/// none once `stop` (when given) returns true (a wall-clock budget). Deterministic when `fails` is.
+/// none once `stop` (when given) returns true (a wall-clock budget). With `coarse_first`, the first
+/// pass begins with coarse_deletions() (a black box's shrinking: fewer candidates to a small case).
+/// Deterministic when `fails` is.
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop = {});
+                             const std::function<bool()>& stop = {}, bool coarse_first = false);
 
 }  // namespace harness::explore

@@ -173,6 +173,80 @@ TEST_CASE("deleting an event before a fault keeps the fault after the same event
   FAIL("no deletion of /turns/1/attempts/0/events/0");
 }
 
+namespace {
+
+/// Applies the single deletion of deletions(x) at `pointer` to x; false when there is none.
+bool apply_single(harness::Scenario& x, const std::string& pointer) {
+  for (const auto& d : hx::deletions(x)) {
+    if (d.pointer != pointer) continue;
+    d.apply(x);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("coarse deletions are runs of single deletions: turns from either end, a turn's failed attempts, an attempt's events", "[minimal]") {
+  harness::Scenario s = padded_duplicate_execution();
+  // Four turns, three failed attempts in turn 1 (its last one completes), five events in one.
+  mock::Turn& work = s.script.turns[1];
+  work.attempts.insert(work.attempts.begin(), 2, work.attempts[0]);
+  work.attempts[0].events.push_back(mock::TextEvent{"More."});
+  work.attempts[0].events.push_back(mock::TextEvent{"Still more."});  // 5 events, a reset after event 2
+  s.script.turns.push_back(s.script.turns.back());
+  s.interrupt = harness::Interrupt{3, 0, 0, std::nullopt};  // after the text of the last turn
+  std::map<std::string, harness::Scenario> got;
+  for (const auto& d : hx::coarse_deletions(s)) {
+    harness::Scenario x = s;
+    d.apply(x);
+    CHECK(got.emplace(d.description + " @" + d.pointer, x).second);  // each named once
+  }
+  // Turns: keep the first k or the last k, k = 1..3.
+  const auto& first1 = got.at("delete turns 1.. @/turns/1");
+  CHECK(first1.script.turns.size() == 1u);
+  CHECK_FALSE(first1.interrupt.has_value());  // its turn went
+  const auto& last1 = got.at("delete turns 0..2 @/turns/0");
+  REQUIRE(last1.script.turns.size() == 1u);
+  CHECK(last1.script.turns[0] == s.script.turns[3]);
+  REQUIRE(last1.interrupt.has_value());
+  CHECK(last1.interrupt->turn == 0);  // moved back with the turns before it
+  CHECK(got.count("delete turns 3.. @/turns/3") == 1);
+  CHECK(got.count("delete turns 0..0 @/turns/0") == 1);
+  // Attempts: turn 1's three failed ones, then each half; its last attempt stays.
+  const auto& no_failed = got.at("delete attempts 0..2 @/turns/1/attempts/0");
+  REQUIRE(no_failed.script.turns[1].attempts.size() == 1u);
+  CHECK(no_failed.script.turns[1].attempts[0] == s.script.turns[1].attempts[3]);
+  CHECK(got.count("delete attempts 0..0 @/turns/1/attempts/0") == 1);
+  CHECK(got.count("delete attempts 1..2 @/turns/1/attempts/1") == 1);
+  // Events: the ones after the reset (never delivered), then each half of the five.
+  const auto& tail = got.at("delete events 2..4 @/turns/1/attempts/0/events/2");
+  CHECK(tail.script.turns[1].attempts[0].events.size() == 2u);
+  CHECK(got.count("delete events 0..1 @/turns/1/attempts/0/events/0") == 1);
+  // Each run is the same as its single deletions applied from the highest index down.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+      {"delete turns 0..2 @/turns/0", {"/turns/2", "/turns/1", "/turns/0"}},
+      {"delete turns 2.. @/turns/2", {"/turns/3", "/turns/2"}},
+      {"delete attempts 1..2 @/turns/1/attempts/1", {"/turns/1/attempts/2", "/turns/1/attempts/1"}},
+      {"delete events 2..4 @/turns/1/attempts/0/events/2",
+       {"/turns/1/attempts/0/events/4", "/turns/1/attempts/0/events/3", "/turns/1/attempts/0/events/2"}},
+      {"delete events 0..1 @/turns/1/attempts/0/events/0", {"/turns/1/attempts/0/events/1", "/turns/1/attempts/0/events/0"}},
+  };
+  for (const auto& [name, singles] : runs) {
+    INFO(name);
+    harness::Scenario x = s;
+    for (const std::string& p : singles) REQUIRE(apply_single(x, p));
+    CHECK(got.at(name) == x);
+  }
+  const harness::Scenario& head = got.at("delete events 0..1 @/turns/1/attempts/0/events/0");
+  CHECK(std::get<mock::ResetFault>(*head.script.turns[1].attempts[0].fault).after_event == 0);  // the reset follows its events
+  // The tail after the fault is also the second half: named once.
+  CHECK(std::count_if(got.begin(), got.end(), [](const auto& g) { return g.first.rfind("delete events 2..4", 0) == 0; }) == 1);
+  // One failed attempt a turn and at most three events an attempt: runs of turns only.
+  for (const auto& d : hx::coarse_deletions(padded_duplicate_execution())) CHECK(d.kind == hx::Edit::Kind::kTurn);
+  CHECK(hx::coarse_deletions(padded_duplicate_execution()).size() == 4u);
+}
+
 TEST_CASE("minimize removes the padding of a duplicate execution and the result is 1-minimal", "[minimal]") {
   const harness::Scenario s = hx::with_oracle_expect(padded_duplicate_execution());
   const auto run = memory_run({"keep-calls-on-retry"});
