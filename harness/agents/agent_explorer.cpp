@@ -690,7 +690,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
         << shrink_budget_s << " s\n" << std::flush;
     const explore::MinimizeByResult found = explore::minimize_by(
         f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > shrink_budget_s * 1000; },
-        /*coarse_first=*/true);
+        /*black_box=*/true);
     f.shrink_tries = found.tries;
     f.shrink_steps = found.accepted;
     f.shrink_runs = runs;

@@ -102,6 +102,51 @@ TEST_CASE("a prompt sent back with trailing whitespace is still the prompt: the 
   CHECK(tools[0].contents[3]["parts"] == nlohmann::json::array({{{"text", next}}}));
 }
 
+TEST_CASE("an agent's bracketed note in place of the turn the user cancelled is no content the model said, and nothing else is excused") {
+  // gemini-cli 0.61.0 resumed after a cancel after text (explore case c30, stop 62): the cut turn
+  // comes back as a model turn "[The previous response was interrupted before it completed.]".
+  using nlohmann::json;
+  const json call = {{"functionCall", {{"name", "run_shell_command"}, {"args", {{"command", "x"}}}}}};
+  const json result = {{"functionResponse", {{"name", "run_shell_command"}, {"response", {{"output", "ok"}}}}}};
+  auto journal_with = [&](const json& turn1, bool cut_completed = false) {
+    mock::Journal j(3);
+    for (std::size_t i = 0; i < j.size(); ++i) j[i].index = i;
+    j[0].turn = 0;
+    j[0].completed = true;
+    j[1].turn = 1;
+    j[1].completed = cut_completed;
+    j[1].delivered_text = "On it. ";
+    j[2].turn = 2;
+    j[2].contents = json::array({{{"role", "user"}, {"parts", {{{"text", "Go."}}}}},
+                                 {{"role", "model"}, {"parts", {call}}},
+                                 {{"role", "user"}, {"parts", {result}}},
+                                 turn1,
+                                 {{"role", "user"}, {"parts", {{{"text", "Continue."}}}}}});
+    return j;
+  };
+  const json note = {{"role", "model"}, {"parts", {{{"text", "[The previous response was interrupted before it completed.]"}}}}};
+  mock::Journal j = journal_with(note);
+  CHECK(blank_interruption_notes(j, 1) == 1);
+  CHECK(j[2].contents[3]["parts"] == json::array());
+  CHECK(j[2].contents[1]["parts"] == json::array({call}));  // model turn 0 untouched
+  // What the model never said and no note: left to history-integrity.
+  for (const json& other : {json{{"role", "model"}, {"parts", {{{"text", "On it. On it. "}}}}},
+                            json{{"role", "model"}, {"parts", {{{"text", "[interrupted]"}}, call}}},
+                            json{{"role", "model"}, {"parts", {{{"text", "On it."}}}}}}) {
+    mock::Journal k = journal_with(other);
+    CHECK(blank_interruption_notes(k, 1) == 0);
+    CHECK(k[2].contents[3] == other);
+  }
+  // Not after a cut (the cancelled answer completed), or no cancel point: nothing is blanked.
+  mock::Journal done = journal_with(note, true);
+  CHECK(blank_interruption_notes(done, 1) == 0);
+  CHECK(blank_interruption_notes(j, -1) == 0);
+  // A bracketed text the cut attempt did deliver is the turn's own content, not a note.
+  mock::Journal own = journal_with(note);
+  own[1].delivered_text = "[The previous response was interrupted before it completed.]";
+  CHECK(blank_interruption_notes(own, 1) == 0);
+}
+
 TEST_CASE("an attempt's first finish: where it is, and which one a journal entry delivered") {
   Scenario s;
   mock::Attempt a;

@@ -698,6 +698,43 @@ void judge_agent_run(AgentCaseResult& result, const Recipe& recipe, const std::s
   judge_black_box(result, recipe, executions, cap, strict, "", &at_tool.records);
 }
 
+int blank_interruption_notes(mock::Journal& journal, int cut) {
+  if (cut < 0 || cut >= static_cast<int>(journal.size())) return 0;
+  const mock::JournalEntry& c = journal[static_cast<std::size_t>(cut)];
+  if (c.completed || c.turn < 0) return 0;
+  const int turn = c.turn;
+  const std::string delivered = c.delivered_text;
+  int blanked = 0;
+  for (std::size_t i = static_cast<std::size_t>(cut) + 1; i < journal.size(); ++i) {
+    json& contents = journal[i].contents;
+    if (!contents.is_array()) continue;
+    int model = -1;
+    for (json& content : contents) {
+      if (!content.is_object() || content.value("role", "") != "model" || ++model != turn) continue;
+      if (!content.contains("parts") || !content["parts"].is_array() || content["parts"].empty()) break;
+      std::string text;
+      bool text_only = true;
+      for (const json& part : content["parts"]) {
+        if (!part.is_object() || !part.contains("text") || !part["text"].is_string() || part.contains("functionCall")) {
+          text_only = false;
+          break;
+        }
+        text += part["text"].get<std::string>();
+      }
+      const std::size_t from = text.find_first_not_of(" \t\r\n");
+      const std::string note =
+          from == std::string::npos ? std::string() : text.substr(from, text.find_last_not_of(" \t\r\n") + 1 - from);
+      if (text_only && note.size() >= 2 && note.front() == '[' && note.back() == ']' &&
+          delivered.find(note) == std::string::npos) {
+        content["parts"] = json::array();
+        ++blanked;
+      }
+      break;
+    }
+  }
+  return blanked;
+}
+
 void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::vector<rut::LedgerEntry>& executions,
                      const std::string& cap_message, bool strict, const std::string& declared_design,
                      const std::vector<ToolCallRecord>* tool_calls) {
@@ -720,6 +757,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   std::vector<std::string> later_prompts;
   for (const SessionPrompt& p : s.session) later_prompts.push_back(p.prompt);
   strip_preamble(journal, s.prompt, later_prompts);
+  if (s.interrupt && result.cancel_prompt >= 0) blank_interruption_notes(journal, cancel_point_request(s, journal));
 
   rut::RunResult run;
   const bool success_exit = result.process.started && !result.process.timed_out &&

@@ -154,6 +154,16 @@ std::size_t first_finish(const mock::Attempt& a);
 /// still one (history-integrity).
 void strip_preamble(mock::Journal& journal, const std::string& prompt, const std::vector<std::string>& later_prompts = {});
 
+/// After the user's cancel cut an answer (journal[cut], not completed), an agent may put a model
+/// turn of its own in the cut turn's place, a note in brackets that the server never sent:
+/// gemini-cli 0.61.0, resumed, sends "[The previous response was interrupted before it
+/// completed.]" as model turn `journal[cut].turn`. The model is told the truth about its answer,
+/// not something it said, so in each later request that turn, when it holds text only, in
+/// brackets, that the cut attempt did not deliver, is emptied: judged as the cut turn kept with
+/// none of its content (history-integrity then compares the rest). Anything else there is left to
+/// history-integrity. Returns how many turns were emptied.
+int blank_interruption_notes(mock::Journal& journal, int cut);
+
 /// The text a JSON-lines output shows by the recipe's shown_text rule (recipe.h): the texts of the
 /// matching lines in order, each without the recipe's notices, less what a retract line took back;
 /// nullopt when the recipe has no rule (clean-output is then not judged).

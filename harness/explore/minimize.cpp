@@ -410,7 +410,7 @@ std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judg
 }
 
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop, bool coarse_first) {
+                             const std::function<bool()>& stop, bool black_box) {
   MinimizeByResult out;
   out.scenario = start;
   using Enumerate = std::vector<Edit> (*)(const Scenario&);
@@ -421,8 +421,10 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
     progressed = false;
     for (Enumerate enumerate : phases) {
       // Runs of units are a head start, tried on the first pass only: 1-minimality is a matter of
-      // single deletions, and a run rejected once would mostly be rejected again.
-      if (enumerate == &coarse_deletions && !(coarse_first && first_pass)) continue;
+      // single deletions, and a run rejected once would mostly be rejected again. A black box's
+      // candidates cost agent runs each: no simplification, which leaves the size as it is.
+      if (enumerate == &coarse_deletions && !(black_box && first_pass)) continue;
+      if (enumerate == &simplifications && black_box) continue;
       std::vector<Edit> edits = enumerate(out.scenario);
       // After a kept edit the list is enumerated again and the walk goes on at the same index: the
       // edits before it were tried on a larger scenario and are tried again on the next pass.

@@ -140,10 +140,12 @@ struct MinimizeByResult {
 
 /// The delta-debugging passes of minimize() with any judge: deletions then simplifications of
 /// `start` (assumed failing), each candidate judged by `fails`, at most `max_tries` of them, and
-/// none once `stop` (when given) returns true (a wall-clock budget). With `coarse_first`, the first
-/// pass begins with coarse_deletions() (a black box's shrinking: fewer candidates to a small case).
+/// none once `stop` (when given) returns true (a wall-clock budget). With `black_box` (every
+/// candidate costs agent runs), the first pass begins with coarse_deletions(), which reach a small
+/// case in fewer candidates, and no simplification is tried: texts, arguments and fault fields stay
+/// as generated, and the result is 1-minimal in deletions (a whole pass of them kept nothing).
 /// Deterministic when `fails` is.
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop = {}, bool coarse_first = false);
+                             const std::function<bool()>& stop = {}, bool black_box = false);
 
 }  // namespace harness::explore
