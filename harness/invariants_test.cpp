@@ -441,6 +441,27 @@ TEST_CASE("a continuation's completed answer merged into the kept turn: its call
   CHECK(std::count(again.begin(), again.end(), "at-most-once") == 1);
 }
 
+TEST_CASE("history-integrity: whitespace around a turn's text is no content, anything else is") {
+  // gemini-cli 0.61.0 sends a resumed session's completed turn "On it. " back as "On it." (stop 63).
+  Fixture f;
+  f.journal[1].delivered_text = "On it. ";
+  auto with_text = [&](const std::string& text) {
+    json turn = model_call();
+    turn["parts"].insert(turn["parts"].begin(), json{{"text", text}});
+    f.journal[2].contents = json::array({user_prompt(), turn, responses(1)});
+    f.run.final_history[1] = turn;
+    f.run.shown_output = "On it. done";
+    const auto n = names(f.check());
+    return std::count(n.begin(), n.end(), "history-integrity");
+  };
+  CHECK(with_text("On it. ") == 0);
+  CHECK(with_text("On it.") == 0);
+  CHECK(with_text("\nOn it.\n") == 0);
+  CHECK(with_text("On it!") == 1);
+  CHECK(with_text("On it. On it. ") == 1);
+  CHECK(with_text("On  it.") == 1);  // inside the text, a space is content
+}
+
 TEST_CASE("history-integrity: a duplicated call in a committed turn differs from the delivery") {
   Fixture f;
   json doubled = model_call();
