@@ -5,6 +5,7 @@
 #include "harness/scenario_io.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <map>
 #include <tuple>
@@ -662,16 +663,10 @@ void trim_space(std::string& text) {
 /// units only: a prefix of its delivered text and, in order, calls it delivered whole; whitespace
 /// at either end of the text does not count (a completed turn's, and a cut turn's start). `replays`
 /// (replays_in) may be left out of a completed delivery: a runtime that records a replayed call
-/// once keeps the conversation the model had (docs/POLICY.md "Call ids").
-bool kept_whole(const ModelTurn& seen_as_sent, const mock::JournalEntry& a,
-                const std::map<std::pair<std::size_t, int>, Replay>* replays = nullptr) {
-  // Whitespace around a turn's text is no content: gemini-cli 0.61.0 sends a resumed session's
-  // completed turn "On it. " back as "On it." (explore case c30, stop 63).
-  ModelTurn seen = seen_as_sent;
-  ModelTurn delivered = from_delivery(a);
-  trim_space(seen.text);
-  if (a.completed) trim_space(delivered.text);
-  else delivered.text.erase(0, std::min(delivered.text.find_first_not_of(kSpace), delivered.text.size()));
+/// once keeps the conversation the model had (docs/POLICY.md "Call ids"). kept_as compares with
+/// `delivered` as given; kept_whole with a's delivery, then with the text's outer whitespace gone.
+bool kept_as(const ModelTurn& seen, const ModelTurn& delivered, const mock::JournalEntry& a,
+             const std::map<std::pair<std::size_t, int>, Replay>* replays) {
   if (a.completed && seen == delivered) return true;
   if (a.completed && replays != nullptr) {
     ModelTurn once = delivered;
@@ -692,6 +687,24 @@ bool kept_whole(const ModelTurn& seen_as_sent, const mock::JournalEntry& a,
     ++k;
   }
   return true;
+}
+
+bool kept_whole(const ModelTurn& seen, const mock::JournalEntry& a,
+                const std::map<std::pair<std::size_t, int>, Replay>* replays = nullptr) {
+  const ModelTurn delivered = from_delivery(a);
+  if (kept_as(seen, delivered, a, replays)) return true;
+  // Whitespace around a turn's text is no content: gemini-cli 0.61.0 sends a resumed session's
+  // completed turn "On it. " back as "On it." (explore case c30, stop 63). Copied only then.
+  const auto spaced = [](const std::string& t) {
+    return !t.empty() && (std::strchr(kSpace, t.front()) != nullptr || std::strchr(kSpace, t.back()) != nullptr);
+  };
+  if (!spaced(seen.text) && !spaced(delivered.text)) return false;
+  ModelTurn s = seen;
+  ModelTurn d = delivered;
+  trim_space(s.text);
+  if (a.completed) trim_space(d.text);
+  else d.text.erase(0, std::min(d.text.find_first_not_of(kSpace), d.text.size()));
+  return kept_as(s, d, a, replays);
 }
 
 /// What the runtime merged of attempt `journal[i]` into the model turn it had kept before: the
