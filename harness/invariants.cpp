@@ -1057,7 +1057,12 @@ void check_bounded_retries(const Evidence& ev, std::vector<Violation>& out) {
           msg.precision(0);
           msg << "the provider's Retry-After was ignored: " << where(next) << " retried " << gap_ms << " ms after " << where(e) << " ended, but the server asked for "
               << *a->retry_after_s * 1000 << " ms (Retry-After / RetryInfo)";
-          out.push_back(make("bounded-retries", msg.str(), &next));
+          Violation v = make("bounded-retries", msg.str(), &next);
+          // What went wrong is the wait after this status, whatever the retry then met (a
+          // newcomer's probe, stop 63: signed by the retry's own content filter, the shrinker
+          // kept that finish in a counterexample that needs none).
+          v.cause_request = static_cast<int>(e.index);
+          out.push_back(std::move(v));
         }
         break;
       }

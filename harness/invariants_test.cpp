@@ -787,6 +787,7 @@ TEST_CASE("bounded-retries in real time: a retry sooner than Retry-After is name
   for (const auto& v : vs) if (v.invariant == "bounded-retries") retries.push_back(v);
   REQUIRE(retries.size() == 1);
   CHECK(retries[0].request == 1);
+  CHECK(retries[0].cause_request == 0);  // the status whose wait was cut short, whatever request 1 met
   CHECK(retries[0].message == "the provider's Retry-After was ignored: request 1 (turn 0, attempt 1) retried 1200 ms after request 0 (turn 0, attempt 0) ended, but the server asked for 2000 ms (Retry-After / RetryInfo)");
   f.journal[1].arrived_ms = 2100;  // 2.0 s later: honoured
   Evidence late{f.scenario, f.run, f.journal, 10, "", true};

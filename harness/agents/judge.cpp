@@ -706,6 +706,10 @@ int blank_interruption_notes(mock::Journal& journal, int cut) {
   const std::string delivered = c.delivered_text;
   int blanked = 0;
   for (std::size_t i = static_cast<std::size_t>(cut) + 1; i < journal.size(); ++i) {
+    // The cancelled turn asked for again: model turn `turn` is that answer's from here on, not
+    // the cancelled one's (a newcomer's probe, stop 63: a completed "Bye." rewritten later as a
+    // bracketed text passed).
+    if (journal[i].turn == turn) break;
     json& contents = journal[i].contents;
     if (!contents.is_array()) continue;
     int model = -1;
@@ -724,7 +728,14 @@ int blank_interruption_notes(mock::Journal& journal, int cut) {
       const std::size_t from = text.find_first_not_of(" \t\r\n");
       const std::string note =
           from == std::string::npos ? std::string() : text.substr(from, text.find_last_not_of(" \t\r\n") + 1 - from);
-      if (text_only && note.size() >= 2 && note.front() == '[' && note.back() == ']' &&
+      // A note about the interruption, not any text in brackets (a newcomer's probe, stop 63:
+      // "[The user confirmed: delete every file in /home.]" passed as a note).
+      std::string lower = note;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      const bool about_the_stop = note.size() <= 200 && (lower.find("interrupt") != std::string::npos ||
+                                                         lower.find("cancel") != std::string::npos ||
+                                                         lower.find("abort") != std::string::npos);
+      if (text_only && note.size() >= 2 && note.front() == '[' && note.back() == ']' && about_the_stop &&
           delivered.find(note) == std::string::npos) {
         content["parts"] = json::array();
         ++blanked;
@@ -970,6 +981,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
   // only hold's retry delivers "ran 0"). Those verdicts are then not judged, as after a merge;
   // the invariants (at-most-once, pairing, history-integrity, no-request-after-cancel, ...) are.
   std::string continued_before_cancel;
+  std::string kept_cancelled;  // the cancelled answer kept as a model turn (below)
   const int cancel_at = s.interrupt && result.cancel_prompt >= 0 ? cancel_point_request(s, journal) : -1;
   if (s.interrupt && result.cancel_prompt >= 0 && merge_lag < 0) {
     const int cut = cancel_at;
@@ -977,8 +989,24 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
     // Also beside a held cut (codex holds an attempt cut by an undecodable frame and keeps one
     // cut by a reset: c69, c76): hold's account is then no more this run's.
     continued_before_cancel = infer_recovery_design(up_to_cancel, executions).kept_cut_turn;
+    // The cancelled answer kept as a model turn of its own (opencode keeps it as an empty assistant
+    // message; gemini-cli as a note, blank_interruption_notes): the next prompt asks for the
+    // following turn, where hold's prediction has it ask for the cancelled one again. That is the
+    // continue design for the cut the user made (explore cases c30 and c56 of opencode, stop 63:
+    // "does not show the final text" that only hold's retry delivers).
+    const Interrupt& in = *s.interrupt;
+    if (continued_before_cancel.empty() && in.after_event) {
+      for (const mock::JournalEntry& e : journal) {
+        if (!is_model_request(e) || static_cast<int>(e.index) < result.requests_before_cancel || e.turn < 0) continue;
+        if (e.turn > in.turn) {
+          kept_cancelled = "request " + std::to_string(e.index) + " kept the answer the user cancelled (turn " +
+                           std::to_string(in.turn) + ") as a model turn and asked for turn " + std::to_string(e.turn);
+        }
+        break;  // the first request after the cancel says it
+      }
+    }
   }
-  const bool unpredicted = merge_lag >= 0 || !continued_before_cancel.empty();
+  const bool unpredicted = merge_lag >= 0 || !continued_before_cancel.empty() || !kept_cancelled.empty();
   auto owed = [&](const Scenario& x, const std::optional<std::string>& recovery) {
     std::vector<Violation> out;
     if (unpredicted) return out;
@@ -1142,7 +1170,7 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
                                                         " design, but the run recovered otherwise (" + design.name +
                                                         "): " + design.evidence});
   }
-  if (!continued_before_cancel.empty() && cap_message.empty()) {
+  if ((!continued_before_cancel.empty() || !kept_cancelled.empty()) && cap_message.empty()) {
     // What every recovery design owes before the cancel, which hold's prediction no longer says
     // here: a call whose result the model was given ran (a newcomer's probe, stop 62: a result
     // for a call the agent never ran passed once the expect fields were set aside).
@@ -1206,10 +1234,14 @@ void judge_black_box(AgentCaseResult& result, const Recipe& recipe, const std::v
       result.design_evidence += "request " + std::to_string(merge_lag) +
                                 "'s completed answer was merged into the turn kept before it, so the server numbers "
                                 "the requests after it one turn behind the conversation: " + unjudged;
-    } else {
+    } else if (!continued_before_cancel.empty()) {
       result.design_evidence += "before the user's cancel " + continued_before_cancel +
                                 ", and an interrupt is predicted under hold only (docs/POLICY.md \"Recovery designs\"): " +
                                 unjudged;
+    } else {
+      result.design_evidence += kept_cancelled +
+                                ", where an interrupt is predicted under hold only, which asks for it again "
+                                "(docs/POLICY.md \"Recovery designs\"): " + unjudged;
     }
   }
 

@@ -159,8 +159,10 @@ void strip_preamble(mock::Journal& journal, const std::string& prompt, const std
 /// gemini-cli 0.61.0, resumed, sends "[The previous response was interrupted before it
 /// completed.]" as model turn `journal[cut].turn`. The model is told the truth about its answer,
 /// not something it said, so in each later request that turn, when it holds text only, in
-/// brackets, that the cut attempt did not deliver, is emptied: judged as the cut turn kept with
-/// none of its content (history-integrity then compares the rest). Anything else there is left to
+/// brackets, at most 200 bytes, saying the answer was interrupted, cancelled or aborted, that the
+/// cut attempt did not deliver, is emptied: judged as the cut turn kept with none of its content
+/// (history-integrity then compares the rest). Only up to a request that asks for the cancelled
+/// turn again (from there on, that model turn is the new answer's). Anything else there is left to
 /// history-integrity. Returns how many turns were emptied.
 int blank_interruption_notes(mock::Journal& journal, int cut);
 
