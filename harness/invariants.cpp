@@ -3,6 +3,7 @@
 // never the runtime's internals, so the same checks judge any runtime.
 #include "harness/invariants.h"
 #include "harness/scenario_io.h"
+#include "harness/strings.h"
 
 #include <algorithm>
 #include <cstring>
@@ -645,19 +646,6 @@ const mock::JournalEntry* next_model_request(const mock::Journal& journal, std::
   return nullptr;
 }
 
-constexpr const char* kSpace = " \t\r\n";
-
-/// Drops the whitespace at both ends of `text`.
-void trim_space(std::string& text) {
-  const std::size_t end = text.find_last_not_of(kSpace);
-  if (end == std::string::npos) {
-    text.clear();
-    return;
-  }
-  text.erase(end + 1);
-  text.erase(0, text.find_first_not_of(kSpace));
-}
-
 /// Whether `seen` (a model turn in a request's history) keeps what attempt `a` delivered: exactly
 /// its delivery when it completed; when it was cut (the `continue` design keeps the cut turn), whole
 /// units only: a prefix of its delivered text and, in order, calls it delivered whole; whitespace
@@ -1254,8 +1242,7 @@ bool reports_failure(const json& response) {
 bool black_box_reports_failure(const json& response) {
   if (reports_failure(response)) return true;
   if (response.is_string()) {
-    std::string text = response.get<std::string>();
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string text = ascii_lower(response.get<std::string>());
     for (const char* word : {"error", "fail", "timed out", "timeout", "unknown", "abort", "cancel", "unexpected", "closed",
                              "lost", "refused", "reset", "expired", "unable", "could not", "cannot", "denied"}) {
       if (text.find(word) != std::string::npos) return true;
