@@ -634,14 +634,9 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
     int runs = 0;
     int ruled_out = 0;  // candidates rejected without a run (can_show_fault)
-    const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
-      const std::optional<Scenario> playable = shrink_candidate(candidate, recipe, limits);
-      if (!playable) return std::nullopt;
-      const Scenario& s = *playable;
-      if (!can_show_fault(s, f.signature.fault)) {  // the failure's fault is gone: no run can keep it
-        ++ruled_out;
-        return std::nullopt;
-      }
+    int repeats = 0;    // candidates rejected before, on the same scenario file: not run again
+    // The agent runs' verdict on a playable candidate that can show the fault.
+    const explore::StillFails agent_runs_show = [&](const Scenario& s) -> std::optional<Scenario> {
       // Two runs at once (one after the other with --jobs 1), a third only when they disagree:
       // kept when 2 of 3 fail the same way.
       // A run gets at most what is left of the shrink budget; one that timed out on that shorter
@@ -686,6 +681,16 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       }
       return s;
     };
+    const explore::StillFails runs_show = explore::remember_rejections(agent_runs_show, repeats);
+    const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
+      const std::optional<Scenario> playable = shrink_candidate(candidate, recipe, limits);
+      if (!playable) return std::nullopt;
+      if (!can_show_fault(*playable, f.signature.fault)) {  // the failure's fault is gone: no run can keep it
+        ++ruled_out;
+        return std::nullopt;
+      }
+      return runs_show(*playable);
+    };
     log << "shrinking case " << f.case_index << " (" << f.signature.text() << ") by re-running the agent, at most "
         << shrink_budget_s << " s\n" << std::flush;
     const explore::MinimizeByResult found = explore::minimize_by(
@@ -695,6 +700,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     f.shrink_steps = found.accepted;
     f.shrink_runs = runs;
     f.shrink_ruled_out = ruled_out;
+    f.shrink_repeats = repeats;
     f.one_minimal = found.one_minimal;
     f.shrunk = found.scenario;
     f.shrunk.name = recipe.name + "-explore-s" + std::to_string(o.seed) + "-c" + std::to_string(f.case_index);
@@ -749,6 +755,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     log << "  shrunk in " << f.shrink_steps << (f.shrink_steps == 1 ? " edit (" : " edits (") << f.shrink_tries << " candidates, " << f.shrink_runs
         << " agent runs"
         << (f.shrink_ruled_out > 0 ? ", " + std::to_string(f.shrink_ruled_out) + " ruled out without a run" : std::string())
+        << (f.shrink_repeats > 0 ? ", " + std::to_string(f.shrink_repeats) + " rejected before and not run again" : std::string())
         << (f.one_minimal ? ", 1-minimal" : ", budget spent before 1-minimal") << ") from "
         << size_text(f.original_size) << " to " << size_text(f.shrunk_size) << " in " << seconds_text(f.shrink_ms) << "\n";
     for (const Violation& v : f.shrunk_result.violations) log << "    " << v.invariant << violation_location(v) << ": " << v.message << "\n";
@@ -784,6 +791,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
       c.extra["shrink_tries"] = f.shrink_tries;
       c.extra["shrink_runs"] = f.shrink_runs;
       c.extra["shrink_ruled_out"] = f.shrink_ruled_out;
+      c.extra["shrink_repeats"] = f.shrink_repeats;
       c.extra["one_minimal"] = f.one_minimal;
       c.extra["shrink_ms"] = f.shrink_ms;
       c.extra["reference_passes"] = f.reference_passes;
@@ -801,7 +809,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
                           {"replay", f.replay_command}, {"shrunk_size", size_json(f.shrunk_size)},
                           {"original_size", size_json(f.original_size)}, {"shrink_ms", f.shrink_ms},
                           {"shrink_runs", f.shrink_runs}, {"shrink_ruled_out", f.shrink_ruled_out},
-                          {"one_minimal", f.one_minimal},
+                          {"shrink_repeats", f.shrink_repeats}, {"one_minimal", f.one_minimal},
                           {"reference_passes", f.reference_passes}});
     }
     for (const DistinctFailure& f : out.flaky) {

@@ -151,6 +151,7 @@ struct DistinctFailure {
   int shrink_steps = 0;               ///< edits kept
   int shrink_runs = 0;                ///< agent runs spent shrinking
   int shrink_ruled_out = 0;           ///< candidates rejected without a run: they lost the failure's fault
+  int shrink_repeats = 0;             ///< candidates rejected before (the same scenario file): not run again
   bool one_minimal = false;           ///< a whole pass kept nothing (false: budget ran out)
   double shrink_ms = 0;
   /// The counterexample on the reference runtime (in memory): whether it passes there, and its

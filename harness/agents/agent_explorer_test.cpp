@@ -582,6 +582,45 @@ TEST_CASE("coarse deletions first: a black box's shrinking reaches a 1-minimal c
   CHECK(coarse.accepted * 3 <= plain.accepted * 2);  // a third fewer candidates run on this padding (14 to 9)
 }
 
+TEST_CASE("a black box's shrinking runs no candidate it rejected before: the same result with fewer judgements") {
+  Scenario start = load(kResetAfterCall);
+  for (int i = 0; i < 2; ++i) start.script.turns.push_back(start.script.turns.back());
+  auto& attempts = start.script.turns[0].attempts;
+  attempts.insert(attempts.begin(), 2, attempts[0]);
+  // A stand-in for the agent runs: keeps a candidate while some attempt still has a reset fault,
+  // and counts how often it judged each scenario file.
+  std::map<std::string, int> judged;
+  const explore::StillFails runs = [&](const Scenario& c) -> std::optional<Scenario> {
+    ++judged[write_scenario(c)];
+    return can_show_fault(c, "reset after a call") ? std::optional<Scenario>(c) : std::nullopt;
+  };
+  const explore::MinimizeByResult plain = explore::minimize_by(start, runs, 5000, {}, true);
+  REQUIRE(plain.one_minimal);
+  int plain_judged = 0;
+  int judged_again = 0;
+  for (const auto& [file, n] : judged) {
+    plain_judged += n;
+    judged_again += n - 1;
+  }
+  CHECK(plain_judged == plain.tries);
+  REQUIRE(judged_again > 0);  // without the memory, some candidates are judged twice
+
+  judged.clear();
+  int repeats = 0;
+  const explore::MinimizeByResult remembered =
+      explore::minimize_by(start, explore::remember_rejections(runs, repeats), 5000, {}, true);
+  REQUIRE(remembered.one_minimal);
+  CHECK(remembered.scenario == plain.scenario);  // the same walk: each repeat would have been rejected
+  CHECK(remembered.tries == plain.tries);
+  CHECK(repeats == judged_again);
+  int remembered_judged = 0;
+  for (const auto& [file, n] : judged) {
+    CHECK(n == 1);
+    remembered_judged += n;
+  }
+  CHECK(remembered_judged == plain.tries - repeats);
+}
+
 TEST_CASE("a shrink candidate the reference runtime fails is no candidate: the scenario, not the agent, would fail") {
   // gemini-cli's explore case c30 shrank to this at stop 60: two turns, both spent by the first
   // prompt, so the session's second prompt has no turn to answer it and the reference runtime

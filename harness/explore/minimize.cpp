@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
+#include <string>
+#include <unordered_set>
 
 #include "harness/oracle.h"
 #include "harness/scenario_io.h"
@@ -447,6 +450,20 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
   }
   out.one_minimal = true;
   return out;
+}
+
+StillFails remember_rejections(StillFails fails, int& repeats) {
+  auto rejected = std::make_shared<std::unordered_set<std::string>>();
+  return [fails = std::move(fails), rejected, &repeats](const Scenario& candidate) -> std::optional<Scenario> {
+    std::string file = write_scenario(candidate);
+    if (rejected->contains(file)) {
+      ++repeats;
+      return std::nullopt;
+    }
+    std::optional<Scenario> kept = fails(candidate);
+    if (!kept) rejected->insert(std::move(file));
+    return kept;
+  };
 }
 
 MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, FailureJudge& judge, int max_tries) {

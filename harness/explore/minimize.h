@@ -130,6 +130,15 @@ MinimizeResult minimize(const Scenario& start, const CaseResult& start_result, F
 /// re-runs an agent process and keeps a candidate that fails the same way in 2 of 3 runs.
 using StillFails = std::function<std::optional<Scenario>(const Scenario& candidate)>;
 
+/// `fails` with a memory of its rejections: a candidate whose scenario file (write_scenario) it
+/// rejected before is rejected again without asking it, and `repeats` counts those answers. For
+/// judges whose verdict costs agent runs (seconds each): minimize_by meets a candidate a second time
+/// when the pass after a kept edit reaches the edits after it (a whole pass of them when nothing
+/// was kept), and when a run of units is a single unit. A flaky judge's rejection stands, as its
+/// second verdict on the same file would be no better evidence. Kept candidates are not remembered
+/// (the scenario moves on). Not thread-safe; `repeats` must outlive the returned judge.
+StillFails remember_rejections(StillFails fails, int& repeats);
+
 /// What minimize_by found.
 struct MinimizeByResult {
   Scenario scenario;         ///< the smallest failing scenario found (the last one `fails` returned, else start)
