@@ -305,6 +305,19 @@ bool can_show_fault(const Scenario& scenario, const std::string& fault) {
   return false;
 }
 
+void smallest_first(std::vector<ConfirmGroup>& groups, const std::function<explore::ScenarioSize(int)>& size) {
+  for (ConfirmGroup& g : groups) {
+    std::vector<std::pair<int, int>> keyed;  // (turns + attempts + events, case index)
+    keyed.reserve(g.cases.size());
+    for (int i : g.cases) {
+      const explore::ScenarioSize z = size(i);
+      keyed.emplace_back(z.turns + z.attempts + z.events, i);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t k = 0; k < keyed.size(); ++k) g.cases[k] = keyed[k].second;
+  }
+}
+
 std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& groups, int confirm,
                                               int max_representatives, int jobs,
                                               const std::function<AgentCaseResult(int)>& rerun,
@@ -337,6 +350,7 @@ std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& g
     DistinctFailure f;
     f.signature = groups[k].signature;
     f.cases = groups[k].cases;
+    std::sort(f.cases.begin(), f.cases.end());  // reported in index order
     f.case_index = groups[k].cases[st.rep];
     f.runs = 1 + st.finished;
     f.failed_runs = 1 + st.same;
@@ -589,6 +603,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
   if (out.stopped_by_time_budget) {
     log << "time budget of " << o.time_budget_s << " s spent: " << out.cases_run << " of " << o.cases << " cases run\n";
   }
+  smallest_first(groups, [&](int i) { return explore::size_of(cases[static_cast<std::size_t>(i)].scenario); });
 
   // Confirm: re-run up to max_representatives cases of each signature, until the verdict is
   // decided (confirm_failures).

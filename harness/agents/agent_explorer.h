@@ -163,11 +163,16 @@ struct DistinctFailure {
   nlohmann::json pin;                 ///< suggested harness/agents/known-failures.json entry
 };
 
-/// A signature to confirm and the cases whose first run showed it, in index order (not empty).
+/// A signature to confirm and the cases whose first run showed it (not empty), in the order they
+/// are tried (explore_agent: smallest_first).
 struct ConfirmGroup {
   FailureSignature signature;
   std::vector<int> cases;
 };
+
+/// Orders each group's cases smallest first: by the units of `size(case index)` (turns + attempts +
+/// events), then by index. The case confirmed is the one shrunk, so shrinking starts nearer its end.
+void smallest_first(std::vector<ConfirmGroup>& groups, const std::function<explore::ScenarioSize(int)>& size);
 
 /// Confirms each group (--confirm K = `confirm`) by re-running its first case until the verdict
 /// is decided: confirmed once confirmations_needed(K) re-runs showed the signature, flaky once the

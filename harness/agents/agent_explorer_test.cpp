@@ -330,6 +330,22 @@ TEST_CASE("confirmation re-runs a case only while its verdict can still change")
   }
 }
 
+TEST_CASE("each group's smallest case is confirmed first (it is the one shrunk), its cases reported in index order") {
+  // Sizes by case index: turns, attempts, events.
+  const std::map<int, explore::ScenarioSize> sizes = {
+      {3, {4, 11, 44}}, {5, {1, 1, 2}}, {8, {2, 3, 8}}, {9, {1, 1, 2}}, {12, {1, 2, 3}}};
+  std::vector<ConfirmGroup> groups = {{FailureSignature{}, {3, 8, 9, 5}}, {FailureSignature{}, {12}}};
+  smallest_first(groups, [&](int i) { return sizes.at(i); });
+  CHECK(groups[0].cases == std::vector<int>{5, 9, 8, 3});  // 4 units (index breaks the tie), 13, 59
+  CHECK(groups[1].cases == std::vector<int>{12});
+  // The first case tried is the one confirmed when its re-runs agree; all cases stay in the report.
+  const ConfirmRun r = run_confirm({groups[0].cases, groups[1].cases}, {{5, "FF"}, {9, "FF"}, {8, "FF"}, {3, "FF"}, {12, "FF"}}, 3, 2, 2);
+  REQUIRE(r.failures.size() == 2);
+  CHECK(r.failures[0].case_index == 5);
+  CHECK(r.failures[0].cases == std::vector<int>{3, 5, 8, 9});
+  CHECK(r.reruns.count(3) == 0);
+}
+
 TEST_CASE("confirmation runs every group's re-runs in one pool, `jobs` at a time") {
   // Case 0's first re-run ends at once; its second waits (at most 5 s) for case 1's first to
   // start. In one pool of 2 the slot case 0's first re-run freed takes case 1's (case 0 needs no

@@ -166,7 +166,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
   grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (runs
   of turns, failed attempts and events first, then single deletions, no simplification of texts;
   an edit is kept when the smaller case fails the same way in 2 of 3 runs, and a candidate that no
-  longer scripts the failure's fault, or its cancel, is ruled out without a run) and written to
+  longer scripts the failure's fault, or its cancel, is ruled out without a run, as is one
+  rejected before) and written to
   REPORT_DIR/counterexamples/AGENT-explore-sS-cN.json with its replay line, a suggested pin
   for harness/agents/known-failures.json (AGENT-explore-sS-cN.pin.json) and whether the
   reference runtime passes the same file. A black box's verdicts may vary between runs. Exit 0 when

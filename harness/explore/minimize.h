@@ -133,8 +133,8 @@ using StillFails = std::function<std::optional<Scenario>(const Scenario& candida
 /// `fails` with a memory of its rejections: a candidate whose scenario file (write_scenario) it
 /// rejected before is rejected again without asking it, and `repeats` counts those answers. For
 /// judges whose verdict costs agent runs (seconds each): minimize_by meets a candidate a second time
-/// when the pass after a kept edit reaches the edits after it (a whole pass of them when nothing
-/// was kept), and when a run of units is a single unit. A flaky judge's rejection stands, as its
+/// when the next pass reaches the edits after a pass's last kept one (tried on the same scenario
+/// already), and when a run of units is a single unit. A flaky judge's rejection stands, as its
 /// second verdict on the same file would be no better evidence. Kept candidates are not remembered
 /// (the scenario moves on). Not thread-safe; `repeats` must outlive the returned judge.
 StillFails remember_rejections(StillFails fails, int& repeats);
