@@ -144,7 +144,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
                             invariants, the fault kind and where it fell), else reported as flaky
                             with its rate and not shrunk; a re-run starts only while the verdict
                             can still change (K = 3: two, a third when they disagree), every
-                            failure's re-runs sharing the --jobs slots
+                            failure's re-runs sharing the --jobs slots; a
+                            signature's smallest case is tried first
   --time-budget S           seconds (default 600): no case starts after S, and each distinct
                             confirmed failure is shrunk for at most S (the smallest failing case
                             found by then is kept)
