@@ -61,6 +61,20 @@ std::optional<FailureSignature> signature_of(const AgentCaseResult& r) {
   return failure_signature(r.scenario, r.journal, r.violations);
 }
 
+/// `text` on one console line: its line breaks as " | " (a trailing one dropped).
+std::string one_line(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+    } else if (i + 1 < text.size()) {
+      out += " | ";
+    }
+  }
+  return out;
+}
+
 /// A harness error for a one-line report: whole up to 600 bytes, else its head and its tail (where
 /// a shell's "not found" or a program's last words are), cut on UTF-8 boundaries.
 std::string error_excerpt(const std::string& error) {
@@ -78,6 +92,29 @@ std::string error_excerpt(const std::string& error) {
 bool timed_out(const AgentCaseResult& r) {
   return r.process.timed_out ||
          std::any_of(r.prompt_runs.begin(), r.prompt_runs.end(), [](const ProcessResult& p) { return p.timed_out; });
+}
+
+/// The first run of an explored case that never reached the mock: the agent exited non-zero (not
+/// killed) before any model request, so no fault of the case was played and the run says nothing of
+/// how the agent meets them. A command or settings problem (a relative path from the scratch
+/// folder, a missing key), reported as a case that could not run (with the agent's output tail),
+/// not as a failure to confirm and shrink. "" otherwise; a run that exited 0 without a request is
+/// judged as usual (and fails: nothing was asked for).
+std::string never_reached_mock(const AgentCaseResult& r, const std::string& agent) {
+  if (!r.harness_error.empty() || !r.process.started || timed_out(r)) return {};
+  if (std::any_of(r.journal.begin(), r.journal.end(), is_model_request)) return {};
+  int exit_code = r.process.exit_code;
+  for (const ProcessResult& p : r.prompt_runs) {
+    if (p.exit_code != 0) {
+      exit_code = p.exit_code;
+      break;
+    }
+  }
+  if (exit_code == 0) return {};  // a run that did nothing and said it succeeded is judged (and fails)
+  return "agent " + agent + " exited " + std::to_string(exit_code) +
+         " before any request to the mock (no fault was played: check its command and settings; it runs in a "
+         "scratch folder, so a relative path needs $HICCUP_INVOKE_DIR); " +
+         r.output_tail;
 }
 
 /// How a re-run ended, for reports: its signature's text, "passed", or "error: …".
@@ -562,7 +599,8 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
           c.result.internal_error = true;
         }
         c.ran = true;
-        const std::string verdict = !c.result.harness_error.empty() ? "ERROR " + error_excerpt(c.result.harness_error)
+        if (c.result.harness_error.empty()) c.result.harness_error = never_reached_mock(c.result, recipe.name);
+        const std::string verdict = !c.result.harness_error.empty() ? "ERROR " + one_line(error_excerpt(c.result.harness_error))
                                     : c.result.violations.empty()
                                         ? (c.result.differences.empty() ? std::string("PASS") : std::string("DIFF"))
                                         : "FAIL " + outcome_text(c.result);

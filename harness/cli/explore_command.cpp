@@ -173,8 +173,9 @@ Exploring an external agent (a black box), instead of the reference runtime:
   for harness/agents/known-failures.json (AGENT-explore-sS-cN.pin.json) and whether the
   reference runtime passes the same file. A black box's verdicts may vary between runs. Exit 0 when
   no failure was confirmed (flaky ones are reported, not failed), 1 a confirmed failure or a case
-  that could not run. The flags of the reference runtime (--defect, --recovery, --transport,
-  --shard, --check-determinism, --max-shrinks, --http-*, --keep-going, --transcripts) do not apply.
+  that could not run (an agent that exits non-zero before any request to the mock is one). The
+  flags of the reference runtime (--defect, --recovery, --transport, --shard,
+  --check-determinism, --max-shrinks, --http-*, --keep-going, --transcripts) do not apply.
 
 exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
 4 determinism mismatch, 5 internal error (never a verdict)

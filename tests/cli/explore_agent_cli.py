@@ -15,6 +15,10 @@ correct-is-clean: the correct agent explores clean (exit 0), twice, with the sam
 shrink-budget-kept: an agent that never answers (`sleep 30`, killed after --agent-timeout 4) is
     shrunk with --shrink-budget 5: the first candidate's runs take 4 s each, the second's get the
     1 s left and show nothing, so shrinking ends near 5 s, not at 8 (a second whole candidate).
+never-reached-is-no-failure: the seeded-bug agent given by a relative path (it runs in a scratch
+    folder, so python3 cannot open it and exits 2 before any request) is no confirmed failure: every
+    case is reported as one that could not run (exit 1), with the agent's output on one console
+    line, and nothing is shrunk; an agent that exits 0 without a request (`true`) still fails.
 
 BUG_MODE in the environment replaces the seeded bug's mode (BUG_MODE=correct: the first check must
 then fail, which shows it can), CLEAN_MODE the correct agent's (CLEAN_MODE=duplicate: the second
@@ -140,6 +144,27 @@ class Checker(CheckerBase):
         # Something was tried after the first candidate (else the budget was never in the way).
         assert f["shrink_runs"] >= 3, f
         assert f["shrink_ms"] < 6500, f  # 5 s and the judging, not a second 4-second candidate
+
+    def check_never_reached_is_no_failure(self):
+        d = self.dir("never-reached")
+        relative = "FAKE_AGENT_MODE=duplicate exec python3 harness/agents/testdata/fake_agent.py"
+        p = self.hiccup_run(["explore", "--agent-cmd", relative, "--seed", SEED, "--cases", CASES, "--jobs", "2",
+                             "--report-dir", d], 1)
+        bb = self.summary(d)["black_box"]
+        assert not bb["distinct_failures"] and not bb["flaky"], json.dumps(bb, indent=1)[:3000]
+        assert bb["cases_errors"] == int(CASES) and bb["cases_failed"] == 0, bb
+        lines = [l for l in p.stdout.splitlines() if l.startswith("  case ")]
+        assert len(lines) == int(CASES), p.stdout[-3000:]
+        for line in lines:
+            assert "ERROR agent agent-cmd exited 2 before any request to the mock" in line, line
+            assert "fake_agent.py" in line and line.endswith(" s)"), line  # its output, on the one line
+        assert "shrinking" not in p.stdout, p.stdout[-3000:]
+        # A do-nothing agent that says it succeeded is judged, and fails: no pass for nothing.
+        d = self.dir("do-nothing")
+        self.hiccup_run(["explore", "--agent-cmd", "true", "--seed", SEED, "--cases", "1", "--jobs", "2",
+                         "--confirm", "0", "--shrink-budget", "2", "--report-dir", d], 1)
+        bb = self.summary(d)["black_box"]
+        assert bb["cases_failed"] == 1 and bb["cases_errors"] == 0, bb
 
 
 def main():
