@@ -2,6 +2,7 @@
 // its violations and replay line, short enough for a CI job summary ($GITHUB_STEP_SUMMARY).
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include "harness/report/report.h"
@@ -128,6 +129,38 @@ class MarkdownListener final : public ReportListener {
       const bool rerun = !(b.contains("confirm") && b["confirm"].is_number_integer() && b["confirm"].get<long long>() <= 0);
       m << count("distinct_failures") << " distinct failure(s), " << (rerun ? "confirmed and shrunk" : "shrunk, not re-run (--confirm 0)")
         << "; " << count("flaky") << " flaky (not confirmed, not shrunk)\n\n";
+      if (count("distinct_failures") > 0) {
+        // Each distinct failure's shrinking: what a reader weighs a counterexample by.
+        m << "| signature | cases | failed | case → counterexample (turns/attempts/events) | shrinking | agent runs | "
+             "not run (fault gone / rejected before) | 1-minimal |\n|---|---|---|---|---|---|---|---|\n";
+        // Read defensively: a field of the wrong type shows as 0 or "", never throws.
+        auto num = [](const nlohmann::json& o, const char* key) {
+          return o.is_object() && o.contains(key) && o[key].is_number() ? o[key].get<double>() : 0.0;
+        };
+        auto whole = [&](const nlohmann::json& o, const char* key) {
+          return std::to_string(static_cast<long long>(num(o, key)));
+        };
+        auto size = [&](const nlohmann::json& f, const char* key) {
+          const nlohmann::json& z = f.contains(key) ? f[key] : f;
+          return whole(z, "turns") + "/" + whole(z, "attempts") + "/" + whole(z, "events");
+        };
+        for (const nlohmann::json& f : b["distinct_failures"]) {
+          if (!f.is_object()) continue;
+          const nlohmann::json& rate = f.contains("rate") ? f["rate"] : f;
+          std::ostringstream shrink_s;
+          shrink_s << std::fixed << std::setprecision(1) << num(f, "shrink_ms") / 1000 << " s";
+          m << "| " << md_text(f.contains("signature") && f["signature"].is_string() ? f["signature"].get<std::string>() : "")
+            << " | " << (f.contains("cases") && f["cases"].is_array() ? f["cases"].size() : std::size_t{0}) << " | "
+            << whole(rate, "failed") << " of " << whole(rate, "runs") << " | " << size(f, "original_size") << " → "
+            << size(f, "shrunk_size") << " | " << shrink_s.str() << " | " << whole(f, "shrink_runs") << " | "
+            << whole(f, "shrink_ruled_out") << " / " << whole(f, "shrink_repeats") << " | "
+            << (f.contains("one_minimal") && f["one_minimal"].is_boolean() && f["one_minimal"].get<bool>()
+                    ? "yes"
+                    : "no (budget spent)")
+            << " |\n";
+        }
+        m << "\n";
+      }
       if (b.contains("flaky") && b["flaky"].is_array()) {
         for (const nlohmann::json& f : b["flaky"]) {
           if (!f.is_object() || !f.contains("signature") || !f["signature"].is_string()) continue;

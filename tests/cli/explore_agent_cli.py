@@ -109,6 +109,13 @@ class Checker(CheckerBase):
         with open(os.path.join(d, "junit.xml")) as j:
             junit = j.read()
         assert 'failures="1"' in junit and "at-most-once" in junit and "may vary" in junit, junit[:2000]
+        # summary.md: a row of the failure's shrinking (sizes, time, runs, 1-minimal).
+        with open(os.path.join(d, "summary.md")) as m:
+            md = m.read()
+        o, z = f["original_size"], f["shrunk_size"]
+        row = (f"| {o['turns']}/{o['attempts']}/{o['events']} → {z['turns']}/{z['attempts']}/{z['events']} | "
+               f"{f['shrink_ms'] / 1000:.1f} s | {f['shrink_runs']} | {f['shrink_ruled_out']} / {f['shrink_repeats']} |")
+        assert "case → counterexample" in md and row in md, (row, md[:3000])
         # The counterexample replays: it fails on the agent, and passes on the reference runtime.
         self.hiccup_run(["run", "--agent-cmd", self.agent_cmd(mode), path, "--report-dir", self.dir("replay-agent")], 1)
         self.hiccup_run(["run", path, "--transport", "memory", "--report-dir", self.dir("replay-reference")], 0)
