@@ -119,7 +119,7 @@ std::string never_reached_mock(const AgentCaseResult& r, const std::string& agen
 
 /// How a re-run ended, for reports: its signature's text, "passed", or "error: …".
 std::string outcome_text(const AgentCaseResult& r) {
-  if (!r.harness_error.empty()) return "error: " + error_excerpt(r.harness_error);
+  if (!r.harness_error.empty()) return "error: " + one_line(error_excerpt(r.harness_error));
   if (const auto s = signature_of(r)) return s->text();
   return "passed";
 }
