@@ -392,7 +392,8 @@ std::vector<DistinctFailure> confirm_failures(const std::vector<ConfirmGroup>& g
     f.runs = 1 + st.finished;
     f.failed_runs = 1 + st.same;
     f.confirmed = confirmed;
-    f.other_signatures = st.others;
+    f.other_signatures = st.others;  // sorted: re-runs at once end in any order
+    std::sort(f.other_signatures.begin(), f.other_signatures.end());
     if (decided) decided(f, groups[k].cases.size());
     st.best = std::move(f);
     if (confirmed || static_cast<int>(st.rep) + 1 >= std::max(1, max_representatives) ||
