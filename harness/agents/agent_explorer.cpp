@@ -342,6 +342,21 @@ bool can_show_fault(const Scenario& scenario, const std::string& fault) {
   return false;
 }
 
+bool can_break_invariants(const Scenario& scenario, const std::vector<std::string>& invariants) {
+  const bool needs_call = std::any_of(invariants.begin(), invariants.end(), [](const std::string& name) {
+    return name == "at-most-once" || name == "recorded-execution";
+  });
+  if (!needs_call) return true;
+  for (const mock::Turn& t : scenario.script.turns) {
+    for (const mock::Attempt& a : t.attempts) {
+      for (const mock::Event& e : a.events) {
+        if (std::holds_alternative<mock::CallEvent>(e)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 void smallest_first(std::vector<ConfirmGroup>& groups, const std::function<explore::ScenarioSize(int)>& size) {
   for (ConfirmGroup& g : groups) {
     std::vector<std::pair<int, int>> keyed;  // (turns + attempts + events, case index)
@@ -739,7 +754,8 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     const explore::StillFails still_fails = [&](const Scenario& candidate) -> std::optional<Scenario> {
       const std::optional<Scenario> playable = shrink_candidate(candidate, recipe, limits);
       if (!playable) return std::nullopt;
-      if (!can_show_fault(*playable, f.signature.fault)) {  // the failure's fault is gone: no run can keep it
+      // The failure's fault is gone, or every call its invariants need: no run can keep it.
+      if (!can_show_fault(*playable, f.signature.fault) || !can_break_invariants(*playable, f.signature.invariants)) {
         ++ruled_out;
         return std::nullopt;
       }

@@ -78,6 +78,14 @@ FailureSignature failure_signature(const Scenario& scenario, const mock::Journal
 /// Pure.
 bool can_show_fault(const Scenario& scenario, const std::string& fault);
 
+/// Whether a run of `scenario` could break every name of `invariants` (FailureSignature::invariants)
+/// as far as the script alone tells: `at-most-once` and `recorded-execution` are about a tool's
+/// executions (docs/DESIGN.md, the invariants), and an agent executes a tool only for a function
+/// call it was delivered, so a script without any call event cannot break either. Every other name
+/// is left to the runs. Used like can_show_fault: a shrink candidate that cannot is rejected
+/// without an agent run. Pure.
+bool can_break_invariants(const Scenario& scenario, const std::vector<std::string>& invariants);
+
 /// Re-runs a confirmation needs to show the same signature out of `confirm` (--confirm K): K-1,
 /// at least 1 (K = 1: that one run); 0 when K = 0 (no re-run: the failure counts as confirmed).
 int confirmations_needed(int confirm);
@@ -150,7 +158,7 @@ struct DistinctFailure {
   int shrink_tries = 0;               ///< candidates judged
   int shrink_steps = 0;               ///< edits kept
   int shrink_runs = 0;                ///< agent runs spent shrinking
-  int shrink_ruled_out = 0;           ///< candidates rejected without a run: they lost the failure's fault
+  int shrink_ruled_out = 0;           ///< candidates rejected without a run: they lost the failure's fault (or every call it needs)
   int shrink_repeats = 0;             ///< candidates rejected before (the same scenario file): not run again
   bool one_minimal = false;           ///< a whole pass kept nothing (false: budget ran out)
   double shrink_ms = 0;

@@ -570,6 +570,64 @@ TEST_CASE("a candidate that no longer scripts its failure's fault cannot show it
   CHECK_FALSE(can_show_fault(x, "cancel after text"));
 }
 
+TEST_CASE("a candidate without any function call cannot break at-most-once or recorded-execution (no agent run is spent on it)") {
+  const Scenario s = load(kResetAfterCall);
+  for (const char* name : {"at-most-once", "recorded-execution", "pairing", "honest-outcome"}) {
+    CHECK(can_break_invariants(s, {name}));
+  }
+  CHECK(can_break_invariants(s, {}));
+  // Every call event deleted: no tool can run, so no execution can be duplicated or unrecorded.
+  Scenario x = s;
+  for (auto& t : x.script.turns) {
+    for (auto& a : t.attempts) {
+      std::erase_if(a.events, [](const mock::Event& e) { return std::holds_alternative<mock::CallEvent>(e); });
+    }
+  }
+  CHECK_FALSE(can_break_invariants(x, {"at-most-once"}));
+  CHECK_FALSE(can_break_invariants(x, {"clean-output", "recorded-execution"}));
+  CHECK_FALSE(can_break_invariants(x, {"at-most-once", "clean-output", "pairing", "recorded-execution"}));
+  // The others are left to the runs: a request can be rejected, or an outcome misreported, without calls.
+  CHECK(can_break_invariants(x, {"pairing"}));
+  CHECK(can_break_invariants(x, {"honest-outcome", "no-rejected-request"}));
+  // One call anywhere is enough, in a failed attempt too.
+  x.script.turns[0].attempts[1].events.push_back(mock::CallEvent{"run_shell_command", nlohmann::json::object(), ""});
+  CHECK(can_break_invariants(x, {"at-most-once", "recorded-execution"}));
+}
+
+TEST_CASE("focus deletions first: a black box's first kept edit drops every failed attempt but the one with its fault") {
+  Scenario start = load(kResetAfterCall);
+  // Two more 503s before the reset and a turn with another failed attempt: 5 failed attempts in
+  // all, one of them the reset the failure is signed by. Each 503 would cost gemini-cli 5 s a run.
+  auto& attempts = start.script.turns[0].attempts;
+  attempts.insert(attempts.begin(), 2, attempts[0]);
+  start.script.turns.push_back(start.script.turns.back());
+  // A stand-in for the explorer: the candidates it would run (the fault still scripted) fail.
+  std::vector<Scenario> kept;
+  int would_run = 0;
+  const explore::StillFails fails = [&](const Scenario& c) -> std::optional<Scenario> {
+    if (!can_show_fault(c, "reset after a call")) return std::nullopt;  // ruled out without a run
+    ++would_run;
+    kept.push_back(c);
+    return c;
+  };
+  const explore::MinimizeByResult r = explore::minimize_by(start, fails, 5000, {}, true);
+  REQUIRE(r.one_minimal);
+  REQUIRE_FALSE(kept.empty());
+  // The first run candidate is the focus edit: the reset attempt alone, each turn's last attempt kept.
+  const Scenario& first = kept.front();
+  REQUIRE(first.script.turns.size() == start.script.turns.size());
+  CHECK(first.script.turns[0].attempts.size() == 2u);
+  CHECK(first.script.turns[0].attempts[0] == start.script.turns[0].attempts[3]);
+  CHECK(first.script.turns[0].attempts[1] == start.script.turns[0].attempts[4]);
+  for (std::size_t t = 1; t < first.script.turns.size(); ++t) {
+    REQUIRE(first.script.turns[t].attempts.size() == 1u);
+    CHECK(first.script.turns[t].attempts[0] == start.script.turns[t].attempts.back());
+  }
+  CHECK(would_run == 1 + r.accepted - 1);  // every run candidate was kept, the first of them the focus edit
+  CHECK(explore::size_of(r.scenario).turns == 1);
+  CHECK(explore::size_of(r.scenario).attempts == 1);
+}
+
 TEST_CASE("coarse deletions first: a black box's shrinking reaches a 1-minimal case of the same size in fewer candidates") {
   Scenario start = load(kResetAfterCall);
   // Padding a black box never needs: three more turns, two more 503s and more text before the reset.

@@ -164,11 +164,12 @@ Exploring an external agent (a black box), instead of the reference runtime:
   none long enough to trip an idle timeout), Retry-After is at most 1 s and the agent must wait it,
   a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
-  grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (runs
-  of turns, failed attempts and events first, then single deletions, no simplification of texts;
-  an edit is kept when the smaller case fails the same way in 2 of 3 runs, and a candidate that no
-  longer scripts the failure's fault, or its cancel, is ruled out without a run, as is one
-  rejected before) and written to
+  grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (each
+  failed attempt alone, the others deleted, then runs of turns, failed attempts and events, then
+  single deletions, no simplification of texts; an edit is kept when the smaller case fails the
+  same way in 2 of 3 runs, and a candidate that no longer scripts the failure's fault, or its
+  cancel, or any call when at-most-once or recorded-execution is broken, is ruled out without a
+  run, as is one rejected before) and written to
   REPORT_DIR/counterexamples/AGENT-explore-sS-cN.json with its replay line, a suggested pin
   for harness/agents/known-failures.json (AGENT-explore-sS-cN.pin.json) and whether the
   reference runtime passes the same file. A black box's verdicts may vary between runs. Exit 0 when

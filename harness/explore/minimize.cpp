@@ -237,6 +237,29 @@ std::vector<Edit> coarse_deletions(const Scenario& s) {
   return out;
 }
 
+std::vector<Edit> focus_deletions(const Scenario& s) {
+  std::vector<Edit> out;
+  const auto& turns = s.script.turns;
+  std::size_t failed_total = 0;
+  for (const mock::Turn& t : turns) failed_total += t.attempts.empty() ? 0 : t.attempts.size() - 1;
+  if (failed_total < 2) return out;
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    for (std::size_t a = 0; a + 1 < turns[t].attempts.size(); ++a) {
+      out.push_back({Edit::Kind::kAttempt, attempt_ptr(t, a), "delete every failed attempt but this one",
+                     [t, a](Scenario& x) {
+                       // Highest index first, so that the indices still to delete stay valid.
+                       for (std::size_t u = x.script.turns.size(); u-- > 0;) {
+                         const std::size_t n = x.script.turns[u].attempts.size();
+                         for (std::size_t b = n == 0 ? 0 : n - 1; b-- > 0;) {
+                           if (u != t || b != a) erase_attempt(x, u, b);
+                         }
+                       }
+                     }});
+    }
+  }
+  return out;
+}
+
 std::vector<Edit> simplifications(const Scenario& s) {
   std::vector<Edit> out;
   const RuntimeSettings& rt = s.runtime;
@@ -417,7 +440,7 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
   MinimizeByResult out;
   out.scenario = start;
   using Enumerate = std::vector<Edit> (*)(const Scenario&);
-  const Enumerate phases[] = {&coarse_deletions, &deletions, &simplifications};
+  const Enumerate phases[] = {&focus_deletions, &coarse_deletions, &deletions, &simplifications};
   bool progressed = true;
   bool first_pass = true;
   while (progressed) {
@@ -426,7 +449,7 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
       // Runs of units are a head start, tried on the first pass only: 1-minimality is a matter of
       // single deletions, and a run rejected once would mostly be rejected again. A black box's
       // candidates cost agent runs each: no simplification, which leaves the size as it is.
-      if (enumerate == &coarse_deletions && !(black_box && first_pass)) continue;
+      if ((enumerate == &focus_deletions || enumerate == &coarse_deletions) && !(black_box && first_pass)) continue;
       if (enumerate == &simplifications && black_box) continue;
       std::vector<Edit> edits = enumerate(out.scenario);
       // After a kept edit the list is enumerated again and the walk goes on at the same index: the

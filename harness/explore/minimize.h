@@ -50,6 +50,15 @@ std::vector<Edit> deletions(const Scenario& scenario);
 /// each half. Each is the single deletions of deletions() applied from the highest index down, so
 /// faults and the user's interrupt follow as they do there.
 std::vector<Edit> coarse_deletions(const Scenario& scenario);
+/// For a black box, before coarse_deletions(): with 2 or more failed attempts in the whole
+/// scenario (every attempt of a turn but its last), for each failed attempt the candidate that
+/// deletes every other failed attempt of every turn (each turn's last attempt kept). A failure
+/// usually needs one fault, and a failed attempt is what costs a real agent the most time (its
+/// backoff before the retry: 5 s for gemini-cli after an HTTP error); a judge that rules out a
+/// candidate whose failure's fault is gone (agent_explorer.h: can_show_fault) runs only the ones
+/// that keep an attempt with that fault. Each is the single deletions of deletions() applied
+/// from the highest index down.
+std::vector<Edit> focus_deletions(const Scenario& scenario);
 /// Every single simplification of `scenario`: each set runtime setting reset (defects kept), then
 /// per attempt its Retry-After dropped, a max_tokens finish made `stop`, a fault's after_fragment
 /// dropped and its numeric fields reset to their defaults, each text replaced by "ok", each call's
@@ -150,8 +159,9 @@ struct MinimizeByResult {
 /// The delta-debugging passes of minimize() with any judge: deletions then simplifications of
 /// `start` (assumed failing), each candidate judged by `fails`, at most `max_tries` of them, and
 /// none once `stop` (when given) returns true (a wall-clock budget). With `black_box` (every
-/// candidate costs agent runs), the first pass begins with coarse_deletions(), which reach a small
-/// case in fewer candidates, and no simplification is tried: texts, arguments and fault fields stay
+/// candidate costs agent runs), the first pass begins with focus_deletions(), then
+/// coarse_deletions(), which reach a small case in fewer candidates (each phase's list walked
+/// from its start), and no simplification is tried: texts, arguments and fault fields stay
 /// as generated, and the result is 1-minimal in deletions (a whole pass of them kept nothing).
 /// Deterministic when `fails` is.
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,

@@ -247,6 +247,49 @@ TEST_CASE("coarse deletions are runs of single deletions: turns from either end,
   CHECK(hx::coarse_deletions(padded_duplicate_execution()).size() == 4u);
 }
 
+TEST_CASE("focus deletions keep one failed attempt of the whole scenario, each turn's last attempt with it", "[minimal]") {
+  harness::Scenario s = padded_duplicate_execution();
+  // Failed attempts: turn 1's three (its fourth completes) and turn 0's, when it has two or more attempts.
+  mock::Turn& work = s.script.turns[1];
+  work.attempts.insert(work.attempts.begin(), 2, work.attempts[0]);
+  std::size_t failed = 0;
+  for (const auto& t : s.script.turns) failed += t.attempts.size() - 1;
+  REQUIRE(failed >= 3);
+  s.interrupt = harness::Interrupt{1, 3, 0, std::nullopt};  // after the first event of turn 1's last attempt
+  const std::vector<hx::Edit> edits = hx::focus_deletions(s);
+  REQUIRE(edits.size() == failed);
+  std::set<std::string> pointers;
+  for (const auto& d : edits) {
+    INFO(d.pointer);
+    CHECK(d.kind == hx::Edit::Kind::kAttempt);
+    CHECK(pointers.insert(d.pointer).second);
+    harness::Scenario x = s;
+    d.apply(x);
+    REQUIRE(x.script.turns.size() == s.script.turns.size());
+    std::size_t left = 0;
+    for (std::size_t t = 0; t < x.script.turns.size(); ++t) {
+      REQUIRE_FALSE(x.script.turns[t].attempts.empty());
+      CHECK(x.script.turns[t].attempts.back() == s.script.turns[t].attempts.back());  // each last attempt stays
+      left += x.script.turns[t].attempts.size() - 1;
+    }
+    CHECK(left == 1);  // the one named by the pointer
+    // The interrupt moves back with the attempts deleted before it in its turn.
+    REQUIRE(x.interrupt.has_value());
+    CHECK(x.interrupt->turn == 1);
+    CHECK(*x.interrupt->attempt == static_cast<int>(x.script.turns[1].attempts.size()) - 1);
+  }
+  // One failed attempt in all (or none): nothing to focus on.
+  harness::Scenario one = padded_duplicate_execution();
+  std::size_t one_failed = 0;
+  for (auto& t : one.script.turns) {
+    while (t.attempts.size() > 1) t.attempts.erase(t.attempts.begin());
+  }
+  one.script.turns[0].attempts.insert(one.script.turns[0].attempts.begin(), one.script.turns[0].attempts[0]);
+  for (const auto& t : one.script.turns) one_failed += t.attempts.size() - 1;
+  REQUIRE(one_failed == 1);
+  CHECK(hx::focus_deletions(one).empty());
+}
+
 TEST_CASE("minimize removes the padding of a duplicate execution and the result is 1-minimal", "[minimal]") {
   const harness::Scenario s = hx::with_oracle_expect(padded_duplicate_execution());
   const auto run = memory_run({"keep-calls-on-retry"});
