@@ -763,9 +763,14 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     };
     log << "shrinking case " << f.case_index << " (" << f.signature.text() << ") by re-running the agent, at most "
         << shrink_budget_s << " s\n" << std::flush;
+    // A line per kept edit: with the default budget a failure can be shrunk for 10 minutes.
+    const auto kept = [&](const explore::Edit& edit, const Scenario& now) {
+      log << "  kept: " << edit.description << " " << edit.pointer << " (now " << size_text(explore::size_of(now)) << "; "
+          << seconds_text(shrink_clock.elapsed_ms()) << ", " << runs << " agent runs)\n" << std::flush;
+    };
     const explore::MinimizeByResult found = explore::minimize_by(
         f.original.scenario, still_fails, o.max_shrink_tries, [&] { return shrink_clock.elapsed_ms() > shrink_budget_s * 1000; },
-        /*black_box=*/true);
+        /*black_box=*/true, kept);
     f.shrink_tries = found.tries;
     f.shrink_steps = found.accepted;
     f.shrink_runs = runs;

@@ -169,7 +169,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
   single deletions, no simplification of texts; an edit is kept when the smaller case fails the
   same way in 2 of 3 runs, and a candidate that no longer scripts the failure's fault, or its
   cancel, or any call when at-most-once or recorded-execution is broken, is ruled out without a
-  run, as is one rejected before) and written to
+  run, as is one rejected before; a `kept:` line per edit kept, with the size and the time so
+  far) and written to
   REPORT_DIR/counterexamples/AGENT-explore-sS-cN.json with its replay line, a suggested pin
   for harness/agents/known-failures.json (AGENT-explore-sS-cN.pin.json) and whether the
   reference runtime passes the same file. A black box's verdicts may vary between runs. Exit 0 when

@@ -436,7 +436,8 @@ std::vector<Edit> failing_deletions(const Scenario& scenario, FailureJudge& judg
 }
 
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop, bool black_box) {
+                             const std::function<bool()>& stop, bool black_box,
+                             const std::function<void(const Edit&, const Scenario&)>& kept) {
   MinimizeByResult out;
   out.scenario = start;
   using Enumerate = std::vector<Edit> (*)(const Scenario&);
@@ -459,10 +460,11 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
         Scenario candidate = out.scenario;
         edits[i].apply(candidate);
         ++out.tries;
-        if (std::optional<Scenario> kept = fails(candidate)) {
-          out.scenario = std::move(*kept);
+        if (std::optional<Scenario> still = fails(candidate)) {
+          out.scenario = std::move(*still);
           ++out.accepted;
           progressed = true;
+          if (kept) kept(edits[i], out.scenario);
           edits = enumerate(out.scenario);
         } else {
           ++i;

@@ -163,8 +163,10 @@ struct MinimizeByResult {
 /// coarse_deletions(), which reach a small case in fewer candidates (each phase's list walked
 /// from its start), and no simplification is tried: texts, arguments and fault fields stay
 /// as generated, and the result is 1-minimal in deletions (a whole pass of them kept nothing).
-/// Deterministic when `fails` is.
+/// Deterministic when `fails` is. `kept`, when given, is told each edit kept, with the scenario it
+/// left (for progress lines: a black box's shrinking can take minutes).
 MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int max_tries,
-                             const std::function<bool()>& stop = {}, bool black_box = false);
+                             const std::function<bool()>& stop = {}, bool black_box = false,
+                             const std::function<void(const Edit&, const Scenario&)>& kept = {});
 
 }  // namespace harness::explore

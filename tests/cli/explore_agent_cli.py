@@ -25,6 +25,7 @@ then fail, which shows it can), CLEAN_MODE the correct agent's (CLEAN_MODE=dupli
 must then fail).
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -106,6 +107,16 @@ class Checker(CheckerBase):
         assert "at-most-once" in case["known_failure_pin"]["agents"]["agent-cmd"]["known_failures"][case["name"]]["violates"]
         assert case["transcript"]["requests"], case
         assert "distinct failure" in out, out[-2000:]
+        # A progress line per kept edit of this failure's shrinking, as many as the edits kept, the
+        # last one at the result's size.
+        start = out.index(f"shrinking case {f['case']} (")
+        section = out[start:out.index("  shrunk in ", start) + 40]
+        kept = re.findall(r"^  kept: delete .* \(now (\d+) turns?, (\d+) attempts?, (\d+) events?; [0-9.]+ s, \d+ agent runs\)$",
+                          section, re.M)
+        assert kept, section[-3000:]
+        assert f"shrunk in {len(kept)} edit" in section, (len(kept), section[-3000:])
+        z = f["shrunk_size"]
+        assert kept[-1] == (str(z["turns"]), str(z["attempts"]), str(z["events"])), (kept[-1], z)
         with open(os.path.join(d, "junit.xml")) as j:
             junit = j.read()
         assert 'failures="1"' in junit and "at-most-once" in junit and "may vary" in junit, junit[:2000]
