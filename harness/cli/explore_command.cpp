@@ -165,8 +165,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
   a reset's idle_ms and a FIN's delay_ms are real milliseconds, and the agent's own backoff is
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
   grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (each
-  failed attempt alone, the others deleted, then runs of turns, failed attempts and events, then
-  single deletions, no simplification of texts; an edit is kept when the smaller case fails the
+  failed attempt alone, the others deleted, then runs of turns, each turn alone, runs of failed
+  attempts, the events after every stream-ending fault, runs of events, then single deletions, no simplification of texts; an edit is kept when the smaller case fails the
   same way in 2 of 3 runs, and a candidate that no longer scripts the failure's fault, or its
   cancel, or any call when at-most-once or recorded-execution is broken, is ruled out without a
   run, as is one rejected before; a `kept:` line per edit kept, with the size and the time so

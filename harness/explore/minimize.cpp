@@ -195,6 +195,13 @@ std::vector<Edit> coarse_deletions(const Scenario& s) {
                      }});
     }
   }
+  // Each turn alone: what the runs above cannot take out, a turn between two the failure needs
+  // (the first and the last turn alone are runs above already). Before any attempt or event of a
+  // turn is cut, so that no edit is spent inside a turn that goes whole later.
+  for (std::size_t t = n >= 3 ? 1 : 0; t < (n >= 3 ? n - 1 : n); ++t) {
+    if (n < 2) break;
+    out.push_back({Edit::Kind::kTurn, turn_ptr(t), "delete turn", [t](Scenario& x) { erase_turn(x, t); }});
+  }
   // Runs of a turn's failed attempts (all of them, then each half), its last attempt kept.
   for (std::size_t t = 0; t < n; ++t) {
     const std::size_t failed = turns[t].attempts.empty() ? 0 : turns[t].attempts.size() - 1;
@@ -209,6 +216,39 @@ std::vector<Edit> coarse_deletions(const Scenario& s) {
     out.push_back(range(0, failed));
     out.push_back(range(0, failed / 2));
     out.push_back(range(failed / 2, failed));
+  }
+  // The events no attempt delivers, all at once: those after every fault that ends its stream
+  // (all but a stall or a malformed frame, which go on; after a partly sent call, the events
+  // after that call). The agent sees the same bytes, so this is mostly kept in one candidate,
+  // where the runs below would spend one a turn.
+  struct Tail {
+    std::size_t t, a, from, count;
+  };
+  std::vector<Tail> tails;
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
+      const mock::Attempt& at = turns[t].attempts[a];
+      if (!at.fault || std::holds_alternative<mock::StallFault>(*at.fault) ||
+          std::holds_alternative<mock::MalformedFault>(*at.fault)) {
+        continue;
+      }
+      const std::size_t count = at.events.size();
+      const auto after = static_cast<std::size_t>(std::max(0, mock::fault_after_event(*at.fault, count)));
+      const bool partly = std::visit([](const auto& f) { return f.after_fragment.has_value(); }, *at.fault);
+      const std::size_t from = std::min(count, after + (partly ? 1 : 0));
+      if (from < count) tails.push_back({t, a, from, count});
+    }
+  }
+  if (tails.size() >= 2) {
+    out.push_back({Edit::Kind::kEvent,
+                   attempt_ptr(tails.front().t, tails.front().a) + "/events/" + std::to_string(tails.front().from),
+                   "delete the events after every fault that ends its stream (" + std::to_string(tails.size()) +
+                       " attempts)",
+                   [tails](Scenario& x) {
+                     for (const Tail& tail : tails) {
+                       for (std::size_t e = tail.count; e-- > tail.from;) erase_event(x, tail.t, tail.a, e);
+                     }
+                   }});
   }
   // Runs of an attempt's events: those after its fault (never delivered when the fault ends the
   // stream), then each half.

@@ -242,9 +242,33 @@ TEST_CASE("coarse deletions are runs of single deletions: turns from either end,
   CHECK(std::get<mock::ResetFault>(*head.script.turns[1].attempts[0].fault).after_event == 0);  // the reset follows its events
   // The tail after the fault is also the second half: named once.
   CHECK(std::count_if(got.begin(), got.end(), [](const auto& g) { return g.first.rfind("delete events 2..4", 0) == 0; }) == 1);
-  // One failed attempt a turn and at most three events an attempt: runs of turns only.
+  // The events no attempt delivers, at once: after each of turn 1's three resets (the stall of its
+  // last attempt goes on, so its events stay).
+  const auto& undelivered = got.at("delete the events after every fault that ends its stream (3 attempts) @/turns/1/attempts/0/events/2");
+  for (std::size_t a = 0; a < 3; ++a) CHECK(undelivered.script.turns[1].attempts[a].events.size() == 2u);
+  CHECK(undelivered.script.turns[1].attempts[3] == s.script.turns[1].attempts[3]);
+  CHECK(undelivered.script.turns[1].attempts[0].fault == s.script.turns[1].attempts[0].fault);  // still after 2 events
+  // Each turn between the first and the last alone, before any attempt or event.
+  for (const char* t : {"/turns/1", "/turns/2"}) {
+    INFO(t);
+    const auto& one = got.at(std::string("delete turn @") + t);
+    CHECK(one.script.turns.size() == s.script.turns.size() - 1);
+  }
+  CHECK(got.count("delete turn @/turns/0") == 0);  // a run above already: "delete turns 0..0"
+  CHECK(got.count("delete turn @/turns/3") == 0);  // and "delete turns 3.."
+  std::vector<std::string> order;
+  for (const auto& d : hx::coarse_deletions(s)) order.push_back(d.description + " @" + d.pointer);
+  const auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  CHECK(at("delete turn @/turns/2") < at("delete attempts 0..2 @/turns/1/attempts/0"));
+  CHECK(at("delete turns 1.. @/turns/1") < at("delete turn @/turns/1"));
+  // One failed attempt a turn and at most three events an attempt: turns only (two runs each of
+  // k = 1, 2, and the middle turn alone).
   for (const auto& d : hx::coarse_deletions(padded_duplicate_execution())) CHECK(d.kind == hx::Edit::Kind::kTurn);
-  CHECK(hx::coarse_deletions(padded_duplicate_execution()).size() == 4u);
+  CHECK(hx::coarse_deletions(padded_duplicate_execution()).size() == 5u);
+  // Two turns: no runs, each turn alone.
+  harness::Scenario two = padded_duplicate_execution();
+  two.script.turns.pop_back();
+  CHECK(hx::coarse_deletions(two).size() == 2u);
 }
 
 TEST_CASE("focus deletions keep one failed attempt of the whole scenario, each turn's last attempt with it", "[minimal]") {
