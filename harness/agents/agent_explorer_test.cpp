@@ -628,6 +628,39 @@ TEST_CASE("focus deletions first: a black box's first kept edit drops every fail
   CHECK(explore::size_of(r.scenario).attempts == 1);
 }
 
+TEST_CASE("a black box's shrinking deletes two middle turns one after the other, before any attempt or event") {
+  Scenario start = load(kResetAfterCall);
+  // Two turns of padding between the reset's turn and the last one, which the failure needs.
+  mock::Turn padding;
+  padding.attempts.push_back(start.script.turns[1].attempts.back());
+  std::get<mock::TextEvent>(padding.attempts[0].events[0]).text = "Padding.";
+  start.script.turns.insert(start.script.turns.begin() + 1, 2, padding);
+  REQUIRE(start.script.turns.size() == 4u);
+  const mock::Attempt last_answer = start.script.turns.back().attempts.back();
+  int tries = 0;
+  const explore::StillFails fails = [&](const Scenario& c) -> std::optional<Scenario> {
+    ++tries;
+    const bool keeps = can_show_fault(c, "reset after a call") && c.script.turns.size() >= 2 &&
+                       c.script.turns.back().attempts.back() == last_answer;
+    return keeps ? std::optional<Scenario>(c) : std::nullopt;
+  };
+  std::vector<std::pair<std::string, int>> kept;  // (edit, candidates judged when it was kept)
+  const auto on_kept = [&](const explore::Edit& e, const Scenario& now) {
+    kept.emplace_back(e.description + " " + e.pointer + " → " + std::to_string(now.script.turns.size()) + " turns", tries);
+  };
+  const explore::MinimizeByResult r = explore::minimize_by(start, fails, 5000, {}, true, on_kept);
+  REQUIRE(r.one_minimal);
+  REQUIRE(kept.size() >= 3u);
+  CHECK(static_cast<int>(kept.size()) == r.accepted);
+  // Focus first (the reset alone of the failed attempts), then the two middle turns, the second
+  // tried right after the first: the walk goes on at the turn that moved into the deleted one's place.
+  CHECK(kept[0].first.rfind("delete every failed attempt but this one /turns/0/attempts/1", 0) == 0);
+  CHECK(kept[1].first == "delete turn /turns/1 → 3 turns");
+  CHECK(kept[2].first == "delete turn /turns/1 → 2 turns");
+  CHECK(kept[2].second == kept[1].second + 1);
+  CHECK(explore::size_of(r.scenario).turns == 2);
+}
+
 TEST_CASE("coarse deletions first: a black box's shrinking reaches a 1-minimal case of the same size in fewer candidates") {
   Scenario start = load(kResetAfterCall);
   // Padding a black box never needs: three more turns, two more 503s and more text before the reset.

@@ -505,7 +505,18 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
           ++out.accepted;
           progressed = true;
           if (kept) kept(edits[i], out.scenario);
+          const std::string description = edits[i].description;
+          const std::string pointer = edits[i].pointer;
           edits = enumerate(out.scenario);
+          // Runs of turns come first and their number depends on the turns left, so the same
+          // index would skip what follows them: the walk goes on at the same edit when the new
+          // list has it (the next middle turn, shifted into the place of the one deleted).
+          if (enumerate == &coarse_deletions) {
+            const auto same = std::find_if(edits.begin(), edits.end(), [&](const Edit& e) {
+              return e.description == description && e.pointer == pointer;
+            });
+            if (same != edits.end()) i = static_cast<std::size_t>(same - edits.begin());
+          }
         } else {
           ++i;
         }
