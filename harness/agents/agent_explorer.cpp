@@ -702,7 +702,7 @@ AgentExploreOutcome explore_agent(const Recipe& recipe, const AgentExploreOption
     const Stopwatch shrink_clock;
     AgentCaseResult last = f.original;  // a run that showed the signature on the scenario kept
     int runs = 0;
-    int ruled_out = 0;  // candidates rejected without a run (can_show_fault)
+    int ruled_out = 0;  // candidates rejected without a run (can_show_fault, can_break_invariants)
     int repeats = 0;    // candidates rejected before, on the same scenario file: not run again
     // The agent runs' verdict on a playable candidate that can show the fault.
     const explore::StillFails agent_runs_show = [&](const Scenario& s) -> std::optional<Scenario> {

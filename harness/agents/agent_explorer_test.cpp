@@ -641,7 +641,7 @@ TEST_CASE("a black box's shrinking deletes two middle turns one after the other,
   const explore::StillFails fails = [&](const Scenario& c) -> std::optional<Scenario> {
     ++tries;
     const bool keeps = can_show_fault(c, "reset after a call") && c.script.turns.size() >= 2 &&
-                       c.script.turns.back().attempts.back() == last_answer;
+                       !c.script.turns.back().attempts.empty() && c.script.turns.back().attempts.back() == last_answer;
     return keeps ? std::optional<Scenario>(c) : std::nullopt;
   };
   std::vector<std::pair<std::string, int>> kept;  // (edit, candidates judged when it was kept)

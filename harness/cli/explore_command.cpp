@@ -166,7 +166,7 @@ Exploring an external agent (a black box), instead of the reference runtime:
   real time. Each case runs through the black-box judge (as `hiccup run --agent`); failures are
   grouped by signature, and each distinct confirmed failure is shrunk by re-running the agent (each
   failed attempt alone, the others deleted, then runs of turns, each turn alone, runs of failed
-  attempts, the events after every stream-ending fault, runs of events, then single deletions, no simplification of texts; an edit is kept when the smaller case fails the
+  attempts, the events after every disconnect, reset, end and error event, runs of events, then single deletions, no simplification of texts; an edit is kept when the smaller case fails the
   same way in 2 of 3 runs, and a candidate that no longer scripts the failure's fault, or its
   cancel, or any call when at-most-once or recorded-execution is broken, is ruled out without a
   run, as is one rejected before; a `kept:` line per edit kept, with the size and the time so
@@ -177,7 +177,8 @@ Exploring an external agent (a black box), instead of the reference runtime:
   no failure was confirmed (flaky ones are reported, not failed), 1 a confirmed failure or a case
   that could not run (an agent that exits non-zero before any request to the mock is one). The
   flags of the reference runtime (--defect, --recovery, --transport, --shard,
-  --check-determinism, --max-shrinks, --http-*, --keep-going, --transcripts) do not apply.
+  --check-determinism, --max-shrinks, --http-*, --keep-going, --transcripts, --progress-every) do not
+  apply: a black box's exploration prints a line per case run, per confirmation and per shrink edit kept.
 
 exit codes: 0 no failure, 1 a failure found, 2 usage error (e.g. an unknown --defect), 3 invalid input,
 4 determinism mismatch, 5 internal error (never a verdict)
@@ -353,6 +354,7 @@ int explore_command(const Args& args) {
   std::string v, transport = "memory", cases_text = "100", seed_text = "1", shard_text, shrinks_text, jobs_text, floor_text,
               reruns_text;
   std::string progress_text = "10";
+  bool progress_given = false;
   std::string determinism_text;
   bool determinism = false;
   bool provider_given = false;
@@ -375,7 +377,7 @@ int explore_command(const Args& args) {
                in.value("--shard", shard_text) || in.value("--max-shrinks", shrinks_text) ||
                in.value("--jobs", jobs_text) || in.value("--http-idle-floor-ms", floor_text) ||
                in.value("--http-reruns", reruns_text) ||
-               in.value("--progress-every", progress_text) ||
+               (in.value("--progress-every", progress_text) && (progress_given = true)) ||
                in.value("--recovery", options.recovery) || in.value("--from", options.base_path) ||
                in.value("--agent", agent_options.agent) || in.value("--agent-cmd", agent_options.agent_cmd) ||
                in.value("--tool", tool) || in.value("--confirm", confirm_text) ||
@@ -417,7 +419,8 @@ int explore_command(const Args& args) {
         {!options.defects.empty(), "--defect"}, {!options.recovery.empty(), "--recovery"},
         {transport_given, "--transport"}, {!shard_text.empty(), "--shard"}, {determinism, "--check-determinism"},
         {!shrinks_text.empty(), "--max-shrinks"}, {!floor_text.empty(), "--http-idle-floor-ms"},
-        {!reruns_text.empty(), "--http-reruns"}, {keep_going, "--keep-going"}, {options.transcripts, "--transcripts"}};
+        {!reruns_text.empty(), "--http-reruns"}, {keep_going, "--keep-going"}, {options.transcripts, "--transcripts"},
+        {progress_given, "--progress-every"}};
     for (const auto& [given, flag] : reference_only) {
       if (given) in.set_error(std::string(flag) + " applies to the reference runtime, not to --agent/--agent-cmd");
     }

@@ -218,9 +218,9 @@ std::vector<Edit> coarse_deletions(const Scenario& s) {
     out.push_back(range(failed / 2, failed));
   }
   // The events no attempt delivers, all at once: those after every fault that ends its stream
-  // (all but a stall or a malformed frame, which go on; after a partly sent call, the events
-  // after that call). The agent sees the same bytes, so this is mostly kept in one candidate,
-  // where the runs below would spend one a turn.
+  // (all but a stall or a malformed frame, which go on, and a cut, which sends the start of the
+  // next frame; after a partly sent call, the events after that call). The agent sees the same
+  // bytes, so this is mostly kept in one candidate, where the runs below would spend one a turn.
   struct Tail {
     std::size_t t, a, from, count;
   };
@@ -229,7 +229,7 @@ std::vector<Edit> coarse_deletions(const Scenario& s) {
     for (std::size_t a = 0; a < turns[t].attempts.size(); ++a) {
       const mock::Attempt& at = turns[t].attempts[a];
       if (!at.fault || std::holds_alternative<mock::StallFault>(*at.fault) ||
-          std::holds_alternative<mock::MalformedFault>(*at.fault)) {
+          std::holds_alternative<mock::MalformedFault>(*at.fault) || std::holds_alternative<mock::CutFault>(*at.fault)) {
         continue;
       }
       const std::size_t count = at.events.size();

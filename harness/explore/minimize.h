@@ -48,8 +48,9 @@ std::vector<Edit> deletions(const Scenario& scenario);
 /// alternately), then each turn between the first and the last alone (with 2 turns, each turn
 /// alone); per turn with 2 or more failed attempts, all of them and each half (its last
 /// attempt kept); when 2 or more attempts have events after a fault that ends their stream (any
-/// fault but a stall or a malformed frame; after a partly sent call, the events after it), all
-/// those events at once (never delivered: the agent sees the same bytes); per attempt, the events
+/// fault but a stall or a malformed frame, which go on, and a cut, which sends the first bytes of
+/// the next frame; after a partly sent call, the events after it), all those events at once
+/// (never delivered: the agent sees the same bytes); per attempt, the events
 /// after its fault (2 or more) and, with 4 or more events, each half. Each is the single deletions of deletions() applied from the highest index down, so
 /// faults and the user's interrupt follow as they do there.
 std::vector<Edit> coarse_deletions(const Scenario& scenario);

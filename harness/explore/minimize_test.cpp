@@ -248,6 +248,20 @@ TEST_CASE("coarse deletions are runs of single deletions: turns from either end,
   for (std::size_t a = 0; a < 3; ++a) CHECK(undelivered.script.turns[1].attempts[a].events.size() == 2u);
   CHECK(undelivered.script.turns[1].attempts[3] == s.script.turns[1].attempts[3]);
   CHECK(undelivered.script.turns[1].attempts[0].fault == s.script.turns[1].attempts[0].fault);  // still after 2 events
+  // A cut sends the first bytes of the next frame (a call's whole JSON can be in them): its events stay.
+  harness::Scenario with_cut = s;
+  with_cut.script.turns[1].attempts[1].fault = mock::Fault(mock::CutFault{2, 60, std::nullopt});
+  bool found = false;
+  for (const auto& d : hx::coarse_deletions(with_cut)) {
+    if (d.description.rfind("delete the events after every fault that ends its stream", 0) != 0) continue;
+    found = true;
+    CHECK(d.description == "delete the events after every fault that ends its stream (2 attempts)");
+    harness::Scenario x = with_cut;
+    d.apply(x);
+    CHECK(x.script.turns[1].attempts[1] == with_cut.script.turns[1].attempts[1]);
+    CHECK(x.script.turns[1].attempts[0].events.size() == 2u);
+  }
+  CHECK(found);
   // Each turn between the first and the last alone, before any attempt or event.
   for (const char* t : {"/turns/1", "/turns/2"}) {
     INFO(t);

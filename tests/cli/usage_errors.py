@@ -74,6 +74,8 @@ CASES = [
     (["explore", "--agent-cmd", "true", "--defect", "keep-calls-on-retry"], "explore",
      "--defect applies to the reference runtime, not to --agent/--agent-cmd"),
     (["explore", "--agent-cmd", "true", "--transport", "memory"], "explore", "--transport applies to the reference runtime"),
+    (["explore", "--agent-cmd", "true", "--progress-every", "5"], "explore",
+     "--progress-every applies to the reference runtime, not to --agent/--agent-cmd"),
     (["explore", "--agent", "gemini-cli", "--agent-cmd", "true"], "explore", "--agent and --agent-cmd exclude each other"),
     (["explore", "--agent", "gemini-cli", "--tool", "x:y"], "explore", "--tool applies to --agent-cmd"),
     (["explore", "--agent-cmd", "true", "--tool", "shell"], "explore", "--tool expects NAME:ARG"),
