@@ -504,16 +504,15 @@ MinimizeByResult minimize_by(const Scenario& start, const StillFails& fails, int
           out.scenario = std::move(*still);
           ++out.accepted;
           progressed = true;
-          if (kept) kept(edits[i], out.scenario);
-          const std::string description = edits[i].description;
-          const std::string pointer = edits[i].pointer;
+          const Edit done = std::move(edits[i]);
+          if (kept) kept(done, out.scenario);
           edits = enumerate(out.scenario);
           // Runs of turns come first and their number depends on the turns left, so the same
           // index would skip what follows them: the walk goes on at the same edit when the new
           // list has it (the next middle turn, shifted into the place of the one deleted).
           if (enumerate == &coarse_deletions) {
             const auto same = std::find_if(edits.begin(), edits.end(), [&](const Edit& e) {
-              return e.description == description && e.pointer == pointer;
+              return e.description == done.description && e.pointer == done.pointer;
             });
             if (same != edits.end()) i = static_cast<std::size_t>(same - edits.begin());
           }
